@@ -1,0 +1,9 @@
+"""napkin: napkin math for LLM systems.
+
+Every figure napkin prints is computed from a model spec (a Hugging Face ``config.json``), an
+accelerator spec (with sources) and assumptions that are inputs with printed defaults.
+Layers, top to bottom: ``units`` → ``specs`` → ``accounting`` → ``timing`` → domains
+(``inference``) → ``report`` → ``cli``.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,79 @@
+"""``Op`` rows and their sum, ``CallCost``."""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from enum import StrEnum
+
+from napkin.specs.modules import OpKind
+
+__all__ = ["CallCost", "Op", "OpKind", "Pass"]
+
+
+class Pass(StrEnum):
+    FORWARD = "forward"
+    BACKWARD_DX = "backward-dx"
+    BACKWARD_DW = "backward-dw"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operator of a call, summed over the ``layers`` layers it stands for.
+
+    ``name`` is ``"<layer group>/<module>"`` (``"layers/attn/q"``, ``"moe/moe/experts/up"``),
+    or ``"embed"``, ``"final_norm"``, ``"lm_head"``. ``module`` is the name without the group,
+    ``stage`` its place in the block's data flow (see :class:`napkin.specs.modules.Stage`).
+    """
+
+    name: str
+    module: str
+    kind: OpKind
+    stage: int
+    layers: int
+    flops: float
+    weight_bytes: float = 0.0
+    kv_read_bytes: float = 0.0
+    kv_write_bytes: float = 0.0
+    pass_: Pass = Pass.FORWARD
+
+    @property
+    def bytes(self) -> float:
+        """Bytes moved from/to memory: weights read, KV read and written."""
+        return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """The operator list of one call; totals are sums, never stored separately."""
+
+    ops: tuple[Op, ...]
+
+    @property
+    def flops(self) -> float:
+        return sum(op.flops for op in self.ops)
+
+    @property
+    def weight_bytes(self) -> float:
+        return sum(op.weight_bytes for op in self.ops)
+
+    @property
+    def kv_read_bytes(self) -> float:
+        return sum(op.kv_read_bytes for op in self.ops)
+
+    @property
+    def kv_write_bytes(self) -> float:
+        return sum(op.kv_write_bytes for op in self.ops)
+
+    @property
+    def bytes(self) -> float:
+        """Weights read + KV read + KV written."""
+        return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+
+    def flops_by_kind(self) -> dict[OpKind, float]:
+        """FLOPs summed per op kind, in first-appearance order."""
+        out: dict[OpKind, float] = defaultdict(float)
+        for op in self.ops:
+            out[op.kind] += op.flops
+        return dict(out)
+
+    def __add__(self, other: "CallCost") -> "CallCost":
+        return CallCost(self.ops + other.ops)

@@ -1,0 +1,109 @@
+"""The shipped catalog: real Hugging Face ``config.json`` files and accelerator specs.
+
+``MODEL`` arguments are a catalog id (``qwen3-8b``) or a path to a ``config.json``;
+``GPU`` arguments are a catalog id (``h100-sxm``).
+"""
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from napkin.errors import NapkinError
+from napkin.specs.hardware import Accelerator
+from napkin.specs.hf_config import from_hf_config, load_hf_config
+from napkin.specs.model import ModelSpec
+from napkin.units import GB, TFLOP
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    """A shipped model: its id, the Hugging Face repository its config.json comes from."""
+
+    id: str
+    hf_repo: str
+
+
+MODELS: tuple[CatalogModel, ...] = tuple(
+    CatalogModel(i, repo)
+    for i, repo in (
+        ("qwen3-0.6b", "Qwen/Qwen3-0.6B"),
+        ("qwen3-8b", "Qwen/Qwen3-8B"),
+        ("qwen3-32b", "Qwen/Qwen3-32B"),
+        ("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"),
+        ("qwen2.5-7b", "Qwen/Qwen2.5-7B"),
+        ("qwen3-vl-4b", "Qwen/Qwen3-VL-4B-Instruct (language part)"),
+        ("llama-2-7b", "meta-llama/Llama-2-7b-hf"),
+        ("llama-2-70b", "meta-llama/Llama-2-70b-hf"),
+        ("llama-3-8b", "meta-llama/Meta-Llama-3-8B"),
+        ("llama-3-70b", "meta-llama/Meta-Llama-3-70B"),
+        ("llama-3.1-8b", "meta-llama/Llama-3.1-8B"),
+        ("llama-3.1-70b", "meta-llama/Llama-3.1-70B"),
+        ("llama-3.1-405b", "meta-llama/Llama-3.1-405B"),
+        ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"),
+        ("deepseek-v3", "deepseek-ai/DeepSeek-V3"),
+        ("gpt-oss-120b", "openai/gpt-oss-120b"),
+        ("gpt-oss-20b", "openai/gpt-oss-20b"),
+    )
+)
+
+
+def catalog_config(model_id: str) -> dict:
+    """The shipped ``config.json`` of catalog model ``model_id``, as a dict."""
+    if model_id not in {m.id for m in MODELS}:
+        raise NapkinError(f"model: {model_id!r} is not in the catalog")
+    return json.loads(resources.files(__name__).joinpath("models", f"{model_id}.json").read_text())
+
+
+@cache
+def load_model(ref: str) -> ModelSpec:
+    """A catalog id (case-insensitive) or a path to a Hugging Face ``config.json``."""
+    ids = {m.id for m in MODELS}
+    if ref.lower() in ids:
+        return from_hf_config(catalog_config(ref.lower()), ref.lower(),
+                              source=f"catalog {ref.lower()}")
+    path = Path(ref)
+    if path.is_dir():
+        path = path / "config.json"
+    if path.suffix == ".json" or path.exists():
+        return load_hf_config(path, name=str(ref))
+    raise NapkinError(
+        f"model: unknown model {ref!r}; give a catalog id ({', '.join(sorted(ids))}) "
+        "or a path to a config.json"
+    )
+
+
+@cache
+def accelerators() -> dict[str, Accelerator]:
+    """The accelerator catalog, by id, read from ``accelerators.yaml``."""
+    import yaml
+
+    entries = yaml.safe_load(resources.files(__name__).joinpath("accelerators.yaml").read_text())
+    return {e["id"]: _accelerator(e) for e in entries}
+
+
+def _accelerator(e: dict) -> Accelerator:
+    return Accelerator(
+        id=e["id"],
+        name=e["name"],
+        memory_bytes=e["memory_gb"] * GB,
+        mem_bytes_per_s=e["mem_bw_gbs"] * GB,
+        dense_flops_per_s={k: v * TFLOP for k, v in e["dense_tflops"].items()},
+        interconnect=e.get("interconnect", "none"),
+        interconnect_bytes_per_s=e.get("interconnect_gbs", 0) * GB,
+        sources=dict(e.get("sources", {})),
+        notes=e.get("notes", ""),
+        confidence=e.get("confidence", "high"),
+    )
+
+
+def load_accelerator(ref: str) -> Accelerator:
+    """The accelerator with catalog id ``ref`` (case-insensitive)."""
+    catalog = accelerators()
+    try:
+        return catalog[ref.lower()]
+    except KeyError:
+        raise NapkinError(
+            f"gpu: unknown accelerator {ref!r}; allowed: {', '.join(catalog)}"
+        ) from None

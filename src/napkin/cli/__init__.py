@@ -1,0 +1,1 @@
+"""The ``napkin`` command line: parse → load specs → one library call → render."""

@@ -1,0 +1,48 @@
+"""The ``napkin`` entry point: one line on bad input, exit status 2."""
+
+import sys
+
+import typer
+from typer._click.exceptions import NoArgsIsHelpError
+from typer.exceptions import TyperException
+
+from napkin.cli import catalog_cmds, examples_cmd, inference_cmds
+from napkin.errors import NapkinError
+
+app = typer.Typer(
+    name="napkin",
+    help="Napkin math for LLM systems: FLOPs, bytes, memory and seconds, from config.json "
+         "and accelerator specs, with every assumption printed.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command("models")(catalog_cmds.models)
+app.command("gpus")(catalog_cmds.gpus)
+app.command("model")(catalog_cmds.model)
+app.command("call")(inference_cmds.call)
+app.command("decode")(inference_cmds.decode)
+app.command("capacity")(inference_cmds.capacity)
+app.command("moe")(inference_cmds.moe)
+app.add_typer(examples_cmd.app, name="examples")
+
+
+def main() -> None:
+    """Run the CLI; library errors and usage errors print one line and exit 2."""
+    try:
+        code = app(standalone_mode=False)
+    except NapkinError as e:
+        _fail(str(e))
+    except NoArgsIsHelpError as e:  # bare `napkin`: the help text, as asked
+        print(e.format_message())
+        sys.exit(0)
+    except TyperException as e:  # usage errors: unknown option, bad value, missing argument
+        message = e.format_message() if hasattr(e, "format_message") else "aborted"
+        _fail(" ".join(message.split()))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str) -> None:
+    print(f"napkin: error: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,1 @@
+"""Inference analytics built on the accounting and timing layers."""

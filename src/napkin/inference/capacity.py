@@ -1,0 +1,67 @@
+"""How many users fit in the KV cache (question bank, task 3).
+
+Weights are sharded over ``devices`` accelerators (tensor parallel), each keeping ``reserve``
+bytes for activations and buffers. What is left holds KV: users = ⌊budget / KV per user⌋, at
+the full context and at an average context (PagedAttention allocates by use, not by maximum).
+"""
+
+import math
+from dataclasses import dataclass
+
+from napkin.errors import require
+from napkin.inference.decode import weights_bytes
+from napkin.timing import Deployment
+
+
+@dataclass(frozen=True)
+class Capacity:
+    devices: int
+    memory_bytes: float
+    reserve_bytes: float
+    weights_bytes: float
+    context: int
+    kv_bytes_per_user: float
+    avg_context: int | None
+    kv_bytes_per_user_avg: float | None
+
+    @property
+    def kv_budget_bytes(self) -> float:
+        """Memory left for KV: all devices, minus reserves, minus weights."""
+        return self.memory_bytes - self.reserve_bytes - self.weights_bytes
+
+    @property
+    def users(self) -> int:
+        """Users that fit at the full ``context``."""
+        return max(0, math.floor(self.kv_budget_bytes / self.kv_bytes_per_user))
+
+    @property
+    def users_avg(self) -> int | None:
+        """Users that fit at ``avg_context`` (None when not given)."""
+        if self.kv_bytes_per_user_avg is None:
+            return None
+        return max(0, math.floor(self.kv_budget_bytes / self.kv_bytes_per_user_avg))
+
+
+def capacity(dep: Deployment, devices: int, context: int, avg_context: int | None = None,
+             reserve_bytes_per_device: float = 0.0) -> Capacity:
+    """Users whose KV fits on ``devices`` copies of the accelerator at ``context`` tokens."""
+    require(devices >= 1, f"count: must be >= 1 device, got {devices}")
+    require(context >= 1, f"context: must be >= 1 token, got {context}")
+    require(reserve_bytes_per_device >= 0, "reserve-gb: must be >= 0")
+    dep.model.check_context(context)
+    kvb = dep.precision.kv.bytes_per_element
+    avg_kv = None
+    if avg_context is not None:
+        require(1 <= avg_context <= context,
+                f"avg-context: must be between 1 and the context {context}, got {avg_context}")
+        avg_kv = dep.model.kv_bytes(avg_context, kvb)
+    return Capacity(
+        devices=devices,
+        memory_bytes=devices * dep.acc.memory_bytes,
+        reserve_bytes=devices * reserve_bytes_per_device,
+        weights_bytes=weights_bytes(dep),
+        context=context,
+        kv_bytes_per_user=dep.model.kv_bytes(context, kvb),
+        avg_context=avg_context,
+        kv_bytes_per_user_avg=avg_kv,
+    )

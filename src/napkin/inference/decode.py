@@ -1,0 +1,83 @@
+"""Decode at a batch size: memory held, step time, tokens per second (question bank, task 2).
+
+One decode step of B sequences at context C reads the weights once (shared by the batch) and
+each sequence's KV; memory held is all weights plus B·C tokens of KV. The step time is the
+roofline of that step; tokens/s in total is B / step, per user 1 / step.
+"""
+
+from dataclasses import dataclass
+
+from napkin.accounting.batch import Batch
+from napkin.errors import require
+from napkin.timing import Deployment, RooflineTime
+
+
+@dataclass(frozen=True)
+class DecodeRow:
+    """One batch size of a :class:`DecodeTable`."""
+
+    batch: int
+    weights_bytes: float
+    kv_bytes: float
+    capacity_bytes: float
+    flops: float
+    weight_bytes_read: float
+    bytes_moved: float
+    step: RooflineTime
+
+    @property
+    def memory_bytes(self) -> float:
+        """Held in device memory: weights + KV of every sequence."""
+        return self.weights_bytes + self.kv_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.memory_bytes <= self.capacity_bytes
+
+    @property
+    def step_s(self) -> float:
+        return self.step.time_s
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Output tokens per second of the whole batch."""
+        return self.batch / self.step_s
+
+    @property
+    def tokens_per_s_per_user(self) -> float:
+        return 1 / self.step_s
+
+
+@dataclass(frozen=True)
+class DecodeTable:
+    context: int
+    rows: tuple[DecodeRow, ...]
+
+
+def weights_bytes(dep: Deployment) -> float:
+    """Bytes all weights occupy in memory at the deployment's weight format."""
+    return dep.model.params * dep.precision.weights.bytes_per_weight
+
+
+def decode_row(dep: Deployment, batch: int, context: int, reserve_bytes: float = 0.0) -> DecodeRow:
+    """One decode step of ``batch`` sequences with ``context`` cached tokens each."""
+    require(batch >= 1, f"batch: must be >= 1, got {batch}")
+    dep.model.check_context(context + 1)
+    cost = dep.cost(Batch.decode(context, batch))
+    return DecodeRow(
+        batch=batch,
+        weights_bytes=weights_bytes(dep),
+        kv_bytes=batch * dep.model.kv_bytes(context, dep.precision.kv.bytes_per_element),
+        capacity_bytes=dep.acc.memory_bytes - reserve_bytes,
+        flops=cost.flops,
+        weight_bytes_read=cost.weight_bytes,
+        bytes_moved=cost.bytes,
+        step=dep.time(cost),
+    )
+
+
+def decode_table(dep: Deployment, batches: list[int], context: int,
+                 reserve_bytes: float = 0.0) -> DecodeTable:
+    """Decode rows over ``batches`` at ``context`` tokens."""
+    require(len(batches) > 0, "batch: give at least one batch size")
+    return DecodeTable(context, tuple(decode_row(dep, b, context, reserve_bytes) for b in batches))

@@ -1,0 +1,66 @@
+"""A rendered result: inputs, assumptions, sections of rows, and the JSON payload."""
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+
+@dataclass
+class Section:
+    """A titled table of already formatted cells, with notes printed under it."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    """What a command prints: ``data`` (base units) for JSON, ``sections`` for humans."""
+
+    title: str
+    inputs: dict[str, Any]
+    assumptions: dict[str, Any]
+    sections: list[Section]
+    data: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON document: inputs and assumptions echoed, then the results."""
+        return {"inputs": jsonable(self.inputs), "assumptions": jsonable(self.assumptions),
+                **jsonable(self.data)}
+
+
+def _properties(cls: type) -> list[str]:
+    names = []
+    for klass in reversed(cls.__mro__):
+        for name, attr in vars(klass).items():
+            if isinstance(attr, property | cached_property) and not name.startswith("_"):
+                names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def jsonable(obj: Any) -> Any:
+    """Base-unit JSON: dataclasses with their fields and public properties, enums by value,
+    integral floats as integers."""
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
+        return obj
+    if isinstance(obj, float):
+        if math.isfinite(obj) and obj.is_integer() and abs(obj) < 2**53:
+            return int(obj)
+        return obj if math.isfinite(obj) else None
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        for name in _properties(type(obj)):
+            out[name] = jsonable(getattr(obj, name))
+        return out
+    if isinstance(obj, dict):
+        return {str(jsonable(k)): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    return str(obj)

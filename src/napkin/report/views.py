@@ -1,0 +1,264 @@
+"""Turn library results into :class:`Document` objects (tables for humans, base units in JSON)."""
+
+from typing import Any
+
+from napkin.accounting.forward import Precision
+from napkin.accounting.ops import CallCost
+from napkin.inference.capacity import Capacity
+from napkin.inference.chain import RequestChain
+from napkin.inference.decode import DecodeTable
+from napkin.inference.moe import MoETable
+from napkin.report.document import Document, Section
+from napkin.specs.hardware import Accelerator
+from napkin.specs.model import ModelSpec
+from napkin.timing import Deployment, RooflineTime
+from napkin.units import GB, KiB, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+
+
+def _int(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def _gb_gib(n_bytes: float) -> str:
+    return f"{fmt_bytes(n_bytes, 'GB')} ({fmt_bytes(n_bytes, 'GiB')})"
+
+
+def assumptions(dep: Deployment) -> dict[str, Any]:
+    """The knobs every timed result depends on, echoed with it."""
+    p, e = dep.precision, dep.eff
+    return {
+        "weights": p.weights.name,
+        "bits_per_weight": p.weights.bits_per_weight,
+        "compute": p.weights.compute,
+        "kv_dtype": p.kv.name,
+        "read_embedding": p.read_embedding,
+        "mfu": e.mfu,
+        "mbu": e.mbu,
+        "overhead_s": e.overhead_s,
+        "gpu": dep.acc.id,
+        "gpu_peak_flops_per_s": dep.acc.peak_flops_per_s(p.weights.compute),
+        "gpu_mem_bytes_per_s": dep.acc.mem_bytes_per_s,
+        "gpu_memory_bytes": dep.acc.memory_bytes,
+    }
+
+
+def models_doc(rows: list[tuple[str, str, ModelSpec]]) -> Document:
+    cols = ["id", "Hugging Face repo", "params", "active", "layers", "attention",
+            "KV/token (bf16)"]
+    table = [[i, repo, fmt_count(m.params), fmt_count(m.active_params), str(m.num_layers),
+              m.blocks[0].attention.kind, fmt_bytes(m.kv_bytes_per_token(2), "KiB", 1)]
+             for i, repo, m in rows]
+    data = {"models": [{"id": i, "hf_repo": repo, "params": m.params,
+                        "active_params": m.active_params, "num_layers": m.num_layers,
+                        "kv_bytes_per_token_bf16": m.kv_bytes_per_token(2)}
+                       for i, repo, m in rows]}
+    return Document("Model catalog", {}, {}, [Section("models", cols, table)], data)
+
+
+def gpus_doc(accs: list[Accelerator]) -> Document:
+    cols = ["id", "name", "memory", "bandwidth", "bf16", "fp8", "int8", "interconnect",
+            "confidence"]
+
+    def rate(a: Accelerator, k: str) -> str:
+        v = a.dense_flops_per_s.get(k)
+        return "—" if v is None else f"{v / 1e12:,.1f}"
+
+    table = [[a.id, a.name, fmt_bytes(a.memory_bytes, "GB", 0),
+              f"{a.mem_bytes_per_s / GB:,.1f} GB/s", rate(a, "bf16"), rate(a, "fp8"),
+              rate(a, "int8"), a.interconnect, a.confidence] for a in accs]
+    notes = ["Dense tensor rates in TFLOP/s (int8: TOPS), never the sparsity figures; "
+             "GB = 1e9 bytes. Sources: napkin gpus --format json."]
+    return Document("Accelerator catalog", {}, {}, [Section("accelerators", cols, table, notes)],
+                    {"accelerators": accs})
+
+
+def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Document:
+    """``napkin model``: parameter counts, per-layer breakdown, memory and traffic.
+
+    ``step`` is one decode step at batch 1 (its weight bytes are what a step reads)."""
+    a = model.blocks[0].attention
+    weights, kv_dtype = precision.weights.name, precision.kv.name
+    bytes_per_weight, kv_bytes_per_element = (precision.weights.bytes_per_weight,
+                                              precision.kv.bytes_per_element)
+    params_rows = [
+        ["total", _int(model.params), fmt_count(model.params)],
+        ["embedding", _int(model.embedding_params), fmt_count(model.embedding_params)],
+        ["LM head" + (" (tied to embedding)" if model.tie_word_embeddings else ""),
+         _int(model.lm_head_params), fmt_count(model.lm_head_params)],
+        ["non-embedding", _int(model.non_embedding_params), fmt_count(model.non_embedding_params)],
+        ["active per token", _int(model.active_params), fmt_count(model.active_params)],
+        ["active, without input embedding", _int(model.active_params - model.embedding_params),
+         fmt_count(model.active_params - model.embedding_params)],
+    ]
+    mtp = {}
+    if model.mtp:
+        mtp = {"mtp_params": model.mtp.params, "mtp_params_as_stored": model.mtp.params_as_stored}
+        params_rows += [["MTP modules (reported apart)", _int(model.mtp.params),
+                         fmt_count(model.mtp.params)],
+                        ["MTP as stored (embedding + head copies)",
+                         _int(model.mtp.params_as_stored), fmt_count(model.mtp.params_as_stored)]]
+    layer_rows, layer_data = [], []
+    for g in model.layer_groups:
+        parts = g.block.params_by_part()
+        kind = "moe" if g.block.experts else "dense"
+        window = f", window {g.block.window}" if g.block.window else ""
+        first, last = g.layer_indices[0], g.layer_indices[-1]
+        layer_rows.append([f"{kind}{window}: {g.num_layers} layers ({first}…{last})"]
+                          + [_int(v) for v in parts.values()] + [_int(g.block.params)])
+        layer_data.append({"layers": list(g.layer_indices), "kind": kind,
+                           "window_tokens": g.block.window,
+                           **{f"{k}_params": v for k, v in parts.items()},
+                           "params_per_layer": g.block.params})
+    kv_token = model.kv_bytes_per_token(kv_bytes_per_element)
+    kv_window = model.kv_bytes(model.max_position_embeddings, kv_bytes_per_element) - (
+        kv_token * model.max_position_embeddings)
+    weights_bytes = model.params * bytes_per_weight
+    mem_rows = [
+        [f"weights ({weights})", _gb_gib(weights_bytes)],
+        [f"KV per token ({kv_dtype})", f"{kv_token:,.0f} B = {kv_token / KiB:,.3f} KiB"],
+        [f"KV at max context ({model.max_position_embeddings:,} tokens)",
+         _gb_gib(model.kv_bytes(model.max_position_embeddings, kv_bytes_per_element))],
+        ["decode step weight bytes (batch 1" + (
+            ")" if precision.read_embedding else ", without embedding)"),
+         _gb_gib(step.weight_bytes)],
+    ]
+    if kv_window:
+        mem_rows.insert(2, ["KV of sliding-window layers (fixed, full window)", _gb_gib(kv_window)])
+    data = {
+        "model": model.name, "model_type": model.model_type, "hidden_size": model.hidden_size,
+        "num_layers": model.num_layers, "vocab_size": model.vocab_size,
+        "max_position_embeddings": model.max_position_embeddings,
+        "tie_word_embeddings": model.tie_word_embeddings,
+        "attention": {"kind": a.kind, "num_heads": a.num_heads, "num_kv_heads": a.num_kv_heads,
+                      "qk_head_dim": a.qk_head_dim, "v_head_dim": a.v_head_dim,
+                      "kv_elements_per_token_per_layer": a.kv_elements_per_token},
+        "params": model.params, "embedding_params": model.embedding_params,
+        "lm_head_params": model.lm_head_params,
+        "non_embedding_params": model.non_embedding_params,
+        "active_params": model.active_params,
+        "active_params_without_embedding": model.active_params - model.embedding_params,
+        **mtp,
+        "layer_groups": layer_data,
+        "weights_bytes": weights_bytes,
+        "kv_bytes_per_token": kv_token,
+        "kv_window_bytes": kv_window,
+        "decode_weight_bytes_per_step": step.weight_bytes,
+    }
+    sections = [
+        Section("parameters", ["", "count", "≈"], params_rows),
+        Section("per layer", ["layer group", "attention", "mlp", "shared experts",
+                              "routed experts", "router", "norms", "total"], layer_rows),
+        Section("memory and traffic", ["", "bytes"], mem_rows,
+                ["GB = 1e9 B, GiB = 2^30 B. A decode step reads every weight but the embedding "
+                 "table (the chapter's convention); --read-embedding counts it too."]),
+    ]
+    inputs = {"model": model.name, "weights": weights, "kv_dtype": kv_dtype,
+              "read_embedding": precision.read_embedding}
+    return Document(f"{model.name}", inputs, {}, sections, data)
+
+
+def _time_cells(t: RooflineTime) -> list[str]:
+    return [fmt_seconds(t.compute_s), fmt_seconds(t.memory_s), fmt_seconds(t.time_s), t.bound]
+
+
+def ops_section(title: str, cost: CallCost) -> Section:
+    rows = [[op.name, op.kind.value, f"{op.layers or ''}", fmt_flops(op.flops),
+             fmt_bytes(op.weight_bytes, "GB", 3), fmt_bytes(op.kv_read_bytes, "GB", 3),
+             fmt_bytes(op.kv_write_bytes, "GB", 4)] for op in cost.ops]
+    rows.append(["total", "", "", fmt_flops(cost.flops), fmt_bytes(cost.weight_bytes, "GB", 3),
+                 fmt_bytes(cost.kv_read_bytes, "GB", 3), fmt_bytes(cost.kv_write_bytes, "GB", 4)])
+    return Section(title, ["op", "kind", "layers", "FLOPs", "weights read", "KV read",
+                           "KV written"], rows)
+
+
+def call_doc(dep: Deployment | None, model: ModelSpec, prefill: CallCost,
+             chain: RequestChain | None, inputs: dict[str, Any]) -> Document:
+    """``napkin call``: the prefill's op list and, with a GPU, the request chain's times."""
+    sections = [ops_section("prefill operators", prefill)]
+    data: dict[str, Any] = {"prefill": {"ops": prefill.ops, "flops": prefill.flops,
+                                        "weight_bytes": prefill.weight_bytes,
+                                        "kv_read_bytes": prefill.kv_read_bytes,
+                                        "kv_write_bytes": prefill.kv_write_bytes,
+                                        "bytes": prefill.bytes}}
+    if chain is not None and dep is not None:
+        rows = [
+            ["prefill (1 call)", fmt_flops(chain.prefill.flops), fmt_bytes(chain.prefill.bytes),
+             *_time_cells(chain.prefill_time)],
+            [f"decode ({chain.decode_steps} steps)", fmt_flops(chain.decode_flops),
+             fmt_bytes(chain.decode_bytes), "", "", fmt_seconds(chain.decode_s), ""],
+        ]
+        notes = [f"TTFT {fmt_seconds(chain.ttft_s)}, mean TPOT {fmt_seconds(chain.tpot_s)}, "
+                 f"end-to-end {fmt_seconds(chain.e2e_s)} (request alone; batch {chain.batch} in "
+                 f"lockstep); final context {chain.final_context:,} tokens"]
+        sections.append(Section("request chain", ["phase", "FLOPs", "bytes moved", "compute",
+                                                  "memory", "time", "bound"], rows, notes))
+        data["chain"] = {
+            "prefill_flops": chain.prefill.flops, "prefill_bytes": chain.prefill.bytes,
+            "prefill_time": chain.prefill_time, "decode_steps": chain.decode_steps,
+            "decode_flops": chain.decode_flops, "decode_bytes": chain.decode_bytes,
+            "decode_s": chain.decode_s, "ttft_s": chain.ttft_s, "tpot_s": chain.tpot_s,
+            "e2e_s": chain.e2e_s, "final_context_tokens": chain.final_context,
+        }
+    assume = assumptions(dep) if dep else {}
+    return Document(f"{model.name}: one call", inputs, assume, sections, data)
+
+
+def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any]) -> Document:
+    cols = ["batch", "memory (weights + KV)", "fits", "compute", "memory time", "step",
+            "bound", "tokens/s", "tokens/s/user"]
+    rows = []
+    for r in table.rows:
+        cells = [str(r.batch), fmt_bytes(r.memory_bytes), "yes" if r.fits else "no",
+                 *_time_cells(r.step)[:2], fmt_seconds(r.step_s), r.step.bound,
+                 f"{r.tokens_per_s:,.1f}", f"{r.tokens_per_s_per_user:,.1f}"]
+        rows.append(cells)
+    first = table.rows[0]
+    kv_seq = dep.model.kv_bytes(table.context, dep.precision.kv.bytes_per_element)
+    convention = ("every weight incl. the embedding table (question-bank convention)"
+                  if dep.precision.read_embedding else
+                  "every weight but the embedding table (chapter convention; "
+                  "--read-embedding for the question bank's)")
+    notes = [f"held: weights {fmt_bytes(first.weights_bytes)} + KV {fmt_bytes(kv_seq)} per "
+             f"sequence at {table.context:,} tokens; device memory "
+             f"{fmt_bytes(first.capacity_bytes)}",
+             f"a step reads {fmt_bytes(first.weight_bytes_read)} of weights: {convention}, "
+             "plus each sequence's KV"]
+    return Document(f"{dep.model.name} decode on {dep.acc.name}", inputs, assumptions(dep),
+                    [Section(f"decode at context {table.context:,}", cols, rows, notes)],
+                    {"context_tokens": table.context, "rows": table.rows})
+
+
+def capacity_doc(dep: Deployment, cap: Capacity, inputs: dict[str, Any]) -> Document:
+    rows = [
+        ["device memory", f"{cap.devices} × {fmt_bytes(cap.memory_bytes / cap.devices)}",
+         fmt_bytes(cap.memory_bytes)],
+        ["reserve", f"{cap.devices} × {fmt_bytes(cap.reserve_bytes / cap.devices)}",
+         fmt_bytes(cap.reserve_bytes)],
+        [f"weights ({dep.precision.weights.name})", "", fmt_bytes(cap.weights_bytes)],
+        ["KV budget", "", _gb_gib(cap.kv_budget_bytes)],
+        [f"KV per user at {cap.context:,} tokens", "", _gb_gib(cap.kv_bytes_per_user)],
+        ["users at full context", "", str(cap.users)],
+    ]
+    if cap.avg_context is not None and cap.kv_bytes_per_user_avg is not None:
+        rows += [[f"KV per user at {cap.avg_context:,} tokens (average)", "",
+                  _gb_gib(cap.kv_bytes_per_user_avg)],
+                 ["users at average context", "", str(cap.users_avg)]]
+    return Document(f"{dep.model.name} serving capacity on {cap.devices} × {dep.acc.name}",
+                    inputs, assumptions(dep), [Section("capacity", ["", "", "total"], rows)],
+                    {"capacity": cap})
+
+
+def moe_doc(dep: Deployment, table: MoETable, inputs: dict[str, Any]) -> Document:
+    cols = ["batch", "experts touched", "weights read/step", "bytes/step", "FLOPs/token",
+            "step", "bound", "tokens/s"]
+    rows = [[str(r.batch), f"{r.experts_touched_frac:.1%}", fmt_bytes(r.weight_bytes),
+             fmt_bytes(r.bytes_moved), fmt_flops(r.flops_per_token), fmt_seconds(r.step.time_s),
+             r.step.bound, f"{r.tokens_per_s:,.1f}"] for r in table.rows]
+    crossing = table.compute_bound_batch
+    notes = [f"uniform routing: touched share = 1 − (1 − {table.experts_per_token}/"
+             f"{table.num_experts})^B",
+             "decode turns compute-bound at batch "
+             + (f"{crossing:,}" if crossing else "> 1,048,576 (never, at this context)")]
+    return Document(f"{dep.model.name} MoE decode on {dep.acc.name}", inputs, assumptions(dep),
+                    [Section(f"MoE at context {table.context:,}", cols, rows, notes)],
+                    {"moe": table})

@@ -1,0 +1,1 @@
+"""Specs: frozen descriptions of models, accelerators and number formats."""

@@ -1,0 +1,99 @@
+"""Number formats of weights and of the KV cache.
+
+A weight format stores ``bits_per_weight`` bits per parameter *including* its scales (group-wise
+quantization keeps one 16-bit scale per group: ``int4-g128`` = 4 + 16/128 = 4.125 bits), and runs
+its matmuls at the tensor-core rate of ``compute`` (W4A16 formats unpack to 16 bits in registers,
+so their prefill runs at the BF16 rate; W8A8 formats run at the FP8 or INT8 rate).
+A format applies to every parameter (napkin convention of the question bank's task 3:
+70.6 B × 4.125 / 8 ≈ 36.4 GB); real checkpoints often keep embeddings and norms in 16 bits.
+"""
+
+from dataclasses import dataclass
+
+from napkin.errors import NapkinError
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """How weights are stored and at which tensor-core rate their matmuls run."""
+
+    name: str
+    bits_per_weight: float
+    compute: str
+    description: str
+
+    @property
+    def bytes_per_weight(self) -> float:
+        """Storage bytes per parameter, scales included."""
+        return self.bits_per_weight / 8
+
+
+@dataclass(frozen=True)
+class KVFormat:
+    """How one element of the KV cache is stored."""
+
+    name: str
+    bytes_per_element: float
+    description: str
+
+
+def _group_bits(bits: int, group: int, scale_bits: int = 16) -> float:
+    """Bits per weight of ``bits``-bit integers with one ``scale_bits`` scale per ``group``."""
+    return bits + scale_bits / group
+
+
+WEIGHT_FORMATS: dict[str, WeightFormat] = {
+    f.name: f
+    for f in (
+        WeightFormat("fp32", 32, "fp32", "IEEE single precision"),
+        WeightFormat("bf16", 16, "bf16", "bfloat16"),
+        WeightFormat("fp16", 16, "fp16", "IEEE half precision"),
+        WeightFormat("fp8", 8, "fp8", "FP8 E4M3, W8A8 (matmuls at the FP8 rate)"),
+        WeightFormat("int8", 8, "int8", "INT8, W8A8 (matmuls at the INT8 rate)"),
+        WeightFormat("int4", 4, "bf16", "INT4 without scales, W4A16"),
+        WeightFormat(
+            "int4-g128", _group_bits(4, 128), "bf16", "INT4 + one FP16 scale per 128 (GPTQ/AWQ)"
+        ),
+        WeightFormat(
+            "int4-g32", _group_bits(4, 32), "bf16", "INT4 + one FP16 scale per 32 weights"
+        ),
+        WeightFormat(
+            "mxfp4", _group_bits(4, 32, scale_bits=8), "bf16",
+            "OCP MXFP4: FP4 + one 8-bit shared exponent per 32 weights",
+        ),
+        WeightFormat(
+            "q4_k_m", 4.84, "bf16",
+            "GGUF Q4_K_M, mixed Q4_K/Q6_K; 4.84 bits/weight as llama.cpp's quantize README "
+            "lists for Llama 2 7B (4.80-4.84 across sizes)",
+        ),
+    )
+}
+
+KV_FORMATS: dict[str, KVFormat] = {
+    f.name: f
+    for f in (
+        KVFormat("fp32", 4, "IEEE single precision"),
+        KVFormat("bf16", 2, "bfloat16"),
+        KVFormat("fp16", 2, "IEEE half precision"),
+        KVFormat("fp8", 1, "FP8 E4M3 (per-tensor scale, negligible)"),
+        KVFormat("int8", 1, "INT8 (per-tensor scale, negligible)"),
+    )
+}
+
+
+def weight_format(name: str) -> WeightFormat:
+    """The weight format called ``name`` (case-insensitive)."""
+    try:
+        return WEIGHT_FORMATS[name.lower()]
+    except KeyError:
+        allowed = ", ".join(WEIGHT_FORMATS)
+        raise NapkinError(f"weights: unknown format {name!r}; allowed: {allowed}") from None
+
+
+def kv_format(name: str) -> KVFormat:
+    """The KV-cache format called ``name`` (case-insensitive)."""
+    try:
+        return KV_FORMATS[name.lower()]
+    except KeyError:
+        allowed = ", ".join(KV_FORMATS)
+        raise NapkinError(f"kv-dtype: unknown format {name!r}; allowed: {allowed}") from None

@@ -1,0 +1,78 @@
+"""``Accelerator``: memory, bandwidth and dense tensor-core rates of one device, with sources."""
+
+from dataclasses import dataclass, field, replace
+
+from napkin.errors import NapkinError, require
+from napkin.units import GB, TFLOP
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One device. Rates are dense (no structured sparsity), in base units.
+
+    ``dense_flops_per_s`` maps a compute format (bf16, fp16, fp8, int8, fp4) to FLOP/s (OP/s for
+    int8). ``sources`` names where each figure comes from.
+    """
+
+    id: str
+    name: str
+    memory_bytes: float
+    mem_bytes_per_s: float
+    dense_flops_per_s: dict[str, float]
+    interconnect: str = "none"
+    interconnect_bytes_per_s: float = 0.0
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
+    confidence: str = "high"
+
+    def peak_flops_per_s(self, compute: str) -> float:
+        """Dense peak for matmuls in ``compute`` format (e.g. ``bf16``)."""
+        try:
+            return self.dense_flops_per_s[compute]
+        except KeyError:
+            have = ", ".join(self.dense_flops_per_s)
+            raise NapkinError(
+                f"gpu: {self.id} has no dense {compute} rate in the catalog (has: {have}); "
+                "pick another --weights format or give --gpu-tflops"
+            ) from None
+
+
+def override(
+    acc: Accelerator | None,
+    mem_gb: float | None = None,
+    bw_gbs: float | None = None,
+    tflops: float | None = None,
+) -> Accelerator:
+    """``acc`` with memory (GB), bandwidth (GB/s) or dense peak (TFLOP/s, every format) replaced.
+
+    With ``acc`` None, all three define a custom device (the question bank's "RTX 4080 with
+    32 GB" is ``rtx-4080`` with ``mem_gb=32``).
+    """
+    for name, value in (("gpu-mem-gb", mem_gb), ("gpu-bw-gbs", bw_gbs), ("gpu-tflops", tflops)):
+        require(value is None or value > 0, f"{name}: must be > 0, got {value}")
+    if acc is None:
+        if mem_gb is None or bw_gbs is None or tflops is None:
+            raise NapkinError(
+                "gpu: give a catalog id (napkin gpus) or all of --gpu-mem-gb, --gpu-bw-gbs, "
+                "--gpu-tflops"
+            )
+        acc = Accelerator(
+            id="custom", name="custom accelerator", memory_bytes=0, mem_bytes_per_s=0,
+            dense_flops_per_s={}, sources={"all": "command-line overrides"}, confidence="user",
+        )
+    changes: dict[str, object] = {}
+    sources = dict(acc.sources)
+    if mem_gb is not None:
+        changes["memory_bytes"] = mem_gb * GB
+        sources["memory"] = "override --gpu-mem-gb"
+    if bw_gbs is not None:
+        changes["mem_bytes_per_s"] = bw_gbs * GB
+        sources["bandwidth"] = "override --gpu-bw-gbs"
+    if tflops is not None:
+        formats = acc.dense_flops_per_s or {"bf16": 0.0, "fp16": 0.0, "fp8": 0.0, "int8": 0.0}
+        changes["dense_flops_per_s"] = {k: tflops * TFLOP for k in formats}
+        sources["compute"] = "override --gpu-tflops (applied to every format)"
+    if not changes:
+        return acc
+    return replace(acc, id=acc.id if acc.id == "custom" else f"{acc.id}*", sources=sources,
+                   **changes)  # type: ignore[arg-type]

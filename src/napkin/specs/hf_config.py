@@ -1,0 +1,264 @@
+"""Read a Hugging Face ``config.json`` into a :class:`ModelSpec`.
+
+Supported: Llama 2/3/3.1 and other Llama-like configs (Mistral, Qwen2/2.5 with q/k/v bias,
+Qwen3 with per-head q/k RMSNorm, Qwen3-VL's ``text_config``), MoE (Mixtral, Qwen2-MoE with a
+gated shared expert, Qwen3-MoE with ``decoder_sparse_step``/``mlp_only_layers``, DeepSeek-V3 with
+MLA, shared experts, ``first_k_dense_replace`` and MTP modules), gpt-oss (attention biases and
+sinks, biased experts, alternating sliding-window layers). Unknown ``model_type`` values are read
+as Llama-like with SwiGLU MLPs, as long as the standard keys are present.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from napkin.errors import NapkinError
+from napkin.specs.model import ModelSpec, MTPSpec
+from napkin.specs.modules import AttentionShape, Block, Experts, Linear, OpKind, Stage
+
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
+
+
+class HFConfig(BaseModel):
+    """The ``config.json`` keys napkin reads; other keys are kept but ignored."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    model_type: str = "llama"
+    hidden_size: int = Field(gt=0)
+    num_hidden_layers: int = Field(gt=0)
+    num_attention_heads: int = Field(gt=0)
+    num_key_value_heads: int | None = Field(default=None, gt=0)
+    head_dim: int | None = Field(default=None, gt=0)
+    intermediate_size: int | None = Field(default=None, gt=0)
+    vocab_size: int = Field(gt=0)
+    max_position_embeddings: int | None = Field(default=None, gt=0)
+    tie_word_embeddings: bool = False
+    attention_bias: bool | None = None
+    mlp_bias: bool = False
+    # sliding windows
+    sliding_window: int | None = Field(default=None, gt=0)
+    use_sliding_window: bool | None = None
+    max_window_layers: int | None = Field(default=None, ge=0)
+    layer_types: list[str] | None = None
+    # mixture of experts
+    num_experts: int | None = Field(
+        default=None,
+        ge=0,
+        validation_alias=AliasChoices("num_local_experts", "num_experts", "n_routed_experts"),
+    )
+    num_experts_per_tok: int | None = Field(
+        default=None,
+        ge=0,
+        validation_alias=AliasChoices("num_experts_per_tok", "experts_per_token"),
+    )
+    moe_intermediate_size: int | None = Field(default=None, gt=0)
+    n_shared_experts: int | None = Field(default=None, ge=0)
+    shared_expert_intermediate_size: int | None = Field(default=None, ge=0)
+    first_k_dense_replace: int = Field(default=0, ge=0)
+    moe_layer_freq: int = Field(default=1, gt=0)
+    decoder_sparse_step: int = Field(default=1, gt=0)
+    mlp_only_layers: list[int] = Field(default_factory=list)
+    topk_method: str | None = None
+    # multi-head latent attention
+    kv_lora_rank: int | None = Field(default=None, gt=0)
+    q_lora_rank: int | None = Field(default=None, gt=0)
+    qk_nope_head_dim: int | None = Field(default=None, ge=0)
+    qk_rope_head_dim: int | None = Field(default=None, ge=0)
+    v_head_dim: int | None = Field(default=None, gt=0)
+    num_nextn_predict_layers: int = Field(default=0, ge=0)
+
+
+def load_hf_config(path: Path, name: str | None = None) -> ModelSpec:
+    """Read ``path`` (a ``config.json``) into a :class:`ModelSpec` named ``name`` (or the stem)."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise NapkinError(f"model: no such file {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise NapkinError(f"model: cannot read {str(path)!r}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise NapkinError(f"model: {str(path)!r} is not valid JSON ({e})") from None
+    return from_hf_config(raw, name or path.stem, source=str(path))
+
+
+def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpec:
+    """Build a :class:`ModelSpec` from a parsed ``config.json`` (dict)."""
+    if not isinstance(raw, dict):
+        raise NapkinError(f"model: {source} must hold a JSON object, got {type(raw).__name__}")
+    if isinstance(raw.get("text_config"), dict):  # vision-language: the language part
+        raw = {**raw["text_config"], "tie_word_embeddings": raw.get("tie_word_embeddings", False)}
+    try:
+        cfg = HFConfig.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(root)"
+        raise NapkinError(f"model: {source}: field {field!r}: {err['msg']}") from None
+    attention = _attention_shape(cfg, source)
+    blocks = tuple(
+        _block(cfg, attention, source, _is_moe_layer(cfg, i), _window(cfg, i))
+        for i in range(cfg.num_hidden_layers)
+    )
+    mtp = None
+    if cfg.num_nextn_predict_layers:  # DeepSeek-V3: each MTP module holds one MoE block
+        mtp = MTPSpec(
+            num_modules=cfg.num_nextn_predict_layers,
+            block=_block(cfg, attention, source, moe=bool(cfg.num_experts), window=None),
+            hidden_size=cfg.hidden_size,
+            vocab_size=cfg.vocab_size,
+        )
+    return ModelSpec(
+        name=name,
+        model_type=cfg.model_type,
+        hidden_size=cfg.hidden_size,
+        vocab_size=cfg.vocab_size,
+        max_position_embeddings=cfg.max_position_embeddings or 0,
+        tie_word_embeddings=cfg.tie_word_embeddings,
+        blocks=blocks,
+        mtp=mtp,
+    )
+
+
+def _attention_shape(cfg: HFConfig, source: str) -> AttentionShape:
+    heads = cfg.num_attention_heads
+    if cfg.kv_lora_rank is not None:
+        nope, rope, v_dim = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim
+        if nope is None or rope is None or v_dim is None:
+            raise NapkinError(
+                f"model: {source}: an MLA config (kv_lora_rank) also needs qk_nope_head_dim, "
+                "qk_rope_head_dim and v_head_dim"
+            )
+        return AttentionShape(
+            kind="mla",
+            num_heads=heads,
+            num_kv_heads=1,
+            qk_head_dim=nope + rope,
+            v_head_dim=v_dim,
+            k_elements=cfg.kv_lora_rank + rope,
+            v_elements=0,
+        )
+    kv_heads = cfg.num_key_value_heads or heads
+    if heads % kv_heads:
+        raise NapkinError(
+            f"model: {source}: num_attention_heads ({heads}) must be a multiple of "
+            f"num_key_value_heads ({kv_heads})"
+        )
+    head_dim = cfg.head_dim or cfg.hidden_size // heads
+    kind = "mha" if kv_heads == heads else "mqa" if kv_heads == 1 else "gqa"
+    return AttentionShape(
+        kind=kind,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        qk_head_dim=head_dim,
+        v_head_dim=head_dim,
+        k_elements=kv_heads * head_dim,
+        v_elements=kv_heads * head_dim,
+    )
+
+
+def _attention_linears(cfg: HFConfig, att: AttentionShape) -> tuple[list[Linear], list]:
+    """Attention projections and the attention-owned small parameters of one layer."""
+    h, heads = cfg.hidden_size, att.num_heads
+    proj = OpKind.PROJECTION
+    other: list[tuple[str, int]] = []
+    if cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is not None:  # MLA
+        q_out = heads * att.qk_head_dim
+        if cfg.q_lora_rank:
+            linears = [
+                Linear("attn/q_a", proj, h, cfg.q_lora_rank, False, Stage.ATTN_IN),
+                Linear("attn/q_b", proj, cfg.q_lora_rank, q_out, False, Stage.ATTN_UP),
+            ]
+            other.append(("attn/q_a_norm", cfg.q_lora_rank))
+        else:
+            linears = [Linear("attn/q", proj, h, q_out, False, Stage.ATTN_IN)]
+        kv_b_out = heads * ((cfg.qk_nope_head_dim or 0) + att.v_head_dim)
+        linears += [
+            Linear("attn/kv_a", proj, h, cfg.kv_lora_rank + cfg.qk_rope_head_dim, False,
+                   Stage.ATTN_IN),
+            Linear("attn/kv_b", proj, cfg.kv_lora_rank, kv_b_out, False, Stage.ATTN_UP),
+            Linear("attn/o", proj, heads * att.v_head_dim, h, False, Stage.ATTN_OUT),
+        ]
+        other.append(("attn/kv_a_norm", cfg.kv_lora_rank))
+        return linears, other
+    qkv_bias = cfg.model_type in _QKV_BIAS_TYPES or bool(cfg.attention_bias)
+    o_bias = cfg.model_type not in _QKV_BIAS_TYPES and bool(cfg.attention_bias)
+    d = att.qk_head_dim
+    linears = [
+        Linear("attn/q", proj, h, heads * d, qkv_bias, Stage.ATTN_IN),
+        Linear("attn/k", proj, h, att.num_kv_heads * d, qkv_bias, Stage.ATTN_IN),
+        Linear("attn/v", proj, h, att.num_kv_heads * d, qkv_bias, Stage.ATTN_IN),
+        Linear("attn/o", proj, heads * d, h, o_bias, Stage.ATTN_OUT),
+    ]
+    if cfg.model_type in _QK_NORM_TYPES:
+        other += [("attn/q_norm", d), ("attn/k_norm", d)]
+    if cfg.model_type == "gpt_oss":
+        other.append(("attn/sinks", heads))
+    return linears, other
+
+
+def _mlp(prefix: str, kind: OpKind, h: int, inter: int, bias: bool) -> tuple[Linear, ...]:
+    """A gated (SwiGLU) MLP: gate and up ``h → inter``, down ``inter → h``."""
+    return (
+        Linear(f"{prefix}/gate", kind, h, inter, bias, Stage.MLP_IN),
+        Linear(f"{prefix}/up", kind, h, inter, bias, Stage.MLP_IN),
+        Linear(f"{prefix}/down", kind, inter, h, bias, Stage.MLP_OUT),
+    )
+
+
+def _is_moe_layer(cfg: HFConfig, i: int) -> bool:
+    if not cfg.num_experts:
+        return False
+    if cfg.model_type.startswith("deepseek"):
+        return i >= cfg.first_k_dense_replace and i % cfg.moe_layer_freq == 0
+    return i not in cfg.mlp_only_layers and (i + 1) % cfg.decoder_sparse_step == 0
+
+
+def _window(cfg: HFConfig, i: int) -> int | None:
+    if cfg.layer_types is not None and i < len(cfg.layer_types):
+        return cfg.sliding_window if cfg.layer_types[i] == "sliding_attention" else None
+    if cfg.use_sliding_window is not None:  # Qwen2 semantics: layers from max_window_layers on
+        if cfg.use_sliding_window and i >= (cfg.max_window_layers or 0):
+            return cfg.sliding_window
+        return None
+    return cfg.sliding_window
+
+
+def _block(
+    cfg: HFConfig, att: AttentionShape, source: str, moe: bool, window: int | None
+) -> Block:
+    h = cfg.hidden_size
+    linears, other = _attention_linears(cfg, att)
+    other = [("norms", 2 * h), *other]
+    experts = None
+    if moe:
+        e, k = cfg.num_experts or 0, cfg.num_experts_per_tok
+        inter = cfg.moe_intermediate_size or cfg.intermediate_size
+        if not k or not inter or k > e:
+            raise NapkinError(
+                f"model: {source}: a MoE config needs num_experts_per_tok in 1..{e} and "
+                "moe_intermediate_size (or intermediate_size)"
+            )
+        gpt_oss = cfg.model_type == "gpt_oss"
+        linears.append(Linear("moe/router", OpKind.ROUTER, h, e, gpt_oss, Stage.MLP_IN))
+        if cfg.topk_method == "noaux_tc":
+            other.append(("moe/e_score_correction_bias", e))
+        shared = (cfg.n_shared_experts or 0) * inter or (cfg.shared_expert_intermediate_size or 0)
+        if shared:
+            linears += _mlp("moe/shared", OpKind.EXPERT, h, shared, False)
+            if cfg.shared_expert_intermediate_size:  # Qwen2-MoE gates its shared expert
+                linears.append(Linear("moe/shared_gate", OpKind.ROUTER, h, 1, False, Stage.MLP_IN))
+        experts = Experts(e, k, _mlp("moe/experts", OpKind.EXPERT, h, inter, gpt_oss))
+    else:
+        if not cfg.intermediate_size:
+            raise NapkinError(f"model: {source}: field 'intermediate_size' is required")
+        linears += _mlp("mlp", OpKind.FFN, h, cfg.intermediate_size, cfg.mlp_bias)
+    return Block(
+        attention=att,
+        window=window,
+        linears=tuple(linears),
+        experts=experts,
+        other_params=tuple(other),
+    )

@@ -1,0 +1,150 @@
+"""``ModelSpec``: a decoder-only LLM as napkin sees it, with its exact parameter counts.
+
+Built from a Hugging Face ``config.json`` by :mod:`napkin.specs.hf_config`. Counts are exact
+integers derived from module shapes (see :mod:`napkin.specs.modules`).
+"""
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from napkin.errors import require
+from napkin.specs.modules import Block
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """Layers that share one block structure (e.g. DeepSeek-V3's 3 dense and 58 MoE layers)."""
+
+    block: Block
+    layer_indices: tuple[int, ...]
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layer_indices)
+
+
+@dataclass(frozen=True)
+class MTPSpec:
+    """DeepSeek-V3 multi-token-prediction modules, reported apart from the main model.
+
+    Each module: two norms (``enorm``, ``hnorm``), ``eh_proj`` (2h × h), one decoder block and
+    a head norm; it shares the embedding and LM head with the main model, but the Hugging Face
+    checkpoint stores both again (``params_as_stored``).
+    """
+
+    num_modules: int
+    block: Block
+    hidden_size: int
+    vocab_size: int
+
+    @property
+    def params(self) -> int:
+        """Unique parameters of all MTP modules."""
+        h = self.hidden_size
+        per_module = 2 * h + 2 * h * h + self.block.params + h
+        return self.num_modules * per_module
+
+    @property
+    def params_as_stored(self) -> int:
+        """As the checkpoint stores them: plus a copy of the embedding and the head each."""
+        return self.params + self.num_modules * 2 * self.vocab_size * self.hidden_size
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer: embeddings, ``blocks`` (one per layer), final norm, LM head."""
+
+    name: str
+    model_type: str
+    hidden_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    blocks: tuple[Block, ...]
+    mtp: MTPSpec | None = None
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.blocks)
+
+    @cached_property
+    def layer_groups(self) -> tuple[LayerGroup, ...]:
+        """Blocks grouped by identical structure, in order of first appearance."""
+        indices: dict[Block, list[int]] = {}
+        for i, block in enumerate(self.blocks):
+            indices.setdefault(block, []).append(i)
+        return tuple(LayerGroup(b, tuple(ix)) for b, ix in indices.items())
+
+    @property
+    def embedding_params(self) -> int:
+        """The token embedding table, ``vocab_size × hidden_size``."""
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def lm_head_params(self) -> int:
+        """The LM head's own parameters: 0 when tied to the embedding."""
+        return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
+
+    @property
+    def final_norm_params(self) -> int:
+        return self.hidden_size
+
+    @cached_property
+    def params(self) -> int:
+        """All unique parameters of the main model (tied head counted once, MTP excluded)."""
+        layers = sum(g.block.params * g.num_layers for g in self.layer_groups)
+        return self.embedding_params + layers + self.final_norm_params + self.lm_head_params
+
+    @property
+    def non_embedding_params(self) -> int:
+        """``params`` minus the embedding and the LM head (Qwen model cards' convention)."""
+        return self.params - self.embedding_params - self.lm_head_params
+
+    @cached_property
+    def active_params(self) -> int:
+        """Parameters one token uses: only the top-k routed experts of each MoE layer."""
+        layers = sum(g.block.active_params * g.num_layers for g in self.layer_groups)
+        return self.embedding_params + layers + self.final_norm_params + self.lm_head_params
+
+    @property
+    def is_moe(self) -> bool:
+        return any(b.experts is not None for b in self.blocks)
+
+    def check_context(self, tokens: int, field: str = "context") -> None:
+        """Raise unless ``0 <= tokens <= max_position_embeddings`` (when the config gives one)."""
+        require(tokens >= 0, f"{field}: must be >= 0 tokens, got {tokens}")
+        limit = self.max_position_embeddings
+        require(
+            not limit or tokens <= limit,
+            f"{field}: {tokens} tokens exceeds {self.name}'s max_position_embeddings ({limit})",
+        )
+
+    def kv_elements(self, context_tokens: int) -> int:
+        """Numbers held in the KV cache for one sequence of ``context_tokens`` tokens.
+
+        Full-attention layers hold every token; sliding-window layers only the last ``window``.
+        """
+        require(context_tokens >= 0, f"context: must be >= 0 tokens, got {context_tokens}")
+        total = 0
+        for g in self.layer_groups:
+            held = context_tokens if g.block.window is None else min(context_tokens, g.block.window)
+            total += g.num_layers * held * g.block.attention.kv_elements_per_token
+        return total
+
+    def kv_bytes(self, context_tokens: int, bytes_per_element: float) -> float:
+        """KV-cache bytes of one sequence: 2·L·kv_heads·head_dim·bytes per token for GQA/MHA/MQA,
+        L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA; sliding layers capped at the window."""
+        return self.kv_elements(context_tokens) * bytes_per_element
+
+    def kv_bytes_per_token(self, bytes_per_element: float) -> float:
+        """KV bytes per token of context in full-attention terms (sliding layers at 1 token).
+
+        For models with sliding-window layers this is the marginal cost of one more token
+        once the context is past the window; use :meth:`kv_bytes` for a given context.
+        """
+        per_token = sum(
+            g.num_layers * g.block.attention.kv_elements_per_token
+            for g in self.layer_groups
+            if g.block.window is None
+        )
+        return per_token * bytes_per_element
