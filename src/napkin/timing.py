@@ -85,7 +85,7 @@ def run_time(run: AffineRun, acc: Accelerator, compute: str, eff: Efficiency) ->
     if dd == 0:
         compute_steps = range(n) if d0 >= 0 else range(0)
     else:
-        cross = -d0 / dd
+        cross = min(max(-d0 / dd, -1.0), n + 1.0)  # clamped: tiny slopes overflow
         if dd > 0:  # compute-bound from ceil(cross) on
             lo = min(max(math.ceil(cross), 0), n)
             compute_steps = range(lo, n)

@@ -6,6 +6,7 @@ import typer
 
 from napkin.accounting.batch import Batch
 from napkin.accounting.forward import Precision, forward
+from napkin.accounting.series import decode_runs
 from napkin.catalog import load_model
 from napkin.cli.common import (
     BwOpt,
@@ -60,14 +61,17 @@ def call(
     model.check_context(cached + new + gen - 1)
     precision = Precision.of(weights, kv_dtype, read_embedding)
     prefill = forward(model, Batch.uniform(cached, new, batch), precision)
+    runs = decode_runs(model, precision, batch, cached + new, gen - 1)
     dep = chain = None
     if gpu or gpu_mem_gb or gpu_bw_gbs or gpu_tflops:
         dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
                          kv_dtype, read_embedding, mfu, mbu, overhead_ms)
         chain = request_chain(dep, new=new, gen=gen, cached=cached, batch=batch)
     inputs = {"model": model.name, "cached_tokens": cached, "new_tokens": new,
-              "gen_tokens": gen, "batch": batch}
-    emit(views.call_doc(dep, model, prefill, chain, inputs), fmt)
+              "gen_tokens": gen, "batch": batch, **(
+                  {} if dep else {"weights": weights, "kv_dtype": kv_dtype,
+                                  "read_embedding": read_embedding})}
+    emit(views.call_doc(model, prefill, runs, dep, chain, inputs), fmt)
 
 
 def decode(
@@ -109,7 +113,9 @@ def capacity(
 
 def moe(
     ref: ModelArg, batch: BatchesOpt = "1,4,16,64",
-    context: ContextOpt = 1, gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None,
+    context: ContextOpt = 1,
+    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator id.")] = "h100-sxm",
+    gpu_mem_gb: MemOpt = None,
     gpu_bw_gbs: BwOpt = None, gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16",
     kv_dtype: KvOpt = "bf16", read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU,
     mbu: MbuOpt = DEFAULT_MBU, overhead_ms: OverheadOpt = 0.0, fmt: FormatOpt = Format.table,

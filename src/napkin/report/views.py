@@ -4,6 +4,7 @@ from typing import Any
 
 from napkin.accounting.forward import Precision
 from napkin.accounting.ops import CallCost
+from napkin.accounting.series import AffineRun
 from napkin.inference.capacity import Capacity
 from napkin.inference.chain import RequestChain
 from napkin.inference.decode import DecodeTable
@@ -171,34 +172,37 @@ def ops_section(title: str, cost: CallCost) -> Section:
                            "KV written"], rows)
 
 
-def call_doc(dep: Deployment | None, model: ModelSpec, prefill: CallCost,
-             chain: RequestChain | None, inputs: dict[str, Any]) -> Document:
-    """``napkin call``: the prefill's op list and, with a GPU, the request chain's times."""
+def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
+             dep: Deployment | None, chain: RequestChain | None,
+             inputs: dict[str, Any]) -> Document:
+    """``napkin call``: the prefill's op list, the decode phase's totals and, with a GPU, the
+    request chain's times."""
+    steps = sum(run.steps for run in decode)
+    decode_flops = sum(run.flops for run in decode)
+    decode_bytes = sum(run.bytes for run in decode)
     sections = [ops_section("prefill operators", prefill)]
-    data: dict[str, Any] = {"prefill": {"ops": prefill.ops, "flops": prefill.flops,
-                                        "weight_bytes": prefill.weight_bytes,
-                                        "kv_read_bytes": prefill.kv_read_bytes,
-                                        "kv_write_bytes": prefill.kv_write_bytes,
-                                        "bytes": prefill.bytes}}
-    if chain is not None and dep is not None:
-        rows = [
-            ["prefill (1 call)", fmt_flops(chain.prefill.flops), fmt_bytes(chain.prefill.bytes),
-             *_time_cells(chain.prefill_time)],
-            [f"decode ({chain.decode_steps} steps)", fmt_flops(chain.decode_flops),
-             fmt_bytes(chain.decode_bytes), "", "", fmt_seconds(chain.decode_s), ""],
-        ]
+    phase_rows = [["prefill (1 call)", fmt_flops(prefill.flops), fmt_bytes(prefill.bytes)],
+                  [f"decode ({steps} steps)", fmt_flops(decode_flops), fmt_bytes(decode_bytes)]]
+    data: dict[str, Any] = {
+        "prefill": {"ops": prefill.ops, "flops": prefill.flops,
+                    "weight_bytes": prefill.weight_bytes, "kv_read_bytes": prefill.kv_read_bytes,
+                    "kv_write_bytes": prefill.kv_write_bytes, "bytes": prefill.bytes},
+        "decode": {"steps": steps, "flops": decode_flops, "bytes": decode_bytes},
+    }
+    columns, notes = ["phase", "FLOPs", "bytes moved"], ["give --gpu for times"]
+    if chain is not None:
+        columns += ["compute", "memory", "time", "bound"]
+        phase_rows[0] += _time_cells(chain.prefill_time)
+        phase_rows[1] += ["", "", fmt_seconds(chain.decode_s), ""]
         notes = [f"TTFT {fmt_seconds(chain.ttft_s)}, mean TPOT {fmt_seconds(chain.tpot_s)}, "
-                 f"end-to-end {fmt_seconds(chain.e2e_s)} (request alone; batch {chain.batch} in "
-                 f"lockstep); final context {chain.final_context:,} tokens"]
-        sections.append(Section("request chain", ["phase", "FLOPs", "bytes moved", "compute",
-                                                  "memory", "time", "bound"], rows, notes))
+                 f"end-to-end {fmt_seconds(chain.e2e_s)} (request alone; batch {chain.batch} "
+                 f"in lockstep); final context {chain.final_context:,} tokens"]
         data["chain"] = {
-            "prefill_flops": chain.prefill.flops, "prefill_bytes": chain.prefill.bytes,
             "prefill_time": chain.prefill_time, "decode_steps": chain.decode_steps,
-            "decode_flops": chain.decode_flops, "decode_bytes": chain.decode_bytes,
             "decode_s": chain.decode_s, "ttft_s": chain.ttft_s, "tpot_s": chain.tpot_s,
             "e2e_s": chain.e2e_s, "final_context_tokens": chain.final_context,
         }
+    sections.append(Section("request chain", columns, phase_rows, notes))
     assume = assumptions(dep) if dep else {}
     return Document(f"{model.name}: one call", inputs, assume, sections, data)
 

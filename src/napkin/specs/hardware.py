@@ -61,18 +61,24 @@ def override(
             dense_flops_per_s={}, sources={"all": "command-line overrides"}, confidence="user",
         )
     changes: dict[str, object] = {}
-    sources = dict(acc.sources)
+    sources, said = dict(acc.sources), []
     if mem_gb is not None:
         changes["memory_bytes"] = mem_gb * GB
         sources["memory"] = "override --gpu-mem-gb"
+        said.append(f"{mem_gb:g} GB")
     if bw_gbs is not None:
         changes["mem_bytes_per_s"] = bw_gbs * GB
         sources["bandwidth"] = "override --gpu-bw-gbs"
+        said.append(f"{bw_gbs:g} GB/s")
     if tflops is not None:
         formats = acc.dense_flops_per_s or {"bf16": 0.0, "fp16": 0.0, "fp8": 0.0, "int8": 0.0}
         changes["dense_flops_per_s"] = {k: tflops * TFLOP for k in formats}
         sources["compute"] = "override --gpu-tflops (applied to every format)"
+        said.append(f"{tflops:g} TFLOP/s")
     if not changes:
         return acc
-    return replace(acc, id=acc.id if acc.id == "custom" else f"{acc.id}*", sources=sources,
-                   **changes)  # type: ignore[arg-type]
+    if acc.id == "custom":
+        return replace(acc, name=f"custom accelerator ({', '.join(said)})", sources=sources,
+                       **changes)  # type: ignore[arg-type]
+    return replace(acc, id=f"{acc.id}*", name=f"{acc.name} with {', '.join(said)}",
+                   sources=sources, **changes)  # type: ignore[arg-type]

@@ -90,7 +90,7 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
     if not isinstance(raw, dict):
         raise NapkinError(f"model: {source} must hold a JSON object, got {type(raw).__name__}")
     if isinstance(raw.get("text_config"), dict):  # vision-language: the language part
-        raw = {**raw["text_config"], "tie_word_embeddings": raw.get("tie_word_embeddings", False)}
+        raw = {"tie_word_embeddings": raw.get("tie_word_embeddings", False), **raw["text_config"]}
     try:
         cfg = HFConfig.model_validate(raw)
     except ValidationError as e:

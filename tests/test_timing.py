@@ -1,0 +1,43 @@
+"""Roofline timing and the exact time of affine runs."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from napkin.accounting.ops import CallCost, Op, OpKind
+from napkin.accounting.series import AffineRun
+from napkin.errors import NapkinError
+from napkin.specs.hardware import Accelerator
+from napkin.timing import Efficiency, roofline, run_time
+
+ACC = Accelerator("toy", "toy", 1e9, 1e9, {"bf16": 1e12})  # 1 GB/s, 1 TFLOP/s
+
+
+def test_time_is_the_slower_side_plus_overhead():
+    t = roofline(2e12, 1e9, ACC, "bf16", Efficiency(mfu=0.5, mbu=1.0, overhead_s=0.1))
+    assert t.compute_s == 4.0  # 2e12 / (1e12 · 0.5)
+    assert t.memory_s == 1.0
+    assert t.time_s == pytest.approx(4.1)
+    assert t.bound == "compute"
+    t = roofline(1e12, 3e9, ACC, "bf16", Efficiency(mbu=0.5))
+    assert (t.memory_s, t.bound) == (6.0, "memory")
+
+
+@pytest.mark.parametrize("kwargs", [{"mfu": 0}, {"mfu": 1.2}, {"mbu": -1}, {"overhead_s": -1}])
+def test_efficiency_is_validated(kwargs):
+    with pytest.raises(NapkinError):
+        Efficiency(**kwargs)
+
+
+@given(st.integers(1, 200), st.floats(0, 1e13), st.floats(-1e10, 1e10), st.floats(0, 1e10),
+       st.floats(-1e7, 1e7))
+def test_run_time_equals_step_sum(n, f0, df, b0, db):
+    # keep every step's cost non-negative, as real runs are
+    df = max(df, -f0 / n)
+    db = max(db, -b0 / n)
+    first = CallCost((Op("toy", "toy", OpKind.PROJECTION, 0, 1, f0, b0),))
+    run = AffineRun(0, n, first, df, db)
+    eff = Efficiency(0.7, 0.9, 1e-4)
+    brute = sum(max((f0 + j * df) / 0.7e12, (b0 + j * db) / 0.9e9) + 1e-4 for j in range(n))
+    assert run_time(run, ACC, "bf16", eff) == pytest.approx(brute, rel=1e-9, abs=1e-12)
+
