@@ -60,3 +60,25 @@ def test_gpt_oss_sliding_layers_hold_only_the_window():
     assert model.kv_bytes_per_token(2) == 18 * per_layer
     step = forward(model, Batch.decode(10_000, 1), Precision.of())
     assert step.kv_read_bytes == (18 * 10_000 + 18 * 127) * per_layer
+
+
+def test_mla_decode_attends_in_latent_space_and_prefill_decompresses():
+    model = load_model("deepseek-v3")
+    p = Precision.of()
+    heads, layers, latent, rope, nope, v = 128, 61, 512, 64, 128, 128
+    step = forward(model, Batch.decode(4096, 1), p)
+    scores = sum(op.flops for op in step.ops if op.module == "attn/scores")
+    values = sum(op.flops for op in step.ops if op.module == "attn/values")
+    # one decode token sees 4097 keys: "MQA with a 576-wide head" (question bank q15)
+    assert scores == 2 * 4097 * heads * (latent + rope) * layers
+    assert values == 2 * 4097 * heads * latent * layers
+    # a 512-token prefill on 4096 cached: decompress the cached latents through kv_b,
+    # then attend per head with 192-wide keys and 128-wide values
+    pre = forward(model, Batch.uniform(4096, 512), p)
+    decompress = sum(op.flops for op in pre.ops if op.module == "attn/kv_b_cached")
+    assert decompress == 2 * 4096 * latent * heads * (nope + v) * layers
+    pairs = 512 * 4096 + 512 * 513 // 2
+    assert sum(op.flops for op in pre.ops if op.module == "attn/scores") == (
+        2 * pairs * heads * (nope + rope) * layers)
+    # the KV read is the latent either way: 576 numbers per token per layer
+    assert step.kv_read_bytes == 4096 * (latent + rope) * 2 * layers

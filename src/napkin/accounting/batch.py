@@ -24,6 +24,14 @@ class BatchShape(Protocol):
 
     def cached_tokens_read(self, window: int | None) -> int: ...
 
+    def decode_pairs(self, window: int | None) -> int:
+        """Pairs of single-token (decode) sequences: MLA attends them in latent space."""
+        ...
+
+    def prefill_cached_tokens(self) -> int:
+        """Cached tokens of multi-token (prefill) sequences: MLA decompresses them."""
+        ...
+
 
 def causal_pairs(cached: int, new: int, window: int | None = None) -> int:
     """Query–key pairs of ``new`` tokens after ``cached`` ones, diagonal included.
@@ -97,3 +105,10 @@ class Batch:
 
     def cached_tokens_read(self, window: int | None) -> int:
         return sum(s.count * cached_read(s.cached_tokens, window) for s in self.segments)
+
+    def decode_pairs(self, window: int | None) -> int:
+        return sum(s.count * causal_pairs(s.cached_tokens, 1, window)
+                   for s in self.segments if s.new_tokens == 1)
+
+    def prefill_cached_tokens(self) -> int:
+        return sum(s.count * s.cached_tokens for s in self.segments if s.new_tokens > 1)

@@ -52,6 +52,13 @@ def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCo
     Routed experts: ``T·k`` token passes; weights of the experts touched (uniform routing).
     Attention: ``QKᵀ`` = ``2·pairs·heads·qk_head_dim``, ``AV`` = ``2·pairs·heads·v_head_dim``;
     KV read = cached tokens attended, KV written = new tokens. LM head: ``2·h·V`` per read-out.
+
+    MLA (DeepSeek) runs as engines run it: a decode token (one new token per sequence) attends
+    in latent space with ``kv_b`` absorbed into the query and output (per pair
+    ``heads·(kv_lora_rank + qk_rope_head_dim)`` for scores and ``heads·kv_lora_rank`` for
+    values, "MQA with a 576-wide head"); a prefill decompresses its cached latents through
+    ``kv_b`` (op ``attn/kv_b_cached``) and attends per head (``qk_head_dim``, ``v_head_dim``).
+    The absorbed projections cost what ``kv_b`` costs per token, so linears are unchanged.
     """
     tokens = batch.new_tokens
     if tokens == 0:
@@ -90,14 +97,25 @@ def _block_ops(
             continue
         ops.append(Op(f"{label}/{lin.name}", lin.name, lin.kind, lin.stage, n,
                       2.0 * lin.macs_per_token * tokens * n, lin.params * wb * n))
+    # per-pair widths; MLA decode pairs attend in latent space (see the docstring)
+    qk_pair_macs = pairs * att.qk_head_dim
+    v_pair_macs = pairs * att.v_head_dim
+    if att.kind == "mla":
+        dpairs = batch.decode_pairs(block.window)
+        qk_pair_macs += dpairs * (att.k_elements - att.qk_head_dim)  # latent + rope wide
+        v_pair_macs += dpairs * (att.latent_dim - att.v_head_dim)  # latent wide
+        kv_b = next(lin for lin in block.linears if lin.name == "attn/kv_b")
+        ops.append(Op(f"{label}/attn/kv_b_cached", "attn/kv_b_cached", OpKind.PROJECTION,
+                      Stage.ATTN_UP, n,
+                      2.0 * kv_b.macs_per_token * batch.prefill_cached_tokens() * n))
     ops.append(Op(
         f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n,
-        2.0 * pairs * att.num_heads * att.qk_head_dim * n, 0.0,
+        2.0 * qk_pair_macs * att.num_heads * n, 0.0,
         cached * att.k_elements * kvb * n, tokens * att.k_elements * kvb * n,
     ))
     ops.append(Op(
         f"{label}/attn/values", "attn/values", OpKind.ATTN_VALUE, Stage.VALUE, n,
-        2.0 * pairs * att.num_heads * att.v_head_dim * n, 0.0,
+        2.0 * v_pair_macs * att.num_heads * n, 0.0,
         cached * att.v_elements * kvb * n, tokens * att.v_elements * kvb * n,
     ))
     for lin in block.linears:

@@ -139,6 +139,7 @@ def _attention_shape(cfg: HFConfig, source: str) -> AttentionShape:
             v_head_dim=v_dim,
             k_elements=cfg.kv_lora_rank + rope,
             v_elements=0,
+            latent_dim=cfg.kv_lora_rank,
         )
     kv_heads = cfg.num_key_value_heads or heads
     if heads % kv_heads:

@@ -84,7 +84,7 @@ class AttentionShape:
 
     ``k_elements`` and ``v_elements`` are the cached numbers per token per layer: GQA stores
     ``num_kv_heads·head_dim`` of each; MLA stores one latent of ``kv_lora_rank + qk_rope_head_dim``
-    (counted as K, shared by V).
+    (counted as K, shared by V); ``latent_dim`` is that ``kv_lora_rank`` (0 for GQA).
     """
 
     kind: str
@@ -94,6 +94,7 @@ class AttentionShape:
     v_head_dim: int
     k_elements: int
     v_elements: int
+    latent_dim: int = 0
 
     @property
     def kv_elements_per_token(self) -> int:
