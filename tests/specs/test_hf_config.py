@@ -251,3 +251,27 @@ def test_load_model_unknown_id():
 def test_load_model_is_case_insensitive():
     # Qwen/Qwen3-8B HF API safetensors total 8,190,735,360.
     assert load_model("Qwen3-8B").params == 8_190_735_360
+
+
+def test_qwen2_moe_with_gated_shared_expert():
+    # Qwen/Qwen1.5-MoE-A2.7B config.json geometry: 14,315,784,192 parameters (KerasHub preset
+    # qwen1.5_moe_2.7b_en "params": 14315784192).
+    cfg = {
+        "model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632,
+        "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+        "num_experts": 60, "num_experts_per_tok": 4, "decoder_sparse_step": 1,
+        "mlp_only_layers": [], "vocab_size": 151936, "tie_word_embeddings": False,
+        "max_position_embeddings": 8192, "use_sliding_window": False, "sliding_window": 32768,
+    }
+    spec = from_hf_config(cfg, "qwen1.5-moe-a2.7b")
+    layer = (
+        4 * 2048 * 2048 + 3 * 2048  # q, k, v, o + q/k/v bias
+        + 2 * 2048  # two RMSNorms
+        + 60 * 2048  # router
+        + 60 * 3 * 2048 * 1408  # routed experts
+        + 3 * 2048 * 5632  # shared expert
+        + 2048  # shared-expert gate (hidden → 1)
+    )
+    assert spec.params == 24 * layer + 2048 + 2 * 151_936 * 2048 == 14_315_784_192
+    assert all(b.window is None for b in spec.blocks)
