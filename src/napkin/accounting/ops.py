@@ -1,6 +1,5 @@
 """``Op`` rows and their sum, ``CallCost``."""
 
-from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -67,13 +66,3 @@ class CallCost:
     def bytes(self) -> float:
         """Weights read + KV read + KV written."""
         return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
-
-    def flops_by_kind(self) -> dict[OpKind, float]:
-        """FLOPs summed per op kind, in first-appearance order."""
-        out: dict[OpKind, float] = defaultdict(float)
-        for op in self.ops:
-            out[op.kind] += op.flops
-        return dict(out)
-
-    def __add__(self, other: "CallCost") -> "CallCost":
-        return CallCost(self.ops + other.ops)
