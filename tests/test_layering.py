@@ -1,5 +1,5 @@
-"""Dependencies point one way: units → specs → accounting → timing → inference → examples →
-report → cli. The core never imports rendering or CLI libraries."""
+"""Dependencies point one way: units → stats → specs → accounting → timing → inference →
+serving → examples → report → cli. The core never imports rendering or CLI libraries."""
 
 import ast
 from pathlib import Path
@@ -7,8 +7,8 @@ from pathlib import Path
 import napkin
 
 SRC = Path(napkin.__file__).parent
-ORDER = ["errors", "units", "specs", "catalog", "accounting", "timing", "inference", "examples",
-         "report", "cli"]
+ORDER = ["errors", "units", "stats", "specs", "catalog", "accounting", "timing", "inference",
+         "serving", "examples", "report", "cli"]
 CORE_FORBIDDEN = {"rich", "typer", "click", "matplotlib"}
 
 

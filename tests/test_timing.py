@@ -8,7 +8,7 @@ from napkin.accounting.ops import CallCost, Op, OpKind
 from napkin.accounting.series import AffineRun
 from napkin.errors import NapkinError
 from napkin.specs.hardware import Accelerator
-from napkin.timing import Efficiency, roofline, run_time
+from napkin.timing import Efficiency, StepSeries, roofline, run_time
 
 ACC = Accelerator("toy", "toy", 1e9, 1e9, {"bf16": 1e12})  # 1 GB/s, 1 TFLOP/s
 
@@ -41,3 +41,18 @@ def test_run_time_equals_step_sum(n, f0, df, b0, db):
     brute = sum(max((f0 + j * df) / 0.7e12, (b0 + j * db) / 0.9e9) + 1e-4 for j in range(n))
     assert run_time(run, ACC, "bf16", eff) == pytest.approx(brute, rel=1e-9, abs=1e-12)
 
+
+
+@given(st.integers(0, 80), st.floats(0, 5), st.floats(-0.05, 0.05), st.floats(0, 5),
+       st.floats(-0.05, 0.05), st.floats(0, 1e3), st.floats(-10, 10))
+def test_step_series_sums_match_loops(n, c0, dc, m0, dm, w0, dw):
+    dc, dm = max(dc, -c0 / max(n, 1)), max(dm, -m0 / max(n, 1))
+    series = StepSeries(c0, dc, m0, dm, 0.01)
+    steps = [max(c0 + j * dc, m0 + j * dm) + 0.01 for j in range(n)]
+    assert series.time(n) == pytest.approx(sum(steps), rel=1e-9, abs=1e-9)
+    assert series.weighted(n, w0, dw) == pytest.approx(
+        sum((w0 + j * dw) * t for j, t in enumerate(steps)), rel=1e-9, abs=1e-6)
+    if n:
+        target = sum(steps) / 2
+        k = series.steps_until(target, n)
+        assert sum(steps[:k]) >= target - 1e-12 and (k == 0 or sum(steps[:k - 1]) < target)

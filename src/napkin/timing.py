@@ -72,30 +72,70 @@ def call_time(cost: CallCost, acc: Accelerator, compute: str, eff: Efficiency) -
     return roofline(cost.flops, cost.bytes, acc, compute, eff)
 
 
-def run_time(run: AffineRun, acc: Accelerator, compute: str, eff: Efficiency) -> float:
-    """Exact total time of an affine run of steps, Σ_j max(c0 + j·dc, m0 + j·dm) + overhead.
+@dataclass(frozen=True)
+class StepSeries:
+    """Times of a run of steps whose compute and memory times grow linearly with the step index:
+    step j (from 0) takes ``max(c0 + j·dc, m0 + j·dm) + overhead_s`` seconds.
 
-    Two lines cross at most once, so the sum splits into at most two arithmetic series.
+    Two lines cross at most once, so sums over steps split into at most two arithmetic series;
+    everything here is closed form, O(1) per query (O(log n) for searches).
     """
-    n = run.steps
-    peak, bw = acc.peak_flops_per_s(compute) * eff.mfu, acc.mem_bytes_per_s * eff.mbu
-    c0, dc = run.flops0 / peak, run.dflops / peak
-    m0, dm = run.bytes0 / bw, run.dbytes / bw
-    d0, dd = c0 - m0, dc - dm  # compute minus memory at step j: d0 + j·dd
-    if dd == 0:
-        compute_steps = range(n) if d0 >= 0 else range(0)
-    else:
+
+    c0: float
+    dc: float
+    m0: float
+    dm: float
+    overhead_s: float
+
+    @classmethod
+    def of(cls, flops0: float, dflops: float, bytes0: float, dbytes: float, acc: Accelerator,
+           compute: str, eff: Efficiency) -> "StepSeries":
+        """From per-step FLOPs and bytes (first step and increment per step)."""
+        peak, bw = acc.peak_flops_per_s(compute) * eff.mfu, acc.mem_bytes_per_s * eff.mbu
+        return cls(flops0 / peak, dflops / peak, bytes0 / bw, dbytes / bw, eff.overhead_s)
+
+    def _compute_bound(self, n: int) -> tuple[int, int]:
+        """Steps ``a ≤ j < b`` (of the first n) where compute is the slower side."""
+        d0, dd = self.c0 - self.m0, self.dc - self.dm  # compute minus memory at step j
+        if dd == 0:
+            return (0, n) if d0 >= 0 else (0, 0)
         cross = min(max(-d0 / dd, -1.0), n + 1.0)  # clamped: tiny slopes overflow
         if dd > 0:  # compute-bound from ceil(cross) on
-            lo = min(max(math.ceil(cross), 0), n)
-            compute_steps = range(lo, n)
-        else:  # compute-bound up to floor(cross)
-            hi = min(max(math.floor(cross) + 1, 0), n)
-            compute_steps = range(0, hi)
-    a, b = compute_steps.start, compute_steps.stop
-    compute_part = _line_sum(c0, dc, a, b)
-    memory_part = _line_sum(m0, dm, 0, a) + _line_sum(m0, dm, b, n)
-    return compute_part + memory_part + n * eff.overhead_s
+            return min(max(math.ceil(cross), 0), n), n
+        return 0, min(max(math.floor(cross) + 1, 0), n)  # compute-bound up to floor(cross)
+
+    def time(self, n: int) -> float:
+        """Total time of the first ``n`` steps."""
+        a, b = self._compute_bound(n)
+        return (_line_sum(self.c0, self.dc, a, b) + _line_sum(self.m0, self.dm, 0, a)
+                + _line_sum(self.m0, self.dm, b, n) + n * self.overhead_s)
+
+    def weighted(self, n: int, w0: float, dw: float) -> float:
+        """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
+        a, b = self._compute_bound(n)
+        overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
+        return (overhead + _product_sum(w0, dw, self.c0, self.dc, a, b)
+                + _product_sum(w0, dw, self.m0, self.dm, 0, a)
+                + _product_sum(w0, dw, self.m0, self.dm, b, n))
+
+    def steps_until(self, elapsed_s: float, n: int, strict: bool = False) -> int:
+        """Fewest steps (≤ n) whose total time reaches ``elapsed_s`` (exceeds it if ``strict``);
+        n when none do. Step times are positive, so totals increase with the step count."""
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            t = self.time(mid)
+            if t > elapsed_s or (not strict and t >= elapsed_s):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+def run_time(run: AffineRun, acc: Accelerator, compute: str, eff: Efficiency) -> float:
+    """Exact total time of an affine run of decode steps (see :class:`StepSeries`)."""
+    return StepSeries.of(run.flops0, run.dflops, run.bytes0, run.dbytes, acc, compute,
+                         eff).time(run.steps)
 
 
 def _line_sum(x0: float, dx: float, a: int, b: int) -> float:
@@ -103,6 +143,16 @@ def _line_sum(x0: float, dx: float, a: int, b: int) -> float:
     if b <= a:
         return 0.0
     return (b - a) * x0 + dx * (a + b - 1) * (b - a) / 2
+
+
+def _product_sum(w0: float, dw: float, x0: float, dx: float, a: int, b: int) -> float:
+    """Σ_{j=a}^{b−1} (w0 + j·dw)(x0 + j·dx)."""
+    if b <= a:
+        return 0.0
+    s0 = b - a
+    s1 = (a + b - 1) * s0 / 2
+    s2 = ((b - 1) * b * (2 * b - 1) - (a - 1) * a * (2 * a - 1)) / 6
+    return w0 * x0 * s0 + (w0 * dx + dw * x0) * s1 + dw * dx * s2
 
 
 @dataclass(frozen=True)

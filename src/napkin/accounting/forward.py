@@ -1,12 +1,13 @@
 """The forward operator list of one call on a batch."""
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from napkin.accounting.batch import BatchShape
 from napkin.accounting.ops import CallCost, Op
 from napkin.specs.dtypes import KVFormat, WeightFormat, kv_format, weight_format
 from napkin.specs.model import LayerGroup, ModelSpec
-from napkin.specs.modules import Block, OpKind, Stage
+from napkin.specs.modules import Block, Linear, OpKind, Stage
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,61 @@ def group_label(model: ModelSpec, block: Block) -> str:
     return f"{label}-swa{block.window}" if block.window else label
 
 
+@dataclass(frozen=True)
+class OpRates:
+    """One operator's costs per unit of each batch aggregate (see :class:`BatchShape`).
+
+    ``weight_read`` says when ``weight_bytes`` are read: ``always`` (every call), ``readout``
+    (only when the call reads out: the LM head), ``no_readout`` (a tied embedding table counted
+    as read only when the head does not read it). ``experts`` = (E, k) makes ``weight_bytes``
+    a per-expert figure, times the experts the call's tokens touch.
+    """
+
+    name: str
+    module: str
+    kind: OpKind
+    stage: int
+    layers: int
+    window: int | None = None
+    flops_per_token: float = 0.0
+    flops_per_readout: float = 0.0
+    flops_per_pair: float = 0.0
+    flops_per_decode_pair: float = 0.0
+    flops_per_prefill_cached: float = 0.0
+    weight_bytes: float = 0.0
+    weight_read: str = "always"
+    experts: tuple[int, int] | None = None
+    kv_read_per_cached: float = 0.0
+    kv_write_per_token: float = 0.0
+
+    def weight_bytes_for(self, tokens: int, readout: int) -> float:
+        """Weight bytes this op reads in a call of ``tokens`` new tokens, ``readout`` read-outs."""
+        if self.experts is not None:
+            return experts_touched(*self.experts, tokens) * self.weight_bytes
+        if self.weight_read == "readout":
+            return self.weight_bytes if readout > 0 else 0.0
+        if self.weight_read == "no_readout":
+            return self.weight_bytes if readout == 0 else 0.0
+        return self.weight_bytes
+
+    def op(self, batch: BatchShape) -> Op:
+        """This op's row for ``batch``."""
+        tokens, readout = batch.new_tokens, batch.readout_tokens
+        flops = self.flops_per_token * tokens + self.flops_per_readout * readout
+        if self.flops_per_pair or self.flops_per_decode_pair:
+            flops += self.flops_per_pair * batch.attention_pairs(self.window)
+            if self.flops_per_decode_pair:
+                flops += self.flops_per_decode_pair * batch.decode_pairs(self.window)
+        if self.flops_per_prefill_cached:
+            flops += self.flops_per_prefill_cached * batch.prefill_cached_tokens()
+        kv_read = 0.0
+        if self.kv_read_per_cached:
+            kv_read = self.kv_read_per_cached * batch.cached_tokens_read(self.window)
+        return Op(self.name, self.module, self.kind, self.stage, self.layers, flops,
+                  self.weight_bytes_for(tokens, readout), kv_read,
+                  self.kv_write_per_token * tokens)
+
+
 def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCost:
     """Operators of one forward call: FLOPs (2 per multiply-add), weight and KV bytes.
 
@@ -60,75 +116,72 @@ def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCo
     ``kv_b`` (op ``attn/kv_b_cached``) and attends per head (``qk_head_dim``, ``v_head_dim``).
     The absorbed projections cost what ``kv_b`` costs per token, so linears are unchanged.
     """
-    tokens = batch.new_tokens
-    if tokens == 0:
+    if batch.new_tokens == 0:
         return CallCost(())
+    return CallCost(tuple(rates.op(batch) for rates in op_rates(model, precision)))
+
+
+@lru_cache(maxsize=128)
+def op_rates(model: ModelSpec, precision: Precision) -> tuple[OpRates, ...]:
+    """Every operator of the model as per-unit rates (the single source of forward costs)."""
     wb, kvb = precision.weights.bytes_per_weight, precision.kv.bytes_per_element
-    readout = batch.readout_tokens
-    head_bytes = model.embedding_params * wb
-    reads_head = readout > 0
-    embed_bytes = 0.0
-    if precision.read_embedding and not (model.tie_word_embeddings and reads_head):
-        embed_bytes = head_bytes
-    ops = [Op("embed", "embed", OpKind.EMBEDDING, -1, 0, 0.0, embed_bytes)]
-    for group in model.layer_groups:
-        ops += _block_ops(model, group, batch, wb, kvb)
     h = model.hidden_size
-    ops.append(Op("final_norm", "final_norm", OpKind.NORM, 99, 0, 0.0, h * wb))
-    ops.append(
-        Op("lm_head", "lm_head", OpKind.LM_HEAD, 100, 0,
-           2.0 * h * model.vocab_size * readout, head_bytes if reads_head else 0.0)
-    )
-    return CallCost(tuple(ops))
+    head_bytes = model.embedding_params * wb
+    embed_read = "never"
+    if precision.read_embedding:
+        embed_read = "no_readout" if model.tie_word_embeddings else "always"
+    rates = [OpRates("embed", "embed", OpKind.EMBEDDING, -1, 0,
+                     weight_bytes=0.0 if embed_read == "never" else head_bytes,
+                     weight_read="always" if embed_read == "never" else embed_read)]
+    for group in model.layer_groups:
+        rates += _block_rates(model, group, wb, kvb)
+    rates.append(OpRates("final_norm", "final_norm", OpKind.NORM, 99, 0, weight_bytes=h * wb))
+    rates.append(OpRates("lm_head", "lm_head", OpKind.LM_HEAD, 100, 0,
+                         flops_per_readout=2.0 * h * model.vocab_size,
+                         weight_bytes=head_bytes, weight_read="readout"))
+    return tuple(rates)
 
 
-def _block_ops(
-    model: ModelSpec, group: LayerGroup, batch: BatchShape, wb: float, kvb: float
-) -> list[Op]:
+def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> list[OpRates]:
     block, n = group.block, group.num_layers
-    label = group_label(model, block)
-    tokens = batch.new_tokens
-    att = block.attention
-    pairs = batch.attention_pairs(block.window)
-    cached = batch.cached_tokens_read(block.window)
-    ops: list[Op] = []
-    for lin in block.linears:
-        if lin.stage > Stage.ATTN_UP:
-            continue
-        ops.append(Op(f"{label}/{lin.name}", lin.name, lin.kind, lin.stage, n,
-                      2.0 * lin.macs_per_token * tokens * n, lin.params * wb * n))
-    # per-pair widths; MLA decode pairs attend in latent space (see the docstring)
-    qk_pair_macs = pairs * att.qk_head_dim
-    v_pair_macs = pairs * att.v_head_dim
+    label, att, window = group_label(model, block), block.attention, block.window
+
+    def linear(lin: Linear) -> OpRates:
+        return OpRates(f"{label}/{lin.name}", lin.name, lin.kind, lin.stage, n,
+                       flops_per_token=2.0 * lin.macs_per_token * n,
+                       weight_bytes=lin.params * wb * n)
+
+    rates = [linear(lin) for lin in block.linears if lin.stage <= Stage.ATTN_UP]
+    # per-pair widths; MLA decode pairs attend in latent space (see forward's docstring)
+    qk_extra = v_extra = 0
     if att.kind == "mla":
-        dpairs = batch.decode_pairs(block.window)
-        qk_pair_macs += dpairs * (att.k_elements - att.qk_head_dim)  # latent + rope wide
-        v_pair_macs += dpairs * (att.latent_dim - att.v_head_dim)  # latent wide
+        qk_extra = att.k_elements - att.qk_head_dim  # latent + rope wide instead of qk
+        v_extra = att.latent_dim - att.v_head_dim  # latent wide instead of v
         kv_b = next(lin for lin in block.linears if lin.name == "attn/kv_b")
-        ops.append(Op(f"{label}/attn/kv_b_cached", "attn/kv_b_cached", OpKind.PROJECTION,
-                      Stage.ATTN_UP, n,
-                      2.0 * kv_b.macs_per_token * batch.prefill_cached_tokens() * n))
-    ops.append(Op(
-        f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n,
-        2.0 * qk_pair_macs * att.num_heads * n, 0.0,
-        cached * att.k_elements * kvb * n, tokens * att.k_elements * kvb * n,
+        rates.append(OpRates(f"{label}/attn/kv_b_cached", "attn/kv_b_cached", OpKind.PROJECTION,
+                             Stage.ATTN_UP, n,
+                             flops_per_prefill_cached=2.0 * kv_b.macs_per_token * n))
+    heads = att.num_heads
+    rates.append(OpRates(
+        f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n, window,
+        flops_per_pair=2.0 * heads * att.qk_head_dim * n,
+        flops_per_decode_pair=2.0 * heads * qk_extra * n,
+        kv_read_per_cached=att.k_elements * kvb * n, kv_write_per_token=att.k_elements * kvb * n,
     ))
-    ops.append(Op(
-        f"{label}/attn/values", "attn/values", OpKind.ATTN_VALUE, Stage.VALUE, n,
-        2.0 * v_pair_macs * att.num_heads * n, 0.0,
-        cached * att.v_elements * kvb * n, tokens * att.v_elements * kvb * n,
+    rates.append(OpRates(
+        f"{label}/attn/values", "attn/values", OpKind.ATTN_VALUE, Stage.VALUE, n, window,
+        flops_per_pair=2.0 * heads * att.v_head_dim * n,
+        flops_per_decode_pair=2.0 * heads * v_extra * n,
+        kv_read_per_cached=att.v_elements * kvb * n, kv_write_per_token=att.v_elements * kvb * n,
     ))
-    for lin in block.linears:
-        if lin.stage > Stage.ATTN_UP:
-            ops.append(Op(f"{label}/{lin.name}", lin.name, lin.kind, lin.stage, n,
-                          2.0 * lin.macs_per_token * tokens * n, lin.params * wb * n))
+    rates += [linear(lin) for lin in block.linears if lin.stage > Stage.ATTN_UP]
     if block.experts:
         ex = block.experts
-        touched = experts_touched(ex.num_experts, ex.num_active, tokens)
-        for lin in ex.linears:
-            ops.append(Op(f"{label}/{lin.name}", lin.name, OpKind.EXPERT, lin.stage, n,
-                          2.0 * lin.macs_per_token * tokens * ex.num_active * n,
-                          touched * lin.params * wb * n))
-    ops.append(Op(f"{label}/norms", "norms", OpKind.NORM, Stage.ATTN_IN, n, 0.0,
-                  block.norm_params * wb * n))
-    return ops
+        rates += [OpRates(f"{label}/{lin.name}", lin.name, OpKind.EXPERT, lin.stage, n,
+                          flops_per_token=2.0 * lin.macs_per_token * ex.num_active * n,
+                          weight_bytes=lin.params * wb * n,
+                          experts=(ex.num_experts, ex.num_active))
+                  for lin in ex.linears]
+    rates.append(OpRates(f"{label}/norms", "norms", OpKind.NORM, Stage.ATTN_IN, n,
+                         weight_bytes=block.norm_params * wb * n))
+    return rates

@@ -63,6 +63,16 @@ class ModelSpec:
     blocks: tuple[Block, ...]
     mtp: MTPSpec | None = None
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """Hashing every block is slow; specs are frozen, so hash once (caches key on specs)."""
+        return hash((self.name, self.model_type, self.hidden_size, self.vocab_size,
+                     self.max_position_embeddings, self.tie_word_embeddings, self.blocks,
+                     self.mtp))
+
     @property
     def num_layers(self) -> int:
         return len(self.blocks)

@@ -1,0 +1,93 @@
+"""forward()'s totals as a linear function of batch aggregates, for simulators.
+
+A simulator evaluates millions of steps; building the op list each time would dominate. The
+totals of :func:`napkin.accounting.forward` are sums of per-op rates (``op_rates``) times batch
+aggregates, plus two switches (the LM head is read only when something is read out) and the
+MoE expert term ``E·(1 − (1 − k/E)^T)·bytes_per_expert``. :class:`LinearCost` sums those same
+rates once per model and precision; tests check it equals ``forward`` on random batches.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from napkin.accounting.batch import BatchShape
+from napkin.accounting.forward import Precision, experts_touched, op_rates
+from napkin.specs.model import ModelSpec
+
+
+@dataclass(frozen=True)
+class WindowRates:
+    """Rates of the attention ops of one window size (None = full attention)."""
+
+    window: int | None
+    flops_per_pair: float
+    flops_per_decode_pair: float
+    kv_read_per_cached: float
+
+
+@dataclass(frozen=True)
+class LinearCost:
+    """Totals of one forward call from batch aggregates (same numbers as ``forward``)."""
+
+    flops_per_token: float
+    flops_per_readout: float
+    flops_per_prefill_cached: float
+    windows: tuple[WindowRates, ...]
+    weight_bytes_always: float
+    weight_bytes_readout: float
+    weight_bytes_no_readout: float
+    experts: tuple[tuple[int, int, float], ...]
+    kv_write_per_token: float
+
+    @classmethod
+    def of(cls, model: ModelSpec, precision: Precision) -> "LinearCost":
+        """Sum ``op_rates(model, precision)`` into one rate per aggregate."""
+        rates = op_rates(model, precision)
+        per_window: dict[int | None, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+        weights = {"always": 0.0, "readout": 0.0, "no_readout": 0.0}
+        experts: dict[tuple[int, int], float] = defaultdict(float)
+        for r in rates:
+            w = per_window[r.window]
+            w[0] += r.flops_per_pair
+            w[1] += r.flops_per_decode_pair
+            w[2] += r.kv_read_per_cached
+            if r.experts is not None:
+                experts[r.experts] += r.weight_bytes
+            else:
+                weights[r.weight_read] += r.weight_bytes
+        return cls(
+            flops_per_token=sum(r.flops_per_token for r in rates),
+            flops_per_readout=sum(r.flops_per_readout for r in rates),
+            flops_per_prefill_cached=sum(r.flops_per_prefill_cached for r in rates),
+            windows=tuple(WindowRates(k, *v) for k, v in per_window.items() if any(v)),
+            weight_bytes_always=weights["always"],
+            weight_bytes_readout=weights["readout"],
+            weight_bytes_no_readout=weights["no_readout"],
+            experts=tuple((e, k, b) for (e, k), b in experts.items()),
+            kv_write_per_token=sum(r.kv_write_per_token for r in rates),
+        )
+
+    def weight_bytes(self, tokens: int, readout: int) -> float:
+        """Weights read by a call of ``tokens`` new tokens with ``readout`` read-outs."""
+        if tokens == 0:
+            return 0.0
+        total = self.weight_bytes_always
+        total += self.weight_bytes_readout if readout > 0 else self.weight_bytes_no_readout
+        for num_experts, top_k, per_expert in self.experts:
+            total += experts_touched(num_experts, top_k, tokens) * per_expert
+        return total
+
+    def totals(self, batch: BatchShape) -> tuple[float, float]:
+        """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""
+        tokens, readout = batch.new_tokens, batch.readout_tokens
+        if tokens == 0:
+            return 0.0, 0.0
+        flops = (self.flops_per_token * tokens + self.flops_per_readout * readout
+                 + self.flops_per_prefill_cached * batch.prefill_cached_tokens())
+        moved = self.weight_bytes(tokens, readout) + self.kv_write_per_token * tokens
+        for w in self.windows:
+            flops += w.flops_per_pair * batch.attention_pairs(w.window)
+            if w.flops_per_decode_pair:
+                flops += w.flops_per_decode_pair * batch.decode_pairs(w.window)
+            moved += w.kv_read_per_cached * batch.cached_tokens_read(w.window)
+        return flops, moved

@@ -1,0 +1,500 @@
+"""A discrete-event model of one inference engine, with vLLM v1's scheduler as the reference.
+
+Token-centric, as vLLM v1: each request has ``num_tokens`` (prompt + outputs so far) and
+``computed`` tokens in the KV cache; each step assigns new tokens so computed catches up, which
+covers chunked prefill, prefix hits and recompute after preemption with one rule. Per step:
+
+1. decode-phase running requests get one token each ("decodes first", as the issue asks; vLLM
+   v1 walks ``running`` in admission order instead); if their new blocks do not fit, the most
+   recently admitted running request is preempted (KV freed, computed reset, put back at the
+   head of the waiting queue: recompute mode) until they do;
+2. partial prefills continue in admission order within the token budget; a chunk whose blocks
+   do not fit preempts later-admitted, not-yet-scheduled requests, else waits;
+3. if nothing was preempted, waiting requests are admitted first-come-first-served while a
+   sequence slot, token budget and blocks last (prefix-cache hits skip computed blocks).
+
+The step's time is the roofline of its batch: the accounting layer's FLOPs and bytes for the
+decode tokens (at their contexts) and prefill chunks, at MFU/MBU, split over ``tensor_parallel``
+devices plus ring all-reduces, plus a per-step overhead.
+
+Fast mode advances a run of identical-composition decode steps at once (DESIGN.md): while
+every running request decodes and nothing can be admitted, step j of the run costs FLOPs and
+bytes affine in j, so k steps take a closed-form time. A run stops at the first completion,
+the first step whose new blocks would not fit, and (sliding-window models) where a context
+reaches its window; an arrival routed to a busy engine truncates the run at the next step
+boundary. Exact mode runs one step at a time and costs each step with ``forward`` on the
+explicit batch; tests check both give the same per-request times.
+"""
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Literal
+
+from napkin.accounting.batch import Batch, Segment, causal_pairs
+from napkin.accounting.forward import Precision, forward
+from napkin.accounting.linear import LinearCost
+from napkin.errors import NapkinError, require
+from napkin.serving.kvpool import KVPool
+from napkin.serving.request import Request
+from napkin.specs.hardware import Accelerator
+from napkin.specs.model import ModelSpec
+from napkin.timing import Efficiency, StepSeries
+
+Mode = Literal["fast", "exact"]
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Scheduler and parallelism settings of one engine replica (vLLM names where they exist)."""
+
+    num_blocks: int
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    block_size: int = 16
+    enable_prefix_caching: bool = False
+    long_prefill_token_threshold: int = 0
+    tensor_parallel: int = 1
+    allreduce_bytes_per_s: float = 64e9
+    allreduce_latency_s: float = 10e-6
+    mode: Mode = "fast"
+
+    def __post_init__(self) -> None:
+        require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
+        require(self.max_num_batched_tokens >= self.max_num_seqs,
+                "max_num_batched_tokens: must be >= max_num_seqs (as vLLM requires)")
+        require(self.block_size >= 1, "block_size: must be >= 1")
+        require(self.tensor_parallel >= 1, "tensor_parallel: must be >= 1")
+        require(self.long_prefill_token_threshold >= 0, "long_prefill_token_threshold: >= 0")
+        require(self.mode in ("fast", "exact"), f"mode: must be fast or exact, got {self.mode}")
+
+
+class StepShape:
+    """A step's batch as aggregates: ``n_dec`` decode tokens at total context ``sum_ctx``
+    (contexts listed in ``dec_ctx`` for sliding-window models), plus prefill chunks
+    ``(cached, new, readout)``. Implements :class:`napkin.accounting.batch.BatchShape`."""
+
+    __slots__ = ("chunks", "dec_ctx", "n_dec", "sum_ctx")
+
+    def __init__(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]],
+                 dec_ctx: list[int] | None = None) -> None:
+        self.n_dec, self.sum_ctx, self.chunks, self.dec_ctx = n_dec, sum_ctx, chunks, dec_ctx
+
+    @property
+    def new_tokens(self) -> int:
+        return self.n_dec + sum(c[1] for c in self.chunks)
+
+    @property
+    def readout_tokens(self) -> int:
+        return self.n_dec + sum(c[2] for c in self.chunks)
+
+    def _decode_pairs(self, window: int | None) -> int:
+        if window is None:
+            return self.sum_ctx + self.n_dec
+        return sum(min(c + 1, window) for c in self.dec_ctx or ())
+
+    def attention_pairs(self, window: int | None) -> int:
+        return self._decode_pairs(window) + sum(causal_pairs(c, n, window)
+                                                for c, n, _ in self.chunks)
+
+    def cached_tokens_read(self, window: int | None) -> int:
+        if window is None:
+            return self.sum_ctx + sum(c[0] for c in self.chunks)
+        cap = window - 1
+        return (sum(min(c, cap) for c in self.dec_ctx or ())
+                + sum(min(c[0], cap) for c in self.chunks))
+
+    def decode_pairs(self, window: int | None) -> int:
+        return self._decode_pairs(window) + sum(causal_pairs(c, 1, window)
+                                                for c, n, _ in self.chunks if n == 1)
+
+    def prefill_cached_tokens(self) -> int:
+        return sum(c[0] for c in self.chunks if c[1] > 1)
+
+
+@dataclass
+class Plan:
+    """The unit of work in flight: ``steps`` steps from ``start_s`` (one, or a decode run)."""
+
+    start_s: float
+    steps: int
+    series: StepSeries
+    chunks: list[tuple[Request, int]]
+    n_dec: int
+    kv_tokens0: int
+    decode_run: bool
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.series.time(self.steps)
+
+
+class Engine:
+    """One engine replica: waiting queue, running set, KV pool, clock."""
+
+    def __init__(self, model: ModelSpec, acc: Accelerator, precision: Precision,
+                 eff: Efficiency, spec: EngineSpec, name: str = "engine-0") -> None:
+        self.model, self.acc, self.precision, self.eff, self.spec = model, acc, precision, eff, spec
+        self.name = name
+        self.cost = LinearCost.of(model, precision)
+        self.windows = sorted({b.window for b in model.blocks if b.window})
+        self.bs = spec.block_size
+        self.pool = KVPool(spec.num_blocks, spec.enable_prefix_caching)
+        self.clock = 0.0
+        self.steps = 0
+        self.waiting: deque[Request] = deque()
+        self.running: dict[int, Request] = {}  # admission order
+        self.prefilling: dict[int, Request] = {}
+        self.decoding: dict[int, Request] = {}
+        self.dec_base = 0  # Σ (c0 − s0) over decoding requests: Σ contexts = base + n·steps
+        self.residues = [0] * self.bs
+        self.finish_heap: list[tuple[int, int, int, Request]] = []
+        self.plan: Plan | None = None
+        self.kv_token_seconds = 0.0
+        self.peak_blocks = 0
+        self.busy_s = 0.0
+        self.num_steps = 0
+        self.num_units = 0
+        self.preemptions = 0
+        self.series_t: list[float] = []
+        self.series_blocks: list[int] = []
+        self.series_running: list[int] = []
+        self.series_waiting: list[int] = []
+        self.kv_bytes_per_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def outstanding(self) -> int:
+        """Requests admitted or waiting (the router's least-outstanding metric)."""
+        return len(self.running) + len(self.waiting)
+
+    def has_work(self) -> bool:
+        return bool(self.running or self.waiting)
+
+    def blocks_in_use_at(self, t: float) -> int:
+        """Blocks in use after the steps completed by time ``t`` (least-KV routing)."""
+        plan = self.plan
+        if plan is None or not plan.decode_run:
+            return self.pool.used
+        started = plan.series.steps_until(t - plan.start_s, plan.steps)  # steps begun before t
+        return self.pool.used + self._blocks_needed(self.steps + 1, max(started - 1, 0))
+
+    # ---------------------------------------------------------------- requests
+    def add(self, req: Request, t: float) -> None:
+        """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
+        need = math.ceil((req.prompt + req.max_out) / self.bs)
+        if need > self.spec.num_blocks:
+            raise NapkinError(
+                f"request {req.rid}: {req.prompt}+{req.max_out} tokens need {need} KV blocks but "
+                f"the pool has {self.spec.num_blocks}; raise kv_pool_gib or cap the lengths"
+            )
+        req.enqueue_s = t
+        self.waiting.append(req)
+        plan = self.plan
+        if plan is not None and plan.decode_run and plan.steps > 1:
+            plan.steps = max(1, plan.series.steps_until(t - plan.start_s, plan.steps))
+
+    def _keys(self, req: Request, n_blocks: int) -> list:
+        """Prefix-cache keys of the request's first ``n_blocks`` blocks (hashable ones only)."""
+        if req.hash_key is None or not self.spec.enable_prefix_caching:
+            return []
+        kind = req.hash_key[0]
+        bs = self.bs
+        if kind == "src":
+            ids, per = req.hash_key[1], req.hash_key[2]
+            keys = []
+            for b in range(n_blocks):
+                j = b * bs // per
+                if j >= len(ids) or (b + 1) * bs > (j + 1) * per:
+                    break
+                keys.append((ids[j], b))
+            return keys
+        if kind == "shared":
+            group, tokens = req.hash_key[1], req.hash_key[2]
+            return [(group, b) for b in range(min(n_blocks, tokens // bs))]
+        return [(req.hash_key[1], b) for b in range(n_blocks)]  # session: whole history
+
+    # ------------------------------------------------------------- decode set
+    def _dec_add(self, req: Request) -> None:
+        req.c0, req.s0, req.o0 = req.computed, self.steps, req.outputs
+        self.decoding[req.rid] = req
+        self.dec_base += req.c0 - req.s0
+        self.residues[(req.s0 - req.c0) % self.bs] += 1
+        req.version += 1
+        heapq.heappush(self.finish_heap,
+                       (req.s0 + req.max_out - req.o0, req.rid, req.version, req))
+
+    def _dec_remove(self, req: Request) -> None:
+        done = self.steps - req.s0
+        req.computed, req.outputs = req.c0 + done, req.o0 + done
+        del self.decoding[req.rid]
+        self.dec_base -= req.c0 - req.s0
+        self.residues[(req.s0 - req.c0) % self.bs] -= 1
+        req.version += 1
+
+    def _dec_contexts(self) -> list[int] | None:
+        if not self.windows:
+            return None
+        s = self.steps
+        return [r.c0 + s - r.s0 for r in self.decoding.values()]
+
+    def _blocks_needed(self, first_step: int, k: int) -> int:
+        """New blocks the decode set needs over ``k`` steps starting at step count
+        ``first_step``: a sequence needs one when its context is a multiple of block_size."""
+        if k <= 0:
+            return 0
+        n = len(self.decoding)
+        full, rest = divmod(k, self.bs)
+        need = full * n
+        start = first_step % self.bs
+        for j in range(rest):
+            need += self.residues[(start + j) % self.bs]
+        return need
+
+    def _max_steps_fitting(self, first_step: int, free: int) -> int:
+        """Most decode steps from step count ``first_step`` whose new blocks fit in ``free``
+        (each full cycle of block_size steps needs one block per sequence)."""
+        n = len(self.decoding)
+        if n == 0:
+            return 1 << 62
+        cycles = free // n
+        k = cycles * self.bs
+        left = free - cycles * n
+        start = first_step % self.bs
+        for j in range(self.bs):
+            c = self.residues[(start + j) % self.bs]
+            if c > left:
+                break
+            left -= c
+            k += 1
+        return k
+
+    # ------------------------------------------------------------- preemption
+    def _release(self, req: Request) -> None:
+        blocks = math.ceil(req.computed / self.bs)
+        self.pool.release(blocks - len(req.hashed), req.hashed)
+        req.hashed = []
+
+    def _preempt(self, victim: Request) -> None:
+        del self.running[victim.rid]
+        if victim.rid in self.decoding:
+            self._dec_remove(victim)
+        else:
+            self.prefilling.pop(victim.rid, None)
+        self._release(victim)
+        victim.computed = 0
+        victim.preemptions += 1
+        self.preemptions += 1
+        victim.enqueue_s = self.clock
+        self.waiting.appendleft(victim)
+
+    # --------------------------------------------------------------- planning
+    def plan_next(self) -> Plan | None:
+        """Schedule the next step (or decode run) at the current clock; None when idle."""
+        spec, pool, bs = self.spec, self.pool, self.bs
+        budget = spec.max_num_batched_tokens
+        preempted = False
+        # 1. decodes first
+        need = self.residues[self.steps % bs] if self.decoding else 0
+        while need > pool.free and self.running:
+            victim = next(reversed(self.running.values()))
+            was_due = victim.rid in self.decoding and (
+                (victim.s0 - victim.c0) % bs == self.steps % bs)
+            self._preempt(victim)
+            need -= was_due
+            preempted = True
+        n_dec = len(self.decoding)
+        if need:
+            pool.allocate(need)
+        budget -= n_dec
+        # 2. partial prefills in admission order
+        chunks: list[tuple[Request, int]] = []
+        scheduled = set()
+        for req in list(self.prefilling.values()):
+            if budget <= 0:
+                break
+            if req.rid not in self.prefilling:
+                continue  # preempted while scheduling an earlier chunk
+            new = self._chunk(req, req.computed, budget)
+            blocks = math.ceil((req.computed + new) / bs) - math.ceil(req.computed / bs)
+            while blocks > pool.free:
+                victim = next((r for r in reversed(self.running.values())
+                               if r.rid not in self.decoding and r.rid not in scheduled), None)
+                if victim is None or victim is req:
+                    break
+                self._preempt(victim)
+                preempted = True
+            if blocks > pool.free:
+                break
+            pool.allocate(blocks)
+            chunks.append((req, new))
+            scheduled.add(req.rid)
+            budget -= new
+        # 3. admissions, only when nothing was preempted
+        if not preempted:
+            while (self.waiting and budget > 0
+                   and len(self.running) < spec.max_num_seqs):
+                req = self.waiting[0]
+                max_hit = (req.num_tokens - 1) // bs
+                keys = self._keys(req, max_hit)
+                hit = pool.hits(keys) if keys else 0
+                cached = hit * bs
+                new = self._chunk(req, cached, budget)
+                blocks = math.ceil((cached + new) / bs) - hit
+                evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable)
+                if blocks + evictable_hits > pool.free:
+                    break
+                self.waiting.popleft()
+                pool.acquire(keys[:hit])
+                pool.allocate(blocks)
+                req.hashed = list(keys[:hit])
+                req.computed = cached
+                req.hit_tokens += cached
+                if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
+                    req.first_scheduled_s = self.clock
+                req.queue_wait_s += self.clock - req.enqueue_s
+                self.running[req.rid] = req
+                self.prefilling[req.rid] = req
+                chunks.append((req, new))
+                budget -= new
+        if not n_dec and not chunks:
+            return None
+        # 4. how many steps this unit covers, and their cost
+        run = self.spec.mode == "fast" and not chunks and not preempted
+        k = 1
+        if run:
+            heap = self.finish_heap
+            while heap and (heap[0][2] != heap[0][3].version or heap[0][3].rid not in
+                            self.decoding):
+                heapq.heappop(heap)  # stale: preempted or re-added since
+            k = min(heap[0][0] - self.steps if heap else 1,
+                    1 + self._max_steps_fitting(self.steps + 1, pool.free), self._window_cut())
+            k = max(k, 1)
+        series = self._series(n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
+                                      for r, new in chunks], k)
+        kv0 = self.dec_base + n_dec * self.steps + sum(r.computed for r, _ in chunks)
+        self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run)
+        return self.plan
+
+    def _chunk(self, req: Request, computed: int, budget: int) -> int:
+        new = req.num_tokens - computed
+        threshold = self.spec.long_prefill_token_threshold
+        if 0 < threshold < new:
+            new = threshold
+        return min(new, budget)
+
+    def _window_cut(self) -> int:
+        """Steps until some decode context reaches a sliding window (costs bend there)."""
+        if not self.windows:
+            return 1 << 62
+        s, cut = self.steps, 1 << 62
+        for w in self.windows:
+            for r in self.decoding.values():
+                gap = w - 1 - (r.c0 + s - r.s0)
+                if 0 < gap < cut:
+                    cut = gap
+        return cut
+
+    def _step_totals(self, n_dec: int, chunks: list[tuple[int, int, int]],
+                     offset: int) -> tuple[float, float]:
+        """(FLOPs, bytes) of a step ``offset`` steps after now: the decode set's contexts have
+        grown by ``offset``. Exact mode costs the explicit batch through ``forward``."""
+        s = self.steps + offset
+        if self.spec.mode == "exact":
+            segs = [Segment(r.c0 + s - r.s0, 1, 1) for r in self.decoding.values()]
+            segs += [Segment(c, n, o) for c, n, o in chunks]
+            cost = forward(self.model, Batch(tuple(segs)), self.precision)
+            return cost.flops, cost.bytes
+        ctx = None
+        if self.windows:
+            ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
+        shape = StepShape(n_dec, self.dec_base + n_dec * s, chunks, ctx)
+        return self.cost.totals(shape)
+
+    def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int) -> StepSeries:
+        flops0, bytes0 = self._step_totals(n_dec, chunks, 0)
+        dflops = dbytes = 0.0
+        if k > 1:
+            flops1, bytes1 = self._step_totals(n_dec, chunks, 1)
+            dflops, dbytes = flops1 - flops0, bytes1 - bytes0
+        tp = self.spec.tensor_parallel
+        eff = self.eff
+        if tp > 1:
+            tokens = n_dec + sum(n for _, n, _ in chunks)
+            eff = Efficiency(eff.mfu, eff.mbu, eff.overhead_s + self._allreduce_s(tokens))
+        return StepSeries.of(flops0 / tp, dflops / tp, bytes0 / tp, dbytes / tp, self.acc,
+                             self.precision.weights.compute, eff)
+
+    def _allreduce_s(self, tokens: int) -> float:
+        """Two ring all-reduces of the activations per layer: each moves 2(t−1)/t of
+        ``tokens·hidden`` 16-bit values over the link, plus a fixed latency."""
+        tp, spec = self.spec.tensor_parallel, self.spec
+        volume = 2 * (tp - 1) / tp * tokens * self.model.hidden_size * 2
+        return 2 * self.model.num_layers * (volume / spec.allreduce_bytes_per_s
+                                            + spec.allreduce_latency_s)
+
+    # ---------------------------------------------------------------- commit
+    def commit(self) -> list[Request]:
+        """Run the planned unit to its (possibly truncated) end; return finished requests."""
+        plan = self.plan
+        if plan is None:
+            return []
+        self.plan = None
+        k = plan.steps
+        dt = plan.series.time(k)
+        self.kv_token_seconds += plan.series.weighted(k, plan.kv_tokens0, plan.n_dec)
+        if k > 1:
+            self.pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
+        self.clock = plan.start_s + dt
+        self.busy_s += dt
+        self.steps += k
+        self.num_steps += k
+        self.num_units += 1
+        finished: list[Request] = []
+        for req, new in plan.chunks:
+            req.computed += new
+            if req.computed < req.num_tokens:
+                continue
+            del self.prefilling[req.rid]
+            self._register_prompt(req)
+            req.outputs += 1
+            if req.outputs == 1:
+                req.first_token_s = self.clock
+            if req.outputs >= req.max_out:
+                finished.append(req)
+            else:
+                self._dec_add(req)
+        heap = self.finish_heap
+        while heap and heap[0][0] <= self.steps:
+            _, _, version, req = heapq.heappop(heap)
+            if version != req.version or req.rid not in self.decoding:
+                continue
+            self._dec_remove(req)
+            finished.append(req)
+        for req in finished:
+            req.finish_s = self.clock
+            if req.first_token_s != req.first_token_s:
+                req.first_token_s = self.clock
+            del self.running[req.rid]
+            self._register_outputs(req)
+            self._release(req)
+        self.peak_blocks = max(self.peak_blocks, self.pool.used)
+        self.series_t.append(self.clock)
+        self.series_blocks.append(self.pool.used)
+        self.series_running.append(len(self.running))
+        self.series_waiting.append(len(self.waiting))
+        return finished
+
+    def _register_prompt(self, req: Request) -> None:
+        if not self.spec.enable_prefix_caching or req.hash_key is None:
+            return
+        keys = self._keys(req, req.prompt // self.bs)
+        req.hashed += self.pool.register(keys[len(req.hashed):])
+
+    def _register_outputs(self, req: Request) -> None:
+        if (not self.spec.enable_prefix_caching or req.hash_key is None
+                or req.hash_key[0] != "session"):
+            return
+        keys = self._keys(req, req.computed // self.bs)
+        req.hashed += self.pool.register(keys[len(req.hashed):])
