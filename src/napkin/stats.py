@@ -22,3 +22,18 @@ def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank q-quantile of ``values`` (q in (0, 1], e.g. 0.95)."""
     ordered = sorted(values)
     return ordered[nearest_rank(len(ordered), q) - 1]
+
+
+def summary(values: "Sequence[float]", qs: tuple[float, ...] = (0.5, 0.9, 0.95, 0.99)
+            ) -> dict[str, float]:
+    """Mean and nearest-rank percentiles (keys ``mean``, ``p50``, ``p90``…) of ``values``."""
+    import numpy as np
+
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(ordered)
+    if n == 0:
+        return {"mean": math.nan, **{f"p{round(q * 100):d}": math.nan for q in qs}}
+    out = {"mean": float(ordered.mean())}
+    for q in qs:
+        out[f"p{round(q * 100):d}"] = float(ordered[nearest_rank(n, q) - 1])
+    return out

@@ -61,15 +61,19 @@ class RequestChain:
 
     @property
     def mean_decode_context(self) -> float:
-        """Mean context over the decode steps: ``S + P + (G − 2)/2`` (0 when G = 1)."""
-        if not self.decode_steps:
-            return 0.0
-        return self.cached_tokens + self.new_tokens + (self.decode_steps - 1) / 2
+        """Mean context over the decode steps (see :func:`mean_decode_context`)."""
+        return mean_decode_context(self.cached_tokens + self.new_tokens, self.gen_tokens)
 
     @property
     def final_context(self) -> int:
         """Tokens in the KV cache after the last step: ``S + P + G − 1``."""
         return self.cached_tokens + self.new_tokens + self.gen_tokens - 1
+
+
+def mean_decode_context(prompt_tokens: float, gen_tokens: float) -> float:
+    """Mean context of a request's G − 1 decode steps: step j sees ``S + P + j`` tokens, so the
+    mean is ``S + P + (G − 2)/2`` (0 when G = 1). Works elementwise on numpy arrays."""
+    return (prompt_tokens + (gen_tokens - 2) / 2) * (gen_tokens > 1)
 
 
 def request_chain(dep: Deployment, new: int, gen: int = 1, cached: int = 0,

@@ -1,0 +1,209 @@
+"""``napkin serve demand | fluid | simulate``."""
+
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from napkin.cli.common import Format, FormatOpt, emit
+from napkin.errors import NapkinError, require
+
+app = typer.Typer(help="Serving: workload demand, the fluid queue, the serving simulator.",
+                  no_args_is_help=True)
+
+WorkloadArg = Annotated[Path, typer.Argument(metavar="WORKLOAD.yaml", help="Workload file.")]
+WindowOpt = Annotated[float | None, typer.Option(
+    "--window-s", help="Window length, s (default: the workload's windows, else 60).")]
+
+
+def _windows(workload, reqs, window_s: float | None) -> list[float]:
+    from napkin.serving.workload import WindowsArrivals
+
+    arr = workload.arrivals
+    if window_s is None and isinstance(arr, WindowsArrivals):
+        edges = [0.0]
+        for w in arr.windows:
+            edges.append(edges[-1] + w.duration_s)
+        return edges
+    step = window_s or 60.0
+    require(step > 0, f"window-s: must be > 0, got {step}")
+    end = float(reqs.arrival_s.max()) if len(reqs) else step
+    n = max(1, int(end // step) + 1)
+    return [i * step for i in range(n + 1)]
+
+
+def _open_requests(path: Path):
+    from napkin.serving.workload import OpenLoop, generate, load_workload
+
+    workload, base = load_workload(path)
+    source = generate(workload, base)
+    if not isinstance(source, OpenLoop):
+        raise NapkinError(f"{path}: {workload.arrivals.kind} arrivals depend on completions; "
+                          "use napkin serve simulate")
+    return workload, source.requests
+
+
+@app.command()
+def demand(workload_path: WorkloadArg, window_s: WindowOpt = None,
+           fmt: FormatOpt = Format.table) -> None:
+    """New input tokens/s, decode steps/s and mean decode context per window."""
+    from napkin.report.serve_views import demand_doc
+    from napkin.serving.demand import demand as window_demand
+    from napkin.serving.demand import total
+
+    workload, reqs = _open_requests(workload_path)
+    edges = _windows(workload, reqs, window_s)
+    emit(demand_doc(workload.name, window_demand(reqs, edges), total(reqs, edges[-1])), fmt)
+
+
+@app.command()
+def fluid(
+    workload_path: WorkloadArg,
+    capacity_steps_s: Annotated[float | None, typer.Option(
+        "--capacity-steps-s", help="Decode steps per second the service completes.")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Derive capacity: accelerator.")] = None,
+    count: Annotated[int, typer.Option("--count", help="Accelerators (one replica each).")] = 1,
+    model: Annotated[str, typer.Option("--model", help="Model for a derived capacity.")] =
+    "qwen3-8b",
+    batch: Annotated[int, typer.Option("--batch", help="Sequences per decode step.")] = 64,
+    context: Annotated[int | None, typer.Option(
+        "--context", help="Decode context (default: the workload's step-weighted mean).")] = None,
+    weights: Annotated[str, typer.Option("--weights")] = "bf16",
+    mbu: Annotated[float, typer.Option("--mbu")] = 1.0,
+    window_s: WindowOpt = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the backlog curve.")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Backlog of decode steps per window, its peak and drain time (chapter Example 3-1)."""
+    from napkin.report.serve_views import fluid_doc
+    from napkin.serving.demand import demand as window_demand
+    from napkin.serving.demand import total
+    from napkin.serving.fluid import fluid as run_fluid
+
+    workload, reqs = _open_requests(workload_path)
+    edges = _windows(workload, reqs, window_s)
+    windows = window_demand(reqs, edges)
+    info: dict[str, object]
+    if capacity_steps_s is not None:
+        require(gpu is None, "gpu: give --capacity-steps-s or --gpu, not both")
+        mu, info = capacity_steps_s, {"capacity_steps_per_s": capacity_steps_s}
+    elif gpu is not None:
+        mu, info = _capacity(model, gpu, count, batch, context, weights, mbu,
+                             total(reqs, edges[-1]).mean_decode_context)
+    else:
+        raise NapkinError("capacity: give --capacity-steps-s or --gpu (with --count, --model)")
+    result = run_fluid([w.decode_steps for w in windows], [w.duration_s for w in windows], mu)
+    if plot is not None:
+        from napkin.report.plots import plot_fluid
+
+        plot_fluid(result, f"{workload.name}: {mu:,.2f} steps/s", plot)
+    emit(fluid_doc(workload.name, result, info), fmt)
+
+
+def _capacity(model: str, gpu: str, count: int, batch: int, context: int | None, weights: str,
+              mbu: float, mean_context: float) -> tuple[float, dict[str, object]]:
+    """Steps/s of ``count`` devices decoding ``batch`` sequences at ``context``."""
+    from napkin.accounting.forward import Precision
+    from napkin.catalog import load_accelerator, load_model
+    from napkin.inference.decode import decode_row
+    from napkin.timing import Deployment, Efficiency
+
+    require(count >= 1, f"count: must be >= 1, got {count}")
+    ctx = context if context is not None else round(mean_context)
+    dep = Deployment(load_model(model), load_accelerator(gpu), Precision.of(weights),
+                     Efficiency(mbu=mbu))
+    row = decode_row(dep, batch, ctx)
+    mu = count * row.tokens_per_s
+    return mu, {"model": model, "gpu": gpu, "count": count, "batch": batch,
+                "context_tokens": ctx, "mbu": mbu, "step_s": row.step_s,
+                "capacity_steps_per_s": mu}
+
+
+@app.command()
+def simulate(
+    scenarios: Annotated[list[Path], typer.Argument(metavar="SCENARIO.yaml...",
+                                                    help="One or more scenario files.")],
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="Override a field: engine.max_num_seqs=128, mfu=0.5 (repeatable).")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="fast or exact.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Workload seed override.")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write figures (PNG).")] = None,
+    export: Annotated[Path | None, typer.Option(
+        "--export", help="Folder for <name>.requests.csv and <name>.timeseries.csv.")] = None,
+    parquet: Annotated[bool, typer.Option("--parquet", help="Export Parquet, not CSV.")] = False,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Run scenario files through the discrete-event serving simulator and compare them."""
+    from napkin.report.serve_views import SimReport, sim_doc
+    from napkin.serving.metrics import summarize
+    from napkin.serving.scenario import build, load_scenario
+    from napkin.serving.simulate import simulate as run_sim
+
+    overrides = list(set_ or [])
+    if mode is not None:
+        overrides.append(f"engine.mode={mode}")
+    reports, runs = [], []
+    for path in scenarios:
+        scenario, base = load_scenario(path, overrides)
+        built = build(scenario, base, seed)
+        start = time.perf_counter()
+        with _progress(scenario.name, built, fmt) as progress:
+            run = run_sim(built.engines(), built.source, scenario.engine.router, progress)
+        wall = time.perf_counter() - start
+        reports.append(SimReport(scenario.name, built, summarize(run, built.slo), wall))
+        runs.append((scenario.name, run))
+        if export is not None:
+            _export(run, scenario.name, export, parquet)
+    if plot is not None:
+        from napkin.report.plots import plot_runs
+
+        plot_runs(runs, plot)
+    emit(sim_doc(reports), fmt)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "scenario"
+
+
+def _export(run, name: str, folder: Path, parquet: bool) -> None:
+    from napkin.report.export import request_columns, timeseries_columns, write_table
+
+    ext = "parquet" if parquet else "csv"
+    write_table(request_columns(run), folder / f"{_slug(name)}.requests.{ext}")
+    write_table(timeseries_columns(run), folder / f"{_slug(name)}.timeseries.{ext}")
+
+
+class _progress:
+    """A rich progress bar on a terminal (stderr), none in JSON mode or when piped."""
+
+    def __init__(self, name: str, built, fmt: Format) -> None:
+        self.enabled = fmt != Format.json and sys.stderr.isatty()
+        from napkin.serving.workload import OpenLoop
+
+        src = built.source
+        self.total = len(src.requests) if isinstance(src, OpenLoop) else None
+        self.name = name
+        self.last = 0.0
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import Progress
+
+        self.bar = Progress(transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task(f"simulating {self.name}", total=self.total)
+        return self.update
+
+    def update(self, _t: float, finished: int) -> None:
+        now = time.perf_counter()
+        if now - self.last > 0.1:
+            self.last = now
+            self.bar.update(self.task, completed=finished)
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            self.bar.stop()

@@ -1,0 +1,67 @@
+"""Figures (matplotlib, imported only here): backlog and KV occupancy over time, latency CDFs,
+the fluid queue's backlog curve (the chapter's Figures 3-7 and 3-8 are the models)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from napkin.serving.fluid import FluidResult
+from napkin.serving.simulate import SimRun
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_fluid(result: FluidResult, title: str, path: Path) -> Path:
+    """Backlog of decode steps over time, through the drain (Figure 3-7)."""
+    plt = _plt()
+    t, q = result.curve()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot(t, q, color="tab:red")
+    ax.fill_between(t, q, alpha=0.2, color="tab:red")
+    ax.set_xlabel("time, s")
+    ax.set_ylabel("backlog, decode steps")
+    ax.set_title(title)
+    ax.annotate(f"peak {result.peak_backlog:,.0f} steps; drains in {result.drain_s:.2f} s",
+                xy=(0.02, 0.9), xycoords="axes fraction")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_runs(runs: list[tuple[str, SimRun]], path: Path) -> Path:
+    """Waiting requests and KV occupancy over time; CDFs of TTFT and end-to-end (Figure 3-8)."""
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    for name, run in runs:
+        e = run.engines[0]
+        t = np.asarray(e.series_t)
+        axes[0, 0].step(t, e.series_waiting, where="post", label=name)
+        axes[0, 1].step(t, np.asarray(e.series_blocks) / e.spec.num_blocks, where="post",
+                        label=name)
+        r = run.records
+        for ax, values in ((axes[1, 0], r.first_token_s - r.arrival_s),
+                           (axes[1, 1], r.finish_s - r.arrival_s)):
+            v = np.sort(values)
+            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=name)
+    labels = (("waiting requests", "time, s", "requests"),
+              ("KV pool in use (engine 0)", "time, s", "share of blocks"),
+              ("TTFT, CDF", "seconds", "share of requests"),
+              ("end-to-end, CDF", "seconds", "share of requests"))
+    for ax, (title, xl, yl) in zip(axes.flat, labels, strict=True):
+        ax.set_title(title)
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

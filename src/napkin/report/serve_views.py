@@ -1,0 +1,114 @@
+"""Documents for ``napkin serve``: demand, fluid queue, simulation reports."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from napkin.report.document import Document, Section
+from napkin.serving.demand import WindowDemand
+from napkin.serving.fluid import FluidResult
+from napkin.serving.metrics import Latency, SimSummary
+from napkin.serving.scenario import Built
+from napkin.units import GiB, fmt_seconds
+
+
+def demand_doc(name: str, windows: tuple[WindowDemand, ...], overall: WindowDemand) -> Document:
+    cols = ["window", "requests", "new input tokens/s", "decode steps/s", "mean decode context"]
+    rows = [[f"{w.start_s:g}–{w.start_s + w.duration_s:g} s", f"{w.requests:,}",
+             f"{w.input_tokens_per_s:,.1f}", f"{w.decode_steps_per_s:,.1f}",
+             f"{w.mean_decode_context:,.1f}"] for w in (*windows, overall)]
+    rows[-1][0] = f"all ({overall.duration_s:g} s)"
+    notes = ["decode steps = output tokens − 1 per request (the prefill yields the first); "
+             "mean decode context weighted by steps, Σ(G−1)(P + (G−2)/2) / Σ(G−1)"]
+    return Document(f"{name}: demand per window", {"workload": name}, {},
+                    [Section("demand", cols, rows, notes)],
+                    {"windows": windows, "overall": overall})
+
+
+def fluid_doc(name: str, result: FluidResult, capacity: dict[str, Any]) -> Document:
+    cols = ["window", "arrivals (steps/s)", "capacity (steps/s)", "backlog at start",
+            "backlog at end"]
+    rows = [[f"{w.start_s:g}–{w.start_s + w.duration_s:g} s", f"{w.arrival_rate_per_s:,.2f}",
+             f"{w.capacity_per_s:,.2f}", f"{w.backlog_start:,.0f}", f"{w.backlog_end:,.0f}"]
+            for w in result.windows]
+    notes = [f"peak backlog {result.peak_backlog:,.0f} steps; after arrivals stop it drains "
+             f"in {result.drain_s:,.2f} s (Q/μ)",
+             "Q_{k+1} = max(0, Q_k + A_k − μ·Δt); decode steps counted at arrival"]
+    data = {"windows": result.windows, "peak_backlog_steps": result.peak_backlog,
+            "final_backlog_steps": result.final_backlog, "drain_s": result.drain_s}
+    return Document(f"{name}: fluid queue", {"workload": name}, capacity,
+                    [Section("backlog", cols, rows, notes)], data)
+
+
+@dataclass(frozen=True)
+class SimReport:
+    name: str
+    built: Built
+    summary: SimSummary
+    wall_s: float
+
+
+def _lat(lat: Latency) -> list[str]:
+    return [fmt_seconds(v, 3) for v in (lat.mean_s, lat.p50_s, lat.p90_s, lat.p95_s, lat.p99_s)]
+
+
+def scenario_inputs(b: Built) -> dict[str, Any]:
+    s, e = b.scenario, b.scenario.engine
+    return {
+        "model": b.model.name, "gpu": b.acc.id, "weights": b.precision.weights.name,
+        "kv_dtype": b.precision.kv.name, "mfu": b.eff.mfu, "mbu": b.eff.mbu,
+        "step_overhead_s": b.eff.overhead_s, "max_num_seqs": e.max_num_seqs,
+        "max_num_batched_tokens": e.max_num_batched_tokens, "block_size": e.block_size,
+        "kv_pool_bytes": b.kv_pool_bytes, "kv_blocks": b.spec.num_blocks,
+        "prefix_caching": e.enable_prefix_caching, "tensor_parallel": e.tensor_parallel,
+        "replicas": e.replicas, "router": e.router, "mode": e.mode,
+        "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s,
+    }
+
+
+def sim_doc(reports: list[SimReport]) -> Document:
+    """Side-by-side summary of one or more simulated scenarios."""
+    names = [r.name for r in reports]
+    lat_rows = []
+    for label, attr in (("TTFT", "ttft"), ("TPOT", "tpot"), ("end-to-end", "e2e"),
+                        ("queue wait", "queue_wait"), ("wait to first schedule",
+                                                       "first_schedule_wait")):
+        for r in reports:
+            lat_rows.append([label if r is reports[0] else "", r.name,
+                             *_lat(getattr(r.summary, attr))])
+    lat = Section("latency (nearest-rank percentiles)",
+                  ["metric", "scenario", "mean", "p50", "p90", "p95", "p99"], lat_rows)
+
+    def row(label: str, fmt) -> list[str]:
+        return [label, *[fmt(r) for r in reports]]
+
+    s = lambda r: r.summary  # noqa: E731
+    totals = Section("throughput, KV and preemption", ["", *names], [
+        row("requests", lambda r: f"{s(r).requests:,}"),
+        row("makespan", lambda r: fmt_seconds(s(r).makespan_s)),
+        row("last finish", lambda r: fmt_seconds(s(r).last_finish_s)),
+        row("output tokens/s", lambda r: f"{s(r).output_tokens_per_s:,.1f}"),
+        row("requests/s", lambda r: f"{s(r).requests_per_s:,.3f}"),
+        row("SLO met (TTFT, TPOT)", lambda r: f"{s(r).slo_met_frac:.1%} "
+            f"(≤ {fmt_seconds(s(r).slo.ttft_s)}, ≤ {fmt_seconds(s(r).slo.tpot_s)})"),
+        row("goodput, requests/s", lambda r: f"{s(r).goodput_requests_per_s:,.3f}"),
+        row("preemptions", lambda r: f"{s(r).preemptions:,} ({s(r).preempted_requests:,} "
+            "requests)"),
+        row("KV pool", lambda r: f"{r.built.kv_pool_bytes / GiB:,.2f} GiB = "
+            f"{s(r).kv_blocks:,} blocks"),
+        row("peak KV use", lambda r: f"{s(r).peak_kv_frac:.1%}"),
+        row("mean KV tokens held", lambda r: f"{s(r).mean_kv_tokens:,.0f}"),
+        row("KV state held", lambda r: f"{s(r).kv_state_gib_s:,.1f} GiB·s"),
+        row("prefix-cache hits", lambda r: f"{s(r).prefix_hit_frac:.1%} of input tokens"),
+        row("engine steps / simulated units", lambda r: f"{s(r).steps:,} / "
+            f"{s(r).sim_units:,}"),
+        row("wall time", lambda r: fmt_seconds(r.wall_s)),
+    ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); times are "
+        "the roofline of each step at the MFU/MBU given, plus the step overhead"])
+    inputs = {r.name: scenario_inputs(r.built) for r in reports}
+    first = inputs[names[0]]
+    shared = {k: v for k, v in first.items() if all(inputs[n].get(k) == v for n in names)}
+    data = {"scenarios": [{"name": r.name, "inputs": scenario_inputs(r.built),
+                           "pool_derivation": r.built.pool_derivation, "summary": r.summary,
+                           "wall_s": r.wall_s} for r in reports]}
+    return Document("Serving simulation", {"scenarios": ", ".join(names)}, shared,
+                    [lat, totals], data)

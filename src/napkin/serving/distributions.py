@@ -1,0 +1,95 @@
+"""Length and duration distributions of workload files (validated at the boundary).
+
+A length is a fixed integer or one of: ``uniform`` (low..high inclusive), ``lognormal`` (``median``
+and ``sigma`` of the underlying normal, or ``mean`` and ``sigma``), ``normal`` (``mean``,
+``std``), ``empirical`` (``values`` drawn uniformly). Samples are rounded to integers and clipped
+to ``[min, max]`` (min defaults to 1). Durations (think times) use the same forms in seconds,
+without rounding, clipped at 0.
+"""
+
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Dist(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    min: float | None = None
+    max: float | None = None
+
+
+class Uniform(_Dist):
+    """Uniform on [low, high]."""
+
+    dist: Literal["uniform"]
+    low: float = Field(ge=0)
+    high: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Uniform":
+        if self.high < self.low:
+            raise ValueError("high must be >= low")
+        return self
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.uniform(self.low, self.high, n)
+
+
+class Lognormal(_Dist):
+    """exp(N(μ, σ²)) with μ = ln(median), or μ = ln(mean) − σ²/2 when ``mean`` is given."""
+
+    dist: Literal["lognormal"]
+    sigma: float = Field(ge=0)
+    median: float | None = Field(default=None, gt=0)
+    mean: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_center(self) -> "Lognormal":
+        if (self.median is None) == (self.mean is None):
+            raise ValueError("give exactly one of median or mean")
+        return self
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        mu = (np.log(self.median) if self.median is not None
+              else np.log(self.mean) - self.sigma**2 / 2)  # type: ignore[arg-type]
+        return rng.lognormal(mu, self.sigma, n)
+
+
+class Normal(_Dist):
+    dist: Literal["normal"]
+    mean: float
+    std: float = Field(ge=0)
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.normal(self.mean, self.std, n)
+
+
+class Empirical(_Dist):
+    dist: Literal["empirical"]
+    values: list[float] = Field(min_length=1)
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.choice(np.asarray(self.values, dtype=np.float64), n)
+
+
+Dist = Annotated[Uniform | Lognormal | Normal | Empirical, Field(discriminator="dist")]
+Length = Annotated[int, Field(ge=1)] | Dist
+Duration = Annotated[float, Field(ge=0)] | Dist
+
+
+def sample_lengths(spec: Length, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` integer token counts ≥ 1 (or ≥ ``min``), ≤ ``max`` if given."""
+    if isinstance(spec, int):
+        return np.full(n, spec, dtype=np.int64)
+    values = np.rint(spec.draw(rng, n))
+    low = 1 if spec.min is None else max(1, spec.min)
+    return np.clip(values, low, spec.max if spec.max is not None else None).astype(np.int64)
+
+
+def sample_durations(spec: Duration, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` durations in seconds ≥ 0 (or ≥ ``min``), ≤ ``max`` if given."""
+    if isinstance(spec, int | float):
+        return np.full(n, float(spec))
+    low = 0.0 if spec.min is None else max(0.0, spec.min)
+    return np.clip(spec.draw(rng, n), low, spec.max if spec.max is not None else None)

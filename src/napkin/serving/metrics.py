@@ -1,0 +1,112 @@
+"""Summary of a simulation: latencies with nearest-rank percentiles, throughput, goodput under
+an SLO, preemptions, KV occupancy and the state held over time.
+
+Definitions (instants are absolute, durations relative to the request's arrival):
+TTFT = first token − arrival; TPOT = (finish − first token)/(output − 1), requests with more than
+one output token; end-to-end = finish − arrival; queue wait = time spent in the waiting queue
+(including after preemptions); first-schedule wait = first scheduled − arrival. Makespan runs
+from the first arrival to the last finish. Goodput counts requests meeting both SLO bounds per
+second of makespan. KV state held is ``∫ Σ_running computed_tokens dt × KV bytes per token``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from napkin.serving.simulate import SimRun
+from napkin.stats import summary
+from napkin.units import GiB
+
+
+@dataclass(frozen=True)
+class SLO:
+    ttft_s: float = 2.0
+    tpot_s: float = 0.05
+
+
+@dataclass(frozen=True)
+class Latency:
+    mean_s: float
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> "Latency":
+        s = summary(values)
+        return cls(s["mean"], s["p50"], s["p90"], s["p95"], s["p99"])
+
+
+@dataclass(frozen=True)
+class SimSummary:
+    requests: int
+    makespan_s: float
+    last_finish_s: float
+    requests_per_s: float
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    ttft: Latency
+    tpot: Latency
+    e2e: Latency
+    queue_wait: Latency
+    first_schedule_wait: Latency
+    slo: SLO
+    slo_met_frac: float
+    goodput_requests_per_s: float
+    preemptions: int
+    preempted_requests: int
+    peak_kv_blocks: int
+    kv_blocks: int
+    peak_kv_frac: float
+    mean_kv_tokens: float
+    kv_state_gib_s: float
+    prefix_hit_frac: float
+    steps: int
+    sim_units: int
+
+
+def summarize(run: SimRun, slo: SLO = SLO()) -> SimSummary:
+    """Headline figures of ``run`` (see the module docstring for definitions)."""
+    r = run.records
+    n = len(r.rid)
+    start = float(r.arrival_s.min()) if n else 0.0
+    last = float(r.finish_s.max()) if n else 0.0
+    span = max(last - start, 1e-12)
+    ttft = r.first_token_s - r.arrival_s
+    multi = r.output_tokens > 1
+    tpot = (r.finish_s[multi] - r.first_token_s[multi]) / (r.output_tokens[multi] - 1)
+    tpot_all = np.zeros(n)
+    tpot_all[multi] = tpot
+    met = (ttft <= slo.ttft_s) & (tpot_all <= slo.tpot_s)
+    engines = run.engines
+    kv_token_s = sum(e.kv_token_seconds for e in engines)
+    kv_bytes = engines[0].kv_bytes_per_token if engines else 0.0
+    blocks = sum(e.spec.num_blocks for e in engines)
+    peak = max((e.peak_blocks for e in engines), default=0)
+    return SimSummary(
+        requests=n,
+        makespan_s=span if n else 0.0,
+        last_finish_s=last,
+        requests_per_s=n / span,
+        output_tokens_per_s=float(r.output_tokens.sum()) / span,
+        input_tokens_per_s=float(r.input_tokens.sum()) / span,
+        ttft=Latency.of(ttft),
+        tpot=Latency.of(tpot),
+        e2e=Latency.of(r.finish_s - r.arrival_s),
+        queue_wait=Latency.of(r.queue_wait_s),
+        first_schedule_wait=Latency.of(r.first_scheduled_s - r.arrival_s),
+        slo=slo,
+        slo_met_frac=float(met.mean()) if n else 0.0,
+        goodput_requests_per_s=float(met.sum()) / span,
+        preemptions=int(r.preemptions.sum()),
+        preempted_requests=int((r.preemptions > 0).sum()),
+        peak_kv_blocks=peak,
+        kv_blocks=blocks,
+        peak_kv_frac=peak / max(min(e.spec.num_blocks for e in engines), 1) if engines else 0,
+        mean_kv_tokens=kv_token_s / span,
+        kv_state_gib_s=kv_token_s * kv_bytes / GiB,
+        prefix_hit_frac=float(r.cached_tokens.sum()) / max(float(r.input_tokens.sum()), 1.0),
+        steps=sum(e.num_steps for e in engines),
+        sim_units=sum(e.num_units for e in engines),
+    )

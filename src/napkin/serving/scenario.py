@@ -1,0 +1,209 @@
+"""Scenario files: a workload on an engine, model and accelerator (YAML, every field overridable).
+
+The KV pool is either given (``engine.kv_pool_gib``) or derived as vLLM derives it: per device,
+``memory × gpu_memory_utilization − weights/tp − peak activation of a full token-budget
+forward − reserve_gib`` (non-torch memory, CUDA graphs), divided into blocks of
+``block_size × KV bytes per token / tp``. The activation peak is estimated as one layer's
+widest intermediates for ``max_num_batched_tokens`` tokens in 16 bits (residual, attention or
+gate/up/activation, whichever is wider) plus FP32 logits for ``max_num_seqs`` sequences, which
+is what vLLM's profiling forward allocates at most.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from napkin.accounting.forward import Precision
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.metrics import SLO
+from napkin.serving.workload import (
+    ClosedLoop,
+    OpenLoop,
+    Sessions,
+    Workload,
+    generate,
+    load_workload,
+    validation_message,
+)
+from napkin.specs.hardware import Accelerator, override
+from napkin.specs.model import ModelSpec
+from napkin.timing import Efficiency
+from napkin.units import GB, MS, GiB
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EngineConfig(_Model):
+    """Scheduler, KV pool and parallelism (vLLM's names and defaults where they exist)."""
+
+    max_num_seqs: int = Field(default=256, ge=1)
+    max_num_batched_tokens: int = Field(default=8192, ge=1)
+    block_size: int = Field(default=16, ge=1)
+    kv_pool_gib: float | None = Field(default=None, gt=0)
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    reserve_gib: float = Field(default=1.0, ge=0)
+    enable_prefix_caching: bool = False
+    long_prefill_token_threshold: int = Field(default=0, ge=0)
+    tensor_parallel: int = Field(default=1, ge=1)
+    allreduce_gbs: float | None = Field(default=None, gt=0)
+    allreduce_latency_us: float = Field(default=10.0, ge=0)
+    replicas: int = Field(default=1, ge=1)
+    router: Literal["round_robin", "least_outstanding", "least_kv"] = "round_robin"
+    mode: Literal["fast", "exact"] = "fast"
+
+
+class SLOConfig(_Model):
+    ttft_s: float = Field(default=2.0, gt=0)
+    tpot_s: float = Field(default=0.05, gt=0)
+
+
+class Scenario(_Model):
+    """A scenario file: ``workload`` is a path (relative to the file) or an inline workload."""
+
+    name: str = "scenario"
+    workload: str | Workload
+    model: str
+    gpu: str | None = None
+    gpu_mem_gb: float | None = Field(default=None, gt=0)
+    gpu_bw_gbs: float | None = Field(default=None, gt=0)
+    gpu_tflops: float | None = Field(default=None, gt=0)
+    weights: str = "bf16"
+    kv_dtype: str = "bf16"
+    mfu: float = Field(default=1.0, gt=0, le=1)
+    mbu: float = Field(default=1.0, gt=0, le=1)
+    step_overhead_ms: float = Field(default=0.0, ge=0)
+    engine: EngineConfig = EngineConfig()
+    slo: SLOConfig = SLOConfig()
+
+
+@dataclass(frozen=True)
+class Built:
+    """A scenario resolved into specs, engines and a workload source."""
+
+    scenario: Scenario
+    model: ModelSpec
+    acc: Accelerator
+    precision: Precision
+    eff: Efficiency
+    spec: EngineSpec
+    kv_pool_bytes: float
+    pool_derivation: dict[str, float]
+    source: OpenLoop | ClosedLoop | Sessions
+    slo: SLO
+
+    def engines(self) -> list[Engine]:
+        """Fresh engine replicas (a simulation mutates them)."""
+        return [Engine(self.model, self.acc, self.precision, self.eff, self.spec, f"engine-{i}")
+                for i in range(self.scenario.engine.replicas)]
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """``["engine.max_num_seqs=128", "mfu=0.5"]`` applied to a parsed scenario mapping."""
+    out = yaml.safe_load(yaml.safe_dump(data))  # deep copy
+    for item in overrides:
+        if "=" not in item:
+            raise NapkinError(f"set: {item!r} must look like field.path=value")
+        path, raw = item.split("=", 1)
+        keys = path.strip().split(".")
+        node = out
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                raise NapkinError(f"set: {path!r}: {key!r} is not a mapping")
+        node[keys[-1]] = yaml.safe_load(raw)
+    return out
+
+
+def load_scenario(path: str | Path, overrides: list[str] = ()) -> tuple[Scenario, Path]:
+    """Parse a scenario file (with ``field.path=value`` overrides) and validate it."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise NapkinError(f"scenario: no such file {str(path)!r}") from None
+    except yaml.YAMLError as e:
+        raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise NapkinError(f"{path}: a scenario must be a YAML mapping")
+    data = apply_overrides(data, list(overrides))
+    try:
+        return Scenario.model_validate(data), Path(path).resolve().parent
+    except ValidationError as e:
+        raise NapkinError(f"{path}: {validation_message(e)}") from None
+
+
+def activation_peak_bytes(model: ModelSpec, tokens: int, max_num_seqs: int) -> float:
+    """Estimated peak activation memory of a ``tokens``-token forward (16-bit activations):
+    residual in and out plus the wider of attention (q, k, v, output) and MLP (gate, up,
+    activation) intermediates, plus FP32 logits for ``max_num_seqs`` read-outs."""
+    h = model.hidden_size
+    widest = 0
+    for g in model.layer_groups:
+        att = g.block.attention
+        attn = att.num_heads * (att.qk_head_dim + att.v_head_dim) + att.kv_elements_per_token
+        mlp = sum(lin.out_features for lin in g.block.linears if lin.stage == 5)
+        if g.block.experts:
+            ex = g.block.experts
+            mlp += ex.num_active * sum(lin.out_features for lin in ex.linears if lin.stage == 5)
+        widest = max(widest, attn, mlp * 3 // 2)
+    return tokens * (2 * h + widest) * 2 + max_num_seqs * model.vocab_size * 4
+
+
+def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
+    """Resolve specs, size the KV pool and draw (or set up) the workload (``seed`` overrides
+    the workload's)."""
+    model = load_model(scenario.model)
+    acc = override(load_accelerator(scenario.gpu) if scenario.gpu else None,
+                   scenario.gpu_mem_gb, scenario.gpu_bw_gbs, scenario.gpu_tflops)
+    precision = Precision.of(scenario.weights, scenario.kv_dtype)
+    eff = Efficiency(scenario.mfu, scenario.mbu, scenario.step_overhead_ms * MS)
+    e = scenario.engine
+    tp = e.tensor_parallel
+    kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+    derivation: dict[str, float] = {}
+    if e.kv_pool_gib is not None:
+        pool = e.kv_pool_gib * GiB * tp  # the setting is per device, as vLLM's
+        derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
+    else:
+        weights = model.params * precision.weights.bytes_per_weight / tp
+        act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
+        usable = acc.memory_bytes * e.gpu_memory_utilization
+        per_device = usable - weights - act - e.reserve_gib * GiB
+        derivation = {"usable_bytes_per_device": usable, "weights_bytes_per_device": weights,
+                      "activation_peak_bytes_per_device": act,
+                      "reserve_bytes_per_device": e.reserve_gib * GiB,
+                      "kv_pool_bytes_per_device": per_device}
+        if per_device <= 0:
+            raise NapkinError(
+                f"kv pool: nothing left for KV on {acc.id} ({per_device / GB:.2f} GB per device "
+                "after weights, activations and reserve); use more tensor_parallel, a smaller "
+                "weight format or set engine.kv_pool_gib"
+            )
+        pool = per_device * tp
+    num_blocks = int(pool // (e.block_size * kv_token))
+    link = e.allreduce_gbs * GB if e.allreduce_gbs else (
+        acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB)
+    spec = EngineSpec(
+        num_blocks=num_blocks, max_num_seqs=e.max_num_seqs,
+        max_num_batched_tokens=e.max_num_batched_tokens, block_size=e.block_size,
+        enable_prefix_caching=e.enable_prefix_caching,
+        long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
+        allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
+        mode=e.mode,
+    )
+    if isinstance(scenario.workload, str):
+        workload, wl_dir = load_workload(base_dir / scenario.workload)
+    else:
+        workload, wl_dir = scenario.workload, base_dir
+    if seed is not None:
+        workload = workload.model_copy(update={"seed": seed})
+    source = generate(workload, wl_dir)
+    return Built(scenario, model, acc, precision, eff, spec, num_blocks * e.block_size * kv_token,
+                 derivation, source, SLO(scenario.slo.ttft_s, scenario.slo.tpot_s))
+
