@@ -465,6 +465,7 @@ class Engine:
                 finished.append(req)
             else:
                 self._dec_add(req)
+        self.peak_blocks = max(self.peak_blocks, self.pool.used)  # before finishers free
         heap = self.finish_heap
         while heap and heap[0][0] <= self.steps:
             _, _, version, req = heapq.heappop(heap)
@@ -479,7 +480,6 @@ class Engine:
             del self.running[req.rid]
             self._register_outputs(req)
             self._release(req)
-        self.peak_blocks = max(self.peak_blocks, self.pool.used)
         self.series_t.append(self.clock)
         self.series_blocks.append(self.pool.used)
         self.series_running.append(len(self.running))

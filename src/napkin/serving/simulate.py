@@ -91,6 +91,7 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     heap: list[tuple[float, int, int, object]] = []
     seq = 0
     version = [0] * len(engines)
+    waking = [False] * len(engines)
     where: dict[int, int] = {}
     log = _Log()
     rr = 0
@@ -143,9 +144,12 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
             idle = engine.plan is None
             before = engine.plan.steps if engine.plan is not None else 0
             engine.add(req, t)
-            if idle:
+            if idle and not waking[target]:
+                # start at t, after every arrival of the same instant has been routed
                 engine.clock = max(engine.clock, t)
-                schedule(target)
+                waking[target] = True
+                version[target] += 1
+                push(t, ENGINE, (target, version[target]))
             elif engine.plan is not None and engine.plan.steps != before:
                 version[target] += 1
                 push(engine.plan.end_s, ENGINE, (target, version[target]))
@@ -154,6 +158,7 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         if v != version[i]:
             continue
         engine = engines[i]
+        waking[i] = False
         for req in engine.commit():
             log.add(req, i)
             finished += 1

@@ -207,8 +207,8 @@ def _mixes(arrivals: Any) -> list[Mix]:
     for part in (getattr(arrivals, "windows", None) or []) + (
             getattr(arrivals, "segments", None) or []):
         found.append(part.mix)
-    for client in getattr(arrivals, "clients", None) or []:
-        if isinstance(client, Client):
+    if isinstance(arrivals, ClientsArrivals):
+        for client in arrivals.clients:
             found += [client.mix, *_mixes(client.arrivals)]
     return [m for m in found if m]
 

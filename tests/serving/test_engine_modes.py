@@ -1,0 +1,78 @@
+"""Fast mode (closed-form decode runs, LinearCost) and exact mode (one step at a time, each
+costed by ``forward`` on the explicit batch) give the same per-request times."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from napkin.accounting import Precision
+from napkin.catalog import load_accelerator, load_model
+from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.simulate import simulate
+from napkin.serving.workload import generate, parse_workload
+from napkin.timing import Efficiency
+
+MODELS = ["qwen3-0.6b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3"]
+
+
+def _workload(kind: str, seed: int, n: int) -> dict:
+    classes = {
+        "a": {"input_tokens": {"dist": "uniform", "low": 1, "high": 300},
+              "output_tokens": {"dist": "uniform", "low": 1, "high": 120}},
+        "b": {"input_tokens": {"dist": "lognormal", "median": 60, "sigma": 1.0, "max": 500},
+              "output_tokens": {"dist": "uniform", "low": 1, "high": 40},
+              "shared_prefix_tokens": 48},
+    }
+    arrivals = {
+        "poisson": {"kind": "poisson", "rate_per_s": 40.0, "num_requests": n},
+        "gamma": {"kind": "gamma", "rate_per_s": 60.0, "cv": 3.0, "num_requests": n},
+        "closed_loop": {"kind": "closed_loop", "clients": 5, "num_requests": n,
+                        "think_time_s": {"dist": "uniform", "low": 0, "high": 0.05}},
+        "sessions": {"kind": "sessions", "num_sessions": max(2, n // 4), "rate_per_s": 30.0,
+                     "rounds": {"dist": "uniform", "low": 1, "high": 4},
+                     "first_input_tokens": {"dist": "uniform", "low": 20, "high": 200},
+                     "turn_input_tokens": {"dist": "uniform", "low": 1, "high": 50},
+                     "output_tokens": {"dist": "uniform", "low": 1, "high": 60},
+                     "think_time_s": 0.02},
+    }[kind]
+    return {"seed": seed, "classes": classes, "arrivals": arrivals}
+
+
+def _run(model_id, mode, wl, blocks, seqs, budget, caching, tp, replicas, router, bs):
+    model = load_model(model_id)
+    spec = EngineSpec(num_blocks=blocks, max_num_seqs=seqs, max_num_batched_tokens=budget,
+                      block_size=bs, enable_prefix_caching=caching, tensor_parallel=tp,
+                      mode=mode)
+    engines = [Engine(model, load_accelerator("l4"), Precision.of(), Efficiency(0.5, 0.7, 1e-4),
+                      spec) for _ in range(replicas)]
+    run = simulate(engines, generate(parse_workload(wl)), router)
+    order = np.argsort(run.records.rid)
+    r = run.records
+    return ({k: getattr(r, k)[order] for k in ("rid", "arrival_s", "first_token_s",
+                                                "first_scheduled_s", "finish_s", "preemptions",
+                                                "cached_tokens", "engine")},
+            [e.kv_token_seconds for e in engines], [e.peak_blocks for e in engines])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model_id=st.sampled_from(MODELS),
+       kind=st.sampled_from(["poisson", "gamma", "closed_loop", "sessions"]),
+       seed=st.integers(0, 10_000), n=st.integers(1, 24),
+       blocks=st.integers(45, 400), seqs=st.integers(1, 12), budget_extra=st.integers(0, 400),
+       caching=st.booleans(), tp=st.sampled_from([1, 2]), replicas=st.sampled_from([1, 2]),
+       router=st.sampled_from(["round_robin", "least_outstanding", "least_kv"]),
+       bs=st.sampled_from([4, 16]))
+def test_fast_and_exact_modes_agree(model_id, kind, seed, n, blocks, seqs, budget_extra,
+                                    caching, tp, replicas, router, bs):
+    wl = _workload(kind, seed, n)
+    blocks = max(blocks, (500 + 400 + 120) // bs + 2 if kind != "sessions" else 4000 // bs)
+    args = (wl, blocks, seqs, seqs + budget_extra, caching, tp, replicas, router, bs)
+    fast, kv_fast, peak_fast = _run(model_id, "fast", *args)
+    exact, kv_exact, peak_exact = _run(model_id, "exact", *args)
+    for key in ("rid", "preemptions", "cached_tokens", "engine"):
+        np.testing.assert_array_equal(fast[key], exact[key], err_msg=key)
+    for key in ("arrival_s", "first_scheduled_s", "first_token_s", "finish_s"):
+        np.testing.assert_allclose(fast[key], exact[key], rtol=1e-9, atol=1e-12, err_msg=key)
+    assert peak_fast == peak_exact
+    assert kv_fast == pytest.approx(kv_exact, rel=1e-9, abs=1e-9)
