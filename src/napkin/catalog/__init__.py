@@ -98,6 +98,15 @@ def _accelerator(e: dict) -> Accelerator:
     )
 
 
+def scenario_file(name: str) -> Path:
+    """A shipped scenario or workload file (``chapter-3-1-uniform.yaml``); the repository's
+    ``examples/`` folder is this folder."""
+    path = Path(str(resources.files(__name__).joinpath("scenarios", name)))
+    if not path.is_file():
+        raise NapkinError(f"scenario: no shipped file {name!r}")
+    return path
+
+
 def load_accelerator(ref: str) -> Accelerator:
     """The accelerator with catalog id ``ref`` (case-insensitive)."""
     catalog = accelerators()

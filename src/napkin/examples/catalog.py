@@ -3,8 +3,10 @@
 from napkin.errors import NapkinError
 from napkin.examples.inference import EXAMPLES_INFERENCE
 from napkin.examples.row import Example, Row
+from napkin.examples.serving import EXAMPLES_SERVING
 
-EXAMPLES: tuple[Example, ...] = EXAMPLES_INFERENCE
+EXAMPLES: tuple[Example, ...] = EXAMPLES_INFERENCE[:1] + EXAMPLES_SERVING[:1] + \
+    EXAMPLES_INFERENCE[1:] + EXAMPLES_SERVING[1:]
 
 __all__ = ["EXAMPLES", "Example", "Row", "find_example"]
 

@@ -53,31 +53,6 @@ def ex_3_1_ex() -> list[Row]:
     ]
 
 
-def ex_3_1() -> list[Row]:
-    """Example 3-1: Qwen3-8B BF16 decode on RTX PRO 6000 cards, 64 sequences."""
-    model = load_model(QWEN3_8B)
-    dep = Deployment(model, load_accelerator("rtx-pro-6000"), Precision.of())
-    long_in = request_chain(dep, new=8192, gen=256)
-    long_out = request_chain(dep, new=1024, gen=2048)
-    steps = long_in.decode_steps + long_out.decode_steps
-    mean_ctx = (long_in.decode_steps * long_in.mean_decode_context
-                + long_out.decode_steps * long_out.mean_decode_context) / steps
-    row = decode_row(dep, batch=64, context=2742)
-    per_card = row.tokens_per_s
-    total_steps = 240 * long_in.decode_steps + 240 * long_out.decode_steps
-    return [
-        rounded("step-weighted mean decode context", mean_ctx, 2742, unit="tokens"),
-        Row("bytes per step (64 seq. at 2,742)", row.bytes_moved / GB, 41.02, "GB",
-            note="published '≥ 41.02 GB' (a lower bound)"),
-        Row("step time at 1,792 GB/s", row.step_s / MS, 22.89, "ms"),
-        Row("decode steps/s, one card", per_card, 2795.66, "steps/s"),
-        Row("decode steps/s, two cards", 2 * per_card, 5591.33, "steps/s"),
-        Row("decode steps of the 480 requests", total_steps, 552_480, "steps"),
-        Row("their time on one card", total_steps / per_card, 197.6, "s",
-            note="published '≥ 197.6 s'"),
-    ]
-
-
 def ex_ced() -> list[Row]:
     """§3.2.4: expert-layer passes of an 8K prefill, 40 layers vs CED 20 + 20·min(P, 128)."""
     p = expert_layer_passes(8192)
@@ -249,8 +224,6 @@ def ex_self_2() -> list[Row]:
 EXAMPLES_INFERENCE: tuple[Example, ...] = (
     Example("3-1-ex", "1×1024 vs 8×128 output tokens: calls, steps, contexts, weight reads",
             "chapter 3, Exercise 3-1", ex_3_1_ex),
-    Example("3-1", "decode rate of Qwen3-8B on RTX PRO 6000: bytes, step, steps/s, total time",
-            "chapter 3, Example 3-1", ex_3_1),
     Example("§3.2.4-ced", "CED expert-layer passes for an 8K prompt", "chapter 3, §3.2.4",
             ex_ced),
     Example("§3.2.4-decision", "prefill-only decision request vs generating 64 tokens",

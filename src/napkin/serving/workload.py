@@ -137,6 +137,9 @@ class ClosedLoopArrivals(_Bounded):
     kind: Literal["closed_loop"]
     clients: int = Field(ge=1)
     think_time_s: Duration = 0.0
+    ramp_s: float = Field(default=0.0, ge=0)
+    """Clients start at uniformly random times in [0, ramp_s] (real harnesses never fire
+    exactly together); 0 starts them all at once."""
 
 
 class SessionsArrivals(_Model):
@@ -409,7 +412,9 @@ class ClosedLoop:
                        int(sample_lengths(cls.output_tokens, self.rng, 1)[0]), k, key, client)
 
     def start(self, next_rid: int) -> list[Request]:
-        reqs = [self._make(next_rid + c, 0.0, c) for c in range(self.arr.clients)]
+        offsets = np.sort(self.rng.uniform(0, self.arr.ramp_s, self.arr.clients)) \
+            if self.arr.ramp_s else np.zeros(self.arr.clients)
+        reqs = [self._make(next_rid + c, float(offsets[c]), c) for c in range(self.arr.clients)]
         return [r for r in reqs if r is not None]
 
     def on_finish(self, req: Request, t: float, rid: int) -> Request | None:

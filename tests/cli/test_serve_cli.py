@@ -1,0 +1,99 @@
+"""``napkin serve``: the issue's acceptance commands, exports, plots, one-line errors."""
+
+import csv
+import json
+import sys
+
+import pytest
+
+from napkin.catalog import scenario_file
+from napkin.cli.main import main
+
+UNIFORM = str(scenario_file("chapter-3-1-uniform.yaml"))
+SHIFTED = str(scenario_file("chapter-3-1-shifted.yaml"))
+SHIFTED_WL = str(scenario_file("chapter-3-1-shifted.workload.yaml"))
+
+
+def run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["napkin", *args])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def test_fluid_reproduces_example_3_1(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "serve", "fluid", SHIFTED_WL,
+                       "--capacity-steps-s", "5591.33", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert round(doc["final_backlog_steps"]) == 112_792  # (7,471.2 − 5,591.33) × 60
+    assert round(doc["drain_s"], 2) == 20.17
+
+
+def test_fluid_capacity_from_a_gpu(monkeypatch, capsys, tmp_path):
+    png = tmp_path / "fluid.png"
+    code, out, _ = run(monkeypatch, capsys, "serve", "fluid", SHIFTED_WL, "--gpu",
+                       "rtx-pro-6000", "--count", "2", "--plot", str(png), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and png.stat().st_size > 10_000
+    # 2 × 64 / 22.89 ms at 2,742 tokens (Example 3-1)
+    assert doc["assumptions"]["capacity_steps_per_s"] == pytest.approx(5591.33, rel=1e-4)
+
+
+def test_demand_table(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "serve", "demand", SHIFTED_WL, "--format", "json")
+    windows = json.loads(out)["windows"]
+    assert code == 0
+    assert [round(w["decode_steps_per_s"], 1) for w in windows] == [1736.8, 7471.2]
+
+
+def test_simulate_both_orders(monkeypatch, capsys, tmp_path):
+    png = tmp_path / "sim.png"
+    code, out, _ = run(monkeypatch, capsys, "serve", "simulate", UNIFORM, SHIFTED,
+                       "--plot", str(png), "--export", str(tmp_path), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and png.stat().st_size > 10_000
+    names = [s["name"] for s in doc["scenarios"]]
+    assert names == ["chapter 3-1 uniform", "chapter 3-1 shifted"]
+    for s in doc["scenarios"]:
+        summary = s["summary"]
+        assert summary["requests"] == 480
+        # the decode work alone needs 552,480 steps ≥ 197.6 s of one card at 1,792 GB/s
+        assert summary["makespan_s"] > 197.6
+        assert summary["ttft"]["p95_s"] <= summary["e2e"]["p95_s"]
+        assert s["inputs"]["kv_blocks"] == 10_922
+    rows = list(csv.DictReader((tmp_path / "chapter-3-1-uniform.requests.csv").open()))
+    assert len(rows) == 480 and {"ttft_s", "tpot_s", "preemptions"} <= set(rows[0])
+    assert (tmp_path / "chapter-3-1-shifted.timeseries.csv").exists()
+
+
+def test_simulate_overrides_and_parquet(monkeypatch, capsys, tmp_path):
+    pyarrow = pytest.importorskip("pyarrow.parquet")
+    code, out, _ = run(monkeypatch, capsys, "serve", "simulate", UNIFORM, "--set",
+                       "engine.max_num_seqs=16", "--mode", "exact", "--export", str(tmp_path),
+                       "--parquet", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["scenarios"][0]["inputs"]["max_num_seqs"] == 16
+    assert doc["scenarios"][0]["inputs"]["mode"] == "exact"
+    table = pyarrow.read_table(tmp_path / "chapter-3-1-uniform.requests.parquet")
+    assert table.num_rows == 480
+
+
+def test_simulate_table_output(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "serve", "simulate", SHIFTED)
+    assert code == 0 and "p95" in out and "preemptions" in out
+
+
+@pytest.mark.parametrize("args, field", [
+    (["serve", "simulate", "nope.yaml"], "no such file"),
+    (["serve", "simulate", UNIFORM, "--set", "engine.max_num_seqs=0"], "engine.max_num_seqs"),
+    (["serve", "simulate", UNIFORM, "--set", "engine.router=random"], "engine.router"),
+    (["serve", "fluid", SHIFTED_WL], "capacity"),
+    (["serve", "fluid", SHIFTED_WL, "--capacity-steps-s", "-5"], "capacity"),
+    (["serve", "demand", UNIFORM], "field"),
+])
+def test_serve_errors_are_one_line(monkeypatch, capsys, args, field):
+    code, out, err = run(monkeypatch, capsys, *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err

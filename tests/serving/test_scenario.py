@@ -1,0 +1,66 @@
+"""Scenario files: overrides, KV pool sizing, validation errors."""
+
+import pytest
+
+from napkin.catalog import load_model, scenario_file
+from napkin.errors import NapkinError
+from napkin.serving.scenario import activation_peak_bytes, apply_overrides, build, load_scenario
+from napkin.units import GB, GiB
+
+
+def test_shipped_chapter_scenario_pool():
+    scenario, base = load_scenario(scenario_file("chapter-3-1-uniform.yaml"))
+    built = build(scenario, base)
+    # 24 GiB / (16 tokens × 147,456 B) = 10,922.67 → 10,922 blocks
+    assert built.spec.num_blocks == 24 * GiB // (16 * 147_456) == 10_922
+    assert built.spec.max_num_seqs == 64 and not built.spec.enable_prefix_caching
+    assert len(built.source.requests) == 480
+
+
+def test_overrides_reach_nested_fields():
+    scenario, _ = load_scenario(scenario_file("chapter-3-1-uniform.yaml"),
+                                   ["engine.max_num_seqs=128", "mfu=0.5", "engine.mode=exact"])
+    assert (scenario.engine.max_num_seqs, scenario.mfu, scenario.engine.mode) == (128, 0.5,
+                                                                                  "exact")
+    assert apply_overrides({"a": {"b": 1}}, ["a.c=[1, 2]"]) == {"a": {"b": 1, "c": [1, 2]}}
+    with pytest.raises(NapkinError, match=r"field\.path=value"):
+        apply_overrides({}, ["no-equals-sign"])
+
+
+def test_derived_pool_follows_vllm_arithmetic(tmp_path):
+    (tmp_path / "s.yaml").write_text(
+        "model: qwen3-8b\ngpu: rtx-pro-6000\n"
+        "engine: {max_num_seqs: 64, max_num_batched_tokens: 8192, gpu_memory_utilization: 0.9,"
+        " reserve_gib: 1.0}\n"
+        "workload: {classes: {a: {input_tokens: 10, output_tokens: 5}},"
+        " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 3}}\n")
+    built = build(*load_scenario(tmp_path / "s.yaml"))
+    model = load_model("qwen3-8b")
+    # activations: 8192 tokens × (2·4096 + max(attention 32·256 + 2048, 1.5 · 2·12288)) × 2 B
+    # + 64 × 151,936 × 4 B of FP32 logits
+    act = 8192 * (2 * 4096 + 36_864) * 2 + 64 * 151_936 * 4
+    assert activation_peak_bytes(model, 8192, 64) == act
+    pool = 96 * GB * 0.9 - 8_190_735_360 * 2 - act - GiB
+    assert built.spec.num_blocks == int(pool // (16 * 147_456))
+
+
+@pytest.mark.parametrize("text, field", [
+    ("model: qwen3-8b\nworkload: w.yaml\nengine: {max_num_seqs: 0}\n", "engine.max_num_seqs"),
+    ("model: qwen3-8b\nworkload: w.yaml\nmfu: 1.5\n", "mfu"),
+    ("model: qwen3-8b\nworkload: w.yaml\nturbo: true\n", "turbo"),
+    ("workload: w.yaml\n", "model"),
+])
+def test_bad_scenarios_name_the_field(tmp_path, text, field):
+    (tmp_path / "s.yaml").write_text(text)
+    with pytest.raises(NapkinError, match=field) as info:
+        load_scenario(tmp_path / "s.yaml")
+    assert "\n" not in str(info.value)
+
+
+def test_pool_too_small_is_one_clear_error(tmp_path):
+    (tmp_path / "s.yaml").write_text(
+        "model: llama-3.1-70b\ngpu: l4\n"
+        "workload: {classes: {a: {input_tokens: 10, output_tokens: 5}},"
+        " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 3}}\n")
+    with pytest.raises(NapkinError, match="nothing left for KV"):
+        build(*load_scenario(tmp_path / "s.yaml"))
