@@ -55,4 +55,4 @@ def test_step_series_sums_match_loops(n, c0, dc, m0, dm, w0, dw):
     if n:
         target = sum(steps) / 2
         k = series.steps_until(target, n)
-        assert sum(steps[:k]) >= target - 1e-12 and (k == 0 or sum(steps[:k - 1]) < target)
+        assert series.time(k) >= target and (k == 0 or series.time(k - 1) < target)
