@@ -3,7 +3,7 @@
 import pytest
 
 from napkin.errors import NapkinError
-from napkin.examples import EXAMPLES, find_example
+from napkin.examples.catalog import EXAMPLES, find_example
 from napkin.examples.row import Row, rounded
 
 REQUIRED = {"3-1", "3-1-ex", "§3.2.4-ced", "§3.2.4-decision", "task-2", "task-3", "task-5",

@@ -55,7 +55,7 @@ def _run(model_id, mode, wl, blocks, seqs, budget, caching, tp, replicas, router
             [e.kv_token_seconds for e in engines], [e.peak_blocks for e in engines])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(model_id=st.sampled_from(MODELS),
        kind=st.sampled_from(["poisson", "gamma", "closed_loop", "sessions"]),
        seed=st.integers(0, 10_000), n=st.integers(1, 24),
