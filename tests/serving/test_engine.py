@@ -9,11 +9,11 @@ from napkin.accounting import Batch, Precision, Segment, forward
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.inference.chain import request_chain
+from napkin.serving.arrivals import OpenLoop
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.request import Request
 from napkin.serving.requests import RequestSet
 from napkin.serving.simulate import simulate
-from napkin.serving.workload import OpenLoop
 from napkin.timing import Deployment, Efficiency, call_time
 
 EFF = Efficiency(0.4, 0.5, 0.0)

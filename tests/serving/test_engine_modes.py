@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
+from napkin.serving.arrivals import generate
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.simulate import simulate
-from napkin.serving.workload import generate, parse_workload
+from napkin.serving.workload import parse_workload
 from napkin.timing import Efficiency
 
 MODELS = ["qwen3-0.6b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3"]

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from napkin.serving.arrivals import generate
 from napkin.serving.demand import demand, total
 from napkin.serving.fluid import (
     burst_backlog,
@@ -12,7 +13,7 @@ from napkin.serving.fluid import (
     waiting_state_bytes,
     waiting_tasks,
 )
-from napkin.serving.workload import generate, parse_workload
+from napkin.serving.workload import parse_workload
 from napkin.units import GiB
 
 CLASSES = {"long_input": {"input_tokens": 8192, "output_tokens": 256},

@@ -4,15 +4,9 @@ import numpy as np
 import pytest
 
 from napkin.errors import NapkinError
+from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.request import Request
-from napkin.serving.workload import (
-    ClosedLoop,
-    OpenLoop,
-    Sessions,
-    generate,
-    load_workload,
-    parse_workload,
-)
+from napkin.serving.workload import load_workload, parse_workload
 
 CHAT = {"chat": {"input_tokens": 100, "output_tokens": 10}}
 

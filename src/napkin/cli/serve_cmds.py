@@ -36,7 +36,8 @@ def _windows(workload, reqs, window_s: float | None) -> list[float]:
 
 
 def _open_requests(path: Path):
-    from napkin.serving.workload import OpenLoop, generate, load_workload
+    from napkin.serving.arrivals import OpenLoop, generate
+    from napkin.serving.workload import load_workload
 
     workload, base = load_workload(path)
     source = generate(workload, base)
@@ -181,7 +182,7 @@ class _progress:
 
     def __init__(self, name: str, built, fmt: Format) -> None:
         self.enabled = fmt != Format.json and sys.stderr.isatty()
-        from napkin.serving.workload import OpenLoop
+        from napkin.serving.arrivals import OpenLoop
 
         src = built.source
         self.total = len(src.requests) if isinstance(src, OpenLoop) else None

@@ -5,6 +5,7 @@ from napkin.catalog import load_accelerator, load_model, scenario_file
 from napkin.examples.row import Example, Row, rounded
 from napkin.inference.chain import request_chain
 from napkin.inference.decode import decode_row
+from napkin.serving.arrivals import OpenLoop, generate
 from napkin.serving.demand import demand, total
 from napkin.serving.fluid import (
     burst_backlog,
@@ -17,7 +18,7 @@ from napkin.serving.fluid import (
 from napkin.serving.metrics import summarize
 from napkin.serving.scenario import build, load_scenario
 from napkin.serving.simulate import simulate
-from napkin.serving.workload import OpenLoop, generate, load_workload
+from napkin.serving.workload import load_workload
 from napkin.stats import nearest_rank
 from napkin.timing import Deployment
 from napkin.units import GB, MS, GiB

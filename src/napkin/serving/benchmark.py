@@ -7,10 +7,11 @@ TTFT and mean TPOT over all requests — the figures such harnesses print.
 from dataclasses import dataclass
 
 from napkin.accounting.forward import Precision
+from napkin.serving.arrivals import generate
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.metrics import summarize
 from napkin.serving.simulate import simulate
-from napkin.serving.workload import generate, parse_workload
+from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing import Efficiency

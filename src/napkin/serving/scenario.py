@@ -19,17 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from napkin.accounting.forward import Precision
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
+from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.metrics import SLO
-from napkin.serving.workload import (
-    ClosedLoop,
-    OpenLoop,
-    Sessions,
-    Workload,
-    generate,
-    load_workload,
-    validation_message,
-)
+from napkin.serving.workload import Workload, load_workload, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
 from napkin.timing import Efficiency

@@ -14,9 +14,9 @@ from typing import Literal
 import numpy as np
 
 from napkin.errors import require
+from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
 from napkin.serving.request import Request
-from napkin.serving.workload import ClosedLoop, OpenLoop, Sessions
 
 Router = Literal["round_robin", "least_outstanding", "least_kv"]
 ARRIVAL, ENGINE = 0, 1
@@ -69,16 +69,67 @@ class _Log:
         return SimRecords(*arrays)
 
 
-def _open_request(src: OpenLoop, i: int) -> Request:
-    reqs = src.requests
-    label = int(reqs.label[i])
-    key = None
-    if reqs.prefix_hashes is not None and reqs.prefix_hashes[i]:
-        key = ("src", reqs.prefix_hashes[i], reqs.hash_block_tokens)
-    elif src.shared_prefix[label]:
-        key = ("shared", reqs.labels[label], src.shared_prefix[label])
-    return Request(i, float(reqs.arrival_s[i]), int(reqs.input_tokens[i]),
-                   int(reqs.output_tokens[i]), label, key)
+class _OpenFeed:
+    """Open-loop arrivals, materialized one at a time in arrival order."""
+
+    def __init__(self, src: OpenLoop) -> None:
+        self.src, self.n = src, len(src.requests)
+        self.labels = tuple(src.requests.labels)
+
+    def first(self) -> list[tuple[float, object]]:
+        return [(float(self.src.requests.arrival_s[0]), 0)] if self.n else []
+
+    def take(self, payload: object) -> tuple[Request, list[tuple[float, object]]]:
+        """The request behind an arrival event, and the next arrival to queue."""
+        i = int(payload)  # type: ignore[call-overload]
+        reqs = self.src.requests
+        label = int(reqs.label[i])
+        key = None
+        if reqs.prefix_hashes is not None and reqs.prefix_hashes[i]:
+            key = ("src", reqs.prefix_hashes[i], reqs.hash_block_tokens)
+        elif self.src.shared_prefix[label]:
+            key = ("shared", reqs.labels[label], self.src.shared_prefix[label])
+        req = Request(i, float(reqs.arrival_s[i]), int(reqs.input_tokens[i]),
+                      int(reqs.output_tokens[i]), label, key)
+        nxt = [(float(reqs.arrival_s[i + 1]), i + 1)] if i + 1 < self.n else []
+        return req, nxt
+
+    def finished(self, req: Request, t: float) -> list[tuple[float, object]]:
+        return []
+
+
+class _ClientFeed:
+    """Closed-loop clients or sessions: a finish may send the client's next request."""
+
+    def __init__(self, src: ClosedLoop | Sessions) -> None:
+        self.src = src
+        self.labels = tuple(src.names)
+        self.next_rid = 0
+
+    def first(self) -> list[tuple[float, object]]:
+        reqs = self.src.start(0)
+        self.next_rid = max((r.rid for r in reqs), default=-1) + 1
+        return [(r.arrival_s, r) for r in reqs]
+
+    def take(self, payload: object) -> tuple[Request, list[tuple[float, object]]]:
+        assert isinstance(payload, Request)  # events of this feed carry requests
+        return payload, []
+
+    def finished(self, req: Request, t: float) -> list[tuple[float, object]]:
+        new = self.src.on_finish(req, t, self.next_rid)
+        if new is None:
+            return []
+        self.next_rid += 1
+        return [(new.arrival_s, new)]
+
+
+def _route(engines: list[Engine], router: Router, t: float, counter: int) -> int:
+    if router == "round_robin":
+        return counter % len(engines)
+    if router == "least_outstanding":
+        return min(range(len(engines)), key=lambda k: engines[k].outstanding)
+    return min(range(len(engines)),
+               key=lambda k: engines[k].blocks_in_use_at(t) / engines[k].spec.num_blocks)
 
 
 def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
@@ -88,71 +139,42 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     require(len(engines) >= 1, "replicas: need at least one engine")
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
+    feed = _OpenFeed(source) if isinstance(source, OpenLoop) else _ClientFeed(source)
     heap: list[tuple[float, int, int, object]] = []
     seq = 0
-    version = [0] * len(engines)
+    version = [0] * len(engines)  # an engine event is stale once its version moved on
     waking = [False] * len(engines)
-    where: dict[int, int] = {}
     log = _Log()
-    rr = 0
-    next_rid = 0
+    routed = finished = 0
 
     def push(t: float, kind: int, payload: object) -> None:
         nonlocal seq
         heapq.heappush(heap, (t, kind, seq, payload))
         seq += 1
 
-    def schedule(i: int) -> None:
-        version[i] += 1
-        plan = engines[i].plan_next()
-        if plan is not None:
-            push(plan.end_s, ENGINE, (i, version[i]))
-
-    open_loop = isinstance(source, OpenLoop)
-    n_open = len(source.requests) if isinstance(source, OpenLoop) else 0
-    if isinstance(source, OpenLoop):
-        if n_open:
-            push(float(source.requests.arrival_s[0]), ARRIVAL, 0)
-        next_rid = n_open
-    else:
-        for req in source.start(0):
-            push(req.arrival_s, ARRIVAL, req)
-            next_rid = max(next_rid, req.rid + 1)
-
-    finished = 0
+    for t, payload in feed.first():
+        push(t, ARRIVAL, payload)
     while heap:
         t, kind, _, payload = heapq.heappop(heap)
         if kind == ARRIVAL:
-            if open_loop:
-                i = payload  # type: ignore[assignment]
-                req = _open_request(source, i)  # type: ignore[arg-type]
-                if i + 1 < n_open:
-                    push(float(source.requests.arrival_s[i + 1]),  # type: ignore[union-attr]
-                         ARRIVAL, i + 1)
-            else:
-                req = payload  # type: ignore[assignment]
-            if router == "round_robin":
-                target = rr % len(engines)
-                rr += 1
-            elif router == "least_outstanding":
-                target = min(range(len(engines)), key=lambda k: engines[k].outstanding)
-            else:
-                target = min(range(len(engines)), key=lambda k: (
-                    engines[k].blocks_in_use_at(t) / engines[k].spec.num_blocks))
-            engine = engines[target]
-            where[req.rid] = target
+            req, more = feed.take(payload)
+            for t_next, p in more:
+                push(t_next, ARRIVAL, p)
+            i = _route(engines, router, t, routed)
+            routed += 1
+            engine = engines[i]
             idle = engine.plan is None
-            before = engine.plan.steps if engine.plan is not None else 0
+            steps_before = engine.plan.steps if engine.plan is not None else 0
             engine.add(req, t)
-            if idle and not waking[target]:
+            if idle and not waking[i]:
                 # start at t, after every arrival of the same instant has been routed
                 engine.clock = max(engine.clock, t)
-                waking[target] = True
-                version[target] += 1
-                push(t, ENGINE, (target, version[target]))
-            elif engine.plan is not None and engine.plan.steps != before:
-                version[target] += 1
-                push(engine.plan.end_s, ENGINE, (target, version[target]))
+                waking[i] = True
+                version[i] += 1
+                push(t, ENGINE, (i, version[i]))
+            elif engine.plan is not None and engine.plan.steps != steps_before:
+                version[i] += 1  # the decode run was cut short at the next boundary
+                push(engine.plan.end_s, ENGINE, (i, version[i]))
             continue
         i, v = payload  # type: ignore[misc]
         if v != version[i]:
@@ -162,15 +184,13 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         for req in engine.commit():
             log.add(req, i)
             finished += 1
-            if not open_loop:
-                new = source.on_finish(req, engine.clock, next_rid)  # type: ignore[union-attr]
-                if new is not None:
-                    next_rid += 1
-                    push(new.arrival_s, ARRIVAL, new)
+            for t_next, p in feed.finished(req, engine.clock):
+                push(t_next, ARRIVAL, p)
         if progress is not None:
             progress(engine.clock, finished)
         if engine.has_work():
-            schedule(i)
-    labels = tuple(source.requests.labels) if isinstance(source, OpenLoop) else tuple(
-        source.names)
-    return SimRun(log.records(), tuple(engines), labels)
+            version[i] += 1
+            plan = engine.plan_next()
+            if plan is not None:
+                push(plan.end_s, ENGINE, (i, version[i]))
+    return SimRun(log.records(), tuple(engines), feed.labels)
