@@ -1,23 +1,12 @@
 """The command line: the issue's acceptance commands, formats, and one-line errors."""
 
 import json
-import sys
 
 import pytest
 
-from napkin.cli.main import main
 
-
-def run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["napkin", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
-
-def test_model_json(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "model", "qwen3-8b", "--format", "json")
+def test_model_json(cli):
+    code, out, _ = cli("model", "qwen3-8b", "--format", "json")
     doc = json.loads(out)
     assert code == 0
     assert doc["params"] == 8_190_735_360
@@ -26,19 +15,19 @@ def test_model_json(monkeypatch, capsys):
     assert doc["inputs"]["weights"] == "bf16"
 
 
-def test_model_from_a_config_path(monkeypatch, capsys, tmp_path):
+def test_model_from_a_config_path(cli, tmp_path):
     cfg = {"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32,
            "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
            "vocab_size": 32000, "sliding_window": 4096, "max_position_embeddings": 32768}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
-    code, out, _ = run(monkeypatch, capsys, "model", str(path), "--format", "json")
+    code, out, _ = cli("model", str(path), "--format", "json")
     assert code == 0
     assert json.loads(out)["params"] == 7_241_732_096  # Mistral-7B-v0.1, published
 
 
-def test_decode_task_2(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "decode", "qwen3-8b", "--gpu", "rtx-4080",
+def test_decode_task_2(cli):
+    code, out, _ = cli("decode", "qwen3-8b", "--gpu", "rtx-4080",
                        "--gpu-mem-gb", "32", "--batch", "1,8,16,32", "--context", "4096",
                        "--read-embedding", "--format", "json")
     rows = json.loads(out)["rows"]
@@ -49,18 +38,18 @@ def test_decode_task_2(monkeypatch, capsys):
     assert [r["fits"] for r in rows] == [True, True, True, False]
 
 
-def test_decode_example_3_1(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "decode", "qwen3-8b", "--gpu", "rtx-pro-6000",
+def test_decode_example_3_1(cli):
+    code, out, _ = cli("decode", "qwen3-8b", "--gpu", "rtx-pro-6000",
                        "--batch", "64", "--context", "2742", "--mbu", "1", "--format", "json")
     assert code == 0
     assert json.loads(out)["rows"][0]["step_s"] * 1e3 == pytest.approx(22.89, abs=0.005)
 
 
-def test_formats_and_assumptions_are_printed(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "decode", "qwen3-8b", "--gpu", "h100-sxm",
+def test_formats_and_assumptions_are_printed(cli):
+    code, out, _ = cli("decode", "qwen3-8b", "--gpu", "h100-sxm",
                        "--format", "md", "--mfu", "0.5")
     assert code == 0 and out.startswith("# ") and "mfu=0.5" in out and "mbu=1.0" in out
-    code, out, _ = run(monkeypatch, capsys, "decode", "qwen3-8b", "--gpu", "h100-sxm")
+    code, out, _ = cli("decode", "qwen3-8b", "--gpu", "h100-sxm")
     assert code == 0 and "tokens/s" in out and "mfu=1.0" in out
 
 
@@ -74,16 +63,16 @@ def test_formats_and_assumptions_are_printed(monkeypatch, capsys):
     ["examples", "run", "q13"],
 ])
 @pytest.mark.parametrize("fmt", ["table", "md", "json"])
-def test_commands_run_in_every_format(monkeypatch, capsys, args, fmt):
-    code, out, err = run(monkeypatch, capsys, *args, "--format", fmt)
+def test_commands_run_in_every_format(cli, args, fmt):
+    code, out, err = cli(*args, "--format", fmt)
     assert code == 0, err
     assert out.strip()
     if fmt == "json":
         json.loads(out)
 
 
-def test_call_json_reports_chain(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "call", "qwen3-8b", "--new", "1929", "--gen", "64",
+def test_call_json_reports_chain(cli):
+    code, out, _ = cli("call", "qwen3-8b", "--new", "1929", "--gen", "64",
                        "--gpu", "h100-sxm", "--mfu", "0.4", "--mbu", "0.5", "--format", "json")
     chain = json.loads(out)["chain"]
     assert code == 0
@@ -91,8 +80,8 @@ def test_call_json_reports_chain(monkeypatch, capsys):
     assert chain["e2e_s"] == pytest.approx(0.65, abs=0.005)  # §3.2.4
 
 
-def test_capacity_json(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "capacity", "llama-3.1-70b", "--gpu", "rtx-4080",
+def test_capacity_json(cli):
+    code, out, _ = cli("capacity", "llama-3.1-70b", "--gpu", "rtx-4080",
                        "--gpu-mem-gb", "32", "--count", "4", "--weights", "int4-g128",
                        "--context", "32768", "--reserve-gb", "2", "--kv-dtype", "fp8",
                        "--format", "json")
@@ -100,8 +89,8 @@ def test_capacity_json(monkeypatch, capsys):
     assert json.loads(out)["capacity"]["users"] == 15  # task 3: ≈ 15 with FP8 KV
 
 
-def test_examples_run_all_passes(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "examples", "run", "--all", "--format", "json")
+def test_examples_run_all_passes(cli):
+    code, out, _ = cli("examples", "run", "--all", "--format", "json")
     assert code == 0
     assert json.loads(out)["failed_rows"] == 0
 
@@ -122,18 +111,18 @@ def test_examples_run_all_passes(monkeypatch, capsys):
     (["model"], "MODEL"),
     (["nosuch"], "nosuch"),
 ])
-def test_bad_input_is_one_line(monkeypatch, capsys, args, field):
-    code, out, err = run(monkeypatch, capsys, *args)
+def test_bad_input_is_one_line(cli, args, field):
+    code, out, err = cli(*args)
     assert code == 2
     assert out == ""  # nothing half-written
     assert err.count("\n") == 1 and "Traceback" not in err
     assert field in err
 
 
-def test_malformed_config_is_one_line(monkeypatch, capsys, tmp_path):
+def test_malformed_config_is_one_line(cli, tmp_path):
     bad = tmp_path / "config.json"
     for text, field in (("{not json", "not valid JSON"), ('{"hidden_size": 4096}', "field"),
                         ("[1, 2]", "JSON object")):
         bad.write_text(text)
-        code, out, err = run(monkeypatch, capsys, "model", str(bad))
+        code, out, err = cli("model", str(bad))
         assert (code, out) == (2, "") and err.count("\n") == 1 and field in err

@@ -2,28 +2,18 @@
 
 import csv
 import json
-import sys
 
 import pytest
 
 from napkin.catalog import scenario_file
-from napkin.cli.main import main
 
 UNIFORM = str(scenario_file("chapter-3-1-uniform.yaml"))
 SHIFTED = str(scenario_file("chapter-3-1-shifted.yaml"))
 SHIFTED_WL = str(scenario_file("chapter-3-1-shifted.workload.yaml"))
 
 
-def run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["napkin", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
-
-def test_fluid_reproduces_example_3_1(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "serve", "fluid", SHIFTED_WL,
+def test_fluid_reproduces_example_3_1(cli):
+    code, out, _ = cli("serve", "fluid", SHIFTED_WL,
                        "--capacity-steps-s", "5591.33", "--format", "json")
     doc = json.loads(out)
     assert code == 0
@@ -31,9 +21,9 @@ def test_fluid_reproduces_example_3_1(monkeypatch, capsys):
     assert round(doc["drain_s"], 2) == 20.17
 
 
-def test_fluid_capacity_from_a_gpu(monkeypatch, capsys, tmp_path):
+def test_fluid_capacity_from_a_gpu(cli, tmp_path):
     png = tmp_path / "fluid.png"
-    code, out, _ = run(monkeypatch, capsys, "serve", "fluid", SHIFTED_WL, "--gpu",
+    code, out, _ = cli("serve", "fluid", SHIFTED_WL, "--gpu",
                        "rtx-pro-6000", "--count", "2", "--plot", str(png), "--format", "json")
     doc = json.loads(out)
     assert code == 0 and png.stat().st_size > 10_000
@@ -41,16 +31,16 @@ def test_fluid_capacity_from_a_gpu(monkeypatch, capsys, tmp_path):
     assert doc["assumptions"]["capacity_steps_per_s"] == pytest.approx(5591.33, rel=1e-4)
 
 
-def test_demand_table(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "serve", "demand", SHIFTED_WL, "--format", "json")
+def test_demand_table(cli):
+    code, out, _ = cli("serve", "demand", SHIFTED_WL, "--format", "json")
     windows = json.loads(out)["windows"]
     assert code == 0
     assert [round(w["decode_steps_per_s"], 1) for w in windows] == [1736.8, 7471.2]
 
 
-def test_simulate_both_orders(monkeypatch, capsys, tmp_path):
+def test_simulate_both_orders(cli, tmp_path):
     png = tmp_path / "sim.png"
-    code, out, _ = run(monkeypatch, capsys, "serve", "simulate", UNIFORM, SHIFTED,
+    code, out, _ = cli("serve", "simulate", UNIFORM, SHIFTED,
                        "--plot", str(png), "--export", str(tmp_path), "--format", "json")
     doc = json.loads(out)
     assert code == 0 and png.stat().st_size > 10_000
@@ -68,9 +58,9 @@ def test_simulate_both_orders(monkeypatch, capsys, tmp_path):
     assert (tmp_path / "chapter-3-1-shifted.timeseries.csv").exists()
 
 
-def test_simulate_overrides_and_parquet(monkeypatch, capsys, tmp_path):
+def test_simulate_overrides_and_parquet(cli, tmp_path):
     pyarrow = pytest.importorskip("pyarrow.parquet")
-    code, out, _ = run(monkeypatch, capsys, "serve", "simulate", UNIFORM, "--set",
+    code, out, _ = cli("serve", "simulate", UNIFORM, "--set",
                        "engine.max_num_seqs=16", "--mode", "exact", "--export", str(tmp_path),
                        "--parquet", "--format", "json")
     doc = json.loads(out)
@@ -81,8 +71,8 @@ def test_simulate_overrides_and_parquet(monkeypatch, capsys, tmp_path):
     assert table.num_rows == 480
 
 
-def test_simulate_table_output(monkeypatch, capsys):
-    code, out, _ = run(monkeypatch, capsys, "serve", "simulate", SHIFTED)
+def test_simulate_table_output(cli):
+    code, out, _ = cli("serve", "simulate", SHIFTED)
     assert code == 0 and "p95" in out and "preemptions" in out
 
 
@@ -94,6 +84,6 @@ def test_simulate_table_output(monkeypatch, capsys):
     (["serve", "fluid", SHIFTED_WL, "--capacity-steps-s", "-5"], "capacity"),
     (["serve", "demand", UNIFORM], "field"),
 ])
-def test_serve_errors_are_one_line(monkeypatch, capsys, args, field):
-    code, out, err = run(monkeypatch, capsys, *args)
+def test_serve_errors_are_one_line(cli, args, field):
+    code, out, err = cli(*args)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err
