@@ -7,8 +7,9 @@ from pathlib import Path
 import napkin
 
 SRC = Path(napkin.__file__).parent
-ORDER = ["errors", "units", "stats", "specs", "catalog", "accounting", "timing", "inference",
-         "serving", "examples", "report", "cli"]
+ORDER = ["errors", "units", "stats", "evaluation", "specs", "catalog", "accounting", "timing",
+         "inference", "serving", "training", "rl", "scaling", "economics", "examples", "report",
+         "cli"]
 CORE_FORBIDDEN = {"rich", "typer", "click", "matplotlib"}
 
 

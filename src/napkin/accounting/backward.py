@@ -20,9 +20,18 @@ _WEIGHTLESS = (OpKind.ATTN_SCORE, OpKind.ATTN_VALUE)
 
 
 def is_frozen(module: str, frozen: Iterable[str]) -> bool:
-    """Whether ``module`` (``"attn/q"``, ``"mlp/up"``, ``"embed"``, ``"lm_head"``…) matches a
-    glob pattern in ``frozen`` (``"attn/*"``, ``"moe/experts/*"``)."""
-    return any(fnmatch(module, pattern) for pattern in frozen)
+    """Whether ``module`` (``"attn/q"``, ``"mlp/up"``, ``"embed"``, ``"lm_head"``…) is frozen by
+    the glob patterns ``frozen`` (``"attn/*"``, ``"moe/experts/*"``); a pattern starting with
+    ``!`` un-freezes what it matches, and the last matching pattern wins (as in .gitignore):
+    ``("*", "!*.lora_*")`` freezes everything but LoRA adapters."""
+    state = False
+    for pattern in frozen:
+        if pattern.startswith("!"):
+            if fnmatch(module, pattern[1:]):
+                state = False
+        elif fnmatch(module, pattern):
+            state = True
+    return state
 
 
 def backward(model: ModelSpec, fwd: CallCost, frozen: tuple[str, ...] = ()) -> CallCost:

@@ -1,7 +1,8 @@
 """Rules of thumb, kept beside the itemized accounting they approximate.
 
 ``2N`` FLOPs per token is a forward pass that treats every parameter as one multiply-add (the
-question bank's napkin convention: embeddings counted, attention pairs not). The itemized
+question bank's napkin convention: embeddings counted, attention pairs not); ``6ND`` is training
+on D tokens (forward 2N, backward 4N per token; q18). The itemized
 :func:`napkin.accounting.forward` is exact under the chapter's conventions; compare the two to
 see what the rule leaves out.
 """
@@ -10,3 +11,13 @@ see what the rule leaves out.
 def flops_per_token_2n(params: int) -> float:
     """Forward FLOPs per token by the 2N rule: one multiply-add (2 FLOPs) per parameter."""
     return 2.0 * params
+
+
+def train_flops_6nd(params: float, tokens: float) -> float:
+    """Training FLOPs by the 6ND rule: 2N forward + 4N backward per token, times D tokens."""
+    return 6.0 * params * tokens
+
+
+def call_flops_2n(params: float, prompt_tokens: int, gen_tokens: int) -> float:
+    """A whole request by the 2N rule: ``2N·[P + (G − 1)]`` (prefill P tokens, G − 1 decodes)."""
+    return flops_per_token_2n(params) * (prompt_tokens + gen_tokens - 1)

@@ -1,0 +1,99 @@
+"""One RL cycle from its roles (chapter 3.5.3, Example 3-4).
+
+To keep ``keep`` samples at keep rate ``a`` the policy generates ``n = keep/a`` answers: each a
+prefill of P prompt tokens and G − 1 decode steps. Every answer is read once, teacher-forced
+(P + G − 1 input tokens, the LM head on every position unless ``head="labelled"``: the G answer
+positions), by the reference model, and optionally by a teacher and a reward model. The policy
+update runs forward and backward on the kept samples only. So
+``F_cycle(n) = n·(f_g + f_r) + F_u``: generation and reading grow with n, the update does not.
+After the update, BF16 weights go to r generation replicas: ``r·M_W`` bytes.
+All FLOPs come from the accounting layer (``forward``, ``decode_runs``, training ``backward``).
+"""
+
+import math
+from dataclasses import dataclass
+
+from napkin.accounting.batch import Batch
+from napkin.accounting.forward import Precision, forward
+from napkin.accounting.series import decode_runs
+from napkin.errors import require
+from napkin.specs.model import ModelSpec
+from napkin.training.flops import TrainShape, train_flops
+
+
+@dataclass(frozen=True)
+class RLCycle:
+    """FLOPs per role of one cycle, and the weight-sync bytes."""
+
+    generated: int
+    kept: int
+    prefill_flops: float
+    decode_flops: float
+    reference_flops: float
+    teacher_flops: float
+    reward_flops: float
+    update_flops: float
+    sync_bytes: float
+
+    @property
+    def per_answer_flops(self) -> float:
+        """``f_g + f_r`` (+ teacher, reward model): what each extra generated answer costs."""
+        return (self.prefill_flops + self.decode_flops + self.reference_flops
+                + self.teacher_flops + self.reward_flops) / self.generated
+
+    @property
+    def total_flops(self) -> float:
+        """``n·(f_g + f_r) + F_u``."""
+        return (self.prefill_flops + self.decode_flops + self.reference_flops
+                + self.teacher_flops + self.reward_flops + self.update_flops)
+
+    @property
+    def per_kept_flops(self) -> float:
+        return self.total_flops / self.kept
+
+
+def generated_for(keep: int, keep_rate: float) -> int:
+    """Answers to generate to keep ``keep`` at ``keep_rate``: ``⌈n_keep / a⌉`` (16 at ½: 32)."""
+    require(keep >= 1, f"keep: must be >= 1, got {keep}")
+    require(0 < keep_rate <= 1, f"keep-rate: must be in (0, 1], got {keep_rate}")
+    return math.ceil(round(keep / keep_rate, 9))
+
+
+def _read_flops(model: ModelSpec, prompt: int, gen: int, head: str,
+                precision: Precision) -> float:
+    """A teacher-forced forward over an answer: P + G − 1 inputs, head on all or G positions."""
+    tokens = prompt + gen - 1
+    readout = tokens if head == "all" else gen
+    return forward(model, Batch.uniform(0, tokens, 1, readout), precision).flops
+
+
+def rl_cycle(policy: ModelSpec, prompt_tokens: int, gen_tokens: int, keep: int,
+             keep_rate: float, reference: bool = True, teacher: ModelSpec | None = None,
+             reward_model: ModelSpec | None = None, head: str = "all", replicas: int = 0,
+             precision: Precision | None = None) -> RLCycle:
+    """FLOPs of one cycle of ``policy`` on P-token prompts with G-token answers."""
+    require(prompt_tokens >= 1, f"prompt-len: must be >= 1, got {prompt_tokens}")
+    require(gen_tokens >= 1, f"gen-len: must be >= 1, got {gen_tokens}")
+    require(replicas >= 0, f"replicas: must be >= 0, got {replicas}")
+    require(head in ("all", "labelled"), f"head: must be all or labelled, got {head!r}")
+    precision = precision or Precision.of()
+    n = generated_for(keep, keep_rate)
+    prefill = forward(policy, Batch.uniform(0, prompt_tokens, 1, 1), precision).flops
+    decode = sum(run.flops for run in decode_runs(policy, precision, 1, prompt_tokens,
+                                                  gen_tokens - 1))
+    reads = {m: _read_flops(m, prompt_tokens, gen_tokens, head, precision)
+             for m in {policy, *(x for x in (teacher, reward_model) if x is not None)}}
+    seq = prompt_tokens + gen_tokens - 1
+    update = train_flops(policy, TrainShape((seq,), micro_batch=keep, labels=gen_tokens,
+                                            head=head), precision=precision)
+    return RLCycle(
+        generated=n,
+        kept=keep,
+        prefill_flops=n * prefill,
+        decode_flops=n * decode,
+        reference_flops=n * reads[policy] if reference else 0.0,
+        teacher_flops=n * reads[teacher] if teacher is not None else 0.0,
+        reward_flops=n * reads[reward_model] if reward_model is not None else 0.0,
+        update_flops=update.update_flops,
+        sync_bytes=replicas * policy.params * precision.weights.bytes_per_weight,
+    )

@@ -1,0 +1,142 @@
+"""Training memory: parameter state by recipe, sharding, activations, fit per device.
+
+Bytes per parameter (trainable) by recipe — the chapter's Example 3-3 is ``adamw-fp32-grads``
+(BF16 weights 2 + FP32 grads 4 + FP32 master 4 + Adam m 4 + v 4 = 18), the question bank's q21 is
+``adamw`` (BF16 grads: 16). Frozen parameters hold only their weights (BF16, or NF4 with double
+quantization for QLoRA: 4 + 8/64 + 32/(64·256) ≈ 4.127 bits, Dettmers et al. 2023).
+
+Sharding over n data-parallel devices (Rajbhandari et al. 2020): ZeRO-1 splits optimizer states
+(master, moments), ZeRO-2 also gradients, ZeRO-3/FSDP also weights; CPU offload moves optimizer
+states to host memory.
+
+Activations per layer (Korthikanti et al. 2022, Table 2; bytes, 16-bit activations):
+``s·b·h·(34 + 5·a·s/h)`` without recomputation or FlashAttention; FlashAttention (or selective
+recompute) drops the ``5·a·s/h`` attention-matrix term; with tensor parallel ``t`` the per-device
+figure is ``s·b·h·(10 + 24/t [+ 5as/(ht)])`` and with sequence parallel ``34/t``; full
+recomputation keeps only each layer's input, ``2·s·b·h``. For SwiGLU MLPs Megatron's
+generalization replaces 34 by ``18 + 4·ffn/h`` (``mlp_coefficient``).
+"""
+
+import math
+from dataclasses import dataclass
+
+from napkin.errors import NapkinError, require
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Bytes per trainable parameter: weights, gradients, master copy, optimizer moments."""
+
+    name: str
+    weights: float
+    grads: float
+    master: float
+    optimizer: float
+    description: str
+
+    @property
+    def bytes_per_param(self) -> float:
+        return self.weights + self.grads + self.master + self.optimizer
+
+    @property
+    def optimizer_state_bytes(self) -> float:
+        """What ZeRO-1 shards and CPU offload moves: master copy and moments."""
+        return self.master + self.optimizer
+
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (
+    Recipe("adamw", 2, 2, 4, 8, "BF16 weights and grads, FP32 master, Adam m and v (q21: 16)"),
+    Recipe("adamw-fp32-grads", 2, 4, 4, 8, "as adamw with FP32 gradients (Example 3-3: 18)"),
+    Recipe("adamw-8bit", 2, 2, 4, 2, "Adam moments in 8 bits (bitsandbytes)"),
+    Recipe("sgd", 2, 2, 4, 0, "plain SGD, mixed precision"),
+    Recipe("sgd-momentum", 2, 2, 4, 4, "SGD with one FP32 momentum"),
+)}
+
+FROZEN_WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "nf4-dq": (4 + 8 / 64 + 32 / (64 * 256)) / 8}
+"""Bytes per frozen parameter: 16-bit, or QLoRA's NF4 with double-quantized block scales."""
+
+
+def recipe(name: str) -> Recipe:
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise NapkinError(f"optimizer: unknown recipe {name!r}; allowed: "
+                          f"{', '.join(RECIPES)}") from None
+
+
+@dataclass(frozen=True)
+class StateMemory:
+    """Parameter-related bytes on one device, by kind (activations apart)."""
+
+    weights_bytes: float
+    grads_bytes: float
+    optimizer_bytes: float
+    offloaded_bytes: float
+
+    @property
+    def bytes(self) -> float:
+        return self.weights_bytes + self.grads_bytes + self.optimizer_bytes
+
+
+def state_memory(trainable: int, frozen: int, rec: Recipe, devices: int = 1, zero: int = 0,
+                 offload: bool = False, frozen_format: str = "bf16") -> StateMemory:
+    """Per-device state of ``trainable`` + ``frozen`` parameters under ZeRO stage ``zero``."""
+    require(devices >= 1, f"devices: must be >= 1, got {devices}")
+    require(zero in (0, 1, 2, 3), f"zero: stage must be 0, 1, 2 or 3, got {zero}")
+    if frozen_format not in FROZEN_WEIGHT_BYTES:
+        raise NapkinError(f"frozen weights: unknown format {frozen_format!r}; allowed: "
+                          f"{', '.join(FROZEN_WEIGHT_BYTES)}")
+    weights = trainable * rec.weights + frozen * FROZEN_WEIGHT_BYTES[frozen_format]
+    grads = trainable * rec.grads
+    opt = trainable * rec.optimizer_state_bytes
+    if zero >= 1:
+        opt /= devices
+    if zero >= 2:
+        grads /= devices
+    if zero >= 3:
+        weights /= devices
+    offloaded = opt if offload else 0.0
+    return StateMemory(weights, grads, 0.0 if offload else opt, offloaded)
+
+
+def activation_bytes_per_layer(seq: int, batch: int, hidden: int, heads: int,
+                               recompute: str = "none", flash: bool = False,
+                               tensor_parallel: int = 1, sequence_parallel: bool = False,
+                               mlp_coefficient: float = 34.0) -> float:
+    """Korthikanti et al. 2022 activation bytes of one layer on one device (see module doc)."""
+    require(recompute in ("none", "selective", "full"),
+            f"recompute: must be none, selective or full, got {recompute!r}")
+    sbh, t = seq * batch * hidden, tensor_parallel
+    if recompute == "full":
+        return 2.0 * sbh / (t if sequence_parallel else 1)
+    score = 0.0 if (flash or recompute == "selective") else 5.0 * heads * seq / hidden
+    if sequence_parallel:
+        return sbh * (mlp_coefficient + score) / t
+    return sbh * (10.0 + (mlp_coefficient - 10.0) / t + score / t)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Per-device memory of a training setup and whether it fits."""
+
+    state: StateMemory
+    activations_bytes: float
+    reserve_bytes: float
+    capacity_bytes: float
+
+    @property
+    def total_bytes(self) -> float:
+        return self.state.bytes + self.activations_bytes + self.reserve_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.total_bytes <= self.capacity_bytes
+
+
+def largest_micro_batch(state: StateMemory, activation_per_sequence: float,
+                        capacity_bytes: float, reserve_bytes: float = 0.0) -> int:
+    """Most sequences per micro-batch whose activations fit beside the state (0: none)."""
+    left = capacity_bytes - reserve_bytes - state.bytes
+    if left <= 0 or activation_per_sequence <= 0:
+        return 0
+    return math.floor(left / activation_per_sequence)

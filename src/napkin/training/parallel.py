@@ -1,0 +1,55 @@
+"""Communication of data-parallel training and the pipeline bubble.
+
+Per device and step, with ring collectives over n devices (each moves (n−1)/n of the buffer
+per direction): DDP all-reduces gradients, ``2·(n−1)/n·G``; ZeRO-1 and ZeRO-2 reduce-scatter
+gradients and all-gather updated weights, the same volume; ZeRO-3/FSDP all-gathers weights
+before forward and again before backward and reduce-scatters gradients:
+``(n−1)/n·(2W + G)`` (W weight bytes in the gather format, G gradient bytes). The question bank's
+task 1: 7B, 4 devices, BF16 weights, FP32 gradients → 3/4·(28 + 28) = 42 GB, 4.2 s at 10 GB/s.
+Pipeline parallel with p stages and m micro-batches idles ``(p−1)/(m+p−1)`` of the time.
+"""
+
+from dataclasses import dataclass
+
+from napkin.errors import NapkinError, require
+
+
+@dataclass(frozen=True)
+class Communication:
+    scheme: str
+    bytes_per_device: float
+    link_bytes_per_s: float
+    compute_s: float
+
+    @property
+    def time_s(self) -> float:
+        return self.bytes_per_device / self.link_bytes_per_s
+
+    @property
+    def hidden(self) -> bool:
+        """Whether it can overlap entirely with the step's compute."""
+        return self.time_s <= self.compute_s
+
+
+def communication(scheme: str, params: int, devices: int, weight_bytes: float = 2.0,
+                  grad_bytes: float = 2.0, link_bytes_per_s: float = 10e9,
+                  compute_s: float = 0.0) -> Communication:
+    """Bytes each device sends per step under ``scheme`` (ddp, zero1, zero2, zero3, fsdp)."""
+    require(devices >= 1, f"devices: must be >= 1, got {devices}")
+    require(link_bytes_per_s > 0, "link: bandwidth must be > 0")
+    share = (devices - 1) / devices
+    w, g = params * weight_bytes, params * grad_bytes
+    if scheme in ("ddp", "zero1", "zero2"):
+        volume = 2 * share * g if scheme == "ddp" else share * (g + w)
+    elif scheme in ("zero3", "fsdp"):
+        volume = share * (2 * w + g)
+    else:
+        raise NapkinError(f"sharding: unknown scheme {scheme!r}; allowed: ddp, zero1, zero2, "
+                          "zero3, fsdp")
+    return Communication(scheme, volume, link_bytes_per_s, compute_s)
+
+
+def pipeline_bubble(stages: int, micro_batches: int) -> float:
+    """Idle share of a GPipe/1F1B pipeline: ``(p − 1)/(m + p − 1)``."""
+    require(stages >= 1 and micro_batches >= 1, "pipeline: stages and micro-batches >= 1")
+    return (stages - 1) / (micro_batches + stages - 1)
