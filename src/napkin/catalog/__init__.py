@@ -107,6 +107,15 @@ def scenario_file(name: str) -> Path:
     return path
 
 
+@cache
+def training_records() -> dict[str, dict]:
+    """Published pretraining records (params, tokens, GPU-hours) by id, with sources."""
+    import yaml
+
+    text = resources.files(__name__).joinpath("training_records.yaml").read_text()
+    return {r["id"]: r for r in yaml.safe_load(text)}
+
+
 def load_accelerator(ref: str) -> Accelerator:
     """The accelerator with catalog id ``ref`` (case-insensitive)."""
     catalog = accelerators()

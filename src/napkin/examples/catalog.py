@@ -4,9 +4,11 @@ from napkin.errors import NapkinError
 from napkin.examples.inference import EXAMPLES_INFERENCE
 from napkin.examples.row import Example, Row
 from napkin.examples.serving import EXAMPLES_SERVING
+from napkin.examples.training import EXAMPLES_TRAINING
 
-EXAMPLES: tuple[Example, ...] = EXAMPLES_INFERENCE[:1] + EXAMPLES_SERVING[:1] + \
-    EXAMPLES_INFERENCE[1:] + EXAMPLES_SERVING[1:]
+EXAMPLES: tuple[Example, ...] = (EXAMPLES_INFERENCE[:1] + EXAMPLES_SERVING[:1]
+                                 + EXAMPLES_INFERENCE[1:] + EXAMPLES_SERVING[1:]
+                                 + EXAMPLES_TRAINING)
 
 __all__ = ["EXAMPLES", "Example", "Row", "find_example"]
 
