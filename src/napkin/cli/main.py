@@ -6,7 +6,7 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
-from napkin.cli import catalog_cmds, examples_cmd, inference_cmds, serve_cmds
+from napkin.cli import catalog_cmds, examples_cmd, inference_cmds, serve_cmds, train_cmds
 from napkin.errors import NapkinError
 
 app = typer.Typer(
@@ -25,6 +25,8 @@ app.command("call")(inference_cmds.call)
 app.command("decode")(inference_cmds.decode)
 app.command("capacity")(inference_cmds.capacity)
 app.command("moe")(inference_cmds.moe)
+app.command("train")(train_cmds.train)
+app.command("rl")(train_cmds.rl)
 app.add_typer(examples_cmd.app, name="examples")
 app.add_typer(serve_cmds.app, name="serve")
 

@@ -1,0 +1,106 @@
+"""``napkin train`` and ``napkin rl``."""
+
+from typing import Annotated
+
+import typer
+
+from napkin.cli.common import (
+    BwOpt,
+    Format,
+    FormatOpt,
+    GpuOpt,
+    MemOpt,
+    ModelArg,
+    TflopsOpt,
+    accelerator,
+    emit,
+    parse_ints,
+)
+from napkin.units import GB
+
+
+def train(
+    ref: ModelArg,
+    seq: Annotated[int, typer.Option("--seq", help="Tokens per sequence P.")] = 4096,
+    docs: Annotated[str | None, typer.Option(
+        "--docs", help="Packed document lengths, comma-separated (sum = the sequence).")] = None,
+    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Sequences B_μ.")] = 1,
+    accumulation: Annotated[int, typer.Option("--accumulation", help="Micro-batches a.")] = 1,
+    labels: Annotated[int | None, typer.Option("--labels", help="Labelled tokens/sequence.")] =
+    None,
+    head: Annotated[str, typer.Option("--head", help="LM head on all or labelled.")] = "all",
+    recompute: Annotated[str, typer.Option("--recompute", help="none, selective or full.")] =
+    "none",
+    freeze: Annotated[list[str] | None, typer.Option(
+        "--freeze", help="Glob of frozen modules (attn/*, mlp/*, embed…); ! un-freezes.")] = None,
+    lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank (0: off).")] = 0,
+    qlora: Annotated[bool, typer.Option("--qlora", help="NF4 base (with --lora-rank).")] = False,
+    optimizer: Annotated[str, typer.Option(
+        "--optimizer", help="adamw (16 B/param), adamw-fp32-grads (18), adamw-8bit, sgd, "
+                            "sgd-momentum.")] = "adamw",
+    zero: Annotated[int, typer.Option("--zero", help="ZeRO stage 0–3 (3 = FSDP).")] = 0,
+    offload: Annotated[bool, typer.Option("--offload", help="Optimizer states on CPU.")] = False,
+    devices: Annotated[int, typer.Option("--devices", help="Data-parallel devices.")] = 1,
+    gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
+    gpu_tflops: TflopsOpt = None,
+    mfu: Annotated[float, typer.Option("--mfu", help="Share of dense peak.")] = 0.4,
+    link_gbs: Annotated[float, typer.Option("--link-gbs", help="Gradient/weight link, GB/s.")] =
+    10.0,
+    flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """FLOPs (itemized, against 6ND), memory per device, communication and time of an update."""
+    from napkin.catalog import load_model
+    from napkin.report.train_views import train_doc
+    from napkin.training.flops import TrainShape
+    from napkin.training.memory import recipe
+    from napkin.training.plan import Cluster, plan_training
+
+    model = load_model(ref)
+    documents = tuple(parse_ints(docs, "docs")) if docs else (seq,)
+    shape = TrainShape(documents, micro_batch, accumulation, labels, head, recompute)
+    model.check_context(shape.sequence_tokens, "seq")
+    cluster = Cluster(accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), devices, zero,
+                      offload, link_gbs * GB, mfu, flash=flash)
+    plan = plan_training(model, shape, cluster, recipe(optimizer), tuple(freeze or ()),
+                         lora_rank, qlora=qlora)
+    inputs = {"model": model.name, "documents": list(documents), "micro_batch": micro_batch,
+              "accumulation": accumulation, "labels": labels, "head": head,
+              "recompute": recompute, "frozen": list(freeze or ()), "lora_rank": lora_rank,
+              "qlora": qlora}
+    assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
+                   "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
+                   "link_bytes_per_s": link_gbs * GB, "flash_attention": flash}
+    emit(train_doc(plan, inputs, assumptions), fmt)
+
+
+def rl(
+    ref: ModelArg,
+    prompt_len: Annotated[int, typer.Option("--prompt-len", help="Prompt tokens P.")] = 1024,
+    gen_len: Annotated[int, typer.Option("--gen-len", help="Answer tokens G.")] = 256,
+    keep: Annotated[int, typer.Option("--keep", help="Samples kept for the update.")] = 16,
+    keep_rate: Annotated[float, typer.Option("--keep-rate", help="Share of answers kept.")] = 0.5,
+    reference: Annotated[bool, typer.Option("--reference/--no-reference",
+                                            help="A reference-model forward per answer.")] = True,
+    teacher: Annotated[str | None, typer.Option("--teacher", help="Teacher model.")] = None,
+    reward_model: Annotated[str | None, typer.Option("--reward-model", help="Reward model.")] =
+    None,
+    head: Annotated[str, typer.Option("--head", help="Head in teacher-forced passes.")] = "all",
+    replicas: Annotated[int, typer.Option("--replicas", help="Generation replicas to sync.")] = 0,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """FLOPs of one RL cycle by role: rollout, reference/teacher/reward reads, update, sync."""
+    from napkin.catalog import load_model
+    from napkin.report.train_views import rl_doc
+    from napkin.rl.cycle import rl_cycle
+
+    model = load_model(ref)
+    model.check_context(prompt_len + gen_len, "prompt-len + gen-len")
+    cycle = rl_cycle(model, prompt_len, gen_len, keep, keep_rate, reference,
+                     load_model(teacher) if teacher else None,
+                     load_model(reward_model) if reward_model else None, head, replicas)
+    inputs = {"model": model.name, "prompt_tokens": prompt_len, "gen_tokens": gen_len,
+              "keep": keep, "keep_rate": keep_rate, "reference": reference,
+              "teacher": teacher, "reward_model": reward_model, "head": head,
+              "replicas": replicas}
+    emit(rl_doc(model.name, cycle, inputs), fmt)

@@ -1,0 +1,101 @@
+"""Documents for ``napkin train`` and ``napkin rl``."""
+
+from typing import Any
+
+from napkin.report.document import Document, Section
+from napkin.rl.cycle import RLCycle
+from napkin.training.plan import TrainPlan
+from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds
+
+
+def _tf(flops: float) -> str:
+    return f"{flops / TFLOP:,.3f}"
+
+
+def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, Any]) -> Document:
+    f, shape = plan.flops, plan.flops.shape
+    kinds = [[k, _tf(fw), _tf(bw), _tf(fw + bw)] for k, (fw, bw) in f.by_kind().items()]
+    kinds.append(["total", _tf(f.forward.flops), _tf(f.backward.flops),
+                  _tf(f.forward.flops + f.backward.flops)])
+    g = f.gap
+    totals = [
+        ["forward", _tf(f.forward.flops)], ["backward", _tf(f.backward.flops)],
+        ["recompute", _tf(f.recompute_flops)], ["micro-batch total", _tf(f.micro_batch_flops)],
+        ["of which QKᵀ and AV", _tf(f.attention_flops)],
+        ["6ND (N = active parameters)", _tf(f.six_nd_flops / shape.accumulation)],
+        ["gap: attention pairs added", _tf(g.attention_flops)],
+        ["gap: embedding lookup (no matmul)", _tf(g.embedding_flops)],
+        ["gap: norms, biases (no matmul)", _tf(g.non_matmul_flops)],
+        ["gap: head positions skipped", _tf(g.head_skipped_flops)],
+        ["gap: recompute", _tf(g.recompute_flops)],
+        ["gap: frozen modules (dW, dX skipped)", _tf(g.frozen_flops)],
+        [f"update ({shape.accumulation} micro-batches)", _tf(f.update_flops)],
+    ]
+    fit = plan.fit
+    memory = [
+        ["weights", fmt_bytes(fit.state.weights_bytes)],
+        ["gradients", fmt_bytes(fit.state.grads_bytes)],
+        ["optimizer states (master, moments)", fmt_bytes(fit.state.optimizer_bytes)],
+        ["offloaded to CPU", fmt_bytes(fit.state.offloaded_bytes)],
+        [f"activations ({shape.micro_batch} seq. per micro-batch)",
+         fmt_bytes(fit.activations_bytes)],
+        ["reserve", fmt_bytes(fit.reserve_bytes)],
+        ["total per device", fmt_bytes(fit.total_bytes)],
+        ["device memory", fmt_bytes(fit.capacity_bytes)],
+        ["fits", "yes" if fit.fits else "no"],
+        ["largest micro-batch that fits", str(plan.max_micro_batch)],
+    ]
+    c = plan.comm
+    time_rows = [
+        ["tokens per update (a·B_μ·P)", f"{shape.tokens_per_update:,}"],
+        ["labelled tokens per update", f"{shape.labels_per_update:,}"],
+        ["trainable / frozen parameters", f"{plan.trainable_params:,} / {plan.frozen_params:,}"],
+        [f"communication ({c.scheme}) per device", f"{c.bytes_per_device / GB:,.2f} GB in "
+         f"{fmt_seconds(c.time_s)}" + (" (hidden)" if c.hidden else " (exposed)")],
+        ["compute per update", fmt_seconds(c.compute_s)],
+        ["update time", fmt_seconds(plan.update_s)],
+        ["tokens/s", f"{plan.tokens_per_s:,.0f}"],
+    ]
+    data = {
+        "forward_flops": f.forward.flops, "backward_flops": f.backward.flops,
+        "recompute_flops": f.recompute_flops, "total_flops": f.micro_batch_flops,
+        "update_flops": f.update_flops, "attention_flops": f.attention_flops,
+        "six_nd_flops": f.six_nd_flops, "gap": g,
+        "flops_by_kind": {k: {"forward_flops": v[0], "backward_flops": v[1]}
+                          for k, v in f.by_kind().items()},
+        "tokens_per_update": shape.tokens_per_update,
+        "labels_per_update": shape.labels_per_update,
+        "trainable_params": plan.trainable_params, "frozen_params": plan.frozen_params,
+        "memory": fit, "activation_bytes_per_sequence": plan.activation_bytes_per_sequence,
+        "max_micro_batch": plan.max_micro_batch, "communication": c,
+        "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
+    }
+    return Document(f"{plan.model.name}: one training update", inputs, assumptions, [
+        Section("matmul FLOPs by kind, one micro-batch (TFLOP)",
+                ["kind", "forward", "backward", "both"], kinds),
+        Section("totals and the gap to 6ND (TFLOP)", ["", "TFLOP"], totals),
+        Section("memory per device", ["", "bytes"], memory,
+                ["GB = 1e9 B; activations: Korthikanti et al. 2022 per layer"]),
+        Section("tokens, communication, time", ["", ""], time_rows),
+    ], data)
+
+
+def rl_doc(model: str, cycle: RLCycle, inputs: dict[str, Any]) -> Document:
+    rows = [
+        ["rollout prefill", str(cycle.generated), _tf(cycle.prefill_flops)],
+        ["rollout decode", str(cycle.generated), _tf(cycle.decode_flops)],
+        ["reference forward", str(cycle.generated if cycle.reference_flops else 0),
+         _tf(cycle.reference_flops)],
+        ["teacher forward", str(cycle.generated if cycle.teacher_flops else 0),
+         _tf(cycle.teacher_flops)],
+        ["reward-model forward", str(cycle.generated if cycle.reward_flops else 0),
+         _tf(cycle.reward_flops)],
+        ["policy update", str(cycle.kept), _tf(cycle.update_flops)],
+        ["total", f"{cycle.kept} kept", _tf(cycle.total_flops)],
+    ]
+    notes = [f"per kept sample {_tf(cycle.per_kept_flops)} TFLOP; each generated answer adds "
+             f"{_tf(cycle.per_answer_flops)} TFLOP (f_g + f_r): F_cycle(n) = n(f_g + f_r) + F_u",
+             f"weight sync {fmt_bytes(cycle.sync_bytes)} (BF16 copies to the replicas)"]
+    return Document(f"{model}: one RL cycle", inputs, {}, [
+        Section("matrix FLOPs by role", ["role", "samples", "TFLOP"], rows, notes)],
+        {"cycle": cycle})

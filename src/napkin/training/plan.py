@@ -1,0 +1,122 @@
+"""A training setup end to end: FLOPs of an update, memory per device, communication, time.
+
+Ties :mod:`napkin.training.flops`, :mod:`~napkin.training.memory`,
+:mod:`~napkin.training.parallel` and :mod:`~napkin.training.schedule` together for one model,
+update shape and cluster. Activations use Korthikanti et al.'s per-layer formula with Megatron's
+SwiGLU generalization ``18 + 4·ffn/h`` (for MoE layers ffn counts the k routed experts and the
+shared ones), FlashAttention on by default.
+"""
+
+from dataclasses import dataclass
+
+from napkin.accounting.backward import is_frozen
+from napkin.errors import require
+from napkin.specs.hardware import Accelerator
+from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
+from napkin.specs.model import ModelSpec
+from napkin.training.flops import TrainFlops, TrainShape, train_flops
+from napkin.training.memory import (
+    Fit,
+    Recipe,
+    activation_bytes_per_layer,
+    largest_micro_batch,
+    state_memory,
+)
+from napkin.training.parallel import Communication, communication
+from napkin.training.schedule import step_time_s
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where training runs: ``devices`` data-parallel accelerators (each ``tensor_parallel``
+    wide), ZeRO stage, CPU offload, link bandwidth for gradient/weight traffic."""
+
+    acc: Accelerator
+    devices: int = 1
+    zero: int = 0
+    offload: bool = False
+    link_bytes_per_s: float = 10e9
+    mfu: float = 0.4
+    tensor_parallel: int = 1
+    sequence_parallel: bool = False
+    flash: bool = True
+    reserve_bytes: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainPlan:
+    model: ModelSpec
+    flops: TrainFlops
+    trainable_params: int
+    frozen_params: int
+    fit: Fit
+    activation_bytes_per_sequence: float
+    max_micro_batch: int
+    comm: Communication
+    update_s: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.flops.shape.tokens_per_update / self.update_s
+
+
+def _mlp_coefficient(model: ModelSpec) -> float:
+    """Megatron's per-layer activation coefficient ``18 + 4·ffn/h``, averaged over layers."""
+    total = 0.0
+    for g in model.layer_groups:
+        ffn = sum(lin.out_features for lin in g.block.linears if lin.name.endswith("/up"))
+        if g.block.experts:
+            ffn += g.block.experts.num_active * sum(
+                lin.out_features for lin in g.block.experts.linears if lin.name.endswith("/up"))
+        total += g.num_layers * (18.0 + 4.0 * ffn / model.hidden_size)
+    return total / model.num_layers
+
+
+def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Recipe,
+                  frozen: tuple[str, ...] = (), lora_rank: int = 0,
+                  lora_targets: tuple[str, ...] | None = None, qlora: bool = False) -> TrainPlan:
+    """FLOPs, memory, communication and time of one update of ``model``."""
+    require(not qlora or lora_rank > 0, "qlora: needs --lora-rank")
+    if lora_rank:
+        model = with_lora(model, lora_rank, *(() if lora_targets is None else (lora_targets,)))
+        frozen = (*LORA_ONLY, *frozen)
+        trainable = lora_params(model)
+    else:
+        trainable = model.params if not frozen else _trainable(model, frozen)
+    flops = train_flops(model, shape, frozen)
+    heads = model.blocks[0].attention.num_heads
+    per_seq = model.num_layers * activation_bytes_per_layer(
+        shape.sequence_tokens, 1, model.hidden_size, heads, shape.recompute, cluster.flash,
+        cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model))
+    state = state_memory(trainable, model.params - trainable, rec, cluster.devices, cluster.zero,
+                         cluster.offload, "nf4-dq" if qlora else "bf16")
+    fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
+              cluster.acc.memory_bytes)
+    compute = step_time_s(flops.update_flops, cluster.acc,
+                          cluster.devices * cluster.tensor_parallel, cluster.mfu)
+    scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
+    comm = communication(scheme, trainable, cluster.devices, rec.weights, rec.grads,
+                         cluster.link_bytes_per_s, compute)
+    return TrainPlan(model, flops, trainable, model.params - trainable, fit, per_seq,
+                     largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
+                                         cluster.reserve_bytes),
+                     comm, max(compute, comm.time_s))
+
+
+def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
+    """Parameters of modules not frozen by ``frozen`` (norms count as ``norms``)."""
+    total = 0 if is_frozen("embed", frozen) else model.embedding_params
+    if not is_frozen("lm_head", frozen):
+        total += model.lm_head_params
+    if not is_frozen("final_norm", frozen):
+        total += model.final_norm_params
+    for g in model.layer_groups:
+        b = g.block
+        layer = sum(lin.params for lin in b.linears if not is_frozen(lin.name, frozen))
+        if b.experts:
+            layer += sum(b.experts.num_experts * lin.params for lin in b.experts.linears
+                         if not is_frozen(lin.name, frozen))
+        if not is_frozen("norms", frozen):
+            layer += b.norm_params
+        total += layer * g.num_layers
+    return total
