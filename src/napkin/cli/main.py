@@ -6,7 +6,14 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
-from napkin.cli import catalog_cmds, examples_cmd, inference_cmds, serve_cmds, train_cmds
+from napkin.cli import (
+    catalog_cmds,
+    cost_cmds,
+    examples_cmd,
+    inference_cmds,
+    serve_cmds,
+    train_cmds,
+)
 from napkin.errors import NapkinError
 
 app = typer.Typer(
@@ -29,6 +36,7 @@ app.command("train")(train_cmds.train)
 app.command("rl")(train_cmds.rl)
 app.add_typer(examples_cmd.app, name="examples")
 app.add_typer(serve_cmds.app, name="serve")
+app.add_typer(cost_cmds.app, name="cost")
 
 
 def main() -> None:

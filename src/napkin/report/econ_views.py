@@ -1,0 +1,14 @@
+"""Documents for the economics and scaling commands (one table each)."""
+
+from typing import Any
+
+from napkin.report.document import Document, Section
+
+
+def table_doc(title: str, section: str, columns: list[str], rows: list[list[str]],
+              data: dict[str, Any], inputs: dict[str, Any] | None = None,
+              assumptions: dict[str, Any] | None = None,
+              notes: list[str] | None = None) -> Document:
+    """A one-table document (the economics and scaling commands are all this shape)."""
+    return Document(title, inputs or {}, assumptions or {},
+                    [Section(section, columns, rows, notes or [])], data)
