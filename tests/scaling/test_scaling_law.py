@@ -92,6 +92,7 @@ def test_example_3_5_holdout(example_3_5):
     assert example_3_5.rmse == pytest.approx(math.sqrt((e1**2 + e2**2) / 2))
 
 
+@pytest.mark.slow
 def test_full_grid_recovers_a_known_law_from_noise_free_points():
     """Sixteen points on Approach 3's surface (N 1e8-6.4e9, D 2e9-1.28e11, 4 × 4): the fit
     from Hoffmann's 4,500 starts returns the generating coefficients. (Stopped at scipy's

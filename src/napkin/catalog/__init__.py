@@ -107,6 +107,14 @@ def scenario_file(name: str) -> Path:
     return path
 
 
+def scaling_data(name: str) -> Path:
+    """A shipped scaling-law observation file (``datablations_c4_runs.csv``…)."""
+    path = Path(str(resources.files(__name__).joinpath("scaling", name)))
+    if not path.is_file():
+        raise NapkinError(f"scaling data: no shipped file {name!r}")
+    return path
+
+
 @cache
 def training_records() -> dict[str, dict]:
     """Published pretraining records (params, tokens, GPU-hours) by id, with sources."""

@@ -11,6 +11,7 @@ from napkin.cli import (
     cost_cmds,
     examples_cmd,
     inference_cmds,
+    scaling_cmds,
     serve_cmds,
     train_cmds,
 )
@@ -34,9 +35,12 @@ app.command("capacity")(inference_cmds.capacity)
 app.command("moe")(inference_cmds.moe)
 app.command("train")(train_cmds.train)
 app.command("rl")(train_cmds.rl)
+app.command("pretrain")(scaling_cmds.pretrain)
+app.command("lifecycle")(scaling_cmds.lifecycle)
 app.add_typer(examples_cmd.app, name="examples")
 app.add_typer(serve_cmds.app, name="serve")
 app.add_typer(cost_cmds.app, name="cost")
+app.add_typer(scaling_cmds.app, name="scaling")
 
 
 def main() -> None:

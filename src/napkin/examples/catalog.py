@@ -3,12 +3,13 @@
 from napkin.errors import NapkinError
 from napkin.examples.inference import EXAMPLES_INFERENCE
 from napkin.examples.row import Example, Row
+from napkin.examples.scaling import EXAMPLES_SCALING
 from napkin.examples.serving import EXAMPLES_SERVING
 from napkin.examples.training import EXAMPLES_TRAINING
 
 EXAMPLES: tuple[Example, ...] = (EXAMPLES_INFERENCE[:1] + EXAMPLES_SERVING[:1]
                                  + EXAMPLES_INFERENCE[1:] + EXAMPLES_SERVING[1:]
-                                 + EXAMPLES_TRAINING)
+                                 + EXAMPLES_TRAINING + EXAMPLES_SCALING)
 
 __all__ = ["EXAMPLES", "Example", "Row", "find_example"]
 

@@ -2,6 +2,7 @@
 observed loss with the diagonal, and the signed errors per run (the chapter's Figures 3-27 and
 3-28)."""
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,34 @@ def plot_fit(result: HoldoutResult | FitResult, path: str | Path) -> Path:
         ax_err.set_title(f"held-out RMSE {result.rmse:.4f} nats/token", fontsize=10)
     fig.tight_layout()
     path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_lifecycle(costs, path):
+    """Cumulative GPU-hours against calls, one line per model size (the chapter's Fig. 3-29):
+    intercept = training, slope = cost per call."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    top = 1e9
+    for a, b in itertools.pairwise(costs):
+        saving = abs(a.call_gpu_s - b.call_gpu_s)
+        if saving:
+            top = max(top, 2 * abs(a.train_gpu_hours - b.train_gpu_hours) * 3600 / saving)
+    calls = np.linspace(0, top, 200)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for c in costs:
+        ax.plot(calls, [c.total_gpu_hours(q) for q in calls], label=f"{c.params:.3g} params")
+    ax.set_xlabel("calls")
+    ax.set_ylabel("GPU-hours (training + serving)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

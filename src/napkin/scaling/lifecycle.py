@@ -55,9 +55,11 @@ def size_costs(law: ScalingLaw, target_loss: float, sizes: list[float], prompt_t
                           call_flops_2n(n, prompt_tokens, gen_tokens)) for n in sizes)
 
 
-def break_even_calls(small: SizeCost, large: SizeCost) -> float:
-    """Calls after which the model that costs more to train but less to run has paid back:
-    ``Q* = ΔC₀/Δc`` (both in GPU-seconds)."""
+def break_even_calls(small: SizeCost, large: SizeCost) -> float | None:
+    """Calls after which the smaller model, costlier to train but cheaper to run, has paid
+    back: ``Q* = ΔC₀/Δc`` (GPU-seconds). None when the smaller model is also cheaper (or as
+    cheap) to train: it is ahead from the first call, there is nothing to pay back."""
     extra = (small.train_gpu_hours - large.train_gpu_hours) * 3600.0
-    saving = large.call_gpu_s - small.call_gpu_s
-    return break_even_tasks(extra, saving)
+    if extra <= 0:
+        return None
+    return break_even_tasks(extra, large.call_gpu_s - small.call_gpu_s)

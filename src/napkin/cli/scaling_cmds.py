@@ -1,0 +1,190 @@
+"""``napkin pretrain``, ``napkin scaling fit | optimum``, ``napkin lifecycle``."""
+
+import itertools
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from napkin.cli.common import BwOpt, Format, FormatOpt, MemOpt, TflopsOpt, accelerator, emit
+from napkin.errors import NapkinError
+
+app = typer.Typer(help="Scaling laws: fit observations, compute-optimal sizes.",
+                  no_args_is_help=True)
+
+LawOpt = Annotated[str, typer.Option(
+    "--law", help="chinchilla (Hoffmann Approach 3), epoch (Besiroglu et al. 2024) or c4 "
+                  "(napkin's fit of six datablations C4 runs, Example 3-5).")]
+
+
+def _law(name: str):
+    from napkin.scaling.law import CHINCHILLA_APPROACH3, EPOCH_REPLICATION
+
+    if name == "chinchilla":
+        return CHINCHILLA_APPROACH3
+    if name == "epoch":
+        return EPOCH_REPLICATION
+    if name == "c4":
+        from napkin.examples.scaling import example_3_5_holdout
+
+        return example_3_5_holdout().fit.law
+    raise NapkinError(f"law: unknown law {name!r}; allowed: chinchilla, epoch, c4")
+
+
+def _sizes(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise NapkinError(f"sizes: {text!r} must be comma-separated parameter counts") from None
+    if not values or min(values) <= 0:
+        raise NapkinError(f"sizes: parameter counts must be > 0, got {text!r}")
+    return values
+
+
+def _g(x: float) -> str:
+    return f"{x:,.4g}"
+
+
+def pretrain(
+    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator id.")] = "rtx-4080",
+    count: Annotated[int, typer.Option("--count", help="Accelerators.")] = 4,
+    days: Annotated[float, typer.Option("--days", help="Wall-clock days.")] = 30.0,
+    mfu: Annotated[float, typer.Option("--mfu", help="Share of dense BF16 peak.")] = 0.4,
+    law: LawOpt = "chinchilla",
+    alt: Annotated[str | None, typer.Option("--alt", help="Other sizes to compare (params).")] =
+    None,
+    gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None, gpu_tflops: TflopsOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Pretraining budget → Chinchilla N and D, the law's optimum, alternatives and their loss."""
+    from napkin.report.econ_views import table_doc
+    from napkin.scaling.optimum import chinchilla_rule, d_opt, n_opt
+    from napkin.training.schedule import SECONDS_PER_DAY, budget_flops
+
+    acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
+    c = budget_flops(acc, count, days, mfu)
+    fitted = _law(law)
+    n_rule, d_rule = chinchilla_rule(c)
+    options = [("Chinchilla rule, √(C/120)", n_rule, d_rule),
+               (f"{law} law optimum", n_opt(fitted, c), d_opt(fitted, c))]
+    options += [(f"{_g(n)} params", n, c / (6 * n)) for n in (_sizes(alt) if alt else [])]
+    rows = [[name, _g(n), _g(d), f"{d / n:,.0f}", f"{float(fitted.loss(n, d)):.3f}",
+             f"{n / n_rule:.2f}", f"{d / (days * SECONDS_PER_DAY):,.0f}"]
+            for name, n, d in options]
+    data = {"budget_flops": c, "options": [{"name": name, "params": n, "tokens": d,
+                                            "loss": float(fitted.loss(n, d))}
+                                           for name, n, d in options]}
+    emit(table_doc(f"Pretraining on {count} × {acc.name} for {days:g} days", "options",
+                   ["", "params N", "tokens D", "D/N", "loss", "inference cost vs rule",
+                    "tokens/s needed"], rows, data,
+                   {"gpu": acc.id, "count": count, "days": days},
+                   {"mfu": mfu, "law": law, "budget_flops": c},
+                   [f"C = {count} × peak × {mfu:g} × {days:g} days = {c:.3g} FLOPs; "
+                    "D = C/(6N); inference cost ∝ 2N per token"]), fmt)
+
+
+@app.command("fit")
+def fit_cmd(
+    path: Annotated[Path, typer.Argument(metavar="FILE.csv", help="Observations.")],
+    n_col: Annotated[str, typer.Option("--n-col", help="Parameters column.")] = "params",
+    d_col: Annotated[str, typer.Option("--d-col", help="Tokens column.")] = "tokens",
+    loss_col: Annotated[str, typer.Option("--loss-col", help="Loss column.")] = "loss",
+    holdout_min_n: Annotated[float | None, typer.Option(
+        "--holdout-min-n", help="Hold out rows with at least this many parameters.")] = None,
+    grid: Annotated[str, typer.Option("--grid", help="full (4,500 starts) or coarse.")] =
+    "coarse",
+    plot: Annotated[Path | None, typer.Option("--plot", help="Predicted vs observed.")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fit L = E + A/N^α + B/D^β (Hoffmann et al. method), optionally holding rows out."""
+    from napkin.report.econ_views import table_doc
+    from napkin.scaling.law import COARSE_GRID, HOFFMANN_GRID, fit, holdout, read_observations
+
+    if grid not in ("full", "coarse"):
+        raise NapkinError(f"grid: must be full or coarse, got {grid!r}")
+    starts = HOFFMANN_GRID if grid == "full" else COARSE_GRID
+    runs = read_observations(path, n_col, d_col, loss_col)
+    if holdout_min_n is not None:
+        test = [i for i, o in enumerate(runs) if holdout_min_n <= o.N]
+        train = [i for i, o in enumerate(runs) if holdout_min_n > o.N]
+        result = holdout(runs, train, test, grid=starts)
+        fitted, law = result.fit, result.fit.law
+    else:
+        result = fitted = fit(runs, grid=starts)
+        law = fitted.law
+    rows = [["E", _g(law.E)], ["A", _g(law.A)], ["B", _g(law.B)], ["α", _g(law.alpha)],
+            ["β", _g(law.beta)], ["fitted points", str(fitted.num_points)]]
+    data: dict[str, object] = {"law": law, "fitted_points": fitted.num_points}
+    if holdout_min_n is not None:
+        rows += [[f"held out: N = {_g(o.N)}, D = {_g(o.D)}",
+                  f"observed {o.loss:.4f}, predicted {p:.4f}"]
+                 for o, p in zip(result.test, result.predicted, strict=True)]
+        rows.append(["hold-out RMSE", f"{result.rmse:.4f}"])
+        data.update(predicted=result.predicted, observed=result.observed, rmse=result.rmse)
+    if plot is not None:
+        from napkin.report.scaling_plots import plot_fit
+
+        plot_fit(result, plot)
+    emit(table_doc(f"Scaling-law fit of {path.name}", "L = E + A/N^α + B/D^β",
+                   ["", ""], rows, data, {"file": str(path)}, {"grid": grid}), fmt)
+
+
+@app.command()
+def optimum(
+    flops: Annotated[float, typer.Option("--flops", help="Training budget C, FLOPs.")],
+    law: LawOpt = "chinchilla",
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Compute-optimal N and D for C FLOPs under a law, beside the 20-tokens rule."""
+    from napkin.report.econ_views import table_doc
+    from napkin.scaling.optimum import allocation_exponents, chinchilla_rule, d_opt, n_opt
+
+    fitted = _law(law)
+    n, d = n_opt(fitted, flops), d_opt(fitted, flops)
+    rn, rd = chinchilla_rule(flops)
+    exps = allocation_exponents(fitted)
+    rows = [["law optimum", _g(n), _g(d), f"{float(fitted.loss(n, d)):.3f}"],
+            ["20 tokens per parameter", _g(rn), _g(rd), f"{float(fitted.loss(rn, rd)):.3f}"]]
+    emit(table_doc(f"Compute-optimal size for {flops:.3g} FLOPs", law,
+                   ["", "params N", "tokens D", "loss"], rows,
+                   {"params": n, "tokens": d, "rule_params": rn, "rule_tokens": rd,
+                    "n_exponent": exps.n_exponent, "d_exponent": exps.d_exponent},
+                   {"flops": flops}, {"law": law},
+                   [f"N_opt ∝ C^{exps.n_exponent:.3f}, D_opt ∝ C^{exps.d_exponent:.3f}"]), fmt)
+
+
+def lifecycle(
+    target_loss: Annotated[float, typer.Option("--target-loss", help="Loss to reach.")],
+    sizes: Annotated[str, typer.Option("--sizes", help="Model sizes (params), comma-sep.")],
+    prompt: Annotated[int, typer.Option("--prompt", help="Input tokens per call.")] = 512,
+    gen: Annotated[int, typer.Option("--gen", help="Output tokens per call.")] = 128,
+    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator for GPU-hours.")] = "h100-sxm",
+    mfu: Annotated[float, typer.Option("--mfu", help="Share of dense BF16 peak.")] = 0.4,
+    law: LawOpt = "chinchilla",
+    plot: Annotated[Path | None, typer.Option("--plot", help="Cost vs calls (PNG).")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Training and serving GPU time of each size at a target loss, and break-even calls."""
+    from napkin.catalog import load_accelerator
+    from napkin.report.econ_views import table_doc
+    from napkin.scaling.lifecycle import break_even_calls, size_costs
+
+    costs = size_costs(_law(law), target_loss, _sizes(sizes), prompt, gen,
+                       load_accelerator(gpu), mfu)
+    rows = [[_g(c.params), _g(c.tokens), f"{c.train_gpu_hours:,.1f}", f"{c.call_gpu_s:.6f}"]
+            for c in costs]
+    notes = []
+    for small, large in itertools.pairwise(costs):
+        q = break_even_calls(*sorted((small, large), key=lambda c: c.params))
+        notes.append(f"{_g(small.params)} vs {_g(large.params)}: " + (
+            f"break-even after {q:,.4g} calls" if q is not None else
+            "the smaller model is cheaper to train and to run: no break-even"))
+    if plot is not None:
+        from napkin.report.scaling_plots import plot_lifecycle
+
+        plot_lifecycle(costs, plot)
+    emit(table_doc(f"Lifecycle at loss {target_loss:g}", "per model size",
+                   ["params", "tokens to target", "training GPU-h", "GPU-s per call"], rows,
+                   {"sizes": costs}, {"target_loss": target_loss, "prompt_tokens": prompt,
+                                      "gen_tokens": gen},
+                   {"gpu": gpu, "mfu": mfu, "law": law}, notes), fmt)

@@ -1,0 +1,97 @@
+"""``napkin train | rl | pretrain | scaling | lifecycle | cost``: acceptance commands, errors."""
+
+import json
+
+import pytest
+
+from napkin.catalog import scaling_data
+
+
+def test_train_chapter_figures(cli):
+    code, out, _ = cli("train", "qwen3-8b", "--seq", "8192", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    # §3.4.3: 143.789 / 287.579 / 431.368 TFLOPs, 59.381 of attention
+    assert round(doc["forward_flops"] / 1e12, 3) == 143.789
+    assert round(doc["backward_flops"] / 1e12, 3) == 287.579
+    assert round(doc["total_flops"] / 1e12, 3) == 431.368
+    assert round(doc["attention_flops"] / 1e12, 3) == 59.381
+    code, out, _ = cli("train", "qwen3-8b", "--seq", "8192", "--labels", "4096", "--head",
+                       "labelled", "--format", "json")
+    assert round(json.loads(out)["total_flops"] / 1e12, 3) == 416.074
+
+
+def test_train_memory_and_sharding(cli):
+    code, out, _ = cli("train", "qwen3-8b", "--seq", "4096", "--optimizer", "adamw-fp32-grads",
+                       "--zero", "3", "--devices", "8", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    # 18 B/param sharded 8 ways: 8,190,735,360 × 18 / 8
+    assert doc["memory"]["state"]["bytes"] == pytest.approx(8_190_735_360 * 18 / 8)
+    assert doc["communication"]["scheme"] == "zero3"
+
+
+def test_rl_example_3_4(cli):
+    code, out, _ = cli("rl", "qwen3-8b", "--prompt-len", "1024", "--gen-len", "256", "--keep",
+                       "16", "--keep-rate", "0.5", "--format", "json")
+    c = json.loads(out)["cycle"]
+    assert code == 0 and c["generated"] == 32
+    assert round(c["total_flops"] / 1e12, 3) == 2181.559
+    code, out, _ = cli("rl", "qwen3-8b", "--prompt-len", "1024", "--gen-len", "256", "--keep",
+                       "16", "--keep-rate", "0.25", "--format", "json")
+    assert round(json.loads(out)["cycle"]["total_flops"] / 1e12, 3) == 3410.701
+
+
+def test_pretrain_task_4(cli):
+    code, out, _ = cli("pretrain", "--gpu", "rtx-4080", "--count", "4", "--days", "30",
+                       "--alt", "0.5e9", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["budget_flops"] == pytest.approx(4 * 97.5e12 * 0.4 * 30 * 86_400)
+    rule, _, alt = doc["options"]
+    assert rule["params"] == pytest.approx((doc["budget_flops"] / 120) ** 0.5)
+    assert round(rule["loss"], 2) == 2.43 and round(alt["loss"], 2) == 2.45  # task 4
+
+
+def test_scaling_commands(cli, tmp_path):
+    code, out, _ = cli("scaling", "optimum", "--flops", "5.76e23", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["rule_params"] == pytest.approx((5.76e23 / 120) ** 0.5)
+    png = tmp_path / "fit.png"
+    code, out, _ = cli("scaling", "fit", str(scaling_data("chinchilla_fig4_N_D_loss.csv")),
+                       "--n-col", "model_size_N", "--d-col", "training_tokens_D",
+                       "--holdout-min-n", "1e10", "--plot", str(png), "--format", "json")
+    assert code == 0 and png.stat().st_size > 10_000
+    assert json.loads(out)["rmse"] > 0
+
+
+def test_lifecycle_and_cost(cli, tmp_path):
+    png = tmp_path / "life.png"
+    code, out, _ = cli("lifecycle", "--target-loss", "2.5", "--sizes", "1e9,4e9", "--law",
+                       "chinchilla", "--plot", str(png), "--format", "json")
+    sizes = json.loads(out)["sizes"]
+    assert code == 0 and png.exists()
+    # 2N[P + G − 1] per call at 395.76 TFLOP per GPU-second
+    assert sizes[0]["call_gpu_s"] == pytest.approx(2 * 1e9 * 639 / 395.76e12)
+    code, out, _ = cli("cost", "breakeven", "--extra-upfront", "3.6e8", "--saving", "0.72",
+                       "--format", "json")
+    assert json.loads(out)["break_even_tasks"] == pytest.approx(5e8)
+    code, out, _ = cli("cost", "success", "--cost", "1,2", "--success", "0.5,0.8", "--format",
+                       "json")
+    assert json.loads(out)["cost_per_success"] == [2, 2.5]
+
+
+@pytest.mark.parametrize("args, field", [
+    (["train", "qwen3-8b", "--seq", "999999"], "seq"),
+    (["train", "qwen3-8b", "--optimizer", "lion"], "optimizer"),
+    (["train", "qwen3-8b", "--qlora"], "qlora"),
+    (["rl", "qwen3-8b", "--keep-rate", "1.5"], "keep-rate"),
+    (["pretrain", "--law", "kaplan"], "law"),
+    (["lifecycle", "--target-loss", "1.0", "--sizes", "1e9"], "target_loss"),
+    (["scaling", "fit", "missing.csv"], "missing.csv"),
+    (["cost", "success", "--cost", "1", "--success", "0"], "success"),
+])
+def test_errors_are_one_line(cli, args, field):
+    code, out, err = cli(*args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err
