@@ -7,7 +7,12 @@ from napkin.examples.catalog import EXAMPLES, find_example
 from napkin.examples.row import Row, rounded
 
 REQUIRED = {"3-1", "3-1-ex", "§3.2.4-ced", "§3.2.4-decision", "task-2", "task-3", "task-5",
-            "q13", "q15", "q39", "q40", "self-1", "self-2"}
+            "q13", "q15", "q39", "q40", "self-1", "self-2",  # issue 2
+            "3-2", "§3.1.2", "sim-3-1",  # issue 3
+            "3-3-mem", "§3.4.2", "§3.4.3", "3-6", "§3.5.2", "3-4-rl", "3-7", "3-5-fit",
+            "§3.6.1-life", "3-8", "§3.6.2", "§3.6.3", "3-10", "§3.2.2", "3-3", "task-1",
+            "task-4", "q18", "q19", "q21", "q22", "q23", "q27", "q28", "q34", "q48", "q50",
+            "self-4", "self-5", "self-6", "self-7", "self-12", "self-13"}  # issue 4
 
 
 def test_catalog_holds_this_issues_rows():

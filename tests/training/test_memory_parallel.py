@@ -83,3 +83,19 @@ def test_bubble_and_time():
     assert calendar_days(1_022_362, 2048) == pytest.approx(20.80, abs=0.005)
     h100, a100 = load_accelerator("h100-sxm"), load_accelerator("a100-80gb-sxm")
     assert equivalent_hours(1, h100, a100) == pytest.approx(989.4 / 312)
+
+
+def test_optimizer_step_traffic():
+    # AdamW mixed: reads 2 + 2 + 4 + 8 bytes and writes 2 + 4 + 8 per parameter and update
+    assert recipe("adamw").update_traffic_bytes == 16 + 14
+    assert recipe("adamw-fp32-grads").update_traffic_bytes == 18 + 14
+
+
+def test_loss_normalization_trap():
+    from napkin.training.loss_norm import loss_normalization
+
+    trap = loss_normalization([100, 900], [1.0, 2.0])
+    assert trap.token_mean == pytest.approx((100 * 1.0 + 900 * 2.0) / 1000)  # 1.9
+    assert trap.mean_of_means == pytest.approx(1.5)
+    # a short-batch token weighs 1000/(2·100) = 5× its fair share, a long-batch one 0.56×
+    assert trap.token_weight(0) / trap.token_weight(1) == pytest.approx(9)

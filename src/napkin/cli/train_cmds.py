@@ -47,6 +47,7 @@ def train(
     link_gbs: Annotated[float, typer.Option("--link-gbs", help="Gradient/weight link, GB/s.")] =
     10.0,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
+    pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """FLOPs (itemized, against 6ND), memory per device, communication and time of an update."""
@@ -61,7 +62,7 @@ def train(
     shape = TrainShape(documents, micro_batch, accumulation, labels, head, recompute)
     model.check_context(shape.sequence_tokens, "seq")
     cluster = Cluster(accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), devices, zero,
-                      offload, link_gbs * GB, mfu, flash=flash)
+                      offload, link_gbs * GB, mfu, flash=flash, pipeline_stages=pipeline)
     plan = plan_training(model, shape, cluster, recipe(optimizer), tuple(freeze or ()),
                          lora_rank, qlora=qlora)
     inputs = {"model": model.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -70,7 +71,8 @@ def train(
               "qlora": qlora}
     assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
                    "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
-                   "link_bytes_per_s": link_gbs * GB, "flash_attention": flash}
+                   "link_bytes_per_s": link_gbs * GB, "flash_attention": flash,
+                   "pipeline_stages": pipeline}
     emit(train_doc(plan, inputs, assumptions), fmt)
 
 
@@ -87,20 +89,29 @@ def rl(
     None,
     head: Annotated[str, typer.Option("--head", help="Head in teacher-forced passes.")] = "all",
     replicas: Annotated[int, typer.Option("--replicas", help="Generation replicas to sync.")] = 0,
+    method: Annotated[str, typer.Option("--method", help="ppo, grpo or dpo (models held).")] =
+    "grpo",
+    optimizer: Annotated[str, typer.Option("--optimizer", help="Recipe of trained models.")] =
+    "adamw",
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """FLOPs of one RL cycle by role: rollout, reference/teacher/reward reads, update, sync."""
+    """FLOPs of one RL cycle by role: rollout, reference/teacher/reward reads, update, sync;
+    and the models the method keeps loaded."""
     from napkin.catalog import load_model
     from napkin.report.train_views import rl_doc
     from napkin.rl.cycle import rl_cycle
+    from napkin.rl.memory import rl_memory
+    from napkin.training.memory import recipe
 
     model = load_model(ref)
     model.check_context(prompt_len + gen_len, "prompt-len + gen-len")
     cycle = rl_cycle(model, prompt_len, gen_len, keep, keep_rate, reference,
                      load_model(teacher) if teacher else None,
                      load_model(reward_model) if reward_model else None, head, replicas)
+    roles = rl_memory(method, model, recipe(optimizer),
+                      load_model(reward_model) if reward_model else None)
     inputs = {"model": model.name, "prompt_tokens": prompt_len, "gen_tokens": gen_len,
               "keep": keep, "keep_rate": keep_rate, "reference": reference,
               "teacher": teacher, "reward_model": reward_model, "head": head,
-              "replicas": replicas}
-    emit(rl_doc(model.name, cycle, inputs), fmt)
+              "replicas": replicas, "method": method, "optimizer": optimizer}
+    emit(rl_doc(model.name, cycle, roles, inputs), fmt)

@@ -25,6 +25,7 @@ from napkin.examples.row import Example, Row, rounded
 from napkin.rl.cycle import generated_for, rl_cycle
 from napkin.specs.lora import adapter_params, lora_params, with_lora
 from napkin.training.flops import TrainShape, train_flops
+from napkin.training.loss_norm import loss_normalization
 from napkin.training.memory import (
     FROZEN_WEIGHT_BYTES,
     activation_bytes_per_layer,
@@ -259,58 +260,98 @@ def ex_q18() -> list[Row]:
             Row("attention over 6ND at 32,768 tokens", share[32768], 67, "%", 0.015, why)]
 
 
-def ex_q21_q23() -> list[Row]:
+def ex_q21() -> list[Row]:
     rec = recipe("adamw")
-    return [
-        Row("q21: bytes per parameter, AdamW mixed", rec.bytes_per_param, 16, "B"),
-        Row("q21: 7B model", state_memory(int(7e9), 0, rec).bytes / GB, 112, "GB"),
-        Row("q22: pipeline bubble, p = 4, m = 8", pipeline_bubble(4, 8), None, ""),
-        Row("q23: ZeRO-3 per device, 7B on 8", state_memory(int(7e9), 0, rec, 8, 3).bytes / GB,
-            None, "GB"),
-    ]
+    return [Row("bytes per parameter, AdamW mixed", rec.bytes_per_param, 16, "B"),
+            Row("7B model", state_memory(int(7e9), 0, rec).bytes / GB, 112, "GB")]
 
 
-def ex_q27_q28() -> list[Row]:
-    """q27: LoRA on 4,096², r = 8; q28: Qwen2.5-7B full, LoRA (r 16, all linears), QLoRA."""
+def ex_q22() -> list[Row]:
+    return [Row("pipeline bubble (p−1)/(m+p−1), p = 4, m = 8", pipeline_bubble(4, 8), None, ""),
+            Row("p = 4, m = 32", pipeline_bubble(4, 32), None, "")]
+
+
+def ex_q23() -> list[Row]:
+    rec = recipe("adamw")
+    return [Row("ZeRO-3 per device, 16N/n: 7B on 8", state_memory(int(7e9), 0, rec, 8, 3).bytes
+                / GB, None, "GB"),
+            Row("ZeRO-1 per device: 7B on 8", state_memory(int(7e9), 0, rec, 8, 1).bytes / GB,
+                None, "GB")]
+
+
+def ex_q24() -> list[Row]:
+    """q24: accumulating a micro-batch with 100 labels (mean loss 1.0) and one with 900 (2.0)."""
+    trap = loss_normalization([100, 900], [1.0, 2.0])
+    return [Row("loss over all labelled tokens", trap.token_mean, None, "nats"),
+            Row("mean of micro-batch means (the trap)", trap.mean_of_means, None, "nats"),
+            Row("weight of a short-batch token under the trap", trap.token_weight(0), None,
+                "×")]
+
+
+def ex_q27() -> list[Row]:
+    return [Row("adapter parameters, 4096 × 4096, r = 8", adapter_params(4096, 4096, 8), 65_536,
+                "")]
+
+
+def ex_q28() -> list[Row]:
+    """q28: Qwen2.5-7B full fine-tuning, LoRA (r 16, all linears), QLoRA (NF4 base)."""
     base = load_model("qwen2.5-7b")
-    lora = with_lora(base, 16)
-    adapters = lora_params(lora)
+    adapters = lora_params(with_lora(base, 16))
     rec = recipe("adamw")
     full = state_memory(base.params, 0, rec).bytes
     lo = state_memory(adapters, base.params, rec).bytes
     q = state_memory(adapters, base.params, rec, frozen_format="nf4-dq").bytes
     return [
-        Row("q27: adapter parameters, 4096 × 4096, r = 8", adapter_params(4096, 4096, 8), 65_536,
-            ""),
-        Row("q28: full fine-tuning state", full / GB, 122, "GB"),
-        rounded("q28: LoRA (BF16 base + adapter state)", lo / GB, 16, unit="GB"),
-        rounded("q28: QLoRA (NF4 base + adapter state)", q / GB, 5, unit="GB"),
+        Row("full fine-tuning state", full / GB, 122, "GB"),
+        rounded("LoRA (BF16 base + adapter state)", lo / GB, 16, unit="GB"),
+        rounded("QLoRA (NF4 base + adapter state)", q / GB, 5, unit="GB"),
         Row("NF4 with double quantization", FROZEN_WEIGHT_BYTES["nf4-dq"] * 8, None,
             "bits/param"),
     ]
 
 
-def ex_eval() -> list[Row]:
-    """q34, q48, q50 and the self-check's numeric answers."""
+def ex_q34() -> list[Row]:
+    return [rounded("group carries signal, p = 0.1, G = 8", grpo_signal_probability(0.1, 8),
+                    0.57, 2)]
+
+
+def ex_q48() -> list[Row]:
     low, high = confidence_interval(0.5, 164)
     low30, high30 = confidence_interval(0.5, 30)
-    adv = grpo_advantages([1, 0, 0, 0])
-    return [
-        rounded("q34: group carries signal, p = 0.1, G = 8", grpo_signal_probability(0.1, 8),
-                0.57, 2),
-        rounded("q48: 95% half-width, n = 164 (p = 0.5)", 100 * (high - low) / 2, 7.7, 1, "pp"),
-        rounded("q48: 95% half-width, n = 30", 100 * (high30 - low30) / 2, 18, unit="pp"),
-        rounded("q50: pass@5, n = 10, c = 2", pass_at_k(10, 2, 5), 0.778, 3),
-        rounded("self-4: DPO loss at step 0", dpo_loss(0.0, 0.0), 0.693, 3),
-        rounded("self-5: GRPO advantage of the right answer", float(adv[0]), 1.73, 2),
-        Row("self-6: LoRA r = 16 on 4096 × 4096", adapter_params(4096, 4096, 16), 131_072, ""),
-        Row("self-7: 6ND for 1B params, 20B tokens", train_flops_6nd(1e9, 20e9) / 1e20, 1.2,
-            "1e20 FLOP"),
-        Row("self-12: model A total loss", total_loss_nats(2.0, 250), 500, "nats"),
-        Row("self-12: model B total loss", total_loss_nats(1.6, 400), 640, "nats",
-            note="same text: A predicts it better"),
-        rounded("self-13: pass@2, n = 10, c = 3", pass_at_k(10, 3, 2), 0.533, 3),
-    ]
+    return [rounded("95% half-width, n = 164 (p = 0.5)", 100 * (high - low) / 2, 7.7, 1, "pp"),
+            rounded("95% half-width, n = 30", 100 * (high30 - low30) / 2, 18, unit="pp")]
+
+
+def ex_q50() -> list[Row]:
+    return [rounded("pass@5, n = 10, c = 2", pass_at_k(10, 2, 5), 0.778, 3)]
+
+
+def ex_self_4() -> list[Row]:
+    return [rounded("DPO loss at step 0", dpo_loss(0.0, 0.0), 0.693, 3)]
+
+
+def ex_self_5() -> list[Row]:
+    return [rounded("GRPO advantage of the right answer of [1, 0, 0, 0]",
+                    float(grpo_advantages([1, 0, 0, 0])[0]), 1.73, 2)]
+
+
+def ex_self_6() -> list[Row]:
+    return [Row("LoRA r = 16 on 4096 × 4096", adapter_params(4096, 4096, 16), 131_072, "")]
+
+
+def ex_self_7() -> list[Row]:
+    return [Row("6ND for 1B params, 20B tokens", train_flops_6nd(1e9, 20e9) / 1e20, 1.2,
+                "1e20 FLOP")]
+
+
+def ex_self_12() -> list[Row]:
+    return [Row("model A total loss", total_loss_nats(2.0, 250), 500, "nats"),
+            Row("model B total loss", total_loss_nats(1.6, 400), 640, "nats",
+                note="same text: A predicts it better")]
+
+
+def ex_self_13() -> list[Row]:
+    return [rounded("pass@2, n = 10, c = 3", pass_at_k(10, 3, 2), 0.533, 3)]
 
 
 EXAMPLES_TRAINING: tuple[Example, ...] = (
@@ -333,9 +374,21 @@ EXAMPLES_TRAINING: tuple[Example, ...] = (
     Example("task-1", "train a 7B model on 4 × RTX 4080 32 GB?", "question bank, task 1",
             ex_task_1),
     Example("q18", "attention on top of 6ND at 4K and 32K", "question bank, q18", ex_q18),
-    Example("q21-q23", "bytes per parameter, bubble, ZeRO-3", "question bank, q21–q23",
-            ex_q21_q23),
-    Example("q27-q28", "LoRA and QLoRA memory", "question bank, q27–q28", ex_q27_q28),
-    Example("eval", "evaluation statistics: q34, q48, q50, self-4…7, self-12, self-13",
-            "question bank", ex_eval),
+    Example("q21", "bytes per parameter with AdamW", "question bank, q21", ex_q21),
+    Example("q22", "pipeline bubble", "question bank, q22", ex_q22),
+    Example("q23", "ZeRO stages per device", "question bank, q23", ex_q23),
+    Example("q24", "the loss-normalization trap of accumulation", "question bank, q24",
+            ex_q24),
+    Example("q27", "LoRA parameters", "question bank, q27", ex_q27),
+    Example("q28", "full, LoRA and QLoRA memory of Qwen2.5-7B", "question bank, q28", ex_q28),
+    Example("q34", "degenerate GRPO groups", "question bank, q34", ex_q34),
+    Example("q48", "benchmark confidence intervals", "question bank, q48", ex_q48),
+    Example("q50", "unbiased pass@k", "question bank, q50", ex_q50),
+    Example("self-4", "DPO loss at step 0", "question bank, self-check 4", ex_self_4),
+    Example("self-5", "GRPO advantage", "question bank, self-check 5", ex_self_5),
+    Example("self-6", "LoRA r = 16", "question bank, self-check 6", ex_self_6),
+    Example("self-7", "6ND", "question bank, self-check 7", ex_self_7),
+    Example("self-12", "comparing models across tokenizers", "question bank, self-check 12",
+            ex_self_12),
+    Example("self-13", "pass@2", "question bank, self-check 13", ex_self_13),
 )

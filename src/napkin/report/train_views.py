@@ -4,6 +4,7 @@ from typing import Any
 
 from napkin.report.document import Document, Section
 from napkin.rl.cycle import RLCycle
+from napkin.rl.memory import RoleMemory
 from napkin.training.plan import TrainPlan
 from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds
 
@@ -53,6 +54,9 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         [f"communication ({c.scheme}) per device", f"{c.bytes_per_device / GB:,.2f} GB in "
          f"{fmt_seconds(c.time_s)}" + (" (hidden)" if c.hidden else " (exposed)")],
         ["compute per update", fmt_seconds(c.compute_s)],
+        ["pipeline bubble", f"{plan.bubble_frac:.1%}"],
+        ["optimizer step (non-matmul, per device)", f"{fmt_bytes(plan.optimizer_bytes)} in "
+         f"{fmt_seconds(plan.optimizer_s)}"],
         ["update time", fmt_seconds(plan.update_s)],
         ["tokens/s", f"{plan.tokens_per_s:,.0f}"],
     ]
@@ -68,6 +72,8 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "trainable_params": plan.trainable_params, "frozen_params": plan.frozen_params,
         "memory": fit, "activation_bytes_per_sequence": plan.activation_bytes_per_sequence,
         "max_micro_batch": plan.max_micro_batch, "communication": c,
+        "optimizer_bytes": plan.optimizer_bytes, "optimizer_s": plan.optimizer_s,
+        "bubble_frac": plan.bubble_frac,
         "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
     }
     return Document(f"{plan.model.name}: one training update", inputs, assumptions, [
@@ -80,7 +86,8 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
     ], data)
 
 
-def rl_doc(model: str, cycle: RLCycle, inputs: dict[str, Any]) -> Document:
+def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
+           inputs: dict[str, Any]) -> Document:
     rows = [
         ["rollout prefill", str(cycle.generated), _tf(cycle.prefill_flops)],
         ["rollout decode", str(cycle.generated), _tf(cycle.decode_flops)],
@@ -96,6 +103,11 @@ def rl_doc(model: str, cycle: RLCycle, inputs: dict[str, Any]) -> Document:
     notes = [f"per kept sample {_tf(cycle.per_kept_flops)} TFLOP; each generated answer adds "
              f"{_tf(cycle.per_answer_flops)} TFLOP (f_g + f_r): F_cycle(n) = n(f_g + f_r) + F_u",
              f"weight sync {fmt_bytes(cycle.sync_bytes)} (BF16 copies to the replicas)"]
+    held = [[r.role, f"{r.params:,}", "trainable" if r.trainable else "frozen",
+             fmt_bytes(r.memory.bytes)] for r in roles]
+    held.append(["total", "", "", fmt_bytes(sum(r.memory.bytes for r in roles))])
     return Document(f"{model}: one RL cycle", inputs, {}, [
-        Section("matrix FLOPs by role", ["role", "samples", "TFLOP"], rows, notes)],
-        {"cycle": cycle})
+        Section("matrix FLOPs by role", ["role", "samples", "TFLOP"], rows, notes),
+        Section(f"models held ({inputs.get('method')})", ["role", "params", "", "state"], held,
+                ["parameter state without sharding; activations and KV apart"]),
+    ], {"cycle": cycle, "models_held": roles})

@@ -39,6 +39,13 @@ class Recipe:
         return self.weights + self.grads + self.master + self.optimizer
 
     @property
+    def update_traffic_bytes(self) -> float:
+        """Bytes per parameter an optimizer step moves: it reads weights, gradients, master and
+        moments and writes weights, master and moments back (non-matmul, per update)."""
+        return (self.weights + self.grads + self.master + self.optimizer) + (
+            self.weights + self.master + self.optimizer)
+
+    @property
     def optimizer_state_bytes(self) -> float:
         """What ZeRO-1 shards and CPU offload moves: master copy and moments."""
         return self.master + self.optimizer

@@ -22,7 +22,7 @@ from napkin.training.memory import (
     largest_micro_batch,
     state_memory,
 )
-from napkin.training.parallel import Communication, communication
+from napkin.training.parallel import Communication, communication, pipeline_bubble
 from napkin.training.schedule import step_time_s
 
 
@@ -41,6 +41,7 @@ class Cluster:
     sequence_parallel: bool = False
     flash: bool = True
     reserve_bytes: float = 0.0
+    pipeline_stages: int = 1
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class TrainPlan:
     activation_bytes_per_sequence: float
     max_micro_batch: int
     comm: Communication
+    optimizer_bytes: float
+    optimizer_s: float
+    bubble_frac: float
     update_s: float
 
     @property
@@ -97,10 +101,16 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     comm = communication(scheme, trainable, cluster.devices, rec.weights, rec.grads,
                          cluster.link_bytes_per_s, compute)
+    # the optimizer step touches every trainable parameter's state once per update (sharded by
+    # ZeRO-1 and up); it is memory-bound: bytes / HBM bandwidth
+    opt_bytes = trainable * rec.update_traffic_bytes / (cluster.devices if cluster.zero else 1)
+    opt_s = 0.0 if cluster.offload else opt_bytes / cluster.acc.mem_bytes_per_s
+    bubble = pipeline_bubble(cluster.pipeline_stages, shape.accumulation)
+    busy = max(compute, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, model.params - trainable, fit, per_seq,
                      largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
                                          cluster.reserve_bytes),
-                     comm, max(compute, comm.time_s))
+                     comm, opt_bytes, opt_s, bubble, busy)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:

@@ -1,0 +1,44 @@
+"""The loss-normalization trap of gradient accumulation (chapter 3.5.2; question bank q24).
+
+The loss of an update should be ``Σ_all labelled tokens ℓ / N_labels``. Averaging each
+micro-batch's own mean and then averaging those means weights every token by
+``1/(a·n_k)`` instead of ``1/N``: tokens of micro-batches with few labels count more.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from napkin.errors import require
+
+
+@dataclass(frozen=True)
+class LossNormalization:
+    """Both ways of averaging the same losses."""
+
+    labels: tuple[int, ...]
+    loss_sums: tuple[float, ...]
+
+    @property
+    def token_mean(self) -> float:
+        """The right one: every labelled token weighs 1/N."""
+        return sum(self.loss_sums) / sum(self.labels)
+
+    @property
+    def mean_of_means(self) -> float:
+        """The trap: the mean over micro-batches of each micro-batch's mean."""
+        return sum(s / n for s, n in zip(self.loss_sums, self.labels, strict=True)) / len(
+            self.labels)
+
+    def token_weight(self, k: int) -> float:
+        """How much one token of micro-batch k weighs under the trap, relative to the right
+        weighting: ``N / (a·n_k)``."""
+        return sum(self.labels) / (len(self.labels) * self.labels[k])
+
+
+def loss_normalization(labels: Sequence[int], mean_losses: Sequence[float]) -> LossNormalization:
+    """Micro-batches with ``labels[k]`` labelled tokens of mean loss ``mean_losses[k]``."""
+    require(len(labels) == len(mean_losses) and len(labels) >= 1,
+            "micro-batches: one mean loss per label count")
+    require(min(labels) >= 1, "labels: every micro-batch needs >= 1 labelled token")
+    return LossNormalization(tuple(labels),
+                             tuple(n * m for n, m in zip(labels, mean_losses, strict=True)))
