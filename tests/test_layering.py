@@ -8,7 +8,8 @@ import napkin
 
 SRC = Path(napkin.__file__).parent
 ORDER = ["errors", "units", "stats", "evaluation", "specs", "catalog", "accounting", "timing",
-         "inference", "serving", "training", "rl", "economics", "scaling", "examples", "report",
+         "inference", "serving", "training", "rl", "economics", "agents", "media", "scaling",
+         "examples", "report",
          "cli"]
 CORE_FORBIDDEN = {"rich", "typer", "click", "matplotlib"}
 

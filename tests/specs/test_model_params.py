@@ -66,7 +66,22 @@ PUBLISHED_TOTALS = [
     # openai/gpt-oss-20b: GGUF general.parameter_count 20,914,757,184 (ollama show
     # gpt-oss:20b); model card Table 1: 20.91B.
     pytest.param("gpt-oss-20b", 20_914_757_184, id="gpt-oss-20b"),
+    # Fish Audio S2 Pro publishes only "Slow AR 4B + Fast AR 400M" (fishaudio/fish-speech release
+    # notes, model card); exact totals are hand derivations from DualARModelArgs below.
+    pytest.param("fish-s2-pro-slow", 4_032_298_496, id="fish-s2-pro-slow"),
+    pytest.param("fish-s2-pro-fast", 424_696_320, id="fish-s2-pro-fast"),
 ]
+
+
+def test_fish_s2_pro_hand_derivation_and_published_sizes():
+    # dim 2560, 32 heads × 128 (q 4096 wide), 8 kv heads, SwiGLU 9728; slow: 36 layers, qk-norm,
+    # vocab 155,776 tied; fast: 4 layers, no qk-norm, 4,096-entry codebook in and out.
+    attn = 2560 * 4096 + 2 * 2560 * 1024 + 4096 * 2560
+    mlp = 3 * 2560 * 9728
+    slow = 36 * (attn + mlp + 2 * 2560 + 2 * 128) + 2560 + 155_776 * 2560
+    fast = 4 * (attn + mlp + 2 * 2560) + 2560 + 2 * 4096 * 2560
+    assert (slow, fast) == (4_032_298_496, 424_696_320)
+    assert round(slow / 1e9) == 4 and round(fast / 1e8) == 4  # "4B + 400M"
 
 
 def test_every_catalog_model_has_a_published_total():

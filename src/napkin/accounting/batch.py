@@ -112,3 +112,44 @@ class Batch:
 
     def prefill_cached_tokens(self) -> int:
         return sum(s.count * s.cached_tokens for s in self.segments if s.new_tokens > 1)
+
+
+@dataclass(frozen=True)
+class Bidirectional:
+    """``count`` sequences of ``tokens`` tokens that all attend to each other (an encoder, a
+    diffusion transformer): ``pairs = n²`` per sequence, no cache, no read-out.
+
+    ``extra_keys`` are tokens every query also attends to whose own projections run elsewhere
+    (the text stream of a two-stream MMDiT): pairs become ``(n + e)²`` while only the ``n``
+    tokens pass this stack's linears; the other stream's linears are costed separately.
+    """
+
+    tokens: int
+    count: int = 1
+    extra_keys: int = 0
+
+    def __post_init__(self) -> None:
+        require(self.tokens >= 1, f"tokens: must be >= 1, got {self.tokens}")
+        require(self.count >= 1, f"count: must be >= 1 sequence, got {self.count}")
+        require(self.extra_keys >= 0, f"extra keys: must be >= 0, got {self.extra_keys}")
+
+    @property
+    def new_tokens(self) -> int:
+        return self.count * self.tokens
+
+    @property
+    def readout_tokens(self) -> int:
+        return 0
+
+    def attention_pairs(self, window: int | None) -> int:
+        require(window is None, "bidirectional attention: sliding windows are not modelled")
+        return self.count * (self.tokens + self.extra_keys) ** 2
+
+    def cached_tokens_read(self, window: int | None) -> int:
+        return 0
+
+    def decode_pairs(self, window: int | None) -> int:
+        return 0
+
+    def prefill_cached_tokens(self) -> int:
+        return 0

@@ -1,5 +1,6 @@
 """The forward operator list of one call on a batch."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,6 +37,21 @@ def experts_touched(num_experts: int, top_k: int, tokens: int) -> float:
     if tokens <= 0:
         return 0.0
     return num_experts * (1 - (1 - top_k / num_experts) ** tokens)
+
+
+def linear_flops(lin: Linear, tokens: float) -> float:
+    """``2·in·out·T``: one multiply-add (2 FLOPs) per weight per token (bias adds not counted)."""
+    return 2.0 * lin.macs_per_token * tokens
+
+
+def linear_ops(prefix: str, linears: Sequence[Linear], tokens: int, precision: Precision,
+               layers: int = 1) -> tuple[Op, ...]:
+    """Matmuls outside a :class:`ModelSpec`'s blocks (a patch embedding, a merger, the other
+    stream of a two-stream DiT) applied to ``tokens`` tokens in each of ``layers`` layers."""
+    wb = precision.weights.bytes_per_weight
+    return tuple(Op(f"{prefix}/{lin.name}", lin.name, lin.kind, lin.stage, layers,
+                    linear_flops(lin, tokens) * layers, lin.params * wb * layers)
+                 for lin in linears)
 
 
 def group_label(model: ModelSpec, block: Block) -> str:
@@ -148,7 +164,7 @@ def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> 
 
     def linear(lin: Linear) -> OpRates:
         return OpRates(f"{label}/{lin.name}", lin.name, lin.kind, lin.stage, n,
-                       flops_per_token=2.0 * lin.macs_per_token * n,
+                       flops_per_token=linear_flops(lin, n),
                        weight_bytes=lin.params * wb * n)
 
     rates = [linear(lin) for lin in block.linears if lin.stage <= Stage.ATTN_UP]
@@ -160,7 +176,7 @@ def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> 
         kv_b = next(lin for lin in block.linears if lin.name == "attn/kv_b")
         rates.append(OpRates(f"{label}/attn/kv_b_cached", "attn/kv_b_cached", OpKind.PROJECTION,
                              Stage.ATTN_UP, n,
-                             flops_per_prefill_cached=2.0 * kv_b.macs_per_token * n))
+                             flops_per_prefill_cached=linear_flops(kv_b, n)))
     heads = att.num_heads
     rates.append(OpRates(
         f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n, window,
@@ -178,7 +194,7 @@ def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> 
     if block.experts:
         ex = block.experts
         rates += [OpRates(f"{label}/{lin.name}", lin.name, OpKind.EXPERT, lin.stage, n,
-                          flops_per_token=2.0 * lin.macs_per_token * ex.num_active * n,
+                          flops_per_token=linear_flops(lin, ex.num_active * n),
                           weight_bytes=lin.params * wb * n,
                           experts=(ex.num_experts, ex.num_active))
                   for lin in ex.linears]

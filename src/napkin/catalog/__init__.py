@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from napkin.errors import NapkinError
+from napkin.specs.encoders import DiT, VisionTower
 from napkin.specs.hardware import Accelerator
 from napkin.specs.hf_config import from_hf_config, load_hf_config
 from napkin.specs.model import ModelSpec
@@ -45,6 +46,8 @@ MODELS: tuple[CatalogModel, ...] = tuple(
         ("deepseek-v3", "deepseek-ai/DeepSeek-V3"),
         ("gpt-oss-120b", "openai/gpt-oss-120b"),
         ("gpt-oss-20b", "openai/gpt-oss-20b"),
+        ("fish-s2-pro-slow", "fishaudio/s2-pro slow AR (DualARModelArgs as a Qwen3 config)"),
+        ("fish-s2-pro-fast", "fishaudio/s2-pro fast AR (DualARModelArgs as a Llama config)"),
     )
 )
 
@@ -72,6 +75,51 @@ def load_model(ref: str) -> ModelSpec:
         f"model: unknown model {ref!r}; give a catalog id ({', '.join(sorted(ids))}) "
         "or a path to a config.json"
     )
+
+
+def _config_dict(ref: str, kind: str, shipped: dict[str, str]) -> dict:
+    """A shipped config by id, or a JSON file at path ``ref``."""
+    if ref.lower() in shipped:
+        text = resources.files(__name__).joinpath(shipped[ref.lower()]).read_text()
+    else:
+        try:
+            text = Path(ref).read_text()
+        except OSError:
+            raise NapkinError(f"{kind}: unknown {kind} {ref!r}; give one of "
+                              f"{', '.join(sorted(shipped))} or a config.json path") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise NapkinError(f"{kind}: {ref} is not valid JSON ({e.msg})") from None
+
+
+VISION_MODELS = {"qwen3-vl-4b": "models/qwen3-vl-4b.json"}
+DIFFUSION_MODELS = {"qwen-image-2512": "diffusion/qwen-image-2512.json"}
+
+
+@cache
+def load_vision_tower(ref: str) -> VisionTower:
+    """The ``vision_config`` of a shipped VLM (``qwen3-vl-4b``) or of a config.json path."""
+    raw = _config_dict(ref, "vision model", VISION_MODELS)
+    try:
+        return VisionTower.model_validate(raw.get("vision_config", raw))
+    except ValueError as e:
+        raise NapkinError(f"vision model: {ref}: not a vision_config ({_first_line(e)})") from None
+
+
+@cache
+def load_dit(ref: str) -> DiT:
+    """A diffusion transformer's ``transformer/config.json`` (shipped: ``qwen-image-2512``)."""
+    raw = _config_dict(ref, "diffusion model", DIFFUSION_MODELS)
+    try:
+        return DiT.model_validate(raw)
+    except ValueError as e:
+        raise NapkinError(f"diffusion model: {ref}: not a DiT config ({_first_line(e)})") from None
+
+
+def _first_line(e: Exception) -> str:
+    lines = str(e).splitlines()
+    return " ".join(lines[1:3]).strip() if len(lines) > 1 else lines[0]
 
 
 @cache

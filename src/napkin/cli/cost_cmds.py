@@ -22,24 +22,41 @@ def _floats(text: str, field: str) -> list[float]:
 
 @app.command()
 def success(
-    cost: Annotated[str, typer.Option("--cost", help="Cost per attempt of each method, "
-                                                     "comma-separated.")],
+    cost: Annotated[str, typer.Option("--cost", help="Generation cost per attempt of each "
+                                                     "method, comma-separated.")],
     rate: Annotated[str, typer.Option("--success", help="Success rate of each method.")],
+    verification: Annotated[str, typer.Option("--verification", help="Verification cost per "
+                                                                     "attempt, per method.")] = "",
+    tools: Annotated[str, typer.Option("--tools", help="Tool cost per attempt, per method.")] =
+    "",
+    environment: Annotated[str, typer.Option("--environment", help="Environment cost per "
+                                                                   "attempt, per method.")] = "",
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Cost per success c/p of each method, and the success rate each needs to match the first."""
+    """Cost per success c/p of each method (c = generation + verification + tools +
+    environment), and the success rate each needs to match the first."""
+    from napkin.agents.success import attempt_cost
     from napkin.economics import cost_per_success, min_success_rate
     from napkin.report.econ_views import table_doc
 
-    costs, rates = _floats(cost, "cost"), _floats(rate, "success")
-    require(len(costs) == len(rates) and costs, "success: give one rate per cost")
+    generation, rates = _floats(cost, "cost"), _floats(rate, "success")
+    require(len(generation) == len(rates) and generation, "success: give one rate per cost")
+    extra = []
+    for text, field in ((verification, "verification"), (tools, "tools"),
+                        (environment, "environment")):
+        values = _floats(text, field) if text else [0.0] * len(generation)
+        require(len(values) == len(generation), f"{field}: give one value per method")
+        extra.append(values)
+    costs = [attempt_cost(g, v, t, e) for g, v, t, e in zip(generation, *extra, strict=True)]
     per = [cost_per_success(c, p) for c, p in zip(costs, rates, strict=True)]
     rows = [[f"method {i + 1}", f"{c:g}", f"{p:.1%}", f"{x:,.4g}",
              f"{min_success_rate(c, per[0]):.1%}"]
             for i, (c, p, x) in enumerate(zip(costs, rates, per, strict=True))]
     emit(table_doc("Cost per successful task", "methods",
                    ["", "cost/attempt", "success", "cost/success", "success to match #1"], rows,
-                   {"cost_per_success": per}, {"costs": costs, "success_rates": rates},
+                   {"cost_per_success": per, "cost_per_attempt": costs},
+                   {"generation": generation, "verification": extra[0], "tools": extra[1],
+                    "environment": extra[2], "success_rates": rates},
                    notes=["every attempt's cost over the successes: c/p"]), fmt)
 
 

@@ -7,10 +7,12 @@ from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from napkin.cli import (
+    agent_cmds,
     catalog_cmds,
     cost_cmds,
     examples_cmd,
     inference_cmds,
+    media_cmds,
     scaling_cmds,
     serve_cmds,
     train_cmds,
@@ -37,6 +39,9 @@ app.command("train")(train_cmds.train)
 app.command("rl")(train_cmds.rl)
 app.command("pretrain")(scaling_cmds.pretrain)
 app.command("lifecycle")(scaling_cmds.lifecycle)
+app.command("agent")(agent_cmds.agent)
+app.add_typer(agent_cmds.context_app, name="context")
+app.add_typer(media_cmds.app, name="media")
 app.add_typer(examples_cmd.app, name="examples")
 app.add_typer(serve_cmds.app, name="serve")
 app.add_typer(cost_cmds.app, name="cost")

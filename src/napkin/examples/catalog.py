@@ -1,7 +1,9 @@
 """All worked examples, by id (``§`` may be typed as ``s``: ``s3.2.4-ced``)."""
 
 from napkin.errors import NapkinError
+from napkin.examples.agents import EXAMPLES_AGENTS
 from napkin.examples.inference import EXAMPLES_INFERENCE
+from napkin.examples.media import EXAMPLES_MEDIA
 from napkin.examples.row import Example, Row
 from napkin.examples.scaling import EXAMPLES_SCALING
 from napkin.examples.serving import EXAMPLES_SERVING
@@ -9,6 +11,7 @@ from napkin.examples.training import EXAMPLES_TRAINING
 
 EXAMPLES: tuple[Example, ...] = (EXAMPLES_INFERENCE[:1] + EXAMPLES_SERVING[:1]
                                  + EXAMPLES_INFERENCE[1:] + EXAMPLES_SERVING[1:]
+                                 + EXAMPLES_AGENTS + EXAMPLES_MEDIA
                                  + EXAMPLES_TRAINING + EXAMPLES_SCALING)
 
 __all__ = ["EXAMPLES", "Example", "Row", "find_example"]

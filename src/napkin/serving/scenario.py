@@ -22,7 +22,7 @@ from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.metrics import SLO
-from napkin.serving.workload import Workload, load_workload, validation_message
+from napkin.serving.workload import Workload, load_workload, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
 from napkin.timing import Efficiency
@@ -116,12 +116,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def load_scenario(path: str | Path, overrides: list[str] = ()) -> tuple[Scenario, Path]:
     """Parse a scenario file (with ``field.path=value`` overrides) and validate it."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise NapkinError(f"scenario: no such file {str(path)!r}") from None
-    except yaml.YAMLError as e:
-        raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    data = read_yaml(path, "scenario")
     if not isinstance(data, dict):
         raise NapkinError(f"{path}: a scenario must be a YAML mapping")
     data = apply_overrides(data, list(overrides))

@@ -214,7 +214,7 @@ def _mixes(arrivals: Any) -> list[Mix]:
 
 def load_workload(path: str | Path) -> tuple[Workload, Path]:
     """Parse and validate a workload YAML file; returns it and the folder it lives in."""
-    return parse_workload(_read_yaml(path), str(path)), Path(path).resolve().parent
+    return parse_workload(read_yaml(path), str(path)), Path(path).resolve().parent
 
 
 def parse_workload(data: Any, source: str = "workload") -> Workload:
@@ -233,10 +233,11 @@ def validation_message(e: ValidationError) -> str:
     return f"field {loc or '(root)'}: {err['msg']}{shown}"
 
 
-def _read_yaml(path: str | Path) -> Any:
+def read_yaml(path: str | Path, what: str = "file") -> Any:
+    """A YAML (or JSON) file's data; a missing or malformed file is one :class:`NapkinError`."""
     try:
         return yaml.safe_load(Path(path).read_text())
     except FileNotFoundError:
-        raise NapkinError(f"no such file {str(path)!r}") from None
+        raise NapkinError(f"{what}: no such file {str(path)!r}") from None
     except yaml.YAMLError as e:
         raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None

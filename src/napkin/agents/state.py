@@ -1,0 +1,68 @@
+"""State held while a task runs: M(t) and its integral, in bytes and GiB·s.
+
+A step holds the states it names while it runs (the context a model needs after a tool
+returns, held for the tool's duration). A state that extends a shared prefix (``parent``) holds
+the prefix too, counted once however many branches hold it: branches of ``h_i`` tokens on a
+prefix of ``H₀`` hold ``c_KV·(H₀ + Σ h_i)`` (chapter 3.2.4, Figure 3-13). The integral of M(t)
+is the capacity-time a task takes from others (Exercise 3-4: 1 GiB held through tool waits of
+6 s and 10 s is 16 GiB·s when they run one after the other, 10 GiB·s side by side).
+"""
+
+import itertools
+from dataclasses import dataclass
+
+from napkin.agents.timeline import Schedule
+from napkin.agents.trajectory import Trajectory, state_closure
+from napkin.errors import require
+from napkin.specs.dtypes import kv_format
+from napkin.specs.model import ModelSpec
+from napkin.units import GiB
+
+
+@dataclass(frozen=True)
+class StateCurve:
+    """M(t) as a step function: ``bytes_[i]`` held over ``[times_s[i], times_s[i + 1])``."""
+
+    times_s: tuple[float, ...]
+    bytes_: tuple[float, ...]
+
+    @property
+    def peak_bytes(self) -> float:
+        return max(self.bytes_, default=0.0)
+
+    @property
+    def byte_seconds(self) -> float:
+        """∫ M(t) dt in byte·s."""
+        return sum(b * (t1 - t0) for b, t0, t1 in zip(self.bytes_, self.times_s,
+                                                      self.times_s[1:], strict=False))
+
+    @property
+    def gib_seconds(self) -> float:
+        return self.byte_seconds / GiB
+
+
+def state_bytes(traj: Trajectory, model: ModelSpec | None) -> dict[str, float]:
+    """Each state's own size in bytes; KV ``tokens`` × the model's KV bytes per token."""
+    out = {}
+    for name, st in traj.states.items():
+        if st.tokens is not None:
+            require(model is not None, f"state {name!r}: sized in tokens; the trajectory needs "
+                                       "a model (catalog id or config.json)")
+            assert model is not None
+            out[name] = st.tokens * model.kv_bytes_per_token(
+                kv_format(traj.kv_dtype).bytes_per_element)
+        else:
+            out[name] = st.bytes if st.bytes is not None else (st.gib or 0.0) * GiB
+    return out
+
+
+def state_curve(traj: Trajectory, sched: Schedule, sizes: dict[str, float]) -> StateCurve:
+    """M(t): the distinct states (with their prefixes) held by the steps running at t."""
+    holds = {s.id: s.holds for s in traj.steps}
+    edges = sorted({t for sp in sched.spans for t in (sp.start_s, sp.end_s)})
+    held = []
+    for t0, t1 in itertools.pairwise(edges):
+        running = [sp.id for sp in sched.spans if sp.start_s <= t0 and sp.end_s >= t1]
+        names = state_closure(traj, tuple(h for sid in running for h in holds[sid]))
+        held.append(sum(sizes[n] for n in names))
+    return StateCurve(tuple(edges), tuple(held))

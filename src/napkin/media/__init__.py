@@ -1,0 +1,1 @@
+"""Multimodal and real-time workloads: vision tokens, diffusion and audio generation, playback."""

@@ -1,0 +1,153 @@
+"""Documents for ``napkin agent`` and ``napkin context``."""
+
+from typing import Any
+
+from napkin.agents.analysis import TaskAnalysis
+from napkin.agents.context import EditEffect, RoundCost
+from napkin.agents.success import LoggedOutcome
+from napkin.agents.trajectory import ModelStep
+from napkin.report.document import Document, Section
+from napkin.units import TFLOP, GiB, fmt_bytes
+
+
+def _s(x: float) -> str:
+    return f"{x:,.3f}"
+
+
+def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, Any]) -> Document:
+    t = a.trajectory
+    on_path = set(a.dag.critical_path)
+    steps = []
+    for sp in a.dag.spans:
+        st = t.step(sp.id)
+        tokens = (f"{st.input_tokens}/{st.cached_tokens}/{st.new_tokens}/{st.output_tokens}"
+                  if isinstance(st, ModelStep) and st.input_tokens + st.output_tokens else "")
+        steps.append([sp.id, sp.kind, _s(sp.start_s), _s(sp.end_s), _s(sp.duration_s),
+                      "yes" if sp.id in on_path else "", ", ".join(st.holds), tokens])
+    shares = a.shares
+    totals = [["serial: every step one after another", _s(a.serial.makespan_s)],
+              ["critical path (as drawn)", _s(a.dag.makespan_s)],
+              ["saved by running independent steps together", _s(a.parallel_saving_s)]]
+    totals += [[f"{kind} time (share of step time)", f"{_s(v)} ({shares[kind]:.1%})"]
+               for kind, v in a.dag.by_kind_s().items()]
+    totals += [
+        ["state peak, as drawn / serial",
+         f"{a.dag_state.peak_bytes / GiB:,.4g} / {a.serial_state.peak_bytes / GiB:,.4g} GiB"],
+        ["state held ∫M(t)dt, as drawn / serial",
+         f"{a.dag_state.gib_seconds:,.4g} / {a.serial_state.gib_seconds:,.4g} GiB·s"],
+    ]
+    reasoning, other = a.output_tokens
+    if reasoning or other:
+        totals.append(["output tokens: reasoning + other", f"{reasoning:,} + {other:,}"])
+    for sid, gap in a.reuse_intervals_s.items():
+        totals.append([f"reuse interval before {sid} (prefix kept cached)", _s(gap)])
+    if a.cost.total_usd:
+        totals.append(["cost: GPU + tokens + tools + task",
+                       f"${a.cost.gpu_usd:.6f} + ${a.cost.token_usd:.6f} + "
+                       f"${a.cost.tool_usd:.6f} + ${a.cost.task_usd:.6f} = "
+                       f"${a.cost.total_usd:.6f}"])
+    if t.check is not None:
+        checks = "; ".join(f"{k}: {v}" for k, v in t.check.checks.items())
+        totals.append(["check", ("passed" if t.check.passed else f"failed ({t.check.reason})")
+                       + (f" — {checks}" if checks else "")])
+    sections = [
+        Section("Steps", ["step", "kind", "start s", "end s", "duration s", "critical",
+                          "holds", "I/K/P/O tokens"], steps,
+                ["start = latest end of the steps it waits for; the critical path is the chain "
+                 "that ends last"]),
+        Section("Task", ["", ""], totals,
+                ["state: what steps hold while they run; a shared prefix counts once"]),
+    ]
+    data: dict[str, Any] = {
+        "task": t.task, "model": t.model, "model_version": t.model_version,
+        "durations_s": a.durations, "critical_path": list(a.dag.critical_path),
+        "critical_path_s": a.dag.makespan_s, "serial_s": a.serial.makespan_s,
+        "parallel_saving_s": a.parallel_saving_s, "time_by_kind_s": a.dag.by_kind_s(),
+        "shares": shares, "spans": list(a.dag.spans),
+        "state": {"dag": {"peak_bytes": a.dag_state.peak_bytes,
+                          "byte_seconds": a.dag_state.byte_seconds,
+                          "gib_seconds": a.dag_state.gib_seconds},
+                  "serial": {"peak_bytes": a.serial_state.peak_bytes,
+                             "byte_seconds": a.serial_state.byte_seconds,
+                             "gib_seconds": a.serial_state.gib_seconds}},
+        "reuse_intervals_s": a.reuse_intervals_s, "cost": a.cost,
+        "check": t.check.model_dump() if t.check else None,
+    }
+    if a.speedup is not None:
+        sp = a.speedup
+        rows = [[sid, f"{f:g}×"] for sid, f in sp.factors.items()]
+        rows += [["task before / after", f"{sp.before.makespan_s:,.4f} / "
+                                         f"{sp.after.makespan_s:,.4f} s"],
+                 ["sped-up steps' share f", f"{sp.share:.1%}"],
+                 ["whole-task speedup", f"{sp.speedup:.3f}×"],
+                 ["saved", f"{sp.saved_s:,.4f} s ({sp.saved_share:.1%})"]]
+        if sp.amdahl is not None:
+            rows.append(["Amdahl 1/((1−f)+f/s)", f"{sp.amdahl:.3f}×"])
+        sections.append(Section("Speedup", ["", ""], rows,
+                                ["rescheduled with the new durations; Amdahl equals it when "
+                                 "the sped-up steps lie on a serial chain"]))
+        data["speedup"] = {"factors": sp.factors, "before_s": sp.before.makespan_s,
+                           "after_s": sp.after.makespan_s, "share": sp.share,
+                           "speedup": sp.speedup, "saved_s": sp.saved_s,
+                           "saved_share": sp.saved_share, "amdahl": sp.amdahl}
+    return Document(f"Agent task: {t.task or 'trajectory'}", inputs, assumptions, sections, data)
+
+
+def logged_doc(names: list[str], analyses: list[TaskAnalysis], outcome: LoggedOutcome,
+               inputs: dict[str, Any]) -> Document:
+    rows = []
+    for name, a in zip(names, analyses, strict=True):
+        chk = a.trajectory.check
+        rows.append([name, "passed" if chk and chk.passed else "failed",
+                     _s(a.dag.makespan_s), f"${a.cost.total_usd:.6f}"])
+    c = outcome.cost
+    summary = [["tasks / passed", f"{c.attempts} / {c.successes}"],
+               ["total cost", f"${c.total_cost:.6f}"],
+               ["cost per success", f"${c.per_success:.6f}" if c.per_success is not None
+                else "undefined: no task passed"]]
+    summary += [[f"failed: {reason}", str(n)] for reason, n in outcome.failures]
+    return Document("Logged agent tasks", inputs, {}, [
+        Section("Tasks", ["trajectory", "check", "critical path s", "cost"], rows),
+        Section("Cost per success", ["", ""], summary,
+                ["every task's cost over the tasks whose check passed"]),
+    ], {"tasks": [{"file": n, "passed": bool(a.trajectory.check and a.trajectory.check.passed),
+                   "critical_path_s": a.dag.makespan_s, "cost": a.cost}
+                  for n, a in zip(names, analyses, strict=True)],
+        "total_cost": c.total_cost, "successes": c.successes, "attempts": c.attempts,
+        "cost_per_success": c.per_success,
+        "failures": {reason: n for reason, n in outcome.failures}})
+
+
+def rounds_doc(costs: list[RoundCost], inputs: dict[str, Any],
+               assumptions: dict[str, Any]) -> Document:
+    rows = [[str(i + 1), f"{c.round.input_tokens:,}", f"{c.round.cached_tokens:,}",
+             f"{c.round.new_tokens:,}", f"{c.flops_uncached / TFLOP:,.3f}",
+             f"{c.flops_cached / TFLOP:,.3f}", fmt_bytes(c.kv_read_bytes, "MiB")]
+            for i, c in enumerate(costs)]
+    tot_in = sum(c.round.input_tokens for c in costs)
+    tot_k = sum(c.round.cached_tokens for c in costs)
+    no_cache = sum(c.flops_uncached for c in costs)
+    cached = sum(c.flops_cached for c in costs)
+    rows.append(["total", f"{tot_in:,}", f"{tot_k:,}", f"{tot_in - tot_k:,}",
+                 f"{no_cache / TFLOP:,.3f}", f"{cached / TFLOP:,.3f}", ""])
+    return Document("Multi-turn prefix reuse", inputs, assumptions, [Section(
+        "Rounds", ["round", "input I", "cached K", "new P = I − K", "prefill TFLOPs, no cache",
+                   "with cache", "cached KV read"], rows,
+        ["with the cache, projections and MLP see P tokens; attention still reads all I",
+         f"hit rate {tot_k / tot_in:.1%}; the cache saves {1 - cached / no_cache:.1%} of "
+         "prefill FLOPs"])],
+        {"rounds": costs, "input_tokens": tot_in, "cached_tokens": tot_k,
+         "new_tokens": tot_in - tot_k, "flops_uncached": no_cache, "flops_cached": cached})
+
+
+def edits_doc(context_tokens: int, effects: list[tuple[str, EditEffect]],
+              inputs: dict[str, Any]) -> Document:
+    rows = [[label, f"{e.context_tokens:,}", f"{e.reusable_tokens:,}", f"{e.prefill_tokens:,}"]
+            for label, e in effects]
+    return Document("Context edits and the reusable prefix", inputs, {}, [Section(
+        f"Edits of a {context_tokens:,}-token context",
+        ["edit", "context after", "reusable prefix", "rows to prefill"], rows,
+        ["only tokens before the first changed position keep valid K/V"])],
+        {"context_tokens": context_tokens,
+         "edits": [{"edit": label, **vars(e), "prefill_tokens": e.prefill_tokens}
+                   for label, e in effects]})
