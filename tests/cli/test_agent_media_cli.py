@@ -125,3 +125,17 @@ def test_cost_success_counts_every_component(cli):
     code, _, err = cli("cost", "success", "--cost", "1,2", "--success", "0.5,0.8",
                        "--tools", "1")
     assert code == 2 and "tools: give one value per method" in err
+
+
+def test_decision_and_ced_commands(cli):
+    d = _json(cli, "decision", "qwen3-8b")
+    c = d["comparison"]
+    # chapter §3.2.4: ≈ 28 TFLOPs, ≈ 70 ms at 40% MFU; ≈ 0.65 s with 64 generated tokens
+    assert round(c["decision"]["flops"] / 1e12) == 28
+    assert c["decision_time"]["time_s"] == pytest.approx(0.070, abs=0.001)
+    assert c["generation"]["e2e_s"] == pytest.approx(0.65, abs=0.005)
+    assert 0.02 <= c["decision_usd_per_million_input_tokens"] <= 0.025
+    d = _json(cli, "ced", "--prompt", "8192")
+    assert (d["passes"]["full"], d["passes"]["ced"]) == (40 * 8192, 20 * 8192 + 20 * 128)
+    code, _, err = cli("ced", "--prompt", "0")
+    assert code == 2 and "prompt" in err

@@ -8,7 +8,6 @@ is the capacity-time a task takes from others (Exercise 3-4: 1 GiB held through 
 6 s and 10 s is 16 GiB·s when they run one after the other, 10 GiB·s side by side).
 """
 
-import itertools
 from dataclasses import dataclass
 
 from napkin.agents.timeline import Schedule
@@ -57,12 +56,24 @@ def state_bytes(traj: Trajectory, model: ModelSpec | None) -> dict[str, float]:
 
 
 def state_curve(traj: Trajectory, sched: Schedule, sizes: dict[str, float]) -> StateCurve:
-    """M(t): the distinct states (with their prefixes) held by the steps running at t."""
-    holds = {s.id: s.holds for s in traj.steps}
-    edges = sorted({t for sp in sched.spans for t in (sp.start_s, sp.end_s)})
-    held = []
-    for t0, t1 in itertools.pairwise(edges):
-        running = [sp.id for sp in sched.spans if sp.start_s <= t0 and sp.end_s >= t1]
-        names = state_closure(traj, tuple(h for sid in running for h in holds[sid]))
-        held.append(sum(sizes[n] for n in names))
-    return StateCurve(tuple(edges), tuple(held))
+    """M(t): the distinct states (with their prefixes) held by the steps running at t. A sweep
+    over start/end events with a reference count per state (a state counts while any running
+    step holds it)."""
+    holds = {s.id: state_closure(traj, s.holds) for s in traj.steps}
+    events: dict[float, list[tuple[int, str]]] = {}
+    for sp in sched.spans:
+        if sp.end_s > sp.start_s:
+            events.setdefault(sp.start_s, []).append((1, sp.id))
+            events.setdefault(sp.end_s, []).append((-1, sp.id))
+    refs: dict[str, int] = dict.fromkeys(sizes, 0)
+    total, times, held = 0.0, [], []
+    for t in sorted(events):
+        for sign, sid in events[t]:
+            for name in holds[sid]:
+                before = refs[name]
+                refs[name] += sign
+                if (before == 0) != (refs[name] == 0):
+                    total += sign * sizes[name]
+        times.append(t)
+        held.append(total)
+    return StateCurve(tuple(times), tuple(held[:-1]))

@@ -56,9 +56,6 @@ class Schedule:
             out[s.kind] = out.get(s.kind, 0.0) + s.duration_s
         return out
 
-    def span(self, step_id: str) -> Span:
-        return next(s for s in self.spans if s.id == step_id)
-
 
 def step_durations(traj: Trajectory, dep: Deployment | None = None) -> dict[str, float]:
     """Each step's duration: as logged, or for a model call without one, its prefill + decode
@@ -192,12 +189,14 @@ def speed_up(traj: Trajectory, durations: Mapping[str, float],
 def reuse_intervals_s(traj: Trajectory, sched: Schedule) -> dict[str, float]:
     """For each model call that hits the cache: time since the latest earlier model call on
     its dependency chain ended — how long the prefix had to stay cached."""
-    ancestors: dict[str, set[str]] = {}
-    for s in traj.order():
-        ancestors[s.id] = set(s.after).union(*(ancestors[a] for a in s.after))
+    ends = {sp.id: sp.end_s for sp in sched.spans}
+    starts = {sp.id: sp.start_s for sp in sched.spans}
+    last_model: dict[str, float | None] = {}  # latest end of a model call among ancestors
     out = {}
-    for s in traj.model_steps:
-        earlier = [sched.span(a) for a in ancestors[s.id] if traj.step(a).kind == "model"]
-        if s.cached_tokens and earlier:
-            out[s.id] = sched.span(s.id).start_s - max(sp.end_s for sp in earlier)
+    for s in traj.order():
+        found = [ends[a] if traj.step(a).kind == "model" else last_model[a] for a in s.after]
+        found = [e for e in found if e is not None]
+        last_model[s.id] = max(found) if found else None
+        if isinstance(s, ModelStep) and s.cached_tokens and found:
+            out[s.id] = starts[s.id] - max(found)
     return out

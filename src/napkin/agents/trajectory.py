@@ -17,6 +17,8 @@ run's log can be analysed, not only a hand-written example:
 Reuse intervals (how long a cached prefix must survive between calls) are computed, not logged.
 """
 
+from collections import Counter
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -160,8 +162,8 @@ class Trajectory(_Model):
 
     @model_validator(mode="after")
     def _graph(self) -> "Trajectory":
-        ids = [s.id for s in self.steps]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
+        ids = Counter(s.id for s in self.steps)
+        dup = sorted(i for i, n in ids.items() if n > 1)
         if dup:
             raise ValueError(f"step ids must be unique, repeated: {', '.join(dup)}")
         known = set(ids)
@@ -180,32 +182,50 @@ class Trajectory(_Model):
             _state_chain(self.states, name)
         return self
 
+    @cached_property
+    def _by_id(self) -> dict[str, Step]:
+        return {s.id: s for s in self.steps}
+
     def step(self, step_id: str) -> Step:
-        for s in self.steps:
-            if s.id == step_id:
-                return s
-        raise NapkinError(f"step: no step {step_id!r}; steps are {[s.id for s in self.steps]}")
+        try:
+            return self._by_id[step_id]
+        except KeyError:
+            raise NapkinError(f"step: no step {step_id!r}; steps are "
+                              f"{[s.id for s in self.steps]}") from None
 
     @property
     def model_steps(self) -> tuple[ModelStep, ...]:
         return tuple(s for s in self.steps if isinstance(s, ModelStep))
 
+    @cached_property
+    def _order(self) -> tuple[Step, ...]:
+        return _topological(self.steps)
+
     def order(self) -> tuple[Step, ...]:
         """Steps in a dependency-respecting order (file order where the DAG allows)."""
-        return _topological(self.steps)
+        return self._order
 
 
 def _topological(steps: tuple[Step, ...]) -> tuple[Step, ...]:
-    done: dict[str, Step] = {}
-    pending = list(steps)
-    while pending:
-        ready = [s for s in pending if all(a in done for a in s.after)]
-        if not ready:
-            raise ValueError(f"steps form a cycle: {sorted(s.id for s in pending)}")
-        for s in ready:
-            done[s.id] = s
-        pending = [s for s in pending if s.id not in done]
-    return tuple(done.values())
+    """Kahn's algorithm, taking ready steps in file order."""
+    waiting = {s.id: len(set(s.after)) for s in steps}
+    users: dict[str, list[Step]] = {s.id: [] for s in steps}
+    for s in steps:
+        for a in set(s.after):
+            users[a].append(s)
+    ready = [s for s in steps if not waiting[s.id]]
+    out: list[Step] = []
+    while ready:
+        s = ready.pop(0)
+        out.append(s)
+        for u in users[s.id]:
+            waiting[u.id] -= 1
+            if not waiting[u.id]:
+                ready.append(u)
+    if len(out) < len(steps):
+        done = {s.id for s in out}
+        raise ValueError(f"steps form a cycle: {sorted(s.id for s in steps if s.id not in done)}")
+    return tuple(out)
 
 
 def _state_chain(states: dict[str, State], name: str) -> list[str]:

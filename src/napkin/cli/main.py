@@ -10,6 +10,7 @@ from napkin.cli import (
     agent_cmds,
     catalog_cmds,
     cost_cmds,
+    decision_cmds,
     examples_cmd,
     inference_cmds,
     media_cmds,
@@ -39,6 +40,8 @@ app.command("train")(train_cmds.train)
 app.command("rl")(train_cmds.rl)
 app.command("pretrain")(scaling_cmds.pretrain)
 app.command("lifecycle")(scaling_cmds.lifecycle)
+app.command("decision")(decision_cmds.decision)
+app.command("ced")(decision_cmds.ced)
 app.command("agent")(agent_cmds.agent)
 app.add_typer(agent_cmds.context_app, name="context")
 app.add_typer(media_cmds.app, name="media")
