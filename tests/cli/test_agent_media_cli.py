@@ -139,3 +139,15 @@ def test_decision_and_ced_commands(cli):
     assert (d["passes"]["full"], d["passes"]["ced"]) == (40 * 8192, 20 * 8192 + 20 * 128)
     code, _, err = cli("ced", "--prompt", "0")
     assert code == 2 and "prompt" in err
+
+
+def test_agent_realtime_log(cli, tmp_path):
+    d = _json(cli, "agent", str(scenario_file("agent-voice-vision.yaml")))
+    assert d["first_response_s"] == pytest.approx(0.078)
+    assert d["playback"]["gaps"] == 1
+    assert d["playback"]["total_stall_s"] == pytest.approx(0.005)
+    assert d["finish_s"] == pytest.approx(0.243)  # last of 8 blocks ends 5 ms late
+    bad = tmp_path / "rt.yaml"
+    bad.write_text("realtime: {arrivals_s: [0.1]}\nsteps: [{id: m, kind: model, duration_s: 1}]\n")
+    code, _, err = cli("agent", str(bad))
+    assert code == 2 and "block_s" in err

@@ -154,3 +154,15 @@ def test_bad_inputs_name_the_field(make, field):
 def test_plot_playback_writes_a_file(tmp_path, suffix):
     path = plot_playback(playback_timeline(), tmp_path / f"playback{suffix}")
     assert path.exists() and path.stat().st_size > 0
+
+
+def test_logged_arrivals_play_like_the_modelled_pipeline():
+    from napkin.media.playback import timeline_from_arrivals
+
+    modelled = playback_timeline(PlaybackParams(buffer_s=0.040))
+    logged = timeline_from_arrivals([b.arrival_s for b in modelled.blocks], 0.020, 0.040)
+    assert [b.play_start_s for b in logged.blocks] == [b.play_start_s for b in modelled.blocks]
+    assert (logged.first_play_s, logged.gaps) == (modelled.first_play_s, 1)
+    assert logged.total_stall_s == pytest.approx(0.005)
+    with pytest.raises(NapkinError, match="arrivals_s"):
+        timeline_from_arrivals([], 0.020, 0.040)

@@ -142,7 +142,9 @@ class Realtime(_Model):
     block_s: Annotated[float, Field(gt=0)] | None = None
     """Playback length of one block or frame (continuity requirement)."""
     arrivals_s: tuple[NonNeg, ...] = ()
-    """Arrival time of each frame or block."""
+    """Arrival time of each frame or block, in playback order."""
+    buffer_s: NonNeg = 0
+    """The player's start-up (jitter) buffer."""
 
 
 class Trajectory(_Model):

@@ -78,7 +78,15 @@ def agent(
         from napkin.report.agent_plots import plot_trajectory
 
         plot_trajectory(analyses[0], plot)
-    emit(agent_doc(analyses[0], inputs, assumptions), fmt)
+    rt, playback = analyses[0].trajectory.realtime, None
+    if rt is not None and rt.arrivals_s:
+        from napkin.media.playback import timeline_from_arrivals
+
+        require(rt.block_s is not None, "realtime: arrivals_s needs block_s (playback length "
+                                        "of one block)")
+        assert rt.block_s is not None
+        playback = timeline_from_arrivals(rt.arrivals_s, rt.block_s, rt.buffer_s)
+    emit(agent_doc(analyses[0], inputs, assumptions, playback), fmt)
 
 
 def _pairs(text: str) -> list[tuple[int, int]]:

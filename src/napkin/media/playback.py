@@ -26,6 +26,7 @@ All times are in seconds.
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from napkin.errors import require
@@ -179,7 +180,21 @@ def playback_timeline(params: PlaybackParams | None = None) -> Timeline:
     ``play_start_i = max(arrival_i, play_end_{i−1})`` with ``d = block_s / device_clock_ratio``;
     gaps shorter than a picosecond are float rounding and count as none."""
     p = params or PlaybackParams()
-    arrivals = [p.arrival_s(i) for i in range(p.blocks)]
+    return _play(p, [p.arrival_s(i) for i in range(p.blocks)])
+
+
+def timeline_from_arrivals(arrivals_s: Sequence[float], block_s: float, buffer_s: float,
+                           audio: AudioFormat | None = None) -> Timeline:
+    """The same playback for logged block arrival times (in playback order, seconds)."""
+    require(len(arrivals_s) >= 1, "arrivals_s: give at least one block arrival")
+    require(min(arrivals_s) >= 0, "arrivals_s: times must be >= 0 s")
+    p = PlaybackParams(block_s=block_s, blocks=len(arrivals_s), process_s=0.0, send_s=0.0,
+                       network_s=0.0, network_overrides=(), buffer_s=buffer_s,
+                       audio=audio or AudioFormat())
+    return _play(p, list(arrivals_s))
+
+
+def _play(p: PlaybackParams, arrivals: list[float]) -> Timeline:
     start = min(arrivals) + p.buffer_s
     ready = start
     blocks = []

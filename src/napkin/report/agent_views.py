@@ -5,7 +5,8 @@ from typing import Any
 from napkin.agents.analysis import TaskAnalysis
 from napkin.agents.context import EditEffect, RoundCost
 from napkin.agents.success import LoggedOutcome
-from napkin.agents.trajectory import ModelStep
+from napkin.agents.trajectory import EncodeStep, ModelStep
+from napkin.media.playback import Timeline
 from napkin.report.document import Document, Section
 from napkin.units import TFLOP, GiB, fmt_bytes
 
@@ -14,7 +15,9 @@ def _s(x: float) -> str:
     return f"{x:,.3f}"
 
 
-def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, Any]) -> Document:
+def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, Any],
+              playback: Timeline | None = None) -> Document:
+    """``playback``: the logged block arrivals played through the trajectory's buffer."""
     t = a.trajectory
     on_path = set(a.dag.critical_path)
     steps = []
@@ -46,6 +49,30 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
                        f"${a.cost.gpu_usd:.6f} + ${a.cost.token_usd:.6f} + "
                        f"${a.cost.tool_usd:.6f} + ${a.cost.task_usd:.6f} = "
                        f"${a.cost.total_usd:.6f}"])
+    encodes = [s for s in t.steps if isinstance(s, EncodeStep)]
+    if encodes:
+        totals.append(["encode: raw bytes / visual tokens / EC bytes",
+                       f"{sum(e.raw_bytes for e in encodes):,.0f} / "
+                       f"{sum(e.visual_tokens for e in encodes):,} / "
+                       f"{sum(e.ec_bytes for e in encodes):,.0f}"])
+    rt = t.realtime
+    first_response = None
+    if playback is not None:
+        first_response = playback.first_play_s
+        totals += [["first audio plays", f"{_s(playback.first_play_s)} s"],
+                   ["gaps / total stall", f"{playback.gaps} / {_s(playback.total_stall_s)} s"]]
+    elif a.dag.spans:
+        first_response = min(sp.end_s for sp in a.dag.spans if sp.kind == "model") if any(
+            sp.kind == "model" for sp in a.dag.spans) else None
+    if rt is not None and rt.first_response_s is not None and first_response is not None:
+        met = "met" if first_response <= rt.first_response_s else "MISSED"
+        totals.append(["first response vs requirement",
+                       f"{_s(first_response)} vs {_s(rt.first_response_s)} s: {met}"])
+    finish = a.dag.makespan_s if playback is None else max(a.dag.makespan_s, playback.end_s)
+    if rt is not None and rt.finish_s is not None:
+        met = "met" if finish <= rt.finish_s else "MISSED"
+        totals.append(["finish (last step or last audio) vs requirement",
+                       f"{_s(finish)} vs {_s(rt.finish_s)} s: {met}"])
     if t.check is not None:
         checks = "; ".join(f"{k}: {v}" for k, v in t.check.checks.items())
         totals.append(["check", ("passed" if t.check.passed else f"failed ({t.check.reason})")
@@ -72,6 +99,10 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
                              "gib_seconds": a.serial_state.gib_seconds}},
         "reuse_intervals_s": a.reuse_intervals_s, "cost": a.cost,
         "check": t.check.model_dump() if t.check else None,
+        "first_response_s": first_response, "finish_s": finish,
+        "playback": None if playback is None else {
+            "first_play_s": playback.first_play_s, "gaps": playback.gaps,
+            "total_stall_s": playback.total_stall_s, "blocks": list(playback.blocks)},
     }
     if a.speedup is not None:
         sp = a.speedup
