@@ -203,3 +203,24 @@ def test_missing_and_malformed_files(tmp_path):
     bad.write_text("steps: [unclosed")
     with pytest.raises(NapkinError, match="not valid YAML"):
         load_trajectory(bad)
+
+
+def test_waiting_tasks_add_their_state():
+    from napkin.agents.state import combined_curve
+
+    a = analyze(load_trajectory(DAG))  # 1 GiB over [2, 12)
+    together = combined_curve([(0.0, a.dag_state), (5.0, a.dag_state)])  # second: [7, 17)
+    assert together.peak_bytes == 2 * GiB  # both wait during [7, 12)
+    assert together.gib_seconds == pytest.approx(2 * 10)
+    held = dict(zip(together.times_s, together.bytes_, strict=False))
+    assert (held[2], held[7], held[12]) == (GiB, 2 * GiB, GiB)
+
+
+def test_json_trajectory(tmp_path):
+    import json
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"steps": [{"id": "m", "kind": "model", "duration_s": 2},
+                                          {"id": "t", "kind": "tool", "duration_s": 3,
+                                           "after": ["m"]}]}))
+    assert analyze(load_trajectory(path)).dag.makespan_s == 5

@@ -77,3 +77,20 @@ def state_curve(traj: Trajectory, sched: Schedule, sizes: dict[str, float]) -> S
         times.append(t)
         held.append(total)
     return StateCurve(tuple(times), tuple(held[:-1]))
+
+
+def combined_curve(curves: list[tuple[float, StateCurve]]) -> StateCurve:
+    """M(t) of several tasks together, each curve shifted by its task's arrival time: state of
+    tasks waiting at the same time adds up (chapter 3.2.4)."""
+    deltas: dict[float, float] = {}
+    for offset, c in curves:
+        prev = 0.0
+        for t, b in zip(c.times_s, (*c.bytes_, 0.0), strict=True):
+            deltas[offset + t] = deltas.get(offset + t, 0.0) + b - prev
+            prev = b
+    times = sorted(deltas)
+    held, total = [], 0.0
+    for t in times:
+        total += deltas[t]
+        held.append(total)
+    return StateCurve(tuple(times), tuple(held[:-1]))

@@ -4,6 +4,7 @@ from typing import Any
 
 from napkin.agents.analysis import TaskAnalysis
 from napkin.agents.context import EditEffect, RoundCost
+from napkin.agents.state import combined_curve
 from napkin.agents.success import LoggedOutcome
 from napkin.agents.trajectory import EncodeStep, ModelStep
 from napkin.media.playback import Timeline
@@ -91,7 +92,7 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
         "critical_path_s": a.dag.makespan_s, "serial_s": a.serial.makespan_s,
         "parallel_saving_s": a.parallel_saving_s, "time_by_kind_s": a.dag.by_kind_s(),
         "shares": shares, "spans": list(a.dag.spans),
-        "state": {"dag": {"peak_bytes": a.dag_state.peak_bytes,
+        "state": {"dag": {"peak_bytes": a.dag_state.peak_bytes, "curve": a.dag_state,
                           "byte_seconds": a.dag_state.byte_seconds,
                           "gib_seconds": a.dag_state.gib_seconds},
                   "serial": {"peak_bytes": a.serial_state.peak_bytes,
@@ -131,8 +132,11 @@ def logged_doc(names: list[str], analyses: list[TaskAnalysis], outcome: LoggedOu
         chk = a.trajectory.check
         rows.append([name, "passed" if chk and chk.passed else "failed",
                      _s(a.dag.makespan_s), f"${a.cost.total_usd:.6f}"])
+    together = combined_curve([(a.trajectory.arrival_s, a.dag_state) for a in analyses])
     c = outcome.cost
     summary = [["tasks / passed", f"{c.attempts} / {c.successes}"],
+               ["state of all tasks: peak / ∫M(t)dt (offset by arrival_s)",
+                f"{together.peak_bytes / GiB:,.4g} GiB / {together.gib_seconds:,.4g} GiB·s"],
                ["total cost", f"${c.total_cost:.6f}"],
                ["cost per success", f"${c.per_success:.6f}" if c.per_success is not None
                 else "undefined: no task passed"]]
@@ -145,6 +149,8 @@ def logged_doc(names: list[str], analyses: list[TaskAnalysis], outcome: LoggedOu
                    "critical_path_s": a.dag.makespan_s, "cost": a.cost}
                   for n, a in zip(names, analyses, strict=True)],
         "total_cost": c.total_cost, "successes": c.successes, "attempts": c.attempts,
+        "state": {"peak_bytes": together.peak_bytes, "gib_seconds": together.gib_seconds,
+                  "curve": together},
         "cost_per_success": c.per_success,
         "failures": {reason: n for reason, n in outcome.failures}})
 
