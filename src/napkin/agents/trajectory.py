@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from napkin.errors import NapkinError
-from napkin.serving.workload import read_yaml, validation_message
+from napkin.specs.files import read_yaml, validation_message
 
 NonNeg = Annotated[float, Field(ge=0)]
 Count = Annotated[int, Field(ge=0)]

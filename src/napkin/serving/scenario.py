@@ -22,7 +22,8 @@ from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.metrics import SLO
-from napkin.serving.workload import Workload, load_workload, read_yaml, validation_message
+from napkin.serving.workload import Workload, load_workload
+from napkin.specs.files import read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
 from napkin.timing import Efficiency

@@ -19,11 +19,11 @@ optional shared prefix for prefix caching) and one ``arrivals`` process:
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from napkin.errors import NapkinError
 from napkin.serving.distributions import Duration, Length
+from napkin.specs.files import read_yaml, validation_message
 
 
 class _Model(BaseModel):
@@ -222,22 +222,3 @@ def parse_workload(data: Any, source: str = "workload") -> Workload:
         return Workload.model_validate(data)
     except ValidationError as e:
         raise NapkinError(f"{source}: {validation_message(e)}") from None
-
-
-def validation_message(e: ValidationError) -> str:
-    """One line: the first error's field path (``arrivals.windows.0.duration_s``) and message."""
-    err = e.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged")))
-    value = err.get("input")
-    shown = f" (got {value!r})" if isinstance(value, int | float | str) else ""
-    return f"field {loc or '(root)'}: {err['msg']}{shown}"
-
-
-def read_yaml(path: str | Path, what: str = "file") -> Any:
-    """A YAML (or JSON) file's data; a missing or malformed file is one :class:`NapkinError`."""
-    try:
-        return yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise NapkinError(f"{what}: no such file {str(path)!r}") from None
-    except yaml.YAMLError as e:
-        raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None

@@ -1,0 +1,28 @@
+"""Reading spec files (workloads, scenarios, trajectories): YAML in, one-line errors out."""
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from napkin.errors import NapkinError
+
+
+def read_yaml(path: str | Path, what: str = "file") -> Any:
+    """A YAML (or JSON) file's data; a missing or malformed file is one :class:`NapkinError`."""
+    try:
+        return yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise NapkinError(f"{what}: no such file {str(path)!r}") from None
+    except yaml.YAMLError as e:
+        raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+
+
+def validation_message(e: ValidationError) -> str:
+    """One line: the first error's field path (``arrivals.windows.0.duration_s``) and message."""
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged")))
+    value = err.get("input")
+    shown = f" (got {value!r})" if isinstance(value, int | float | str) else ""
+    return f"field {loc or '(root)'}: {err['msg']}{shown}"
