@@ -13,6 +13,7 @@ MiB = 2**20
 GiB = 2**30
 TFLOP = 1e12
 MS = 1e-3
+HOUR_S = 3600.0
 
 
 def fmt_bytes(n_bytes: float, unit: str = "GB", digits: int = 2) -> str:

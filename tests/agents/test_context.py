@@ -37,9 +37,9 @@ def test_chapter_edits():
     append = apply_edit(2000, Edit("append", 100))
     assert (append.context_tokens, append.reusable_tokens, append.prefill_tokens) == (
         2100, 2000, 100)
-    change = apply_edit(2000, Edit("replace", 1, position=501, removed=1))
+    change = apply_edit(2000, Edit("replace", 1, position=501, removed_tokens=1))
     assert (change.reusable_tokens, change.prefill_tokens) == (500, 1500)
-    summary = apply_edit(2000, Edit("summarize", 50, position=201, removed=1000))
+    summary = apply_edit(2000, Edit("summarize", 50, position=201, removed_tokens=1000))
     assert (summary.context_tokens, summary.reusable_tokens, summary.prefill_tokens) == (
         1050, 200, 850)
 
@@ -62,9 +62,9 @@ def test_question_46_growth_and_cache():
     (lambda: Round(0), "input"),
     (lambda: Round(10, 11), "cached"),
     (lambda: Edit("rewrite", 1), "kind"),
-    (lambda: Edit("replace", 1, position=0, removed=1), "position"),
+    (lambda: Edit("replace", 1, position=0, removed_tokens=1), "position"),
     (lambda: Edit("append", -1), "added"),
-    (lambda: apply_edit(100, Edit("replace", 1, position=100, removed=2)), "runs past"),
+    (lambda: apply_edit(100, Edit("replace", 1, position=100, removed_tokens=2)), "runs past"),
     (lambda: agent_input_tokens(0, 1, 1), "system"),
     (lambda: agent_rounds(1, 1, 0), "steps"),
 ])

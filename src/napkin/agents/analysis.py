@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from napkin.agents.state import StateCurve, state_bytes, state_curve
-from napkin.agents.success import TaskCost, output_split, task_cost
+from napkin.agents.success import TaskCost, task_cost
 from napkin.agents.timeline import (
     Schedule,
     Speedup,
@@ -45,8 +45,10 @@ class TaskAnalysis:
 
     @property
     def output_tokens(self) -> tuple[int, int]:
-        """(reasoning, other) output tokens."""
-        return output_split(self.trajectory)
+        """(reasoning, other) output tokens over the task's model calls."""
+        calls = self.trajectory.model_steps
+        reasoning = sum(s.reasoning_tokens for s in calls)
+        return reasoning, sum(s.output_tokens for s in calls) - reasoning
 
 
 def analyze(traj: Trajectory, model: ModelSpec | None = None, dep: Deployment | None = None,

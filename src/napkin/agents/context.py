@@ -73,22 +73,24 @@ EditKind = Literal["append", "replace", "summarize"]
 class Edit:
     """A change to a context of L tokens.
 
-    ``append``: ``added`` tokens at the end. ``replace``: ``removed`` tokens from 1-based
-    ``position`` on are replaced by ``added`` ones (editing one token: removed = added = 1).
-    ``summarize``: the span ``position … position + removed − 1`` becomes an ``added``-token
+    ``append``: ``added_tokens`` at the end. ``replace``: ``removed_tokens`` from the 1-based
+    token ``position`` on are replaced by ``added_tokens`` (editing one token: 1 and 1).
+    ``summarize``: the span ``position … position + removed_tokens − 1`` becomes an
+    ``added_tokens``-token
     summary (a replace, named for what agents do with old tool output).
     """
 
     kind: EditKind
-    added: int
+    added_tokens: int
     position: int = 0
-    removed: int = 0
+    removed_tokens: int = 0
 
     def __post_init__(self) -> None:
         require(self.kind in ("append", "replace", "summarize"),
                 f"edit: kind must be append, replace or summarize, got {self.kind!r}")
-        require(self.added >= 0, f"edit: added must be >= 0 tokens, got {self.added}")
-        require(self.removed >= 0, f"edit: removed must be >= 0 tokens, got {self.removed}")
+        require(self.added_tokens >= 0, f"edit: added must be >= 0 tokens, got {self.added_tokens}")
+        require(self.removed_tokens >= 0,
+                f"edit: removed must be >= 0 tokens, got {self.removed_tokens}")
         if self.kind != "append":
             require(self.position >= 1, f"edit: position must be >= 1 (1-based), got "
                                         f"{self.position}")
@@ -111,11 +113,12 @@ def apply_edit(context_tokens: int, edit: Edit) -> EditEffect:
     """Length and reusable prefix after ``edit`` on a ``context_tokens``-token context."""
     require(context_tokens >= 0, f"context: must be >= 0 tokens, got {context_tokens}")
     if edit.kind == "append":
-        return EditEffect(context_tokens + edit.added, context_tokens)
-    end = edit.position - 1 + edit.removed
+        return EditEffect(context_tokens + edit.added_tokens, context_tokens)
+    end = edit.position - 1 + edit.removed_tokens
     require(end <= context_tokens,
             f"edit: span {edit.position}…{end} runs past the {context_tokens}-token context")
-    return EditEffect(context_tokens - edit.removed + edit.added, edit.position - 1)
+    return EditEffect(context_tokens - edit.removed_tokens + edit.added_tokens,
+                      edit.position - 1)
 
 
 def rounds_after_edits(context_tokens: int, edits: Sequence[Edit]) -> list[Round]:

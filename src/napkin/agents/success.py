@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from napkin.agents.trajectory import ModelStep, Trajectory
+from napkin.agents.trajectory import Trajectory
 from napkin.economics import SuccessCost, batch_cost
 from napkin.errors import require
+from napkin.units import HOUR_S
 
-HOUR_S = 3600.0
 PER_MILLION = 1e-6
 
 
@@ -77,9 +77,3 @@ def logged_outcome(trajs: Sequence[Trajectory], costs: Sequence[float]) -> Logge
     )
     return LoggedOutcome(batch_cost(list(costs), passed), tuple(reasons.most_common()))
 
-
-def output_split(traj: Trajectory) -> tuple[int, int]:
-    """(reasoning, other) output tokens over the task's model calls."""
-    calls: list[ModelStep] = list(traj.model_steps)
-    reasoning = sum(s.reasoning_tokens for s in calls)
-    return reasoning, sum(s.output_tokens for s in calls) - reasoning

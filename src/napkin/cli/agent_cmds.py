@@ -1,7 +1,7 @@
 """``napkin agent`` (trajectories) and ``napkin context`` (multi-turn prefix reuse)."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +19,9 @@ from napkin.cli.common import (
     emit,
 )
 from napkin.errors import NapkinError, require
+
+if TYPE_CHECKING:
+    from napkin.agents.context import Edit
 
 context_app = typer.Typer(help="Multi-turn context: prefix reuse per round, edits, agent "
                                "input growth.", no_args_is_help=True)
@@ -123,7 +126,7 @@ def rounds(
                     {"weights": weights, "kv_dtype": kv}), fmt)
 
 
-def _edit(text: str) -> tuple[str, "object"]:
+def _edit(text: str) -> tuple[str, "Edit"]:
     from napkin.agents.context import Edit
 
     kind, *nums = text.split(":")
@@ -137,7 +140,7 @@ def _edit(text: str) -> tuple[str, "object"]:
             "summarize:POSITION:REMOVED:SUMMARY")
     if kind == "append":
         return text, Edit("append", values[0])
-    return text, Edit(kind, values[2], values[0], values[1])  # type: ignore[arg-type]
+    return text, Edit(kind, values[2], values[0], values[1])
 
 
 @context_app.command()

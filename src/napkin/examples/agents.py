@@ -27,7 +27,7 @@ CODE_FIX = "agent-code-fix-reasoning.yaml"
 def ex_3_2_1() -> list[Row]:
     """§3.2.1: append 100 tokens vs change token 501 of 2,000; the four-round prefill."""
     append = apply_edit(2000, Edit("append", 100))
-    change = apply_edit(2000, Edit("replace", 1, position=501, removed=1))
+    change = apply_edit(2000, Edit("replace", 1, position=501, removed_tokens=1))
     traj = load_trajectory(scenario_file(CODE_FIX))
     rounds = [Round(s.input_tokens, s.cached_tokens) for s in traj.model_steps]
     costs = round_costs(load_model(traj.model or ""), rounds, Precision.of())

@@ -21,7 +21,7 @@ from napkin.scaling.lifecycle import SizeCost, break_even_calls, size_costs
 from napkin.scaling.optimum import chinchilla_rule, scale_factors
 from napkin.training.memory import recipe, state_memory
 from napkin.training.schedule import SECONDS_PER_DAY, budget_flops
-from napkin.units import GB
+from napkin.units import GB, HOUR_S
 
 HELD_OUT = ("2b855b55b", "8b7178b178b")
 FITTED = ("20m400m400m", "83m1b51b5", "280m5b95b9", "220m7b57b5", "619m22b22b", "1b566b66b")
@@ -77,7 +77,7 @@ def ex_lifecycle() -> list[Row]:
         Row("H100 SXM at 40% MFU", rate / 1e12, 395.76, "TFLOP per GPU-s"),
         Row("0.1B trained on 298.6B tokens", small.train_gpu_hours, 125.7, "GPU-h"),
         Row("per-call saving, 0.1B vs 0.5B: 2N[P + G − 1]", saving, 0.00129, "GPU-s"),
-        Row("break-even calls at +73.5 GPU-h", 73.5 * 3600 / saving / 1e6, 204.8, "M calls",
+        Row("break-even calls at +73.5 GPU-h", 73.5 * HOUR_S / saving / 1e6, 204.8, "M calls",
             0.01, "published from rounded +73.5 GPU-h and 0.00129 GPU-s"),
         Row("napkin's fit: tokens for 0.1B at 2.9", ours[0].tokens / 1e9, None, "B tokens"),
         Row("napkin's fit: tokens for 0.5B at 2.9", ours[1].tokens / 1e9, None, "B tokens"),

@@ -34,7 +34,7 @@ from napkin.training.memory import (
 )
 from napkin.training.parallel import communication, pipeline_bubble
 from napkin.training.schedule import SECONDS_PER_DAY, calendar_days, equivalent_hours, step_time_s
-from napkin.units import GB, TFLOP, GiB
+from napkin.units import GB, HOUR_S, TFLOP, GiB
 
 QWEN3_8B = "qwen3-8b"
 
@@ -178,17 +178,17 @@ def ex_3_6_2() -> list[Row]:
 
 def ex_3_6_3() -> list[Row]:
     return [Row("Q* = ΔC₀/Δc, 100k H100-hours vs 0.72 GPU-s per task",
-                break_even_tasks(100_000 * 3600, 0.72), 5e8, "tasks")]
+                break_even_tasks(100_000 * HOUR_S, 0.72), 5e8, "tasks")]
 
 
 def ex_3_10() -> list[Row]:
     """Exercise 3-10: calendar days; which model at 200M and 1B tasks."""
     hours = training_records()["llama-1-65b"]["gpu_hours"]
-    extra, saving = 100_000 * 3600, 0.72
+    extra, saving = 100_000 * HOUR_S, 0.72
     rows = [rounded("2,048 A100", calendar_days(hours, 2048), 20.80, 2, "days"),
             rounded("1,024 A100", calendar_days(hours, 1024), 41.60, 2, "days")]
     for tasks in (2e8, 1e9):
-        diff = (extra - tasks * saving) / 3600  # small model's total minus large model's
+        diff = (extra - tasks * saving) / HOUR_S  # small model's total minus large model's
         rows.append(Row(f"{tasks:.0e} tasks: small − large model total", diff, None, "H100-h",
                         note="positive: the larger model is cheaper overall"))
     rows.append(Row("tasks where the choice flips", break_even_tasks(extra, saving), 5e8,

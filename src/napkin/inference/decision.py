@@ -14,8 +14,7 @@ from napkin.accounting.ops import CallCost
 from napkin.errors import require
 from napkin.inference.chain import RequestChain, request_chain
 from napkin.timing import Deployment, RooflineTime
-
-SECONDS_PER_HOUR = 3600.0
+from napkin.units import HOUR_S
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class DecisionComparison:
 
 def usd_per_million(seconds: float, tokens: int, usd_per_gpu_hour: float) -> float:
     """Dollars per 1e6 tokens when ``tokens`` take ``seconds`` of one GPU."""
-    return seconds * usd_per_gpu_hour / SECONDS_PER_HOUR * 1e6 / tokens
+    return seconds * usd_per_gpu_hour / HOUR_S * 1e6 / tokens
 
 
 def decision_vs_generation(dep: Deployment, prompt_tokens: int, questions: int, gen_tokens: int,

@@ -72,10 +72,6 @@ class ImageCost:
     kv_bytes: float
     encoder: CallCost
 
-    @property
-    def ec_width(self) -> int:
-        return round(self.ec_bytes / self.tokens) if self.tokens else 0
-
 
 def visual_tokens(height: int, width: int, patch: int, merge: int) -> int:
     """``n_v = H·W / (p²·r²)`` for sides that are multiples of ``p·r``."""
@@ -138,6 +134,6 @@ def prompt_state(images: list[ImageCost], text_tokens: int, language: ModelSpec,
     """Chapter 3.3.1: four 640×640 images + 400 text tokens → 31.25 MiB EC, 225 + 56.25 MiB KV
     (KV per token is the language model's, image or text alike)."""
     require(text_tokens >= 0, f"text: must be >= 0 tokens, got {text_tokens}")
-    per_token = language.kv_bytes(1, kv_bytes_per_element)
     return PromptState(tuple(images), text_tokens, sum(i.ec_bytes for i in images),
-                       sum(i.kv_bytes for i in images), text_tokens * per_token)
+                       sum(i.kv_bytes for i in images),
+                       language.kv_bytes(text_tokens, kv_bytes_per_element))

@@ -57,14 +57,14 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
                        f"{sum(e.visual_tokens for e in encodes):,} / "
                        f"{sum(e.ec_bytes for e in encodes):,.0f}"])
     rt = t.realtime
-    first_response = None
+    first_response: float | None
     if playback is not None:
         first_response = playback.first_play_s
         totals += [["first audio plays", f"{_s(playback.first_play_s)} s"],
                    ["gaps / total stall", f"{playback.gaps} / {_s(playback.total_stall_s)} s"]]
-    elif a.dag.spans:
-        first_response = min(sp.end_s for sp in a.dag.spans if sp.kind == "model") if any(
-            sp.kind == "model" for sp in a.dag.spans) else None
+    else:
+        first_response = min((sp.end_s for sp in a.dag.spans if sp.kind == "model"),
+                             default=None)
     if rt is not None and rt.first_response_s is not None and first_response is not None:
         met = "met" if first_response <= rt.first_response_s else "MISSED"
         totals.append(["first response vs requirement",

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from napkin.scaling.law import FitResult, HoldoutResult
+from napkin.units import HOUR_S
 
 
 def plot_fit(result: HoldoutResult | FitResult, path: str | Path) -> Path:
@@ -73,7 +74,7 @@ def plot_lifecycle(costs, path):
     for a, b in itertools.pairwise(costs):
         saving = abs(a.call_gpu_s - b.call_gpu_s)
         if saving:
-            top = max(top, 2 * abs(a.train_gpu_hours - b.train_gpu_hours) * 3600 / saving)
+            top = max(top, 2 * abs(a.train_gpu_hours - b.train_gpu_hours) * HOUR_S / saving)
     calls = np.linspace(0, top, 200)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for c in costs:

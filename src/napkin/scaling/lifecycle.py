@@ -16,6 +16,7 @@ from napkin.errors import require
 from napkin.scaling.law import ScalingLaw
 from napkin.scaling.optimum import tokens_for_loss
 from napkin.specs.hardware import Accelerator
+from napkin.units import HOUR_S
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class SizeCost:
 
     @property
     def train_gpu_hours(self) -> float:
-        return self.train_flops / self.flops_per_gpu_s / 3600.0
+        return self.train_flops / self.flops_per_gpu_s / HOUR_S
 
     @property
     def call_gpu_s(self) -> float:
@@ -41,7 +42,7 @@ class SizeCost:
 
     def total_gpu_hours(self, calls: float) -> float:
         """``C_life = C₀ + Q·c`` in GPU-hours after ``calls`` requests."""
-        return self.train_gpu_hours + calls * self.call_gpu_s / 3600.0
+        return self.train_gpu_hours + calls * self.call_gpu_s / HOUR_S
 
 
 def size_costs(law: ScalingLaw, target_loss: float, sizes: list[float], prompt_tokens: int,
@@ -59,7 +60,7 @@ def break_even_calls(small: SizeCost, large: SizeCost) -> float | None:
     """Calls after which the smaller model, costlier to train but cheaper to run, has paid
     back: ``Q* = ΔC₀/Δc`` (GPU-seconds). None when the smaller model is also cheaper (or as
     cheap) to train: it is ahead from the first call, there is nothing to pay back."""
-    extra = (small.train_gpu_hours - large.train_gpu_hours) * 3600.0
+    extra = (small.train_gpu_hours - large.train_gpu_hours) * HOUR_S
     if extra <= 0:
         return None
     return break_even_tasks(extra, large.call_gpu_s - small.call_gpu_s)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from napkin.accounting.batch import Batch, Segment
+from napkin.accounting.collectives import ring_allreduce_bytes
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.linear import LinearCost
 from napkin.errors import NapkinError, require
@@ -42,6 +43,9 @@ from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing import Efficiency, StepSeries
+
+ACTIVATION_BYTES = 2
+"""16-bit activations on the tensor-parallel all-reduce."""
 
 Mode = Literal["fast", "exact"]
 
@@ -371,7 +375,7 @@ class Engine:
         """Two ring all-reduces of the activations per layer: each moves 2(t−1)/t of
         ``tokens·hidden`` 16-bit values over the link, plus a fixed latency."""
         tp, spec = self.spec.tensor_parallel, self.spec
-        volume = 2 * (tp - 1) / tp * tokens * self.model.hidden_size * 2
+        volume = ring_allreduce_bytes(tokens * self.model.hidden_size * ACTIVATION_BYTES, tp)
         return 2 * self.model.num_layers * (volume / spec.allreduce_bytes_per_s
                                             + spec.allreduce_latency_s)
 

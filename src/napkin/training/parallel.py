@@ -11,6 +11,7 @@ Pipeline parallel with p stages and m micro-batches idles ``(p−1)/(m+p−1)`` 
 
 from dataclasses import dataclass
 
+from napkin.accounting.collectives import ring_allreduce_bytes, ring_gather_bytes
 from napkin.errors import NapkinError, require
 
 
@@ -37,12 +38,12 @@ def communication(scheme: str, params: int, devices: int, weight_bytes: float = 
     """Bytes each device sends per step under ``scheme`` (ddp, zero1, zero2, zero3, fsdp)."""
     require(devices >= 1, f"devices: must be >= 1, got {devices}")
     require(link_bytes_per_s > 0, "link: bandwidth must be > 0")
-    share = (devices - 1) / devices
     w, g = params * weight_bytes, params * grad_bytes
     if scheme in ("ddp", "zero1", "zero2"):
-        volume = 2 * share * g if scheme == "ddp" else share * (g + w)
+        volume = (ring_allreduce_bytes(g, devices) if scheme == "ddp"
+                  else ring_gather_bytes(g + w, devices))
     elif scheme in ("zero3", "fsdp"):
-        volume = share * (2 * w + g)
+        volume = ring_gather_bytes(2 * w + g, devices)
     else:
         raise NapkinError(f"sharding: unknown scheme {scheme!r}; allowed: ddp, zero1, zero2, "
                           "zero3, fsdp")
