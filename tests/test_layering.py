@@ -1,5 +1,6 @@
-"""Dependencies point one way: units → stats → specs → accounting → timing → inference →
-serving → examples → report → cli. The core never imports rendering or CLI libraries."""
+"""Dependencies point one way: units → stats → specs → accounting → timing → calibration →
+inference → serving → validation → examples → report → cli. The core never imports rendering
+or CLI libraries."""
 
 import ast
 from pathlib import Path
@@ -8,7 +9,8 @@ import napkin
 
 SRC = Path(napkin.__file__).parent
 ORDER = ["errors", "units", "stats", "evaluation", "specs", "catalog", "accounting", "timing",
-         "inference", "serving", "training", "rl", "economics", "agents", "media", "scaling",
+         "calibration", "inference", "serving", "validation", "training", "rl", "economics",
+         "agents", "media", "scaling",
          "examples", "report",
          "cli"]
 CORE_FORBIDDEN = {"rich", "typer", "click", "matplotlib"}

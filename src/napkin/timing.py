@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from napkin.accounting.batch import BatchShape
+from napkin.accounting.collectives import ring_allreduce_bytes
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun
@@ -130,6 +131,54 @@ class StepSeries:
             else:
                 lo = mid + 1
         return lo
+
+
+ACTIVATION_BYTES = 2
+"""16-bit activations on the tensor-parallel all-reduce."""
+
+
+@dataclass(frozen=True)
+class RooflineTimer:
+    """Step times of one engine by the roofline: ``max(FLOPs/(tp·peak·MFU),
+    bytes/(tp·BW·MBU)) + overhead + all-reduces``, where tensor parallelism adds two ring
+    all-reduces of the step's ``tokens × hidden`` 16-bit activations per layer, each
+    ``2(t−1)/t·volume / link + latency``. ``request_s`` (outside the engine) is 0."""
+
+    acc: Accelerator
+    compute: str
+    eff: Efficiency
+    tensor_parallel: int = 1
+    allreduce_s_per_token: float = 0.0
+    allreduce_fixed_s: float = 0.0
+    request_s: float = 0.0
+
+    @classmethod
+    def of(cls, model: ModelSpec, acc: Accelerator, compute: str, eff: Efficiency,
+           tensor_parallel: int = 1, link_bytes_per_s: float = 64e9,
+           latency_s: float = 10e-6) -> "RooflineTimer":
+        tp = tensor_parallel
+        if tp == 1:
+            return cls(acc, compute, eff)
+        per_token = ring_allreduce_bytes(model.hidden_size * ACTIVATION_BYTES, tp)
+        layers2 = 2 * model.num_layers
+        return cls(acc, compute, eff, tp, layers2 * per_token / link_bytes_per_s,
+                   layers2 * latency_s)
+
+    def series(self, parts0: tuple[float, float, float, float],
+               parts1: tuple[float, float, float, float] | None, tokens: int) -> StepSeries:
+        """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes) on
+        the whole group grow by ``parts1 − parts0`` per step."""
+        tp = self.tensor_parallel
+        flops0, bytes0 = parts0[0] + parts0[1], parts0[2] + parts0[3]
+        dflops = dbytes = 0.0
+        if parts1 is not None:
+            dflops, dbytes = parts1[0] + parts1[1] - flops0, parts1[2] + parts1[3] - bytes0
+        eff = self.eff
+        if tp > 1:
+            extra = self.allreduce_fixed_s + self.allreduce_s_per_token * tokens
+            eff = Efficiency(eff.mfu, eff.mbu, eff.overhead_s + extra)
+        return StepSeries.of(flops0 / tp, dflops / tp, bytes0 / tp, dbytes / tp, self.acc,
+                             self.compute, eff)
 
 
 def run_time(run: AffineRun, acc: Accelerator, compute: str, eff: Efficiency) -> float:

@@ -25,3 +25,19 @@ def test_linear_cost_equals_forward(model_id, precision, segs):
     flops, moved = LinearCost.of(model, precision).totals(batch)
     assert flops == pytest.approx(exact.flops, rel=1e-12, abs=1e-6)
     assert moved == pytest.approx(exact.bytes, rel=1e-12, abs=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "deepseek-v3"]), segments)
+def test_linear_parts_equal_forward_parts(model_id, segs):
+    """The step-time model's split (dense/attention FLOPs, weight/KV bytes) is the same split
+    of the same op list, and the parts sum to the totals."""
+    model, precision = load_model(model_id), Precision.of()
+    batch = Batch(tuple(segs))
+    exact = forward(model, batch, precision).parts
+    parts = LinearCost.of(model, precision).parts(batch)
+    for got, want in zip(parts, exact, strict=True):
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-6)
+    flops, moved = LinearCost.of(model, precision).totals(batch)
+    assert parts[0] + parts[1] == pytest.approx(flops)
+    assert parts[2] + parts[3] == pytest.approx(moved)

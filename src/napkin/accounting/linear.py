@@ -77,17 +77,25 @@ class LinearCost:
             total += experts_touched(num_experts, top_k, tokens) * per_expert
         return total
 
-    def totals(self, batch: BatchShape) -> tuple[float, float]:
-        """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""
+    def parts(self, batch: BatchShape) -> tuple[float, float, float, float]:
+        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of one forward call on
+        ``batch``: the matmul and the query–key/value FLOPs, the weights read and the KV read
+        and written. Their sums are :meth:`totals`; all zero for no tokens."""
         tokens, readout = batch.new_tokens, batch.readout_tokens
         if tokens == 0:
-            return 0.0, 0.0
-        flops = (self.flops_per_token * tokens + self.flops_per_readout * readout
+            return 0.0, 0.0, 0.0, 0.0
+        dense = (self.flops_per_token * tokens + self.flops_per_readout * readout
                  + self.flops_per_prefill_cached * batch.prefill_cached_tokens())
-        moved = self.weight_bytes(tokens, readout) + self.kv_write_per_token * tokens
+        attention = 0.0
+        kv = self.kv_write_per_token * tokens
         for w in self.windows:
-            flops += w.flops_per_pair * batch.attention_pairs(w.window)
+            attention += w.flops_per_pair * batch.attention_pairs(w.window)
             if w.flops_per_decode_pair:
-                flops += w.flops_per_decode_pair * batch.decode_pairs(w.window)
-            moved += w.kv_read_per_cached * batch.cached_tokens_read(w.window)
-        return flops, moved
+                attention += w.flops_per_decode_pair * batch.decode_pairs(w.window)
+            kv += w.kv_read_per_cached * batch.cached_tokens_read(w.window)
+        return dense, attention, self.weight_bytes(tokens, readout), kv
+
+    def totals(self, batch: BatchShape) -> tuple[float, float]:
+        """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""
+        dense, attention, weights, kv = self.parts(batch)
+        return dense + attention, weights + kv

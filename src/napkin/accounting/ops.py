@@ -66,3 +66,12 @@ class CallCost:
     def bytes(self) -> float:
         """Weights read + KV read + KV written."""
         return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
+
+    @property
+    def parts(self) -> tuple[float, float, float, float]:
+        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes): attention is the
+        query–key and attention–value ops, dense every other op; KV is read + written."""
+        attention = sum(op.flops for op in self.ops
+                        if op.kind in (OpKind.ATTN_SCORE, OpKind.ATTN_VALUE))
+        return (self.flops - attention, attention, self.weight_bytes,
+                self.kv_read_bytes + self.kv_write_bytes)

@@ -15,7 +15,7 @@ from napkin.specs.encoders import DiT, VisionTower
 from napkin.specs.hardware import Accelerator
 from napkin.specs.hf_config import from_hf_config, load_hf_config
 from napkin.specs.model import ModelSpec
-from napkin.units import GB, TFLOP
+from napkin.units import GB, TFLOP, MiB
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,7 @@ def _accelerator(e: dict) -> Accelerator:
         sources=dict(e.get("sources", {})),
         notes=e.get("notes", ""),
         confidence=e.get("confidence", "high"),
+        device_memory_bytes=(e["device_memory_mib"] * MiB if "device_memory_mib" in e else None),
     )
 
 

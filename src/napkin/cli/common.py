@@ -35,7 +35,8 @@ TflopsOpt = Annotated[
 ]
 WeightsOpt = Annotated[
     str, typer.Option("--weights", help="Weight format: bf16 fp16 fp8 int8 int4 int4-g128 "
-                                        "int4-g32 mxfp4 q4_k_m fp32.")
+                                        "int4-g32 mxfp4 (W4A16) mxfp4-w4a4 nvfp4 (W4A4, FP4 "
+                                        "rate) q4_k_m fp32.")
 ]
 KvOpt = Annotated[str, typer.Option("--kv-dtype", help="KV-cache format: bf16 fp16 fp8 int8.")]
 MfuOpt = Annotated[float, typer.Option("--mfu", help="Achieved share of peak FLOP/s (0, 1].")]

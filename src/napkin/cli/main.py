@@ -8,6 +8,7 @@ from typer.exceptions import TyperException
 
 from napkin.cli import (
     agent_cmds,
+    calib_cmds,
     catalog_cmds,
     cost_cmds,
     decision_cmds,
@@ -43,6 +44,8 @@ app.command("lifecycle")(scaling_cmds.lifecycle)
 app.command("decision")(decision_cmds.decision)
 app.command("ced")(decision_cmds.ced)
 app.command("agent")(agent_cmds.agent)
+app.command("calibrate")(calib_cmds.calibrate)
+app.command("validate")(calib_cmds.validate)
 app.add_typer(agent_cmds.context_app, name="context")
 app.add_typer(media_cmds.app, name="media")
 app.add_typer(examples_cmd.app, name="examples")

@@ -3,10 +3,11 @@
 from dataclasses import dataclass
 from typing import Any
 
+from napkin.calibration.profile import BAND_COVERAGE
 from napkin.report.document import Document, Section
 from napkin.serving.demand import WindowDemand
 from napkin.serving.fluid import FluidResult
-from napkin.serving.metrics import Latency, SimSummary
+from napkin.serving.metrics import Latency, SimSummary, latency_bands
 from napkin.serving.scenario import Built
 from napkin.units import GiB, fmt_seconds
 
@@ -55,8 +56,10 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
     s, e = b.scenario, b.scenario.engine
     return {
         "model": b.model.name, "gpu": b.acc.id, "weights": b.precision.weights.name,
-        "kv_dtype": b.precision.kv.name, "mfu": b.eff.mfu, "mbu": b.eff.mbu,
-        "step_overhead_s": b.eff.overhead_s, "max_num_seqs": e.max_num_seqs,
+        "kv_dtype": b.precision.kv.name, "calibration": b.calibration,
+        **({"mfu": b.eff.mfu, "mbu": b.eff.mbu, "step_overhead_s": b.eff.overhead_s}
+           if b.profile is None else {"backend": e.backend}),
+        "max_num_seqs": e.max_num_seqs,
         "max_num_batched_tokens": e.max_num_batched_tokens, "block_size": e.block_size,
         "kv_pool_bytes": b.kv_pool_bytes, "kv_blocks": b.spec.num_blocks,
         "prefix_caching": e.enable_prefix_caching, "tensor_parallel": e.tensor_parallel,
@@ -75,8 +78,31 @@ def sim_doc(reports: list[SimReport]) -> Document:
         for r in reports:
             lat_rows.append([label if r is reports[0] else "", r.name,
                              *_lat(getattr(r.summary, attr))])
+    notes = []
+    for r in reports:
+        bands = latency_bands(r.summary, r.built.profile)
+        p = r.built.profile
+        if p is not None and bands:
+            lat_rows.append(["TTFT band", r.name, *[
+                f"{fmt_seconds(bands[f'ttft_{k}_low_s'], 3)}–"
+                f"{fmt_seconds(bands[f'ttft_{k}_high_s'], 3)}"
+                for k in ("mean", "p50", "p90", "p95", "p99")]])
+            lat_rows.append(["TPOT band", r.name, *[
+                f"{fmt_seconds(bands[f'tpot_{k}_low_s'], 3)}–"
+                f"{fmt_seconds(bands[f'tpot_{k}_high_s'], 3)}"
+                for k in ("mean", "p50", "p90", "p95", "p99")]])
+            t, o = p.bands.get("ttft"), p.bands.get("tpot")
+            notes.append(f"{r.name}: calibration profile {p.name!r} ({p.backend}); bands are "
+                         f"the {BAND_COVERAGE:.0%} hold-out interval"
+                         + (f", TTFT ×{t.ratio_low:.2f}–{t.ratio_high:.2f}" if t else "")
+                         + (f", TPOT ×{o.ratio_low:.2f}–{o.ratio_high:.2f}" if o else ""))
+        elif p is None:
+            notes.append(f"{r.name}: calibration roofline (MFU {r.built.eff.mfu:g}, MBU "
+                         f"{r.built.eff.mbu:g}, {r.built.eff.overhead_s * 1e3:g} ms per step); "
+                         "no error band")
+        notes += [f"warning: {r.name}: {w}" for w in r.built.warnings]
     lat = Section("latency (nearest-rank percentiles)",
-                  ["metric", "scenario", "mean", "p50", "p90", "p95", "p99"], lat_rows)
+                  ["metric", "scenario", "mean", "p50", "p90", "p95", "p99"], lat_rows, notes)
 
     def row(label: str, fmt) -> list[str]:
         return [label, *[fmt(r) for r in reports]]
@@ -102,13 +128,18 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("engine steps / simulated units", lambda r: f"{s(r).steps:,} / "
             f"{s(r).sim_units:,}"),
         row("wall time", lambda r: fmt_seconds(r.wall_s)),
-    ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); times are "
-        "the roofline of each step at the MFU/MBU given, plus the step overhead"])
+    ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); step times "
+        "come from the calibration named above (a fitted profile, or the roofline at the "
+        "MFU/MBU given plus the step overhead)"])
     inputs = {r.name: scenario_inputs(r.built) for r in reports}
     first = inputs[names[0]]
     shared = {k: v for k, v in first.items() if all(inputs[n].get(k) == v for n in names)}
     data = {"scenarios": [{"name": r.name, "inputs": scenario_inputs(r.built),
                            "pool_derivation": r.built.pool_derivation, "summary": r.summary,
+                           "calibration": r.built.profile.to_dict() if r.built.profile
+                           else {"name": "roofline"},
+                           "bands": latency_bands(r.summary, r.built.profile),
+                           "warnings": list(r.built.warnings),
                            "wall_s": r.wall_s} for r in reports]}
     return Document("Serving simulation", {"scenarios": ", ".join(names)}, shared,
                     [lat, totals], data)

@@ -57,7 +57,7 @@ def models_doc(rows: list[tuple[str, str, ModelSpec]]) -> Document:
 
 
 def gpus_doc(accs: list[Accelerator]) -> Document:
-    cols = ["id", "name", "memory", "bandwidth", "bf16", "fp8", "int8", "interconnect",
+    cols = ["id", "name", "memory", "bandwidth", "bf16", "fp8", "int8", "fp4", "interconnect",
             "confidence"]
 
     def rate(a: Accelerator, k: str) -> str:
@@ -66,9 +66,11 @@ def gpus_doc(accs: list[Accelerator]) -> Document:
 
     table = [[a.id, a.name, fmt_bytes(a.memory_bytes, "GB", 0),
               f"{a.mem_bytes_per_s / GB:,.1f} GB/s", rate(a, "bf16"), rate(a, "fp8"),
-              rate(a, "int8"), a.interconnect, a.confidence] for a in accs]
+              rate(a, "int8"), rate(a, "fp4"), a.interconnect, a.confidence] for a in accs]
     notes = ["Dense tensor rates in TFLOP/s (int8: TOPS), never the sparsity figures; "
-             "GB = 1e9 bytes. Sources: napkin gpus --format json."]
+             "GB = 1e9 bytes. Sources: napkin gpus --format json.",
+             "Memory is the marketed capacity; device_memory_bytes in the JSON is what the "
+             "device reports to CUDA (nvidia-smi memory.total), where a source gives it."]
     return Document("Accelerator catalog", {}, {}, [Section("accelerators", cols, table, notes)],
                     {"accelerators": accs})
 

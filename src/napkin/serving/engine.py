@@ -13,9 +13,14 @@ covers chunked prefill, prefix hits and recompute after preemption with one rule
 3. if nothing was preempted, waiting requests are admitted first-come-first-served while a
    sequence slot, token budget and blocks last (prefix-cache hits skip computed blocks).
 
-The step's time is the roofline of its batch: the accounting layer's FLOPs and bytes for the
-decode tokens (at their contexts) and prefill chunks, at MFU/MBU, split over ``tensor_parallel``
-devices plus ring all-reduces, plus a per-step overhead.
+The step's time comes from a timer fed the accounting layer's FLOPs and bytes of its batch
+(decode tokens at their contexts and prefill chunks), split into dense and attention FLOPs and
+weight and KV bytes: the roofline at MFU/MBU over ``tensor_parallel`` devices plus ring
+all-reduces and a per-step overhead (:class:`napkin.timing.RooflineTimer`), or a fitted
+calibration profile (:class:`napkin.calibration.basis.FittedTimer`). With ``record`` the engine
+also sums each step's basis terms (:class:`napkin.calibration.basis.StepBasis`) and stamps
+every request with the running sum at its arrival, first token and finish, so a request's TTFT
+and TPOT are linear in the coefficients for the schedule simulated (what calibration fits).
 
 Fast mode advances a run of identical-composition decode steps at once (DESIGN.md): while
 every running request decodes and nothing can be admitted, step j of the run costs FLOPs and
@@ -30,24 +35,31 @@ import heapq
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
+
+import numpy as np
 
 from napkin.accounting.batch import Batch, Segment
-from napkin.accounting.collectives import ring_allreduce_bytes
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.linear import LinearCost
+from napkin.calibration.basis import TERMS, Parts, StepBasis
 from napkin.errors import NapkinError, require
 from napkin.serving.kvpool import KVPool
 from napkin.serving.request import Request
 from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.timing import Efficiency, StepSeries
-
-ACTIVATION_BYTES = 2
-"""16-bit activations on the tensor-parallel all-reduce."""
+from napkin.timing import Efficiency, RooflineTimer, StepSeries
 
 Mode = Literal["fast", "exact"]
+
+
+class StepTimer(Protocol):
+    """What the engine asks of a step-time model (roofline or fitted)."""
+
+    request_s: float
+
+    def series(self, parts0: Parts, parts1: Parts | None, tokens: int) -> StepSeries: ...
 
 
 @dataclass(frozen=True)
@@ -79,9 +91,17 @@ class Engine:
     """One engine replica: waiting queue, running set, KV pool, clock."""
 
     def __init__(self, model: ModelSpec, acc: Accelerator, precision: Precision,
-                 eff: Efficiency, spec: EngineSpec, name: str = "engine-0") -> None:
+                 eff: Efficiency, spec: EngineSpec, name: str = "engine-0",
+                 timer: StepTimer | None = None, record: bool = False) -> None:
         self.model, self.acc, self.precision, self.eff, self.spec = model, acc, precision, eff, spec
         self.name = name
+        compute = precision.weights.compute
+        self.timer: StepTimer = timer or RooflineTimer.of(
+            model, acc, compute, eff, spec.tensor_parallel, spec.allreduce_bytes_per_s,
+            spec.allreduce_latency_s)
+        self.basis = StepBasis.of(model, acc, compute, spec.tensor_parallel,
+                                  spec.allreduce_bytes_per_s) if record else None
+        self.basis_sum = np.zeros(len(TERMS)) if record else None
         self.cost = LinearCost.of(model, precision)
         self.windows = sorted({b.window for b in model.blocks if b.window})
         self.bs = spec.block_size
@@ -128,6 +148,11 @@ class Engine:
     # ---------------------------------------------------------------- requests
     def add(self, req: Request, t: float) -> None:
         """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
+        limit = self.model.max_position_embeddings
+        if limit and req.prompt + req.max_out > limit:
+            raise NapkinError(
+                f"request {req.rid}: {req.prompt}+{req.max_out} tokens exceed {self.model.name}'s "
+                f"context ({limit} tokens, max_position_embeddings); cap the lengths")
         need = math.ceil((req.prompt + req.max_out) / self.bs)
         if need > self.spec.num_blocks:
             raise NapkinError(
@@ -135,6 +160,8 @@ class Engine:
                 f"the pool has {self.spec.num_blocks}; raise kv_pool_gib or cap the lengths"
             )
         req.enqueue_s = t
+        if self.basis_sum is not None:
+            req.basis_arrival = self._basis_at(t)
         self.waiting.append(req)
         plan = self.plan
         if plan is not None and plan.decode_run and plan.steps > 1:
@@ -316,10 +343,11 @@ class Engine:
             k = min(heap[0][0] - self.steps if heap else 1,
                     1 + self._max_steps_fitting(self.steps + 1, pool.free), self._window_cut())
             k = max(k, 1)
-        series = self._series(n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
-                                      for r, new in chunks], k)
+        series, basis = self._series(
+            n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
+                    for r, new in chunks], k)
         kv0 = self.dec_base + n_dec * self.steps + sum(r.computed for r, _ in chunks)
-        self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run)
+        self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
         return self.plan
 
     def _chunk(self, req: Request, computed: int, budget: int) -> int:
@@ -341,43 +369,55 @@ class Engine:
                     cut = gap
         return cut
 
-    def _step_totals(self, n_dec: int, chunks: list[tuple[int, int, int]],
-                     offset: int) -> tuple[float, float]:
-        """(FLOPs, bytes) of a step ``offset`` steps after now: the decode set's contexts have
-        grown by ``offset``. Exact mode costs the explicit batch through ``forward``."""
+    def _step_parts(self, n_dec: int, chunks: list[tuple[int, int, int]],
+                    offset: int) -> Parts:
+        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of a step ``offset`` steps
+        after now: the decode set's contexts have grown by ``offset``. Exact mode costs the
+        explicit batch through ``forward``."""
         s = self.steps + offset
         if self.spec.mode == "exact":
             segs = [Segment(r.c0 + s - r.s0, 1, 1) for r in self.decoding.values()]
             segs += [Segment(c, n, o) for c, n, o in chunks]
-            cost = forward(self.model, Batch(tuple(segs)), self.precision)
-            return cost.flops, cost.bytes
+            return forward(self.model, Batch(tuple(segs)), self.precision).parts
         ctx = None
         if self.windows:
             ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
-        shape = StepShape(n_dec, self.dec_base + n_dec * s, chunks, ctx)
-        return self.cost.totals(shape)
+        return self.cost.parts(StepShape(n_dec, self.dec_base + n_dec * s, chunks, ctx))
 
-    def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int) -> StepSeries:
-        flops0, bytes0 = self._step_totals(n_dec, chunks, 0)
-        dflops = dbytes = 0.0
-        if k > 1:
-            flops1, bytes1 = self._step_totals(n_dec, chunks, 1)
-            dflops, dbytes = flops1 - flops0, bytes1 - bytes0
-        tp = self.spec.tensor_parallel
-        eff = self.eff
-        if tp > 1:
-            tokens = n_dec + sum(n for _, n, _ in chunks)
-            eff = Efficiency(eff.mfu, eff.mbu, eff.overhead_s + self._allreduce_s(tokens))
-        return StepSeries.of(flops0 / tp, dflops / tp, bytes0 / tp, dbytes / tp, self.acc,
-                             self.precision.weights.compute, eff)
+    def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int
+                ) -> tuple[StepSeries, tuple[np.ndarray, np.ndarray] | None]:
+        """The unit's step times, and (recording) its first step's basis and increment."""
+        parts0 = self._step_parts(n_dec, chunks, 0)
+        parts1 = self._step_parts(n_dec, chunks, 1) if k > 1 else None
+        tokens = n_dec + sum(n for _, n, _ in chunks)
+        series = self.timer.series(parts0, parts1, tokens)
+        if self.basis is None:
+            return series, None
+        b0 = np.array(self.basis.terms(parts0, tokens))
+        db = np.array(self.basis.terms(parts1, tokens)) - b0 if parts1 else np.zeros_like(b0)
+        return series, (b0, db)
 
-    def _allreduce_s(self, tokens: int) -> float:
-        """Two ring all-reduces of the activations per layer: each moves 2(t−1)/t of
-        ``tokens·hidden`` 16-bit values over the link, plus a fixed latency."""
-        tp, spec = self.spec.tensor_parallel, self.spec
-        volume = ring_allreduce_bytes(tokens * self.model.hidden_size * ACTIVATION_BYTES, tp)
-        return 2 * self.model.num_layers * (volume / spec.allreduce_bytes_per_s
-                                            + spec.allreduce_latency_s)
+    def _basis_through(self, plan: Plan, steps: float) -> np.ndarray:
+        """Σ of the basis over the plan's first ``steps`` steps (fractional: part of the next)."""
+        assert plan.basis is not None
+        b0, db = plan.basis
+        whole = int(steps)
+        total = whole * b0 + whole * (whole - 1) / 2 * db
+        if steps > whole:
+            total = total + (steps - whole) * (b0 + whole * db)
+        return total
+
+    def _basis_at(self, t: float) -> np.ndarray:
+        """The running basis sum at instant ``t`` (inside the unit in flight, pro rata)."""
+        assert self.basis_sum is not None
+        plan = self.plan
+        if plan is None or plan.basis is None or t <= plan.start_s:
+            return self.basis_sum.copy()
+        elapsed = t - plan.start_s
+        m = plan.series.steps_until(elapsed, plan.steps)  # steps whose total reaches elapsed
+        before, upto = plan.series.time(max(m - 1, 0)), plan.series.time(m)
+        frac = (elapsed - before) / (upto - before) if upto > before else 1.0
+        return self.basis_sum + self._basis_through(plan, max(m - 1, 0) + min(frac, 1.0))
 
     # ---------------------------------------------------------------- commit
     def commit(self) -> list[Request]:
@@ -392,6 +432,8 @@ class Engine:
         if k > 1:
             self.pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
         self.clock = plan.start_s + dt
+        if self.basis_sum is not None:
+            self.basis_sum = self.basis_sum + self._basis_through(plan, k)
         self.busy_s += dt
         self.steps += k
         self.num_steps += k
@@ -406,6 +448,7 @@ class Engine:
             req.outputs += 1
             if req.outputs == 1:
                 req.first_token_s = self.clock
+                req.basis_first = self.basis_sum
             if req.outputs >= req.max_out:
                 finished.append(req)
             else:
@@ -420,8 +463,10 @@ class Engine:
             finished.append(req)
         for req in finished:
             req.finish_s = self.clock
+            req.basis_finish = self.basis_sum
             if req.first_token_s != req.first_token_s:
                 req.first_token_s = self.clock
+                req.basis_first = self.basis_sum
             del self.running[req.rid]
             self._register_outputs(req)
             self._release(req)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from napkin.calibration.profile import Profile
 from napkin.serving.simulate import SimRun
 from napkin.stats import summary
 from napkin.units import GiB
@@ -110,3 +111,24 @@ def summarize(run: SimRun, slo: SLO = SLO()) -> SimSummary:
         steps=sum(e.num_steps for e in engines),
         sim_units=sum(e.num_units for e in engines),
     )
+
+
+def latency_bands(s: SimSummary, profile: Profile | None) -> dict[str, float]:
+    """Error bands of the simulated latencies from the profile's hold-out residuals:
+    ``{metric}_{stat}_low_s`` / ``_high_s`` for TTFT and TPOT (their own bands) and end-to-end
+    (the wider of the two), for the mean and every percentile. The bands were measured on mean
+    TTFT/TPOT; applying them to percentiles assumes the error is a common scale factor.
+    Empty for the roofline (no hold-out residuals)."""
+    if profile is None or not profile.bands:
+        return {}
+    out: dict[str, float] = {}
+    wide = list(profile.bands.values())
+    e2e = (min(b.ratio_low for b in wide), max(b.ratio_high for b in wide))
+    for metric, lat in (("ttft", s.ttft), ("tpot", s.tpot), ("e2e", s.e2e)):
+        band = profile.bands.get(metric)
+        lo, hi = (band.ratio_low, band.ratio_high) if band else e2e
+        for stat in ("mean", "p50", "p90", "p95", "p99"):
+            value = getattr(lat, f"{stat}_s")
+            out[f"{metric}_{stat}_low_s"] = value * lo
+            out[f"{metric}_{stat}_high_s"] = value * hi
+    return out

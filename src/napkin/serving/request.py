@@ -16,7 +16,8 @@ class Request:
     """
 
     __slots__ = (
-        "arrival_s", "c0", "client", "computed", "enqueue_s", "finish_s", "first_scheduled_s",
+        "arrival_s", "basis_arrival", "basis_finish", "basis_first", "c0", "client", "computed",
+        "enqueue_s", "finish_s", "first_scheduled_s",
         "first_token_s", "hash_key", "hashed", "hit_tokens", "label", "max_out", "o0",
         "outputs", "preemptions", "prompt", "queue_wait_s", "rid", "s0", "version",
     )
@@ -37,6 +38,7 @@ class Request:
         self.queue_wait_s = 0.0
         self.c0 = self.s0 = self.o0 = 0
         self.version = 0
+        self.basis_arrival = self.basis_first = self.basis_finish = None
 
     @property
     def num_tokens(self) -> int:

@@ -17,6 +17,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.accounting.forward import Precision
+from napkin.calibration.basis import FittedTimer, StepBasis
+from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
@@ -25,7 +27,7 @@ from napkin.serving.metrics import SLO
 from napkin.serving.workload import Workload, load_workload
 from napkin.specs.files import read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
-from napkin.specs.model import ModelSpec
+from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.timing import Efficiency
 from napkin.units import GB, MS, GiB
 
@@ -46,6 +48,8 @@ class EngineConfig(_Model):
     enable_prefix_caching: bool = False
     long_prefill_token_threshold: int = Field(default=0, ge=0)
     tensor_parallel: int = Field(default=1, ge=1)
+    backend: Literal["vllm", "trtllm", "sglang"] = "vllm"
+    """The engine whose calibration profile ``calibration: auto`` picks."""
     allreduce_gbs: float | None = Field(default=None, gt=0)
     allreduce_latency_us: float = Field(default=10.0, ge=0)
     replicas: int = Field(default=1, ge=1)
@@ -70,6 +74,9 @@ class Scenario(_Model):
     gpu_tflops: float | None = Field(default=None, gt=0)
     weights: str = "bf16"
     kv_dtype: str = "bf16"
+    calibration: str = "auto"
+    """Step times: ``auto`` (the shipped profile of ``engine.backend``), ``roofline`` (MFU, MBU
+    and step overhead below), a shipped profile name, or a profile file."""
     mfu: float = Field(default=1.0, gt=0, le=1)
     mbu: float = Field(default=1.0, gt=0, le=1)
     step_overhead_ms: float = Field(default=0.0, ge=0)
@@ -91,10 +98,24 @@ class Built:
     pool_derivation: dict[str, float]
     source: OpenLoop | ClosedLoop | Sessions
     slo: SLO
+    profile: Profile | None = None
+    """The calibration profile timing the steps; None: the roofline at MFU/MBU."""
+    warnings: tuple[str, ...] = ()
+    """Where the scenario lies outside the profile's fitted domain."""
+
+    @property
+    def calibration(self) -> str:
+        return self.profile.name if self.profile else "roofline"
 
     def engines(self) -> list[Engine]:
         """Fresh engine replicas (a simulation mutates them)."""
-        return [Engine(self.model, self.acc, self.precision, self.eff, self.spec, f"engine-{i}")
+        timer = None
+        if self.profile is not None:
+            basis = StepBasis.of(self.model, self.acc, self.precision.weights.compute,
+                                 self.spec.tensor_parallel, self.spec.allreduce_bytes_per_s)
+            timer = FittedTimer(basis, self.profile.model)
+        return [Engine(self.model, self.acc, self.precision, self.eff, self.spec, f"engine-{i}",
+                       timer)
                 for i in range(self.scenario.engine.replicas)]
 
 
@@ -154,6 +175,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     eff = Efficiency(scenario.mfu, scenario.mbu, scenario.step_overhead_ms * MS)
     e = scenario.engine
     tp = e.tensor_parallel
+    check_tensor_parallel(model, tp)
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
     derivation: dict[str, float] = {}
     if e.kv_pool_gib is not None:
@@ -162,7 +184,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     else:
         weights = model.params * precision.weights.bytes_per_weight / tp
         act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
-        usable = acc.memory_bytes * e.gpu_memory_utilization
+        usable = acc.device_memory_bytes * e.gpu_memory_utilization
         per_device = usable - weights - act - e.reserve_gib * GiB
         derivation = {"usable_bytes_per_device": usable, "weights_bytes_per_device": weights,
                       "activation_peak_bytes_per_device": act,
@@ -193,6 +215,28 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     if seed is not None:
         workload = workload.model_copy(update={"seed": seed})
     source = generate(workload, wl_dir)
+    profile, warnings = _calibration(scenario, acc.id, model.name, precision.weights.name)
     return Built(scenario, model, acc, precision, eff, spec, num_blocks * e.block_size * kv_token,
-                 derivation, source, SLO(scenario.slo.ttft_s, scenario.slo.tpot_s))
+                 derivation, source, SLO(scenario.slo.ttft_s, scenario.slo.tpot_s), profile,
+                 warnings)
+
+
+ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms")
+
+
+def _calibration(scenario: Scenario, gpu: str, model: str,
+                 weights: str) -> tuple[Profile | None, tuple[str, ...]]:
+    """The profile ``scenario.calibration`` names (None for the roofline) and the ways the
+    scenario lies outside its domain."""
+    name = scenario.calibration
+    if name == "roofline":
+        return None, ()
+    given = [k for k in ROOFLINE_KNOBS if k in scenario.model_fields_set]
+    if given:
+        raise NapkinError(f"{given[0]}: applies with calibration: roofline only (calibration is "
+                          f"{name!r}; a profile's fitted coefficients set the step times)")
+    profile = load_profile(scenario.engine.backend if name == "auto" else name)
+    e = scenario.engine
+    outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights)
+    return profile, tuple(f"outside profile {profile.name!r}: {w}" for w in outside)
 

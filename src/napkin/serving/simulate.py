@@ -2,6 +2,8 @@
 
 Events are ordered by (time, kind, sequence): at equal times an arrival is routed before an
 engine finishes its step, so a request arriving exactly at a step boundary joins the next step.
+A request reaches the engines ``request_s`` after it arrives (the timer's per-request latency
+outside the engine: HTTP, tokenization; 0 for the roofline), so it counts in its TTFT.
 A router picks the replica for each arrival: ``round_robin``, ``least_outstanding`` (running +
 waiting) or ``least_kv`` (KV blocks in use after the steps completed by then).
 """
@@ -38,6 +40,11 @@ class SimRecords:
     preemptions: np.ndarray
     queue_wait_s: np.ndarray
     cached_tokens: np.ndarray
+    ttft_basis: np.ndarray | None = None
+    """Recording engines: per request, the step-time basis summed from arrival to first token
+    (rows × terms of :data:`napkin.calibration.basis.TERMS`); TTFT = request_s + this · c."""
+    tpot_basis: np.ndarray | None = None
+    """Recording engines: the basis summed from first token to finish over (output − 1)."""
 
 
 @dataclass(frozen=True)
@@ -50,10 +57,12 @@ class SimRun:
 
 
 class _Log:
-    __slots__ = ("cols",)
+    __slots__ = ("cols", "tpot_basis", "ttft_basis")
 
     def __init__(self) -> None:
         self.cols: list[list] = [[] for _ in range(12)]
+        self.ttft_basis: list[np.ndarray] = []
+        self.tpot_basis: list[np.ndarray] = []
 
     def add(self, r: Request, engine: int) -> None:
         for col, value in zip(self.cols, (
@@ -61,11 +70,16 @@ class _Log:
                 r.finish_s, r.prompt, r.max_out, r.preemptions, r.queue_wait_s, r.hit_tokens),
                 strict=True):
             col.append(value)
+        if r.basis_finish is not None:
+            self.ttft_basis.append(r.basis_first - r.basis_arrival)
+            self.tpot_basis.append((r.basis_finish - r.basis_first) / max(r.max_out - 1, 1))
 
     def records(self) -> SimRecords:
         ints = {0, 1, 2, 7, 8, 9, 11}
         arrays = [np.asarray(c, dtype=np.int64 if i in ints else np.float64)
                   for i, c in enumerate(self.cols)]
+        if self.ttft_basis:
+            return SimRecords(*arrays, np.array(self.ttft_basis), np.array(self.tpot_basis))
         return SimRecords(*arrays)
 
 
@@ -146,6 +160,7 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     waking = [False] * len(engines)
     log = _Log()
     routed = finished = 0
+    delay = engines[0].timer.request_s
 
     def push(t: float, kind: int, payload: object) -> None:
         nonlocal seq
@@ -153,13 +168,13 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         seq += 1
 
     for t, payload in feed.first():
-        push(t, ARRIVAL, payload)
+        push(t + delay, ARRIVAL, payload)
     while heap:
         t, kind, _, payload = heapq.heappop(heap)
         if kind == ARRIVAL:
             req, more = feed.take(payload)
             for t_next, p in more:
-                push(t_next, ARRIVAL, p)
+                push(t_next + delay, ARRIVAL, p)
             i = _route(engines, router, t, routed)
             routed += 1
             engine = engines[i]
@@ -185,7 +200,7 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
             log.add(req, i)
             finished += 1
             for t_next, p in feed.finished(req, engine.clock):
-                push(t_next, ARRIVAL, p)
+                push(t_next + delay, ARRIVAL, p)
         if progress is not None:
             progress(engine.clock, finished)
         if engine.has_work():

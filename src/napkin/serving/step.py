@@ -8,6 +8,8 @@
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from napkin.accounting.batch import causal_pairs
 from napkin.serving.request import Request
 from napkin.timing import StepSeries
@@ -67,6 +69,8 @@ class Plan:
     n_dec: int
     kv_tokens0: int
     decode_run: bool
+    basis: tuple[np.ndarray, np.ndarray] | None = None
+    """Recording: the first step's basis terms and their increment per step."""
 
     @property
     def end_s(self) -> float:

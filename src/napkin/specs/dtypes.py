@@ -4,6 +4,10 @@ A weight format stores ``bits_per_weight`` bits per parameter *including* its sc
 quantization keeps one 16-bit scale per group: ``int4-g128`` = 4 + 16/128 = 4.125 bits), and runs
 its matmuls at the tensor-core rate of ``compute`` (W4A16 formats unpack to 16 bits in registers,
 so their prefill runs at the BF16 rate; W8A8 formats run at the FP8 or INT8 rate).
+The compute precision is explicit per format, never inferred from the storage bits: ``mxfp4``
+(weight-only, W4A16) runs at the BF16 rate, while ``nvfp4`` and ``mxfp4-w4a4`` (FP4 weights and
+activations, W4A4) run at the FP4 tensor-core rate, which only Blackwell parts have
+(``Accelerator.peak_flops_per_s("fp4")`` raises on others).
 A format applies to every parameter (napkin convention of the question bank's task 3:
 70.6 B × 4.125 / 8 ≈ 36.4 GB); real checkpoints often keep embeddings and norms in 16 bits.
 """
@@ -59,7 +63,18 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         ),
         WeightFormat(
             "mxfp4", _group_bits(4, 32, scale_bits=8), "bf16",
-            "OCP MXFP4: FP4 + one 8-bit shared exponent per 32 weights",
+            "OCP MXFP4 weight-only (W4A16): FP4 + one 8-bit shared exponent per 32 weights, "
+            "matmuls at the BF16 rate",
+        ),
+        WeightFormat(
+            "mxfp4-w4a4", _group_bits(4, 32, scale_bits=8), "fp4",
+            "OCP MXFP4 W4A4: FP4 E2M1 + one E8M0 scale per 32, weights and activations, "
+            "matmuls at the FP4 rate",
+        ),
+        WeightFormat(
+            "nvfp4", _group_bits(4, 16, scale_bits=8), "fp4",
+            "NVIDIA NVFP4 W4A4: FP4 E2M1 + one FP8 E4M3 scale per 16 (+ a per-tensor FP32 "
+            "scale, negligible), matmuls at the FP4 rate",
         ),
         WeightFormat(
             "q4_k_m", 4.84, "bf16",

@@ -1,5 +1,6 @@
 """Reading spec files (workloads, scenarios, trajectories): YAML in, one-line errors out."""
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,3 +27,18 @@ def validation_message(e: ValidationError) -> str:
     value = err.get("input")
     shown = f" (got {value!r})" if isinstance(value, int | float | str) else ""
     return f"field {loc or '(root)'}: {err['msg']}{shown}"
+
+
+def check_output(path: str | Path, suffixes: tuple[str, ...], field: str) -> None:
+    """Refuse, before any work, an output path that cannot be written as given: a wrong
+    extension, a missing or read-only folder, or an existing folder."""
+    p = Path(path)
+    if p.suffix.lower() not in suffixes:
+        raise NapkinError(f"{field}: {str(p)!r} must end in {', '.join(suffixes)}")
+    if p.is_dir():
+        raise NapkinError(f"{field}: {str(p)!r} is a folder; give a file name")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise NapkinError(f"{field}: folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise NapkinError(f"{field}: folder {str(folder)!r} is not writable")

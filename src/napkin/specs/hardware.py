@@ -5,6 +5,8 @@ from dataclasses import dataclass, field, replace
 from napkin.errors import NapkinError, require
 from napkin.units import GB, TFLOP
 
+CUSTOM_FORMATS = ("bf16", "fp16", "fp8", "int8", "fp4")  # what --gpu-tflops sets on a custom GPU
+
 
 @dataclass(frozen=True)
 class Accelerator:
@@ -12,6 +14,14 @@ class Accelerator:
 
     ``dense_flops_per_s`` maps a compute format (bf16, fp16, fp8, int8, fp4) to FLOP/s (OP/s for
     int8). ``sources`` names where each figure comes from.
+
+    ``memory_bytes`` is the vendor's marketed capacity read as 1e9-byte GB (an H100's "80 GB" is
+    80e9 B); every worked example uses it. ``device_memory_bytes`` is what the device reports to
+    CUDA (nvidia-smi ``memory.total``: 81,559 MiB = 85.5e9 B on an H100 SXM), source
+    ``sources["device_memory"]``; it defaults to ``memory_bytes`` where no public source gives
+    it. Serving engines size their KV pools from what the device reports (vLLM:
+    ``total memory × gpu_memory_utilization − weights − activations``), so KV-pool derivations
+    should start from ``device_memory_bytes``.
     """
 
     id: str
@@ -24,6 +34,16 @@ class Accelerator:
     sources: dict[str, str] = field(default_factory=dict)
     notes: str = ""
     confidence: str = "high"
+    device_memory_bytes: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.device_memory_bytes is None:  # unknown: what the vendor markets
+            object.__setattr__(self, "device_memory_bytes", self.memory_bytes)
+
+    @property
+    def device_memory_known(self) -> bool:
+        """Whether ``device_memory_bytes`` comes from a source rather than ``memory_bytes``."""
+        return "device_memory" in self.sources
 
     def peak_flops_per_s(self, compute: str) -> float:
         """Dense peak for matmuls in ``compute`` format (e.g. ``bf16``)."""
@@ -63,15 +83,16 @@ def override(
     changes: dict[str, object] = {}
     sources, said = dict(acc.sources), []
     if mem_gb is not None:
-        changes["memory_bytes"] = mem_gb * GB
+        changes["memory_bytes"] = changes["device_memory_bytes"] = mem_gb * GB
         sources["memory"] = "override --gpu-mem-gb"
+        sources.pop("device_memory", None)  # the override is what the device has
         said.append(f"{mem_gb:g} GB")
     if bw_gbs is not None:
         changes["mem_bytes_per_s"] = bw_gbs * GB
         sources["bandwidth"] = "override --gpu-bw-gbs"
         said.append(f"{bw_gbs:g} GB/s")
     if tflops is not None:
-        formats = acc.dense_flops_per_s or {"bf16": 0.0, "fp16": 0.0, "fp8": 0.0, "int8": 0.0}
+        formats = acc.dense_flops_per_s or dict.fromkeys(CUSTOM_FORMATS, 0.0)
         changes["dense_flops_per_s"] = {k: tflops * TFLOP for k in formats}
         sources["compute"] = "override --gpu-tflops (applied to every format)"
         said.append(f"{tflops:g} TFLOP/s")

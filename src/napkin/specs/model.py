@@ -158,3 +158,30 @@ class ModelSpec:
             if g.block.window is None
         )
         return per_token * bytes_per_element
+
+
+def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
+    """Raise unless ``tp`` GPUs can split ``model``'s attention the way vLLM does.
+
+    vLLM refuses a TP size that does not divide the attention heads (``ModelConfig.
+    verify_with_parallel_config``: "Total number of attention heads (N) must be divisible by
+    tensor parallel size (T)"). KV heads are split too (``QKVParallelLinear``): with at least
+    ``tp`` KV heads each GPU takes ``kv_heads / tp`` of them (``tp`` must divide them); with
+    fewer, each GPU holds one KV head and every head is replicated ``tp / kv_heads`` times
+    (``kv_heads`` must divide ``tp``), so the KV cache per GPU stops shrinking past
+    ``tp = kv_heads``. MLA models count as one (latent) KV head, replicated on every GPU.
+    """
+    require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
+    for attn in dict.fromkeys(g.block.attention for g in model.layer_groups):
+        heads, kv = attn.num_heads, attn.num_kv_heads
+        require(
+            heads % tp == 0,
+            f"tensor_parallel: {tp} does not divide {model.name}'s {heads} attention heads "
+            f"(vLLM: total number of attention heads must be divisible by tensor parallel size)",
+        )
+        require(
+            kv % tp == 0 if kv >= tp else tp % kv == 0,
+            f"tensor_parallel: {tp} and {model.name}'s {kv} KV heads do not split evenly "
+            f"(vLLM needs tp to divide the KV heads, or the KV heads to divide tp and be "
+            f"replicated tp/kv_heads times)",
+        )

@@ -1,0 +1,140 @@
+"""The fitted step-time model: roofline basis terms times non-negative coefficients.
+
+One engine step (a forward over the batch the scheduler built) costs
+
+    t_step = Σ_k c_k · x_k(step)
+
+where each basis term ``x_k`` is a physical quantity of the step on one device of the
+tensor-parallel group, already divided by the GPU's spec, so the fitted coefficients are
+dimensionless multiples of the ideal time or seconds per event:
+
+=================  =========================================================  ================
+term               x_k (per device; T = new tokens in the step)               coefficient unit
+=================  =========================================================  ================
+``step``           1                                                          s per step
+``layer``          decoder layers                                             s per layer
+``token``          T                                                          s per token
+``dense``          matmul FLOPs / (tp · dense peak of the weight format)      × ideal time
+``attention``      query–key/value FLOPs / (tp · BF16 dense peak)             × ideal time
+``weights``        weight bytes read / (tp · memory bandwidth)                × ideal time
+``kv``             KV bytes read and written / (tp · memory bandwidth)        × ideal time
+``allreduce``      all-reduces in the step: 2 per layer when tp > 1           s per all-reduce
+``allreduce_bytes`` ring all-reduce bytes per device / link bandwidth          × ideal time
+=================  =========================================================  ================
+
+and a request spends ``request_s`` outside the engine (HTTP, tokenization, scheduling) before
+its first step. A dense coefficient of 2 is an MFU of 0.5; a weights coefficient of 1.25 is an
+MBU of 0.8. Because every term is normalized by the GPU's own datasheet figures, coefficients
+fitted on one GPU give a physically sensible prediction on another (flagged as extrapolation
+by the profile's domain). The FLOPs and bytes come from the accounting layer
+(:meth:`napkin.accounting.linear.LinearCost.parts`); nothing here counts them again.
+"""
+
+from dataclasses import dataclass
+
+from napkin.accounting.collectives import ring_allreduce_bytes
+from napkin.errors import require
+from napkin.specs.hardware import Accelerator
+from napkin.specs.model import ModelSpec
+from napkin.timing import StepSeries
+
+TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "attention", "weights", "kv",
+                          "allreduce", "allreduce_bytes")
+"""Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
+
+ACTIVATION_BYTES = 2
+"""16-bit activations on the tensor-parallel all-reduce."""
+
+Parts = tuple[float, float, float, float]
+"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of a step on the whole group."""
+
+
+@dataclass(frozen=True)
+class StepBasis:
+    """The basis terms of steps of one model on one GPU type at a tensor-parallel size.
+
+    ``link_bytes_per_s`` is the per-direction bandwidth a ring all-reduce sees.
+    """
+
+    layers: int
+    per_dense_flop: float
+    per_attention_flop: float
+    per_byte: float
+    allreduces: int
+    allreduce_bytes_per_token: float
+
+    @classmethod
+    def of(cls, model: ModelSpec, acc: Accelerator, compute: str, tensor_parallel: int,
+           link_bytes_per_s: float) -> "StepBasis":
+        tp = tensor_parallel
+        require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
+        require(link_bytes_per_s > 0, "allreduce_gbs: the link bandwidth must be > 0")
+        attention = "bf16" if "bf16" in acc.dense_flops_per_s else compute
+        per_token = ring_allreduce_bytes(model.hidden_size * ACTIVATION_BYTES, tp)
+        return cls(
+            layers=model.num_layers,
+            per_dense_flop=1.0 / (tp * acc.peak_flops_per_s(compute)),
+            per_attention_flop=1.0 / (tp * acc.peak_flops_per_s(attention)),
+            per_byte=1.0 / (tp * acc.mem_bytes_per_s),
+            allreduces=2 * model.num_layers if tp > 1 else 0,
+            allreduce_bytes_per_token=2 * model.num_layers * per_token / link_bytes_per_s
+            if tp > 1 else 0.0,
+        )
+
+    def terms(self, parts: Parts, tokens: int) -> tuple[float, ...]:
+        """The basis vector of one step (see the module table); zeros for an empty step."""
+        if tokens == 0:
+            return (0.0,) * len(TERMS)
+        dense, attention, weights, kv = parts
+        return (1.0, float(self.layers), float(tokens), dense * self.per_dense_flop,
+                attention * self.per_attention_flop, weights * self.per_byte,
+                kv * self.per_byte, float(self.allreduces),
+                tokens * self.allreduce_bytes_per_token)
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """Fitted coefficients (one per :data:`TERMS` entry) and the per-request latency."""
+
+    coefficients: tuple[float, ...]
+    request_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        require(len(self.coefficients) == len(TERMS),
+                f"coefficients: need {len(TERMS)} ({', '.join(TERMS)})")
+        require(all(c >= 0 and c == c and c != float("inf") for c in self.coefficients),
+                "coefficients: must be finite and >= 0")
+        require(0 <= self.request_s < float("inf"), "request_s: must be finite and >= 0")
+
+    @classmethod
+    def of(cls, values: dict[str, float], request_s: float = 0.0) -> "StepModel":
+        unknown = set(values) - set(TERMS)
+        require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
+                f"{', '.join(TERMS)}")
+        return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s)
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(zip(TERMS, self.coefficients, strict=True))
+
+    def time(self, terms: tuple[float, ...]) -> float:
+        """``Σ c_k·x_k`` of one step's basis vector, in seconds."""
+        return sum(c * x for c, x in zip(self.coefficients, terms, strict=True))
+
+
+@dataclass(frozen=True)
+class FittedTimer:
+    """Step times of one engine under a :class:`StepModel` (the simulator's timer)."""
+
+    basis: StepBasis
+    model: StepModel
+
+    @property
+    def request_s(self) -> float:
+        return self.model.request_s
+
+    def series(self, parts0: Parts, parts1: Parts | None, tokens: int) -> StepSeries:
+        """Steps j = 0, 1, … whose parts grow by ``parts1 − parts0`` per step (decode runs):
+        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step."""
+        a = self.model.time(self.basis.terms(parts0, tokens))
+        d = 0.0 if parts1 is None else self.model.time(self.basis.terms(parts1, tokens)) - a
+        return StepSeries(a, max(d, 0.0), 0.0, 0.0, 0.0)

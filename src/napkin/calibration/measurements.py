@@ -1,0 +1,842 @@
+"""Measurements of real serving engines, as napkin replays them.
+
+A :class:`Measurement` is one benchmark result: an engine (``backend``) serving a model on a
+GPU at a tensor-parallel size and weight format, driven by a harness (:class:`Harness`: closed
+loop at a concurrency, Poisson at a rate, or all requests at once), with the latencies the
+harness reported. Readers for the formats users have live below
+(:func:`read_measurements` picks one by content).
+"""
+
+import contextlib
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal, NoReturn
+
+from napkin.errors import NapkinError
+
+HarnessKind = Literal["closed_loop", "poisson", "burst"]
+
+
+@dataclass(frozen=True)
+class Harness:
+    """How the benchmark drove the engine.
+
+    ``closed_loop``: ``concurrency`` clients, each sending its next request when the last one
+    returned; ``poisson``: arrivals at ``rate_per_s``; ``burst``: every request at t = 0.
+    ``num_requests`` counted requests (None: the replay's default, 8 rounds of the clients);
+    ``warmup_requests`` sent first and excluded from the metrics; ``range_ratio`` r draws each
+    length uniformly in [(1−r)·L, (1+r)·L] (``vllm bench serve --random-range-ratio``);
+    ``ramp_s`` spreads the clients' first requests over [0, ramp_s]; None (the default)
+    spreads them over ``ramp_cycles`` times one request's life (1: desynchronized clients,
+    as in steady state; 0: all at once).
+    """
+
+    kind: HarnessKind = "closed_loop"
+    concurrency: int | None = None
+    rate_per_s: float | None = None
+    num_requests: int | None = None
+    warmup_requests: int = 0
+    range_ratio: float = 0.0
+    ramp_s: float | None = None
+    ramp_cycles: float = 1.0
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured row. Latencies in seconds; None where the source does not report one."""
+
+    source: str
+    """File and row (or benchmark id) it came from."""
+    backend: str
+    """``vllm``, ``trtllm``, ``sglang`` (or what the file says)."""
+    backend_version: str
+    model: str
+    """A napkin catalog id (``qwen3-32b``) or a path to a config.json."""
+    gpu: str
+    """A napkin catalog id (``h100-sxm``)."""
+    weights: str
+    """A napkin weight format (``bf16``, ``fp8``, ``nvfp4`` …)."""
+    tensor_parallel: int
+    input_tokens: int
+    output_tokens: int
+    harness: Harness
+    kv_dtype: str = "bf16"
+    mean_ttft_s: float | None = None
+    mean_tpot_s: float | None = None
+    median_ttft_s: float | None = None
+    median_tpot_s: float | None = None
+    output_tokens_per_s: float | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def group(self) -> tuple[str, str, int]:
+        """The cross-validation group: (GPU, model, tensor-parallel size)."""
+        return (self.gpu, self.model, self.tensor_parallel)
+
+
+# --- Readers -------------------------------------------------------------------------------
+#
+# Every reader returns ``list[Measurement]`` and raises :class:`NapkinError` with one line
+# ``<file>[ <where>]: <field>: <what is wrong>`` on bad input.
+
+_GPU_ALIASES: dict[str, str] = {
+    "h100-sxm": "h100-sxm",
+    "h100-pcie": "h100-pcie",
+    "h200-sxm": "h200",
+    "h800-sxm": "h800",
+    "b200-sxm": "b200",
+    "a100-sxm": "a100-80gb-sxm",
+    "a100-80gb-sxm": "a100-80gb-sxm",
+    "l40s": "l40s",
+    "rtx-pro-6000-server": "rtx-pro-6000",
+    "rtxpro6000-blackwell-server": "rtx-pro-6000",
+}
+
+_WEIGHT_ALIASES: dict[str, str] = {
+    "": "bf16",
+    "auto": "bf16",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8-block": "fp8",
+    "fp8-static": "fp8",
+    "fp8-dynamic": "fp8",
+    "fp8-e4m3": "fp8",
+    "w8a8": "int8",
+    "int8-sq": "int8",
+}
+
+_MS = 1e-3
+
+
+def catalog_gpu_id(system: str) -> str:
+    """The napkin GPU id of a benchmark's system name (``h100_sxm`` → ``h100-sxm``).
+
+    Underscores become hyphens; aiconfigurator's ``h200_sxm``, ``b200_sxm``, ``a100_sxm``,
+    ``gb200*`` … map to the catalog ids (``h200``, ``b200``, ``a100-80gb-sxm``, ``gb200``).
+    A name napkin does not know is returned hyphenated.
+    """
+    name = system.strip().lower().replace("_", "-")
+    if name.startswith("gb200"):
+        return "gb200"
+    return _GPU_ALIASES.get(name, name)
+
+
+def weight_format_name(precision: str) -> str:
+    """The napkin weight format of a benchmark's precision (empty → ``bf16``).
+
+    ``fp8_block``/``fp8_static`` → ``fp8``; ``w4a16*`` → ``int4-g128``; ``w8a8`` → ``int8``;
+    other names (``nvfp4``, ``fp8``, ``int4-g128`` …) pass through lower-cased.
+    """
+    name = precision.strip().lower().replace("_", "-")
+    if name.startswith("w4a16"):
+        return "int4-g128"
+    return _WEIGHT_ALIASES.get(name, name)
+
+
+def _model_key(repo: str) -> str:
+    """A repository id normalized for matching: lower case, no ``-Instruct``, no ``Meta-``."""
+    org, _, name = repo.strip().lower().rpartition("/")
+    name = name.removesuffix("-instruct").removeprefix("meta-")
+    return f"{org}/{name}" if org else name
+
+
+def _unique(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """``key → id`` for the keys that name exactly one id."""
+    ids: dict[str, set[str]] = {}
+    for key, model_id in pairs:
+        ids.setdefault(key, set()).add(model_id)
+    return {key: next(iter(v)) for key, v in ids.items() if len(v) == 1}
+
+
+def _model_tables() -> tuple[dict[str, str], dict[str, str]]:
+    """Catalog ids by normalized ``org/name`` and by normalized ``name`` alone."""
+    from napkin.catalog import MODELS
+
+    repos = [(m.hf_repo.split()[0], m.id) for m in MODELS]
+    full = _unique([(_model_key(r), i) for r, i in repos])
+    bare = _unique([(_model_key(r).rpartition("/")[2], i) for r, i in repos])
+    return full, bare
+
+
+def catalog_model_id(hf_id: str) -> str:
+    """The napkin catalog id of a Hugging Face repository id (``Qwen/Qwen3-32B`` → ``qwen3-32b``).
+
+    Matches the catalog's ``hf_repo`` case-insensitively, ignoring an ``-Instruct`` suffix and a
+    ``Meta-`` name prefix (``meta-llama/Meta-Llama-3.1-8B-Instruct`` → ``llama-3.1-8b``); a
+    catalog id is returned as is, and a local path matches by its last component
+    (``/models/Qwen3-32B``). Unknown → :class:`NapkinError` pointing to ``napkin models``.
+    """
+    from napkin.catalog import MODELS
+
+    ref = hf_id.strip()
+    if ref.lower() in {m.id for m in MODELS}:
+        return ref.lower()
+    full, bare = _model_tables()
+    key = _model_key(ref.rstrip("/"))
+    found = full.get(key) or bare.get(key.rpartition("/")[2])
+    if found is None:
+        raise NapkinError(
+            f"model: {hf_id!r} is not a catalog model; see `napkin models` for the ids "
+            "(or give a path to a config.json)"
+        )
+    return found
+
+
+def _model_ref(value: str, where: str, name: str) -> str:
+    """A catalog id for a repository id or catalog id; a ``.json`` path is kept as is."""
+    if value.strip().endswith(".json"):
+        return value.strip()
+    try:
+        return catalog_model_id(value)
+    except NapkinError as e:
+        _fail(where, name, str(e).removeprefix("model: "))
+
+
+# --- value checks ---
+
+
+def _fail(where: str, name: str, message: str) -> NoReturn:
+    """Raise the one-line error ``<where>: <name>: <message>``."""
+    raise NapkinError(f"{where}: {name}: {message}")
+
+
+def _missing(value: object) -> bool:
+    """Whether ``value`` is absent: None or a blank string."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _positive_int(value: object, where: str, name: str) -> int:
+    """``value`` as an integer ≥ 1 (``"16"``, ``16`` and ``16.0`` are accepted)."""
+    if _missing(value):
+        _fail(where, name, "missing (an integer ≥ 1 is required)")
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value.strip())
+    if number is None or not math.isfinite(number) or number != int(number) or number < 1:
+        _fail(where, name, f"{value!r} is not an integer ≥ 1")
+    return int(number)
+
+
+def _positive_float(value: object, where: str, name: str) -> float:
+    """``value`` as a finite number > 0 (NaN, inf, zero and negatives are rejected)."""
+    if _missing(value):
+        _fail(where, name, "missing (a finite positive number is required)")
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value.strip())
+    if number is None or not math.isfinite(number) or number <= 0:
+        _fail(where, name, f"{value!r} is not a finite positive number")
+    return number
+
+
+def _optional_float(value: object, where: str, name: str, scale: float = 1.0) -> float | None:
+    """``None`` for a missing or empty value, else a finite positive number × ``scale``."""
+    if _missing(value):
+        return None
+    return _positive_float(value, where, name) * scale
+
+
+def _fraction(value: object, where: str, name: str) -> float:
+    """A number in [0, 1] (empty or missing → 0)."""
+    if _missing(value):
+        return 0.0
+    number = -1.0
+    with contextlib.suppress(TypeError, ValueError):
+        number = float(value)  # type: ignore[arg-type]
+    if not 0.0 <= number <= 1.0:
+        _fail(where, name, f"{value!r} is not a number in [0, 1]")
+    return number
+
+
+def _mean_count(total: object, completed: int, where: str, name: str) -> int:
+    """``total / completed`` rounded, at least 1."""
+    return max(1, round(_positive_float(total, where, name) / completed))
+
+
+# --- files ---
+
+
+def _read_text(path: Path) -> str:
+    """The UTF-8 text of ``path`` (a byte-order mark is dropped)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise NapkinError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise NapkinError(f"{path}: is a directory, not a file") from None
+    except UnicodeDecodeError as e:
+        raise NapkinError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise NapkinError(f"{path}: cannot be read ({e.strerror})") from None
+
+
+def _csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header and ``(line number, row)`` pairs of a CSV text; ragged rows are errors."""
+    try:
+        reader = csv.DictReader(io.StringIO(text), restkey="\0extra")
+        header = [h.strip() for h in reader.fieldnames or []]
+        rows = []
+        for row in reader:
+            line = reader.line_num
+            if "\0extra" in row:
+                _fail(f"{path} line {line}", "row", f"more fields than the {len(header)} columns")
+            rows.append((line, {k.strip(): (v or "").strip() for k, v in row.items()}))
+    except csv.Error as e:
+        raise NapkinError(f"{path}: not valid CSV ({e})") from None
+    if not header:
+        raise NapkinError(f"{path}: not valid CSV (no header line)")
+    return header, rows
+
+
+def _require_columns(path: Path, header: list[str], required: tuple[str, ...]) -> None:
+    """Error naming the columns of ``required`` that ``header`` lacks."""
+    missing = [c for c in required if c not in header]
+    if missing:
+        _fail(str(path), "columns", f"missing {', '.join(missing)}")
+
+
+def _json_documents(path: Path, text: str) -> list[object]:
+    """One JSON document, or one per non-empty line (JSON lines)."""
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as first:
+        try:
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError:
+            raise NapkinError(
+                f"{path}: not valid JSON or JSON lines (line {first.lineno} column "
+                f"{first.colno}: {first.msg})"
+            ) from None
+
+
+def _json_records(path: Path, docs: list[object]) -> list[dict]:
+    """The objects of ``docs``, a list document contributing its elements."""
+    records: list[object] = []
+    for doc in docs:
+        records.extend(doc if isinstance(doc, list) else [doc])
+    for i, record in enumerate(records, 1):
+        if not isinstance(record, dict):
+            _fail(f"{path} result {i}", "result", f"expected a JSON object, got {record!r:.40}")
+    if not records:
+        raise NapkinError(f"{path}: no results in the file")
+    return records  # type: ignore[return-value]
+
+
+# --- aiconfigurator CSV ---
+
+AICONFIGURATOR_COLUMNS: tuple[str, ...] = (
+    "id", "backend", "backend_version", "model_path", "system", "precision", "mode", "isl",
+    "osl", "gemm_quant_mode", "batch_size", "tp_size", "pp_size", "silicon_ttft_ms",
+    "silicon_tpot_ms",
+)
+
+
+def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
+    """Measurements from an aiconfigurator silicon-validation CSV.
+
+    Columns (extra ones are ignored): ``id, backend, backend_version, model_path, system,
+    precision, mode, isl, osl, gemm_quant_mode, batch_size, tp_size, pp_size, silicon_ttft_ms,
+    silicon_tpot_ms``. Only aggregated serving is read: rows with ``mode`` other than ``agg``
+    or ``pp_size`` other than 1 are skipped. ``batch_size`` is the client concurrency of a
+    closed loop; ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
+    ``precision`` (empty → ``bf16``, else ``gemm_quant_mode``'s name) maps through
+    :func:`weight_format_name`, ``system`` through :func:`catalog_gpu_id`, ``model_path``
+    through :func:`catalog_model_id`. ``source`` is ``<file name>:<id>``.
+    """
+    path = Path(path)
+    header, rows = _csv_rows(path, _read_text(path))
+    _require_columns(path, header, AICONFIGURATOR_COLUMNS)
+    out = []
+    for line, row in rows:
+        where = f"{path} line {line}"
+        if row["mode"] != "agg" or _positive_int(row["pp_size"], where, "pp_size") != 1:
+            continue
+        out.append(_aiconfigurator_row(path, where, row))
+    return out
+
+
+def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurement:
+    """One ``agg``, ``pp_size = 1`` row of an aiconfigurator CSV."""
+    if not row["backend"]:
+        _fail(where, "backend", "empty")
+    return Measurement(
+        source=f"{path.name}:{row['id'] or where.rpartition(' ')[2]}",
+        backend=row["backend"],
+        backend_version=row["backend_version"],
+        model=_model_ref(row["model_path"], where, "model_path"),
+        gpu=catalog_gpu_id(row["system"]),
+        weights=weight_format_name(row["precision"] or row["gemm_quant_mode"]),
+        tensor_parallel=_positive_int(row["tp_size"], where, "tp_size"),
+        input_tokens=_positive_int(row["isl"], where, "isl"),
+        output_tokens=_positive_int(row["osl"], where, "osl"),
+        harness=Harness("closed_loop", concurrency=_positive_int(
+            row["batch_size"], where, "batch_size")),
+        mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
+        mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
+        extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
+    )
+
+
+# --- vllm bench serve JSON ---
+
+
+def read_vllm_bench_json(
+    path: str | Path,
+    *,
+    backend: str = "vllm",
+    gpu: str | None = None,
+    model: str | None = None,
+    tensor_parallel: int | None = None,
+    weights: str | None = None,
+) -> list[Measurement]:
+    """Measurements from ``vllm bench serve --save-result`` JSON (one object, a list, or lines).
+
+    Keys read (vLLM ``vllm/benchmarks/serve.py``, ``result_json``): ``completed``,
+    ``total_input_tokens``, ``total_output_tokens``, ``num_prompts``, ``max_concurrency``,
+    ``request_rate`` (a number or ``"inf"``), ``burstiness``, ``model_id``, ``mean_ttft_ms``,
+    ``median_ttft_ms``, ``mean_tpot_ms``, ``median_tpot_ms``, ``output_throughput``; and the
+    ``--metadata KEY=VALUE`` keys ``random_input_len``, ``random_output_len``,
+    ``random_range_ratio``, ``gpu``, ``tensor_parallel``, ``weights``, ``kv_dtype``,
+    ``backend_version`` where given. ``--append-result`` files are JSON lines.
+
+    Harness: ``max_concurrency`` set → closed loop at it (a finite ``request_rate`` is kept
+    in ``extra``); else a finite ``request_rate`` → Poisson at that rate (``burstiness`` ≠ 1,
+    gamma arrivals, is kept in ``extra``); else burst. Lengths: ``random_input_len`` /
+    ``random_output_len`` if present, else ``total_*_tokens / completed`` rounded.
+
+    The file names neither GPU nor parallelism nor weight format: the keywords give them
+    (they win over metadata; default TP 1, ``bf16``); ``model`` (a catalog id, a Hugging Face
+    id or a config.json path) overrides ``model_id``. ``backend`` is the engine; the file's
+    own ``backend`` (the endpoint type, e.g. ``openai-chat``) goes to ``extra``.
+    """
+    path = Path(path)
+    records = _json_records(path, _json_documents(path, _read_text(path)))
+    defaults = _Overrides(backend, gpu, model, tensor_parallel, weights)
+    return [_vllm_record(path, i, r, defaults) for i, r in enumerate(records, 1)]
+
+
+@dataclass(frozen=True)
+class _Overrides:
+    """What the caller says about a benchmark file that does not say it itself."""
+
+    backend: str
+    gpu: str | None
+    model: str | None
+    tensor_parallel: int | None
+    weights: str | None
+
+
+def _pick(given: object, record: dict, key: str, default: object) -> object:
+    """The caller's value, else the record's ``key``, else ``default``."""
+    if given is not None:
+        return given
+    value = record.get(key)
+    return default if value is None or value == "" else value
+
+
+def _vllm_harness(record: dict, where: str) -> tuple[Harness, dict[str, str]]:
+    """The harness of a vllm bench result and the ``extra`` notes on it."""
+    extra: dict[str, str] = {}
+    rate = record.get("request_rate")
+    finite = rate is not None and str(rate).strip().lower() not in ("inf", "infinity")
+    num = record.get("num_prompts")
+    common = {
+        "num_requests": None if num is None else _positive_int(num, where, "num_prompts"),
+        "range_ratio": _fraction(record.get("random_range_ratio"), where, "random_range_ratio"),
+    }
+    burstiness = record.get("burstiness")
+    if finite and burstiness not in (None, 1, 1.0, "1", "1.0"):
+        extra["burstiness"] = str(burstiness)
+    if record.get("ramp_up_strategy"):
+        extra["ramp_up_strategy"] = str(record["ramp_up_strategy"])
+    if record.get("max_concurrency") is not None:
+        concurrency = _positive_int(record["max_concurrency"], where, "max_concurrency")
+        if finite:
+            extra["request_rate"] = str(rate)
+        return Harness("closed_loop", concurrency=concurrency, **common), extra
+    if finite:
+        rate_per_s = _positive_float(rate, where, "request_rate")
+        return Harness("poisson", rate_per_s=rate_per_s, **common), extra
+    return Harness("burst", **common), extra
+
+
+def _vllm_lengths(record: dict, where: str) -> tuple[int, int]:
+    """Input and output tokens per request of a vllm bench result."""
+    completed = _positive_int(record.get("completed"), where, "completed")
+    if record.get("random_input_len") is not None:
+        isl = _positive_int(record["random_input_len"], where, "random_input_len")
+    else:
+        isl = _mean_count(record.get("total_input_tokens"), completed, where,
+                          "total_input_tokens")
+    if record.get("random_output_len") is not None:
+        osl = _positive_int(record["random_output_len"], where, "random_output_len")
+    else:
+        osl = _mean_count(record.get("total_output_tokens"), completed, where,
+                          "total_output_tokens")
+    return isl, osl
+
+
+def _vllm_record(path: Path, index: int, record: dict, given: _Overrides) -> Measurement:
+    """One vllm bench result."""
+    where = f"{path} result {index}"
+    gpu = _pick(given.gpu, record, "gpu", None)
+    if gpu is None:
+        _fail(where, "gpu", "the file does not name the GPU; give it (--gpu)")
+    model = _pick(given.model, record, "model_id", None)
+    if model is None:
+        _fail(where, "model_id", "missing; give the model (--model)")
+    harness, extra = _vllm_harness(record, where)
+    isl, osl = _vllm_lengths(record, where)
+    extra |= {k: str(record[k]) for k in ("backend", "label", "date") if record.get(k)}
+    return Measurement(
+        source=f"{path.name}:{index}",
+        backend=given.backend,
+        backend_version=str(record.get("backend_version", "")),
+        model=_model_ref(str(model), where, "model" if given.model else "model_id"),
+        gpu=catalog_gpu_id(str(gpu)),
+        weights=weight_format_name(str(_pick(given.weights, record, "weights", "bf16"))),
+        tensor_parallel=_positive_int(_pick(given.tensor_parallel, record, "tensor_parallel",
+                                            1), where, "tensor_parallel"),
+        input_tokens=isl,
+        output_tokens=osl,
+        harness=harness,
+        kv_dtype=str(record.get("kv_dtype") or "bf16"),
+        mean_ttft_s=_optional_float(record.get("mean_ttft_ms"), where, "mean_ttft_ms", _MS),
+        mean_tpot_s=_optional_float(record.get("mean_tpot_ms"), where, "mean_tpot_ms", _MS),
+        median_ttft_s=_optional_float(record.get("median_ttft_ms"), where, "median_ttft_ms",
+                                      _MS),
+        median_tpot_s=_optional_float(record.get("median_tpot_ms"), where, "median_tpot_ms",
+                                      _MS),
+        output_tokens_per_s=_optional_float(record.get("output_throughput"), where,
+                                            "output_throughput"),
+        extra=extra,
+    )
+
+
+# --- guidellm benchmark report JSON ---
+
+
+def read_guidellm_json(
+    path: str | Path,
+    *,
+    gpu: str | None = None,
+    model: str | None = None,
+    tensor_parallel: int = 1,
+    weights: str = "bf16",
+    backend: str = "vllm",
+) -> list[Measurement]:
+    """Measurements from a guidellm report (``guidellm benchmark --output-path report.json``).
+
+    Follows ``GenerativeBenchmarksReport`` of guidellm 0.4-0.7 (``benchmarks[i].config.strategy``,
+    ``benchmarks[i].config.backend.model``) and accepts 0.3 (``benchmarks[i].args.strategy``,
+    ``benchmarks[i].worker.backend_model``); ``metrics`` are alike in both:
+    ``time_to_first_token_ms``, ``inter_token_latency_ms``, ``prompt_token_count``,
+    ``output_token_count``, ``output_tokens_per_second``, each ``successful.mean`` /
+    ``successful.median``, and ``request_totals.successful``. TPOT is guidellm's
+    ``inter_token_latency_ms`` (first token excluded, as vLLM's TPOT; guidellm weights its mean
+    by output tokens − 1); guidellm's ``time_per_output_token_ms`` counts the first token too
+    and is only kept in ``extra``.
+
+    One Measurement per benchmark. Strategy ``type_``: ``synchronous`` → closed loop at 1;
+    ``concurrent`` → closed loop at ``streams`` (a positive ``rampup_duration`` → ``ramp_s``);
+    ``poisson`` and ``constant`` → Poisson at ``rate`` (``constant`` noted in ``extra``);
+    ``throughput`` → burst, or a closed loop at its ``max_concurrency`` when one is set.
+    Lengths are the rounded successful means. The report names no GPU, parallelism or weight
+    format: the keywords give them; ``model`` overrides the backend's model name.
+    """
+    path = Path(path)
+    docs = _json_documents(path, _read_text(path))
+    given = _Overrides(backend, gpu, model, tensor_parallel, weights)
+    return _guidellm_measurements(path, docs, given)
+
+
+def _guidellm_measurements(path: Path, docs: list[object], given: _Overrides) -> list[Measurement]:
+    """Every benchmark of the guidellm reports in ``docs``."""
+    benchmarks: list[object] = []
+    for doc in docs:
+        if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+            _fail(str(path), "benchmarks", "expected a report object with a benchmarks list")
+        benchmarks.extend(doc["benchmarks"])
+    if given.gpu is None:
+        _fail(str(path), "gpu", "a guidellm report does not name the GPU; give it (--gpu)")
+    return [_guidellm_benchmark(path, i, b, given) for i, b in enumerate(benchmarks)]
+
+
+def _dig(obj: object, *keys: str) -> object:
+    """``obj[k1][k2]…``, or None where a level is missing or not an object."""
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _guidellm_stat(metrics: object, name: str, stat: str) -> object:
+    """``metrics[name].successful[stat]`` (None where absent)."""
+    return _dig(metrics, name, "successful", stat)
+
+
+def _guidellm_harness(
+    strategy: object, where: str, field_: str
+) -> tuple[Harness, dict[str, str]]:
+    """The harness of a guidellm scheduling strategy (at ``field_``) and ``extra`` notes."""
+    kind = _dig(strategy, "type_")
+    if not isinstance(strategy, dict) or not isinstance(kind, str):
+        _fail(where, f"{field_}.type_", "missing")
+    extra = {"strategy": kind}
+    ramp: dict[str, float] = {}  # no ramp given: the Harness default
+    if strategy.get("rampup_duration"):
+        ramp["ramp_s"] = _positive_float(strategy["rampup_duration"], where,
+                                         f"{field_}.rampup_duration")
+    if kind == "synchronous":
+        return Harness("closed_loop", concurrency=1), extra
+    if kind == "concurrent":
+        streams = _positive_int(strategy.get("streams"), where, f"{field_}.streams")
+        return Harness("closed_loop", concurrency=streams, **ramp), extra
+    if kind in ("poisson", "constant"):
+        rate = _positive_float(strategy.get("rate"), where, f"{field_}.rate")
+        return Harness("poisson", rate_per_s=rate), extra
+    if kind == "throughput":
+        cap = strategy.get("max_concurrency")
+        if cap is None:
+            return Harness("burst"), extra
+        limit = _positive_int(cap, where, f"{field_}.max_concurrency")
+        return Harness("closed_loop", concurrency=limit, **ramp), extra
+    _fail(where, f"{field_}.type_", f"{kind!r} is not one of synchronous, concurrent, "
+          "throughput, constant, poisson")
+
+
+def _guidellm_model(bench: dict, given: _Overrides, where: str) -> str:
+    """The catalog model of a guidellm benchmark (the caller's ``model`` wins)."""
+    if given.model:
+        return _model_ref(given.model, where, "model")
+    for keys in (("config", "backend", "model"), ("worker", "backend_model")):
+        name = _dig(bench, *keys)
+        if isinstance(name, str) and name:
+            return _model_ref(name, where, ".".join(keys))
+    _fail(where, "config.backend.model", "missing; give the model (--model)")
+
+
+def _guidellm_benchmark(path: Path, index: int, bench: object, given: _Overrides) -> Measurement:
+    """One benchmark of a guidellm report."""
+    where = f"{path} benchmarks[{index}]"
+    if not isinstance(bench, dict):
+        _fail(where, "benchmark", "expected a JSON object")
+    field_ = "args.strategy" if "args" in bench and "config" not in bench else "config.strategy"
+    harness, extra = _guidellm_harness(_dig(bench, *field_.split(".")), where, field_)
+    metrics = bench.get("metrics")
+    totals = _dig(metrics, "request_totals", "successful")
+    tpot_incl_first = _guidellm_stat(metrics, "time_per_output_token_ms", "mean")
+    if tpot_incl_first is not None:
+        extra["time_per_output_token_ms"] = str(tpot_incl_first)
+    if totals is not None:
+        harness = replace(harness, num_requests=_positive_int(
+            totals, where, "metrics.request_totals.successful"))
+
+    def stat(name: str, which: str = "mean", scale: float = 1.0) -> float | None:
+        return _optional_float(_guidellm_stat(metrics, name, which), where,
+                               f"metrics.{name}.successful.{which}", scale)
+
+    def tokens(name: str) -> int:
+        mean = _guidellm_stat(metrics, name, "mean")
+        return max(1, round(_positive_float(mean, where, f"metrics.{name}.successful.mean")))
+
+    return Measurement(
+        source=f"{path.name}:{index}",
+        backend=given.backend,
+        backend_version="",
+        model=_guidellm_model(bench, given, where),
+        gpu=catalog_gpu_id(str(given.gpu)),
+        weights=weight_format_name(str(given.weights)),
+        tensor_parallel=_positive_int(given.tensor_parallel, where, "tensor_parallel"),
+        input_tokens=tokens("prompt_token_count"),
+        output_tokens=tokens("output_token_count"),
+        harness=harness,
+        mean_ttft_s=stat("time_to_first_token_ms", scale=_MS),
+        mean_tpot_s=stat("inter_token_latency_ms", scale=_MS),
+        median_ttft_s=stat("time_to_first_token_ms", "median", _MS),
+        median_tpot_s=stat("inter_token_latency_ms", "median", _MS),
+        output_tokens_per_s=stat("output_tokens_per_second"),
+        extra=extra,
+    )
+
+
+# --- napkin's plain CSV ---
+
+PLAIN_REQUIRED: tuple[str, ...] = (
+    "backend", "model", "gpu", "weights", "tp", "input_tokens", "output_tokens", "harness",
+    "load",
+)
+PLAIN_OPTIONAL: tuple[str, ...] = (
+    "id", "backend_version", "kv_dtype", "num_requests", "warmup_requests", "range_ratio",
+    "ramp_s", "mean_ttft_ms", "mean_tpot_ms", "median_ttft_ms", "median_tpot_ms",
+    "output_tokens_per_s",
+)
+
+
+def read_plain_csv(path: str | Path) -> list[Measurement]:
+    """Measurements from napkin's plain CSV: one measured benchmark per row.
+
+    Required columns:
+
+    ============== ===============================================================
+    backend        the engine: ``vllm``, ``sglang``, ``trtllm`` …
+    model          a catalog id (``qwen3-32b``), a Hugging Face id (``Qwen/Qwen3-32B``)
+                   or a path to a ``config.json``
+    gpu            a catalog GPU id (``h100-sxm``; ``h100_sxm`` is accepted)
+    weights        a weight format (``bf16``, ``fp8``, ``int4-g128``, ``nvfp4`` …)
+    tp             tensor-parallel size, integer ≥ 1
+    input_tokens   prompt tokens per request, integer ≥ 1
+    output_tokens  generated tokens per request, integer ≥ 1
+    harness        ``closed_loop``, ``poisson`` or ``burst``
+    load           closed_loop: client concurrency (integer ≥ 1); poisson: arrival rate
+                   in requests/s (> 0); burst: empty (or the number of requests)
+    ============== ===============================================================
+
+    Optional columns (empty cell = not reported): ``id`` (the row's name in ``source``,
+    default its line number), ``backend_version``, ``kv_dtype`` (default ``bf16``),
+    ``num_requests`` (≥ 1), ``warmup_requests`` (≥ 0), ``range_ratio`` (in [0, 1]),
+    ``ramp_s`` (≥ 0; empty: :class:`Harness`' default), ``mean_ttft_ms``, ``mean_tpot_ms``,
+    ``median_ttft_ms``, ``median_tpot_ms`` (milliseconds, > 0; TPOT excludes the first token) and
+    ``output_tokens_per_s`` (aggregate, > 0). Any other column is an error. Lines are
+    comma-separated with one header line, as written by ``csv``/spreadsheets (UTF-8)::
+
+        backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,mean_ttft_ms
+        vllm,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1
+        vllm,qwen3-8b,h100-sxm,bf16,1,1024,128,poisson,2.5,61.0
+    """
+    path = Path(path)
+    header, rows = _csv_rows(path, _read_text(path))
+    _require_columns(path, header, PLAIN_REQUIRED)
+    unknown = [c for c in header if c not in PLAIN_REQUIRED + PLAIN_OPTIONAL]
+    if unknown:
+        _fail(str(path), "columns", f"unknown {', '.join(unknown)} (see read_plain_csv)")
+    return [_plain_row(path, line, row) for line, row in rows]
+
+
+def _non_negative(value: str, where: str, name: str, integer: bool) -> float:
+    """An empty cell → 0; else a number ≥ 0 (an integer where ``integer``)."""
+    with contextlib.suppress(ValueError):
+        if not value.strip() or float(value) == 0:
+            return 0
+    return _positive_int(value, where, name) if integer else _positive_float(value, where, name)
+
+
+def _plain_harness(row: dict[str, str], where: str) -> Harness:
+    """The harness of a plain CSV row."""
+    kind, load = row["harness"], row["load"]
+    num = row.get("num_requests", "")
+    common = {
+        "num_requests": _positive_int(num, where, "num_requests") if num else None,
+        "warmup_requests": int(_non_negative(row.get("warmup_requests", ""), where,
+                                             "warmup_requests", integer=True)),
+        "range_ratio": _fraction(row.get("range_ratio"), where, "range_ratio"),
+    }
+    if row.get("ramp_s"):  # empty: the Harness default
+        common["ramp_s"] = float(_non_negative(row["ramp_s"], where, "ramp_s", integer=False))
+    if kind == "closed_loop":
+        return Harness(kind, concurrency=_positive_int(load, where, "load"), **common)
+    if kind == "poisson":
+        return Harness(kind, rate_per_s=_positive_float(load, where, "load"), **common)
+    if kind == "burst":
+        if load and common["num_requests"] is None:
+            common["num_requests"] = _positive_int(load, where, "load")
+        return Harness(kind, **common)
+    _fail(where, "harness", f"{kind!r} is not one of closed_loop, poisson, burst")
+
+
+def _plain_row(path: Path, line: int, row: dict[str, str]) -> Measurement:
+    """One row of a plain CSV."""
+    where = f"{path} line {line}"
+    for name in ("backend", "model", "gpu", "weights"):
+        if not row[name]:
+            _fail(where, name, "empty")
+
+    def ms(name: str) -> float | None:
+        return _optional_float(row.get(name), where, name, _MS)
+
+    return Measurement(
+        source=f"{path.name}:{row.get('id') or line}",
+        backend=row["backend"],
+        backend_version=row.get("backend_version", ""),
+        model=_model_ref(row["model"], where, "model"),
+        gpu=catalog_gpu_id(row["gpu"]),
+        weights=weight_format_name(row["weights"]),
+        tensor_parallel=_positive_int(row["tp"], where, "tp"),
+        input_tokens=_positive_int(row["input_tokens"], where, "input_tokens"),
+        output_tokens=_positive_int(row["output_tokens"], where, "output_tokens"),
+        harness=_plain_harness(row, where),
+        kv_dtype=row.get("kv_dtype") or "bf16",
+        mean_ttft_s=ms("mean_ttft_ms"),
+        mean_tpot_s=ms("mean_tpot_ms"),
+        median_ttft_s=ms("median_ttft_ms"),
+        median_tpot_s=ms("median_tpot_ms"),
+        output_tokens_per_s=_optional_float(row.get("output_tokens_per_s"), where,
+                                            "output_tokens_per_s"),
+    )
+
+
+# --- dispatch ---
+
+
+def read_measurements(
+    paths: str | Path | Iterable[str | Path],
+    *,
+    gpu: str | None = None,
+    model: str | None = None,
+    tensor_parallel: int | None = None,
+    weights: str | None = None,
+    backend: str | None = None,
+) -> list[Measurement]:
+    """Measurements from every file of ``paths``, each read by the reader its content calls for.
+
+    ``.csv`` with a ``silicon_ttft_ms`` column → :func:`read_aiconfigurator_csv`; other
+    ``.csv`` → :func:`read_plain_csv`; ``.json``/``.jsonl`` (or any other name) holding an
+    object with a ``benchmarks`` key → :func:`read_guidellm_json`, else
+    :func:`read_vllm_bench_json`. The keywords describe the JSON benchmarks (which do not
+    name GPU, TP or weights; ``None`` = the reader's default); CSV files carry their own and
+    ignore them.
+    """
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    out: list[Measurement] = []
+    for p in paths:
+        out.extend(_read_one(Path(p), gpu, model, tensor_parallel, weights, backend))
+    return out
+
+
+def _read_one(
+    path: Path,
+    gpu: str | None,
+    model: str | None,
+    tensor_parallel: int | None,
+    weights: str | None,
+    backend: str | None,
+) -> list[Measurement]:
+    """The measurements of one file, by content."""
+    text = _read_text(path)
+    if path.suffix.lower() == ".csv":
+        header, _ = _csv_rows(path, text)
+        if "silicon_ttft_ms" in header:
+            return read_aiconfigurator_csv(path)
+        return read_plain_csv(path)
+    docs = _json_documents(path, text)
+    engine = backend or "vllm"
+    if any(isinstance(d, dict) and "benchmarks" in d for d in docs):
+        given = _Overrides(engine, gpu, model, tensor_parallel or 1, weights or "bf16")
+        return _guidellm_measurements(path, docs, given)
+    given = _Overrides(engine, gpu, model, tensor_parallel, weights)
+    return [_vllm_record(path, i, r, given)
+            for i, r in enumerate(_json_records(path, docs), 1)]

@@ -1,0 +1,153 @@
+"""Calibration profiles: a fitted :class:`~napkin.calibration.basis.StepModel` with its provenance.
+
+A profile file (YAML) names the engine it was fitted for (``backend``), its coefficients, every
+source it was fitted on (file, rows, engine versions, licence), the domain those rows cover
+(GPUs, models, TP sizes, concurrency, lengths, weight formats) and the hold-out residuals of
+its cross-validation, from which the error bands come:
+
+    band = [predicted × ratio_low, predicted × ratio_high]
+
+with ``ratio_low``/``ratio_high`` the 10th and 90th percentiles of measured/predicted over the
+held-out rows (an 80 % interval). Profiles ship in ``napkin/catalog/profiles`` (one per
+backend); ``auto`` picks the one for a scenario's backend.
+"""
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from napkin.calibration.basis import TERMS, StepModel
+from napkin.errors import NapkinError
+from napkin.specs.files import read_yaml
+
+BAND_COVERAGE = 0.8
+"""Share of held-out measurements the error band is built to cover."""
+
+
+@dataclass(frozen=True)
+class Band:
+    """Measured/predicted ratio interval of one metric over the hold-out rows."""
+
+    ratio_low: float
+    ratio_high: float
+    median_abs_error: float
+    rows: int
+
+    def of(self, value: float) -> tuple[float, float]:
+        """(low, high) bounds around a predicted ``value``."""
+        return value * self.ratio_low, value * self.ratio_high
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What the fitted rows span; queries outside it are extrapolation."""
+
+    gpus: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    tensor_parallel: tuple[int, int] = (1, 1)
+    concurrency: tuple[int, int] = (1, 1)
+    input_tokens: tuple[int, int] = (1, 1)
+    output_tokens: tuple[int, int] = (1, 1)
+    weights: tuple[str, ...] = ()
+
+    def outside(self, gpu: str, model: str, tensor_parallel: int, weights: str,
+                input_tokens: int | None = None, output_tokens: int | None = None,
+                concurrency: int | None = None) -> list[str]:
+        """Reasons a query lies outside the domain (empty: inside)."""
+        out = []
+        if self.gpus and gpu not in self.gpus:
+            out.append(f"GPU {gpu} (fitted on {', '.join(self.gpus)}; carried through its specs)")
+        if self.models and model not in self.models:
+            out.append(f"model {model} (fitted on {', '.join(self.models)})")
+        if self.weights and weights not in self.weights:
+            out.append(f"weights {weights} (fitted on {', '.join(self.weights)})")
+        for name, value, (lo, hi) in (("tensor_parallel", tensor_parallel, self.tensor_parallel),
+                                      ("input tokens", input_tokens, self.input_tokens),
+                                      ("output tokens", output_tokens, self.output_tokens),
+                                      ("concurrency", concurrency, self.concurrency)):
+            if value is not None and not lo <= value <= hi:
+                out.append(f"{name} {value} (fitted on {lo}–{hi})")
+        return out
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A fitted step-time model for one engine, with where it comes from and how sure it is."""
+
+    name: str
+    backend: str
+    model: StepModel
+    domain: Domain = Domain()
+    bands: dict[str, Band] = field(default_factory=dict)
+    sources: tuple[dict[str, Any], ...] = ()
+    harness: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.domain
+        return {
+            "name": self.name, "backend": self.backend, "notes": self.notes,
+            "coefficients": {k: float(f"{v:.6g}") for k, v in self.model.as_dict().items()},
+            "request_s": float(f"{self.model.request_s:.6g}"),
+            "domain": {"gpus": list(d.gpus), "models": list(d.models),
+                       "tensor_parallel": list(d.tensor_parallel),
+                       "concurrency": list(d.concurrency), "input_tokens": list(d.input_tokens),
+                       "output_tokens": list(d.output_tokens), "weights": list(d.weights)},
+            "bands": {k: {"ratio_low": round(b.ratio_low, 4), "ratio_high": round(b.ratio_high, 4),
+                          "median_abs_error": round(b.median_abs_error, 4), "rows": b.rows,
+                          "coverage": BAND_COVERAGE} for k, b in self.bands.items()},
+            "harness": self.harness,
+            "sources": list(self.sources),
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True))
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> "Profile":
+        if not isinstance(data, dict):
+            raise NapkinError(f"{where}: a profile must be a YAML mapping")
+        try:
+            coefficients = data["coefficients"]
+            model = StepModel.of({k: float(v) for k, v in coefficients.items()},
+                                 float(data.get("request_s", 0.0)))
+            dom = data.get("domain") or {}
+            domain = Domain(tuple(dom.get("gpus", ())), tuple(dom.get("models", ())),
+                            tuple(dom.get("tensor_parallel", (1, 1))),
+                            tuple(dom.get("concurrency", (1, 1))),
+                            tuple(dom.get("input_tokens", (1, 1))),
+                            tuple(dom.get("output_tokens", (1, 1))),
+                            tuple(dom.get("weights", ())))
+            bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
+                             float(b["median_abs_error"]), int(b["rows"]))
+                     for k, b in (data.get("bands") or {}).items()}
+            return cls(str(data.get("name", where)), str(data["backend"]), model, domain, bands,
+                       tuple(data.get("sources") or ()), dict(data.get("harness") or {}),
+                       str(data.get("notes", "")))
+        except KeyError as e:
+            raise NapkinError(f"{where}: profile field {e.args[0]} is missing") from None
+        except (TypeError, ValueError, AttributeError) as e:
+            raise NapkinError(f"{where}: not a valid profile ({e}); coefficients are "
+                              f"{', '.join(TERMS)}") from None
+
+
+def shipped_profiles() -> list[str]:
+    """Names of the profiles shipped with napkin."""
+    folder = resources.files("napkin.catalog").joinpath("profiles")
+    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+def load_profile(name_or_path: str) -> Profile:
+    """A shipped profile by name (``vllm``) or a profile YAML file by path."""
+    if name_or_path in shipped_profiles():
+        text = resources.files("napkin.catalog").joinpath("profiles", f"{name_or_path}.yaml")
+        return Profile.from_dict(yaml.safe_load(text.read_text()), name_or_path)
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        return Profile.from_dict(read_yaml(path, "calibration"), str(path))
+    raise NapkinError(f"calibration: unknown profile {name_or_path!r}; shipped: "
+                      f"{', '.join(shipped_profiles())}, or roofline, auto, or a profile file")

@@ -1,0 +1,78 @@
+"""Documents of ``napkin calibrate`` and ``napkin validate``."""
+
+from typing import Any
+
+from napkin.calibration.profile import Profile
+from napkin.report.document import Document, Section
+from napkin.validation.calibrate import METRICS, ErrorStats, ValidationReport
+
+
+def _pct(x: float) -> str:
+    return "—" if x != x else f"{x:.1%}"
+
+
+def _stats_cells(s: ErrorStats) -> list[str]:
+    return [str(s.rows), _pct(s.median_abs_error), f"{s.bias:+.1%}" if s.bias == s.bias else "—",
+            _pct(s.within_10), _pct(s.within_25)]
+
+
+def _stats_json(s: ErrorStats) -> dict[str, float]:
+    return {"rows": s.rows, "median_abs_error": s.median_abs_error, "bias": s.bias,
+            "within_10": s.within_10, "within_25": s.within_25}
+
+
+def report_sections(title: str, rep: ValidationReport) -> list[Section]:
+    """The overall and per-group error tables and the worst rows."""
+    cols = ["group", "metric", "rows", "median |error|", "bias", "within 10 %", "within 25 %"]
+    rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in METRICS]
+    for (gpu, model, tp), stats in rep.groups.items():
+        for m in METRICS:
+            rows.append([f"{model} on {gpu}, tp {tp}" if m == METRICS[0] else "", m.upper(),
+                         *_stats_cells(stats[m])])
+    worst = [[p.row.source, m.upper(), f"{e:+.1%}",
+              f"{p.row.input_tokens}/{p.row.output_tokens}, c {p.row.harness.concurrency}, "
+              f"tp {p.row.tensor_parallel}"] for p, m, e in rep.worst]
+    return [Section(title, cols, rows, ["error = predicted/measured − 1 of the mean over "
+                                        "counted requests"]),
+            Section("worst rows", ["row", "metric", "error", "isl/osl, concurrency, TP"], worst)]
+
+
+def report_json(rep: ValidationReport) -> dict[str, Any]:
+    return {
+        "overall": {m: _stats_json(rep.overall[m]) for m in METRICS},
+        "groups": [{"gpu": g[0], "model": g[1], "tensor_parallel": g[2],
+                    **{m: _stats_json(s[m]) for m in METRICS}} for g, s in rep.groups.items()],
+        "rows": [{"source": p.row.source, "backend": p.row.backend, "model": p.row.model,
+                  "gpu": p.row.gpu, "tensor_parallel": p.row.tensor_parallel,
+                  "input_tokens": p.row.input_tokens, "output_tokens": p.row.output_tokens,
+                  "concurrency": p.row.harness.concurrency,
+                  "measured_ttft_s": p.row.mean_ttft_s, "predicted_ttft_s": p.ttft_s,
+                  "measured_tpot_s": p.row.mean_tpot_s, "predicted_tpot_s": p.tpot_s}
+                 for p in rep.predictions],
+    }
+
+
+def profile_section(p: Profile) -> Section:
+    rows = [[k, f"{v:.4g}"] for k, v in p.model.as_dict().items()]
+    rows.append(["request_s", f"{p.model.request_s:.4g}"])
+    return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
+                   ["dense/attention/weights/kv/allreduce_bytes: multiples of the ideal "
+                    "(datasheet) time, 1/efficiency; step, layer, token, allreduce, request: "
+                    "seconds per event"])
+
+
+def calibrate_doc(p: Profile, holdout: ValidationReport, out: str) -> Document:
+    return Document("Calibration", {"backend": p.backend, "profile": out},
+                    {"rows": sum(s.get("rows", 0) for s in p.sources)},
+                    [profile_section(p), *report_sections("hold-out errors (leave one group "
+                                                          "out)", holdout)],
+                    {"profile": p.to_dict(), "holdout": report_json(holdout)})
+
+
+def validate_doc(results: list[tuple[str, str, ValidationReport]]) -> Document:
+    sections, data = [], []
+    for label, how, rep in results:
+        sections += report_sections(f"{label} ({how})", rep)
+        data.append({"set": label, "method": how, **report_json(rep)})
+    return Document("Validation", {"sets": ", ".join(r[0] for r in results)}, {}, sections,
+                    {"results": data})

@@ -1,0 +1,1 @@
+"""Replaying measurements through the simulator: calibration fits and validation reports."""

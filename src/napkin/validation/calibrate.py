@@ -1,0 +1,158 @@
+"""``napkin calibrate`` and ``napkin validate`` as library calls: fit a profile from
+measurements with cross-validated error bands, and score predictions against measurements.
+
+Errors are relative, ``predicted/measured − 1``; a report gives per group (GPU, model, TP) and
+overall the median |error|, the bias (median signed error) and the shares within 10 % and 25 %.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from napkin.calibration.measurements import Measurement
+from napkin.calibration.profile import BAND_COVERAGE, Band, Domain, Profile
+from napkin.catalog import load_model
+from napkin.errors import require
+from napkin.validation.fit import START, Prediction, Progress, cross_validate, fit, predict
+
+METRICS = ("ttft", "tpot")
+
+
+def pairs(preds: Sequence[Prediction], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    got, want = [], []
+    for p in preds:
+        measured = p.row.mean_ttft_s if metric == "ttft" else p.row.mean_tpot_s
+        value = p.ttft_s if metric == "ttft" else p.tpot_s
+        if measured and value > 0:
+            got.append(value)
+            want.append(measured)
+    return np.array(got), np.array(want)
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    """Relative errors of one metric over a set of rows."""
+
+    rows: int
+    median_abs_error: float
+    bias: float
+    within_10: float
+    within_25: float
+
+    @classmethod
+    def of(cls, predicted: np.ndarray, measured: np.ndarray) -> "ErrorStats":
+        if len(measured) == 0:
+            return cls(0, float("nan"), float("nan"), float("nan"), float("nan"))
+        e = predicted / measured - 1
+        return cls(len(e), float(np.median(np.abs(e))), float(np.median(e)),
+                   float(np.mean(np.abs(e) <= 0.10)), float(np.mean(np.abs(e) <= 0.25)))
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Errors overall and per group, and the worst rows."""
+
+    overall: dict[str, ErrorStats]
+    groups: dict[tuple[str, str, int], dict[str, ErrorStats]]
+    worst: list[tuple[Prediction, str, float]]
+    predictions: list[Prediction]
+
+
+def report(preds: Sequence[Prediction], worst: int = 5) -> ValidationReport:
+    """Score ``preds`` (see the module docstring)."""
+    overall = {m: ErrorStats.of(*pairs(preds, m)) for m in METRICS}
+    groups = {}
+    for g in sorted({p.row.group for p in preds}):
+        sub = [p for p in preds if p.row.group == g]
+        groups[g] = {m: ErrorStats.of(*pairs(sub, m)) for m in METRICS}
+    rows = []
+    for p in preds:
+        for m in METRICS:
+            got, want = pairs([p], m)
+            if len(want):
+                rows.append((p, m, float(got[0] / want[0] - 1)))
+    rows.sort(key=lambda r: -abs(r[2]))
+    return ValidationReport(overall, groups, rows[:worst], list(preds))
+
+
+def bands(preds: Sequence[Prediction]) -> dict[str, Band]:
+    """Measured/predicted ratio quantiles (an 80 % interval) of the hold-out predictions."""
+    out = {}
+    tail = (1 - BAND_COVERAGE) / 2
+    for m in METRICS:
+        got, want = pairs(preds, m)
+        if len(want):
+            ratio = want / got
+            out[m] = Band(float(np.quantile(ratio, tail)), float(np.quantile(ratio, 1 - tail)),
+                          float(np.median(np.abs(got / want - 1))), len(want))
+    return out
+
+
+def domain(rows: Sequence[Measurement]) -> Domain:
+    """The span of the fitted rows."""
+    def span(values: list[int]) -> tuple[int, int]:
+        return (min(values), max(values))
+    conc = [m.harness.concurrency or 1 for m in rows]
+    return Domain(tuple(sorted({m.gpu for m in rows})), tuple(sorted({m.model for m in rows})),
+                  span([m.tensor_parallel for m in rows]), span(conc),
+                  span([m.input_tokens for m in rows]), span([m.output_tokens for m in rows]),
+                  tuple(sorted({m.weights for m in rows})))
+
+
+def sources_of(rows: Sequence[Measurement], notes: dict[str, dict] | None = None) -> list[dict]:
+    """One entry per source file: rows, engine versions, models (plus given notes)."""
+    by_file: dict[str, list[Measurement]] = {}
+    for m in rows:
+        by_file.setdefault(m.source.split(":")[0], []).append(m)
+    out = []
+    for name, ms in by_file.items():
+        entry = {"file": name, "rows": len(ms),
+                 "engine_versions": sorted({m.backend_version or "unknown" for m in ms}),
+                 "models": sorted({m.model for m in ms}), "gpus": sorted({m.gpu for m in ms})}
+        entry.update((notes or {}).get(name, {}))
+        out.append(entry)
+    return out
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A fitted profile and its cross-validated predictions."""
+
+    profile: Profile
+    holdout: ValidationReport
+
+
+def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None,
+              rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
+              progress: Progress | None = None) -> Calibration:
+    """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
+    cross-validate it by group."""
+    mine = [m for m in rows if m.backend == backend]
+    require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
+            f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
+    for m in {m.model for m in mine}:
+        load_model(m)  # unknown models fail here, in one line
+    model = fit(mine, START, rounds, progress=progress)
+    held = cross_validate(mine, model, cv_rounds, progress=progress)
+    harness = {"closed_loop": "clients spread over one request's life (desynchronized, as in "
+                              "steady state) unless the source gives a ramp; 2 requests per "
+                              "client of warm-up excluded, 8 per client counted, unless the "
+                              "source gives counts"}
+    profile = Profile(name or backend, backend, model, domain(mine), bands(held),
+                      tuple(sources_of(mine, source_notes)), harness,
+                      notes=f"fitted by napkin calibrate on {len(mine)} rows; bands from "
+                            "leave-one-group-out (GPU, model, TP) predictions")
+    return Calibration(profile, report(held))
+
+
+def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:
+    """Replay ``rows`` under ``profile`` and score them (no refitting)."""
+    return report(predict(rows, profile.model))
+
+
+def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
+            progress: Progress | None = None) -> ValidationReport:
+    """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
+    coefficients) on the other groups."""
+    return report(cross_validate(rows, profile.model, cv_rounds, progress=progress))

@@ -1,0 +1,141 @@
+"""Fitting a step-time model to measurements through the simulator, and cross-validating it.
+
+For a fixed schedule (which requests share which steps), a request's TTFT and TPOT are linear in
+the coefficients of :class:`napkin.calibration.basis.StepModel`: TTFT = request_s + Σ_k c_k·X_k
+with X the basis terms summed over the steps between its arrival and its first token. So the
+fit alternates: replay every measurement with the current coefficients (recording X), solve a
+bounded linear least-squares problem for non-negative coefficients on *relative* residuals
+(``(X·c − y)/y``, every row and metric weighted alike) with a soft-L1 loss against outlying
+rows, and repeat with the new schedule until the coefficients settle (a fixed point; 3–4 rounds).
+
+Cross-validation holds out one group (GPU, model, tensor-parallel size) at a time, refits on the
+rest from the full fit's coefficients, and replays the held-out rows: those are the hold-out
+residuals a profile's error bands are built from.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from napkin.accounting.forward import Precision
+from napkin.calibration.basis import TERMS, FittedTimer, StepBasis, StepModel
+from napkin.calibration.measurements import Measurement
+from napkin.errors import require
+from napkin.serving.engine import EngineSpec, StepTimer
+from napkin.specs.hardware import Accelerator
+from napkin.specs.model import ModelSpec
+from napkin.validation.replay import Replayed, TimerFactory, replay
+
+START = StepModel.of({"step": 4e-3, "dense": 1 / 0.7, "attention": 1 / 0.7, "weights": 1 / 0.95,
+                      "kv": 1 / 0.95, "allreduce": 10e-6, "allreduce_bytes": 1.0})
+"""Where fits start: the earlier hand calibration (MFU 0.7, MBU 0.95, 4 ms per step)."""
+
+Progress = Callable[[str], None]
+
+
+def fitted_timer(model: StepModel) -> TimerFactory:
+    """A timer factory for replays under ``model``."""
+    def make(spec_model: ModelSpec, acc: Accelerator, precision: Precision,
+             spec: EngineSpec) -> StepTimer:
+        basis = StepBasis.of(spec_model, acc, precision.weights.compute, spec.tensor_parallel,
+                             spec.allreduce_bytes_per_s)
+        return FittedTimer(basis, model)
+    return make
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One metric of one measurement, with its replayed features."""
+
+    index: int
+    metric: str
+    measured_s: float
+    features: np.ndarray
+    """Basis sums (``len(TERMS)``) then the request term (1 for TTFT, 0 for TPOT)."""
+
+
+def observations(rows: Sequence[Measurement], model: StepModel,
+                 replays: list[Replayed] | None = None) -> list[Observation]:
+    """Replay every row under ``model`` and collect the TTFT and TPOT feature rows."""
+    out = []
+    for i, m in enumerate(rows):
+        r = replays[i] if replays is not None else replay(m, fitted_timer(model), record=True)
+        assert r.ttft_features is not None and r.tpot_features is not None
+        if m.mean_ttft_s:
+            out.append(Observation(i, "ttft", m.mean_ttft_s, np.append(r.ttft_features, 1.0)))
+        if m.mean_tpot_s and m.output_tokens > 1:
+            out.append(Observation(i, "tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
+    return out
+
+
+PHYSICAL_FLOOR = {"dense": 1.0, "attention": 1.0, "weights": 1.0, "kv": 1.0,
+                  "allreduce_bytes": 1.0}
+"""Roofline terms cannot beat the datasheet: their coefficients (1/efficiency) are >= 1."""
+
+
+def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = TERMS,
+          f_scale: float = 0.1) -> StepModel:
+    """Coefficients minimizing the soft-L1 loss of relative residuals, each >= 0 and the
+    roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0."""
+    require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
+    use = [TERMS.index(t) for t in terms] + [len(TERMS)]
+    a = np.array([o.features[use] / o.measured_s for o in obs])
+    scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
+    names = [*terms, "request"]
+    low = np.array([PHYSICAL_FLOOR.get(n, 0.0) for n in names]) * scale
+    x0 = np.append(np.array(start.coefficients), start.request_s)[use] * scale
+    res = least_squares(lambda x: (a / scale) @ x - 1.0, np.maximum(x0, low * (1 + 1e-9)),
+                        jac=lambda x: a / scale, bounds=(low, np.inf), loss="soft_l1",
+                        f_scale=f_scale, method="trf")
+    full = np.zeros(len(TERMS) + 1)
+    full[use] = res.x / scale
+    return StepModel(tuple(float(v) for v in full[:-1]), float(full[-1]))
+
+
+def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,
+        terms: Sequence[str] = TERMS, progress: Progress | None = None) -> StepModel:
+    """The fixed point of replay-then-solve, from ``start``."""
+    model = start
+    for k in range(rounds):
+        model = solve(observations(rows, model), model, terms)
+        if progress:
+            progress(f"round {k + 1}/{rounds}")
+    return model
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A measurement and what a model replayed for it."""
+
+    row: Measurement
+    ttft_s: float
+    tpot_s: float
+    output_tokens_per_s: float
+
+
+def predict(rows: Sequence[Measurement], model: StepModel) -> list[Prediction]:
+    out = []
+    for m in rows:
+        r = replay(m, fitted_timer(model))
+        out.append(Prediction(m, r.mean_ttft_s, r.mean_tpot_s, r.output_tokens_per_s))
+    return out
+
+
+def cross_validate(rows: Sequence[Measurement], full: StepModel, rounds: int = 2,
+                   terms: Sequence[str] = TERMS,
+                   progress: Progress | None = None) -> list[Prediction]:
+    """Leave-one-group-out predictions (groups: GPU, model, TP), refit from ``full``."""
+    groups = sorted({m.group for m in rows})
+    if len(groups) < 2:
+        return predict(rows, full)
+    out: list[Prediction] = []
+    for n, g in enumerate(groups):
+        train = [m for m in rows if m.group != g]
+        held = [m for m in rows if m.group == g]
+        model = fit(train, full, rounds, terms)
+        out += predict(held, model)
+        if progress:
+            progress(f"fold {n + 1}/{len(groups)}: {g[1]} on {g[0]}, tp {g[2]}")
+    return out

@@ -1,0 +1,206 @@
+"""Replaying a measurement through the simulator, as its harness ran it.
+
+The engine gets the backend's defaults (:data:`BACKENDS`: token budget, sequence cap and how
+the KV pool is sized from device memory), the harness becomes a workload (closed loop with
+warm-up requests excluded from the metrics, a Poisson rate, or every request at t = 0; lengths
+drawn in [(1−r)·L, (1+r)·L] when the harness had a range ratio), and the replay reports the
+harness's own metrics: mean TTFT and mean TPOT over counted requests. With ``record`` it also
+returns those means as linear functions of the step-time coefficients (the features fitting
+uses).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from napkin.accounting.forward import Precision
+from napkin.calibration.measurements import Harness, Measurement
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving.arrivals import generate
+from napkin.serving.engine import Engine, EngineSpec, StepTimer
+from napkin.serving.scenario import activation_peak_bytes
+from napkin.serving.simulate import simulate
+from napkin.serving.step import StepShape
+from napkin.serving.workload import parse_workload
+from napkin.specs.hardware import Accelerator
+from napkin.specs.model import ModelSpec
+from napkin.timing import Efficiency, RooflineTimer
+from napkin.units import GB, GiB
+
+COUNTED_ROUNDS = 8
+"""Closed loops without a request count: 8 requests per client are counted."""
+WARMUP_ROUNDS = 2
+"""… after 2 per client of warm-up (genai-perf's and aiperf's usual 10× and 2× concurrency)."""
+POISSON_REQUESTS = 400
+"""Poisson and burst harnesses without a request count."""
+
+
+@dataclass(frozen=True)
+class BackendDefaults:
+    """What a serving engine does with its launch defaults on a data-centre GPU.
+
+    KV pool per device: ``vllm``: ``memory_fraction × device memory − weights − activation peak
+    − reserve``; ``trtllm``: ``memory_fraction × (device memory − weights − activation peak −
+    reserve)`` (``kv_cache_free_gpu_memory_fraction`` of what is free); ``sglang``:
+    ``memory_fraction × device memory − weights`` (``mem_fraction_static`` covers weights and KV).
+    """
+
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    memory_fraction: float
+    pool_rule: str
+    reserve_gib: float = 1.0
+    source: str = ""
+
+
+BACKENDS: dict[str, BackendDefaults] = {
+    "vllm": BackendDefaults(
+        1024, 8192, 0.9, "vllm",
+        source="vLLM v1 defaults for the OpenAI server on ≥70 GiB GPUs (max_num_seqs 1024, "
+               "max_num_batched_tokens 8192; gpu_memory_utilization 0.9; engine/arg_utils.py)"),
+    "trtllm": BackendDefaults(
+        2048, 8192, 0.9, "trtllm",
+        source="trtllm-serve defaults (max_batch_size 2048, max_num_tokens 8192, "
+               "kv_cache_free_gpu_memory_fraction 0.9)"),
+    "sglang": BackendDefaults(
+        1024, 8192, 0.88, "sglang",
+        source="SGLang server defaults on 80 GB GPUs (chunked_prefill_size 8192, "
+               "mem_fraction_static ≈ 0.88)"),
+}
+
+
+def backend_defaults(backend: str) -> BackendDefaults:
+    try:
+        return BACKENDS[backend]
+    except KeyError:
+        raise NapkinError(f"backend: unknown {backend!r}; allowed: {', '.join(BACKENDS)}") \
+            from None
+
+
+def device_memory_bytes(acc: Accelerator) -> float:
+    """Memory the device reports to CUDA (falls back to the datasheet's)."""
+    return float(getattr(acc, "device_memory_bytes", 0.0) or acc.memory_bytes)
+
+
+def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp: int,
+                   d: BackendDefaults, block_size: int = 16) -> int:
+    """KV blocks of the whole tensor-parallel group under the backend's sizing rule."""
+    mem = device_memory_bytes(acc)
+    weights = model.params * precision.weights.bytes_per_weight / tp
+    act = activation_peak_bytes(model, d.max_num_batched_tokens, min(d.max_num_seqs, 256)) / tp
+    reserve = d.reserve_gib * GiB
+    if d.pool_rule == "vllm":
+        per_device = d.memory_fraction * mem - weights - act - reserve
+    elif d.pool_rule == "trtllm":
+        per_device = d.memory_fraction * (mem - weights - act - reserve)
+    else:
+        per_device = d.memory_fraction * mem - weights
+    if per_device <= 0:
+        raise NapkinError(f"kv pool: {model.name} at tp {tp} leaves no KV memory on {acc.id} "
+                          f"({per_device / GB:.1f} GB per device)")
+    kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+    return max(int(per_device * tp // (block_size * kv_token)), 1)
+
+
+TimerFactory = Callable[[ModelSpec, Accelerator, Precision, EngineSpec], StepTimer]
+
+
+def roofline_timer(eff: Efficiency | None = None) -> TimerFactory:
+    """The roofline at ``eff`` (default MFU = MBU = 1: the pure roofline) as a timer factory."""
+    eff = eff or Efficiency()
+    def make(model: ModelSpec, acc: Accelerator, precision: Precision,
+             spec: EngineSpec) -> StepTimer:
+        return RooflineTimer.of(model, acc, precision.weights.compute, eff,
+                                spec.tensor_parallel, spec.allreduce_bytes_per_s,
+                                spec.allreduce_latency_s)
+    return make
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """What the replay measured, as the harness would report it."""
+
+    mean_ttft_s: float
+    mean_tpot_s: float
+    output_tokens_per_s: float
+    requests: int
+    ttft_features: np.ndarray | None = None
+    """Mean TTFT = request_s + ttft_features · coefficients (for the schedule simulated)."""
+    tpot_features: np.ndarray | None = None
+
+
+def steady_cycle_s(engine: Engine, clients: int, isl: int, osl: int) -> float:
+    """Time of one request's life with ``clients`` desynchronized closed-loop clients, by the
+    engine's own timer: every client's prefill once plus ``osl − 1`` decode steps of the whole
+    batch at the mean context, ``clients·t(prefill isl) + (osl − 1)·t(decode × clients)``."""
+    timer, cost = engine.timer, engine.cost
+    prefill = timer.series(cost.parts(StepShape(0, 0, [(0, isl, 1)])), None, isl).time(1)
+    n = min(clients, engine.spec.max_num_seqs)
+    ctx = n * (isl + osl // 2)
+    decode = timer.series(cost.parts(StepShape(n, ctx, [])), None, n).time(1)
+    return clients * prefill + (osl - 1) * decode
+
+
+def _workload(h: Harness, isl: int, osl: int, seed: int,
+              ramp_s: float) -> tuple[dict, int]:
+    """The harness as a workload mapping, and how many leading requests are warm-up."""
+    def length(n: int) -> int | dict:
+        if h.range_ratio <= 0:
+            return n
+        return {"dist": "uniform", "low": max(1.0, (1 - h.range_ratio) * n),
+                "high": (1 + h.range_ratio) * n}
+    classes = {"bench": {"input_tokens": length(isl), "output_tokens": length(osl)}}
+    if h.kind == "closed_loop":
+        c = h.concurrency or 1
+        warm = h.warmup_requests if h.num_requests else WARMUP_ROUNDS * c
+        counted = h.num_requests or COUNTED_ROUNDS * c
+        arrivals: dict = {"kind": "closed_loop", "clients": c, "ramp_s": ramp_s,
+                          "num_requests": warm + counted}
+    else:
+        warm = h.warmup_requests
+        n = (h.num_requests or POISSON_REQUESTS) + warm
+        rate = h.rate_per_s if h.kind == "poisson" and h.rate_per_s else 1e9
+        arrivals = {"kind": "poisson", "rate_per_s": rate, "num_requests": n}
+    return {"seed": seed, "classes": classes, "arrivals": arrivals}, warm
+
+
+def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Engine:
+    """An engine replica with the measurement's model, GPU, precision, TP and backend."""
+    model, acc = load_model(m.model), load_accelerator(m.gpu)
+    precision = Precision.of(m.weights, m.kv_dtype)
+    d = backend_defaults(m.backend)
+    link = acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB
+    spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
+                      max_num_seqs=d.max_num_seqs,
+                      max_num_batched_tokens=d.max_num_batched_tokens,
+                      tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link)
+    return Engine(model, acc, precision, Efficiency(), spec,
+                  timer=timer(model, acc, precision, spec), record=record)
+
+
+def replay(m: Measurement, timer: TimerFactory, record: bool = False,
+           seed: int = 0) -> Replayed:
+    """Run ``m``'s harness against an engine timed by ``timer``; harness metrics out."""
+    engine = engine_for(m, timer, record)
+    h = m.harness
+    ramp = h.ramp_s
+    if h.kind == "closed_loop" and ramp is None:
+        ramp = h.ramp_cycles * steady_cycle_s(engine, h.concurrency or 1, m.input_tokens,
+                                              m.output_tokens)
+    workload, warm = _workload(h, m.input_tokens, m.output_tokens, seed, ramp or 0.0)
+    run = simulate([engine], generate(parse_workload(workload, m.source)))
+    r = run.records
+    keep = r.rid >= warm
+    ttft = (r.first_token_s - r.arrival_s)[keep]
+    multi = keep & (r.output_tokens > 1)
+    tpot = (r.finish_s[multi] - r.first_token_s[multi]) / (r.output_tokens[multi] - 1)
+    span = float(r.finish_s[keep].max() - r.arrival_s[keep].min())
+    out = Replayed(float(ttft.mean()), float(tpot.mean()) if len(tpot) else 0.0,
+                   float(r.output_tokens[keep].sum()) / max(span, 1e-12), int(keep.sum()))
+    if record and r.ttft_basis is not None and r.tpot_basis is not None:
+        return Replayed(out.mean_ttft_s, out.mean_tpot_s, out.output_tokens_per_s,
+                        out.requests, r.ttft_basis[keep].mean(axis=0),
+                        r.tpot_basis[multi].mean(axis=0))
+    return out

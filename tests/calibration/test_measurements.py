@@ -1,0 +1,486 @@
+"""Readers of public serving-benchmark files: each format parsed from a tiny inline fixture."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from napkin.calibration.measurements import (
+    Harness,
+    catalog_gpu_id,
+    catalog_model_id,
+    read_aiconfigurator_csv,
+    read_guidellm_json,
+    read_measurements,
+    read_plain_csv,
+    read_vllm_bench_json,
+    weight_format_name,
+)
+from napkin.catalog import MODELS
+from napkin.errors import NapkinError
+
+REAL_AICONFIGURATOR = Path("/work/shared/validation/serving_measured_h100.csv")
+
+AIC_HEADER = (
+    "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+    "batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms"
+)
+AIC_ROWS = [
+    "q32_c16_tp2,sglang,0.5.1.post1,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,,16,2,1,"
+    "840.8064807531249,16.538571871875",
+    "l8_c64_tp1,trtllm,1.0.0rc3,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,4096,512,fp8,"
+    "64,1,1,250,8.5",
+    "l8_disagg,trtllm,1.0.0rc3,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,fp8,disagg,1024,128,"
+    "fp8,8,1,1,100,5",
+    "l70_pp2,vllm,0.12.0,meta-llama/Llama-3.1-70B,h100_sxm,,agg,1024,128,,8,4,2,300,20",
+]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _error(func, *args, **kwargs) -> str:
+    """The message of the NapkinError ``func`` raises; it must be one line."""
+    with pytest.raises(NapkinError) as info:
+        func(*args, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+# --- name mapping ---
+
+
+@pytest.mark.parametrize(("hf_id", "napkin_id"), [
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+    ("meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+    ("Qwen/Qwen3-32B", "qwen3-32b"),
+    ("qwen/qwen3-32b", "qwen3-32b"),
+    ("meta-llama/Llama-3.1-70B", "llama-3.1-70b"),
+    ("meta-llama/Meta-Llama-3-70B-Instruct", "llama-3-70b"),
+    ("/models/Qwen3-8B", "qwen3-8b"),
+    ("qwen3-8b", "qwen3-8b"),
+])
+def test_catalog_model_id(hf_id, napkin_id):
+    assert catalog_model_id(hf_id) == napkin_id
+
+
+def test_catalog_model_id_unknown_points_to_napkin_models():
+    message = _error(catalog_model_id, "acme/NotAModel-7B")
+    assert "acme/NotAModel-7B" in message
+    assert "napkin models" in message
+
+
+@pytest.mark.parametrize(("system", "gpu"), [
+    ("h100_sxm", "h100-sxm"), ("h200_sxm", "h200"), ("b200_sxm", "b200"),
+    ("gb200_sxm", "gb200"), ("a100_sxm", "a100-80gb-sxm"), ("l40s", "l40s"),
+    ("h100-sxm", "h100-sxm"), ("mystery_gpu", "mystery-gpu"),
+])
+def test_catalog_gpu_id(system, gpu):
+    assert catalog_gpu_id(system) == gpu
+
+
+@pytest.mark.parametrize(("precision", "weights"), [
+    ("", "bf16"), ("fp8", "fp8"), ("fp8_block", "fp8"), ("nvfp4", "nvfp4"),
+    ("w4a16_awq", "int4-g128"), ("int4-g128", "int4-g128"), ("bf16", "bf16"),
+])
+def test_weight_format_name(precision, weights):
+    assert weight_format_name(precision) == weights
+
+
+# --- aiconfigurator CSV ---
+
+
+def test_aiconfigurator_reads_agg_pp1_rows_only(tmp_path):
+    path = _write(tmp_path / "aic.csv", "\n".join([AIC_HEADER, *AIC_ROWS]) + "\n")
+    first, second = read_aiconfigurator_csv(path)  # disagg and pp_size 2 rows are skipped
+    assert first.source == "aic.csv:q32_c16_tp2"
+    assert (first.backend, first.backend_version) == ("sglang", "0.5.1.post1")
+    assert first.group == ("h100-sxm", "qwen3-32b", 2)
+    assert first.weights == "bf16"
+    assert (first.input_tokens, first.output_tokens) == (1024, 128)
+    assert first.harness == Harness("closed_loop", concurrency=16)
+    assert first.mean_ttft_s == pytest.approx(0.8408064807531249)
+    assert first.mean_tpot_s == pytest.approx(0.016538571871875)
+    assert first.median_ttft_s is None
+    assert second.group == ("h200", "llama-3.1-8b", 1)
+    assert second.weights == "fp8"
+    assert second.harness.concurrency == 64
+    assert second.mean_ttft_s == pytest.approx(0.25)
+    assert second.mean_tpot_s == pytest.approx(0.0085)
+
+
+def test_aiconfigurator_missing_column_is_named(tmp_path):
+    header = AIC_HEADER.replace(",silicon_tpot_ms", "")
+    row = AIC_ROWS[0].rsplit(",", 1)[0]
+    message = _error(read_aiconfigurator_csv, _write(tmp_path / "a.csv", f"{header}\n{row}\n"))
+    assert "a.csv" in message
+    assert "silicon_tpot_ms" in message
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-3.5", "0", "fast"])
+def test_aiconfigurator_bad_latency_names_column_and_line(tmp_path, bad):
+    row = AIC_ROWS[0].replace("840.8064807531249", bad)
+    message = _error(read_aiconfigurator_csv,
+                     _write(tmp_path / "a.csv", f"{AIC_HEADER}\n{row}\n"))
+    assert "a.csv line 2" in message
+    assert "silicon_ttft_ms" in message
+
+
+def test_aiconfigurator_unknown_model_names_column(tmp_path):
+    row = AIC_ROWS[0].replace("Qwen/Qwen3-32B", "acme/Mystery-9B")
+    message = _error(read_aiconfigurator_csv,
+                     _write(tmp_path / "a.csv", f"{AIC_HEADER}\n{row}\n"))
+    assert "model_path" in message
+    assert "acme/Mystery-9B" in message
+    assert "napkin models" in message
+
+
+def test_aiconfigurator_bad_batch_size(tmp_path):
+    row = AIC_ROWS[0].replace(",16,2,1,", ",0,2,1,")
+    message = _error(read_aiconfigurator_csv,
+                     _write(tmp_path / "a.csv", f"{AIC_HEADER}\n{row}\n"))
+    assert "batch_size" in message
+
+
+@pytest.mark.skipif(not REAL_AICONFIGURATOR.exists(), reason="validation data not present")
+def test_real_aiconfigurator_file():
+    rows = read_aiconfigurator_csv(REAL_AICONFIGURATOR)
+    assert len(rows) == 579
+    catalog = {m.id for m in MODELS}
+    assert all(m.model in catalog for m in rows)
+    assert {m.gpu for m in rows} == {"h100-sxm"}
+    assert all(m.harness.kind == "closed_loop" and m.harness.concurrency >= 1 for m in rows)
+
+
+# --- vllm bench serve JSON ---
+
+
+def _vllm_result(**changes) -> dict:
+    """A ``vllm bench serve --save-result`` object (64 prompts of 1024 in / 128 out)."""
+    result = {
+        "date": "20250601-120000", "endpoint_type": "vllm", "backend": "vllm", "label": None,
+        "model_id": "Qwen/Qwen3-8B", "tokenizer_id": "Qwen/Qwen3-8B", "num_prompts": 64,
+        "request_rate": "inf", "burstiness": 1.0, "max_concurrency": 16, "duration": 30.5,
+        "completed": 64, "failed": 0, "total_input_tokens": 65536, "total_output_tokens": 8192,
+        "request_throughput": 2.1, "request_goodput": None, "output_throughput": 268.6,
+        "total_token_throughput": 2417.0, "max_output_tokens_per_s": 300.0,
+        "max_concurrent_requests": 16, "rtfx": 0.0,
+        "mean_ttft_ms": 120.5, "median_ttft_ms": 110.0, "std_ttft_ms": 10.0,
+        "p99_ttft_ms": 200.0, "mean_tpot_ms": 12.25, "median_tpot_ms": 12.0,
+        "std_tpot_ms": 1.0, "p99_tpot_ms": 15.0, "mean_itl_ms": 12.2, "median_itl_ms": 12.0,
+        "std_itl_ms": 1.0, "p99_itl_ms": 16.0,
+    }
+    result.update(changes)
+    return result
+
+
+def test_vllm_closed_loop(tmp_path):
+    path = _write(tmp_path / "vllm.json", json.dumps(_vllm_result()))
+    (m,) = read_vllm_bench_json(path, gpu="h100-sxm", tensor_parallel=2, weights="fp8")
+    assert m.source == "vllm.json:1"
+    assert m.backend == "vllm"
+    assert m.group == ("h100-sxm", "qwen3-8b", 2)
+    assert m.weights == "fp8"
+    assert (m.input_tokens, m.output_tokens) == (1024, 128)  # 65536/64, 8192/64
+    assert m.harness == Harness("closed_loop", concurrency=16, num_requests=64)
+    assert m.mean_ttft_s == pytest.approx(0.1205)
+    assert m.median_ttft_s == pytest.approx(0.110)
+    assert m.mean_tpot_s == pytest.approx(0.01225)
+    assert m.median_tpot_s == pytest.approx(0.012)
+    assert m.output_tokens_per_s == pytest.approx(268.6)
+    assert m.extra["backend"] == "vllm"
+
+
+def test_vllm_list_of_results_with_metadata(tmp_path):
+    poisson = _vllm_result(max_concurrency=None, request_rate=2.5, random_input_len="2048",
+                           random_output_len="256", random_range_ratio="0.1")
+    burst = _vllm_result(max_concurrency=None, backend="openai-chat")
+    path = _write(tmp_path / "runs.json", json.dumps([poisson, burst]))
+    a, b = read_vllm_bench_json(path, gpu="h100_sxm", model="qwen3-8b")
+    assert a.harness == Harness("poisson", rate_per_s=2.5, num_requests=64, range_ratio=0.1)
+    assert (a.input_tokens, a.output_tokens) == (2048, 256)  # metadata wins over totals
+    assert a.gpu == "h100-sxm"
+    assert (a.tensor_parallel, a.weights) == (1, "bf16")
+    assert b.harness == Harness("burst", num_requests=64)
+    assert b.source == "runs.json:2"
+    assert b.extra["backend"] == "openai-chat"
+
+
+def test_vllm_json_lines(tmp_path):
+    lines = [json.dumps(_vllm_result(max_concurrency=c)) for c in (1, 8)]
+    path = _write(tmp_path / "appended.json", "\n".join(lines) + "\n")
+    rows = read_vllm_bench_json(path, gpu="h100-sxm")
+    assert [m.harness.concurrency for m in rows] == [1, 8]
+
+
+def test_vllm_rounds_mean_lengths(tmp_path):
+    path = _write(tmp_path / "v.json", json.dumps(
+        _vllm_result(completed=3, total_input_tokens=1000, total_output_tokens=302)))
+    (m,) = read_vllm_bench_json(path, gpu="h100-sxm")
+    assert (m.input_tokens, m.output_tokens) == (333, 101)
+
+
+def test_vllm_needs_gpu(tmp_path):
+    path = _write(tmp_path / "v.json", json.dumps(_vllm_result()))
+    message = _error(read_vllm_bench_json, path)
+    assert "v.json" in message
+    assert "gpu" in message
+
+
+def test_vllm_nan_latency_is_named(tmp_path):
+    path = _write(tmp_path / "v.json", json.dumps(_vllm_result(mean_ttft_ms=float("nan"))))
+    message = _error(read_vllm_bench_json, path, gpu="h100-sxm")
+    assert "v.json result 1" in message
+    assert "mean_ttft_ms" in message
+
+
+def test_vllm_zero_completed_is_named(tmp_path):
+    path = _write(tmp_path / "v.json", json.dumps(_vllm_result(completed=0)))
+    assert "completed" in _error(read_vllm_bench_json, path, gpu="h100-sxm")
+
+
+def test_vllm_unknown_model_is_named(tmp_path):
+    path = _write(tmp_path / "v.json", json.dumps(_vllm_result(model_id="acme/Mystery-9B")))
+    message = _error(read_vllm_bench_json, path, gpu="h100-sxm")
+    assert "model_id" in message
+    assert "napkin models" in message
+
+
+# --- guidellm report JSON ---
+
+
+def _dist(mean: float, median: float) -> dict:
+    """A guidellm StatusDistributionSummary with the same numbers in every status."""
+    summary = {"mean": mean, "median": median, "mode": median, "variance": 0.0,
+               "std_dev": 0.0, "min": median, "max": mean, "count": 10,
+               "total_sum": mean * 10, "percentiles": {"p50": median}}
+    return {"successful": summary, "incomplete": None, "errored": None, "total": summary}
+
+
+def _guidellm_metrics(ttft_ms: float, itl_ms: float) -> dict:
+    return {
+        "request_totals": {"successful": 40, "incomplete": 0, "errored": 0, "total": 40},
+        "prompt_token_count": _dist(512.2, 512),
+        "output_token_count": _dist(127.6, 128),
+        "time_to_first_token_ms": _dist(ttft_ms, ttft_ms - 5),
+        "time_per_output_token_ms": _dist(itl_ms + 1, itl_ms + 1),
+        "inter_token_latency_ms": _dist(itl_ms, itl_ms - 0.5),
+        "output_tokens_per_second": _dist(900.0, 880.0),
+    }
+
+
+def _guidellm_benchmark(strategy: dict, ttft_ms: float = 50.0, itl_ms: float = 10.0) -> dict:
+    """A guidellm 0.7 GenerativeBenchmark (``config.strategy``, ``config.backend.model``)."""
+    return {
+        "type_": "generative_benchmark",
+        "config": {
+            "id_": "b", "run_id": "r", "run_index": 0, "strategy": strategy,
+            "constraints": {}, "profile": {"type_": "sweep"}, "requests": {},
+            "backend": {"kind": "openai_http", "target": "http://localhost:8000",
+                        "model": "Qwen/Qwen3-8B"},
+            "environment": {},
+        },
+        "scheduler_metrics": {}, "metrics": _guidellm_metrics(ttft_ms, itl_ms),
+        "requests": {"successful": [], "incomplete": [], "errored": [], "total": None},
+    }
+
+
+def _guidellm_report(*benchmarks: dict) -> str:
+    return json.dumps({"metadata": {"version": 2, "guidellm_version": "0.7.3"},
+                       "config": {"benchmarks": [None]}, "benchmarks": list(benchmarks)})
+
+
+def test_guidellm_strategies(tmp_path):
+    path = _write(tmp_path / "report.json", _guidellm_report(
+        _guidellm_benchmark({"type_": "synchronous"}),
+        _guidellm_benchmark({"type_": "concurrent", "streams": 8, "rampup_duration": 5.0}),
+        _guidellm_benchmark({"type_": "constant", "rate": 4.0}),
+        _guidellm_benchmark({"type_": "poisson", "rate": 2.5, "random_seed": 42}),
+        _guidellm_benchmark({"type_": "throughput", "max_concurrency": None}),
+        _guidellm_benchmark({"type_": "throughput", "max_concurrency": 64}),
+    ))
+    rows = read_guidellm_json(path, gpu="h100-sxm", tensor_parallel=4)
+    assert [m.harness for m in rows] == [
+        Harness("closed_loop", concurrency=1, num_requests=40),
+        Harness("closed_loop", concurrency=8, num_requests=40, ramp_s=5.0),
+        Harness("poisson", rate_per_s=4.0, num_requests=40),
+        Harness("poisson", rate_per_s=2.5, num_requests=40),
+        Harness("burst", num_requests=40),
+        Harness("closed_loop", concurrency=64, num_requests=40),
+    ]
+    assert [m.extra["strategy"] for m in rows][2] == "constant"
+    m = rows[0]
+    assert m.source == "report.json:0"
+    assert m.group == ("h100-sxm", "qwen3-8b", 4)
+    assert (m.input_tokens, m.output_tokens) == (512, 128)  # 512.2 and 127.6 rounded
+    assert m.mean_ttft_s == pytest.approx(0.050)
+    assert m.median_ttft_s == pytest.approx(0.045)
+    assert m.mean_tpot_s == pytest.approx(0.010)  # inter_token_latency_ms, not TPOT incl. 1st
+    assert m.median_tpot_s == pytest.approx(0.0095)
+    assert m.output_tokens_per_s == pytest.approx(900.0)
+
+
+def test_guidellm_v03_args_schema(tmp_path):
+    bench = {"type_": "generative_benchmark",
+             "args": {"strategy_index": 0, "strategy": {"type_": "concurrent", "streams": 4}},
+             "worker": {"backend_model": "meta-llama/Llama-3.1-8B-Instruct"},
+             "metrics": _guidellm_metrics(80.0, 12.0)}
+    path = _write(tmp_path / "old.json", json.dumps({"benchmarks": [bench]}))
+    (m,) = read_guidellm_json(path, gpu="h100-sxm")
+    assert m.model == "llama-3.1-8b"
+    assert m.harness.concurrency == 4
+    assert m.mean_ttft_s == pytest.approx(0.080)
+
+
+def test_guidellm_model_keyword_wins(tmp_path):
+    path = _write(tmp_path / "r.json", _guidellm_report(_guidellm_benchmark(
+        {"type_": "synchronous"})))
+    (m,) = read_guidellm_json(path, gpu="h100-sxm", model="qwen3-32b")
+    assert m.model == "qwen3-32b"
+
+
+def test_guidellm_unknown_strategy_is_named(tmp_path):
+    path = _write(tmp_path / "r.json", _guidellm_report(_guidellm_benchmark(
+        {"type_": "trace", "time_scale": 1.0})))
+    message = _error(read_guidellm_json, path, gpu="h100-sxm")
+    assert "r.json benchmarks[0]" in message
+    assert "config.strategy.type_" in message
+
+
+def test_guidellm_nan_latency_is_named(tmp_path):
+    path = _write(tmp_path / "r.json", _guidellm_report(_guidellm_benchmark(
+        {"type_": "synchronous"}, ttft_ms=float("nan"))))
+    message = _error(read_guidellm_json, path, gpu="h100-sxm")
+    assert "metrics.time_to_first_token_ms.successful" in message
+
+
+def test_guidellm_missing_token_counts_are_named(tmp_path):
+    bench = _guidellm_benchmark({"type_": "synchronous"})
+    del bench["metrics"]["prompt_token_count"]
+    path = _write(tmp_path / "r.json", _guidellm_report(bench))
+    assert "prompt_token_count" in _error(read_guidellm_json, path, gpu="h100-sxm")
+
+
+def test_guidellm_needs_gpu(tmp_path):
+    path = _write(tmp_path / "r.json", _guidellm_report(_guidellm_benchmark(
+        {"type_": "synchronous"})))
+    assert "gpu" in _error(read_guidellm_json, path)
+
+
+# --- plain CSV ---
+
+PLAIN = """\
+backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,mean_ttft_ms,mean_tpot_ms,\
+num_requests,range_ratio,kv_dtype,id
+vllm,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1,11.5,,,,
+sglang,Qwen/Qwen3-32B,h200,fp8,2,2048,256,poisson,2.5,61,,200,0.25,fp8,p1
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,64,burst,,,9.0,100,,,
+"""
+
+
+def test_plain_csv(tmp_path):
+    a, b, c = read_plain_csv(_write(tmp_path / "plain.csv", PLAIN))
+    assert a.source == "plain.csv:2"
+    assert a.group == ("h100-sxm", "qwen3-8b", 1)
+    assert a.harness == Harness("closed_loop", concurrency=16)
+    assert a.mean_ttft_s == pytest.approx(0.0841)
+    assert a.mean_tpot_s == pytest.approx(0.0115)
+    assert a.median_ttft_s is None
+    assert b.source == "plain.csv:p1"
+    assert b.group == ("h200", "qwen3-32b", 2)
+    assert (b.weights, b.kv_dtype) == ("fp8", "fp8")
+    assert b.harness == Harness("poisson", rate_per_s=2.5, num_requests=200, range_ratio=0.25)
+    assert b.mean_tpot_s is None
+    assert c.harness == Harness("burst", num_requests=100)
+    assert c.mean_ttft_s is None
+
+
+def test_plain_csv_unknown_column_is_named(tmp_path):
+    text = PLAIN.replace(",id\n", ",colour\n", 1)
+    message = _error(read_plain_csv, _write(tmp_path / "p.csv", text))
+    assert "colour" in message
+
+
+def test_plain_csv_missing_column_is_named(tmp_path):
+    text = "backend,model,gpu,weights,tp,input_tokens,output_tokens,harness\n"
+    message = _error(read_plain_csv, _write(tmp_path / "p.csv", text))
+    assert "load" in message
+
+
+def test_plain_csv_nan_latency_is_named(tmp_path):
+    text = PLAIN.replace(",84.1,", ",nan,")
+    message = _error(read_plain_csv, _write(tmp_path / "p.csv", text))
+    assert "p.csv line 2" in message
+    assert "mean_ttft_ms" in message
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    (",closed_loop,16,", ",closed_loop,0,", "load"),
+    (",closed_loop,16,", ",ramp,16,", "harness"),
+    (",1,1024,128,closed", ",0,1024,128,closed", "tp"),
+    (",1024,128,closed", ",1024.5,128,closed", "input_tokens"),
+    ("vllm,qwen3-8b,", "vllm,acme/Mystery-9B,", "model"),
+])
+def test_plain_csv_bad_values_are_named(tmp_path, old, new, field):
+    message = _error(read_plain_csv, _write(tmp_path / "p.csv", PLAIN.replace(old, new, 1)))
+    assert "p.csv line 2" in message
+    assert f": {field}:" in message
+
+
+def test_plain_csv_ragged_row(tmp_path):
+    text = PLAIN.replace(",84.1,11.5,,,,", ",84.1,11.5,,,,,extra")
+    assert "line 2" in _error(read_plain_csv, _write(tmp_path / "p.csv", text))
+
+
+# --- dispatch and file errors ---
+
+
+def test_read_measurements_dispatches_by_content(tmp_path):
+    aic = _write(tmp_path / "aic.csv", "\n".join([AIC_HEADER, *AIC_ROWS]) + "\n")
+    plain = _write(tmp_path / "plain.csv", PLAIN)
+    guide = _write(tmp_path / "g.json", _guidellm_report(_guidellm_benchmark(
+        {"type_": "synchronous"})))
+    vllm = _write(tmp_path / "v.jsonl", json.dumps(_vllm_result()) + "\n")
+    rows = read_measurements([aic, plain, guide, vllm], gpu="h100-sxm", tensor_parallel=2)
+    assert [m.source for m in rows] == [
+        "aic.csv:q32_c16_tp2", "aic.csv:l8_c64_tp1", "plain.csv:2", "plain.csv:p1",
+        "plain.csv:4", "g.json:0", "v.jsonl:1",
+    ]
+    assert rows[0].tensor_parallel == 2  # from the CSV, not the keyword
+    assert rows[2].tensor_parallel == 1
+    assert rows[-2].tensor_parallel == rows[-1].tensor_parallel == 2
+    assert read_measurements(str(vllm), gpu="h100-sxm")[0].tensor_parallel == 1
+
+
+def test_missing_file(tmp_path):
+    message = _error(read_measurements, tmp_path / "nope.json", gpu="h100-sxm")
+    assert "nope.json" in message
+    assert "no such file" in message
+
+
+def test_not_utf8(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("backend,model\nvllm,caf\xe9\n".encode("latin-1"))
+    message = _error(read_measurements, path)
+    assert "latin1.csv" in message
+    assert "UTF-8" in message
+
+
+def test_invalid_json(tmp_path):
+    message = _error(read_measurements, _write(tmp_path / "bad.json", '{"completed": 3,'),
+                     gpu="h100-sxm")
+    assert "bad.json" in message
+    assert "JSON" in message
+
+
+def test_json_not_an_object(tmp_path):
+    message = _error(read_vllm_bench_json, _write(tmp_path / "n.json", "[1, 2]"), gpu="h100")
+    assert "n.json" in message
+
+
+def test_empty_csv(tmp_path):
+    message = _error(read_measurements, _write(tmp_path / "empty.csv", ""))
+    assert "empty.csv" in message
