@@ -64,3 +64,50 @@ def test_pool_too_small_is_one_clear_error(tmp_path):
         " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 3}}\n")
     with pytest.raises(NapkinError, match="nothing left for KV"):
         build(*load_scenario(tmp_path / "s.yaml"))
+
+
+def test_calibration_auto_picks_the_backend_profile_and_warns_outside_its_domain():
+    scenario, base = load_scenario(scenario_file("chapter-3-1-uniform.yaml"))
+    built = build(scenario, base)
+    assert built.calibration == "vllm" and built.profile is not None
+    assert any("GPU rtx-pro-6000" in w for w in built.warnings)
+    assert any("model qwen3-8b" in w for w in built.warnings)
+    roof = build(*load_scenario(scenario_file("chapter-3-1-uniform.yaml"),
+                                ["calibration=roofline", "mfu=0.7"]))
+    assert roof.profile is None and roof.warnings == () and roof.eff.mfu == 0.7
+
+
+def test_roofline_knobs_with_a_profile_are_refused():
+    with pytest.raises(NapkinError, match="mfu: applies with calibration: roofline"):
+        build(*load_scenario(scenario_file("chapter-3-1-uniform.yaml"), ["mfu=0.5"]))
+    with pytest.raises(NapkinError, match="calibration: unknown profile 'nope'"):
+        build(*load_scenario(scenario_file("chapter-3-1-uniform.yaml"), ["calibration=nope"]))
+
+
+def test_tensor_parallel_that_vllm_refuses_is_refused():
+    with pytest.raises(NapkinError, match="tensor_parallel"):
+        build(*load_scenario(scenario_file("chapter-3-1-uniform.yaml"),
+                             ["engine.tensor_parallel=3"]))
+
+
+def test_derived_pool_uses_the_memory_the_device_reports(tmp_path):
+    """H100: 81,559 MiB reported, not 80 GB: 0.9 × 81,559 × 2^20 B is the usable memory."""
+    (tmp_path / "s.yaml").write_text(
+        "model: qwen3-8b\ngpu: h100-sxm\n"
+        "workload: {classes: {a: {input_tokens: 10, output_tokens: 5}},"
+        " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 3}}\n")
+    built = build(*load_scenario(tmp_path / "s.yaml"))
+    assert built.pool_derivation["usable_bytes_per_device"] == pytest.approx(
+        0.9 * 81_559 * 2**20)
+
+
+def test_requests_past_the_model_context_are_refused(tmp_path):
+    from napkin.serving.simulate import simulate
+
+    (tmp_path / "s.yaml").write_text(
+        "model: qwen3-8b\ngpu: h100-sxm\nengine: {kv_pool_gib: 60}\n"
+        "workload: {classes: {a: {input_tokens: 40000, output_tokens: 1000}},"
+        " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 1}}\n")
+    built = build(*load_scenario(tmp_path / "s.yaml"))
+    with pytest.raises(NapkinError, match="max_position_embeddings"):
+        simulate(built.engines(), built.source)

@@ -77,14 +77,16 @@ def validate(
         else:
             rows = read_measurements([name], gpu=gpu, model=model, tensor_parallel=tp,
                                      weights=weights)
+        if calibration is not None:  # one profile: its backend's rows if there are any
+            profile = load_profile(calibration)
+            mine = [m for m in rows if m.backend == profile.backend] or rows
+            results.append((f"{name} · {profile.backend}", f"profile {calibration}, as fitted",
+                            score(mine, profile)))
+            continue
         for backend in sorted({m.backend for m in rows}):
             mine = [m for m in rows if m.backend == backend]
-            if calibration is not None:
-                rep = score(mine, load_profile(calibration))
-                how = f"profile {calibration}, as fitted"
-            else:
-                rep = holdout(mine, load_profile(backend), progress=_say(fmt))
-                how = f"{backend}: leave-one-group-out refits of profile {backend}"
+            rep = holdout(mine, load_profile(backend), progress=_say(fmt))
+            how = f"leave-one-group-out refits of profile {backend}"
             results.append((f"{name} · {backend}", how, rep))
     if plot is not None:
         from napkin.report.calib_plots import plot_validation

@@ -1,0 +1,63 @@
+"""The step-time model's basis terms, derived by hand from the datasheet and the accounting."""
+
+import pytest
+
+from napkin.accounting import Precision
+from napkin.accounting.linear import LinearCost
+from napkin.calibration.basis import TERMS, FittedTimer, StepBasis, StepModel
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving.step import StepShape
+
+
+def test_decode_step_terms_by_hand():
+    """Qwen3-8B BF16 on one H100, 8 decodes at 1,000 tokens of context each: the weights term
+    is the weight bytes over 3.35 TB/s; the KV term is 8,000 cached + 8 new tokens of KV
+    (36 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes = 147,456 B per token) over 3.35 TB/s."""
+    model, acc = load_model("qwen3-8b"), load_accelerator("h100-sxm")
+    cost = LinearCost.of(model, Precision.of())
+    parts = cost.parts(StepShape(8, 8000, []))
+    terms = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 8),
+                     strict=True))
+    kv_per_token = 36 * 8 * 128 * 2 * 2
+    assert kv_per_token == model.kv_bytes_per_token(2)
+    assert terms["kv"] == pytest.approx(8008 * kv_per_token / 3.35e12)
+    assert terms["weights"] == pytest.approx(parts[2] / 3.35e12)
+    assert terms["dense"] == pytest.approx(parts[0] / 989.4e12)
+    assert (terms["step"], terms["layer"], terms["token"]) == (1.0, 36.0, 8.0)
+    assert terms["allreduce"] == 0 and terms["allreduce_bytes"] == 0  # tp 1: none
+
+
+def test_tensor_parallel_terms_by_hand():
+    """TP 4: each device sees a quarter of the work; 2 ring all-reduces per layer, each moving
+    2·(4 − 1)/4 of tokens × hidden × 2 bytes over the link."""
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    parts = (4e12, 1e11, 6e10, 2e9)
+    one = StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100)
+    four = StepBasis.of(model, acc, "bf16", 4, 450e9).terms(parts, 100)
+    for i in (3, 4, 5, 6):
+        assert four[i] == pytest.approx(one[i] / 4)
+    assert four[7] == 2 * 64
+    assert four[8] == pytest.approx(2 * 64 * 2 * 3 / 4 * 100 * 5120 * 2 / 450e9)
+
+
+def test_fitted_timer_is_the_dot_product_and_affine_in_steps():
+    model, acc = load_model("qwen3-8b"), load_accelerator("h100-sxm")
+    basis = StepBasis.of(model, acc, "bf16", 1, 450e9)
+    sm = StepModel.of({"step": 2e-3, "weights": 1.25, "kv": 1.5, "token": 1e-6})
+    cost = LinearCost.of(model, Precision.of())
+    p0, p1 = cost.parts(StepShape(4, 4000, [])), cost.parts(StepShape(4, 4004, []))
+    series = FittedTimer(basis, sm).series(p0, p1, 4)
+    t0 = 2e-3 + 1.25 * p0[2] / 3.35e12 + 1.5 * p0[3] / 3.35e12 + 4e-6
+    t1 = 2e-3 + 1.25 * p1[2] / 3.35e12 + 1.5 * p1[3] / 3.35e12 + 4e-6
+    assert series.time(1) == pytest.approx(t0)
+    assert series.time(3) == pytest.approx(3 * t0 + 3 * (t1 - t0))  # t0 + t1 + t2
+
+
+def test_step_model_refuses_bad_coefficients():
+    with pytest.raises(NapkinError, match="coefficients: unknown terms"):
+        StepModel.of({"mfu": 0.5})
+    with pytest.raises(NapkinError, match="finite and >= 0"):
+        StepModel.of({"dense": -1.0})
+    with pytest.raises(NapkinError, match="finite and >= 0"):
+        StepModel.of({"dense": float("inf")})

@@ -1,0 +1,70 @@
+"""napkin calibrate / validate and the calibration shown by serve simulate."""
+
+import json
+
+import yaml
+
+PLAIN = """backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,\
+mean_ttft_ms,mean_tpot_ms
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,8,90,9.0
+vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,2,55,5.5
+vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,8,80,6.5
+"""
+
+
+def test_validate_scores_a_file_under_a_profile(cli, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN)
+    code, out, err = cli("validate", str(path), "--calibration", "vllm", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)["results"][0]
+    assert res["overall"]["ttft"]["rows"] == 4 and res["overall"]["tpot"]["rows"] == 4
+    row = res["rows"][0]
+    # the error the report prints is predicted/measured − 1 of the rows it lists
+    errors = sorted(abs(r["predicted_tpot_s"] / r["measured_tpot_s"] - 1) for r in res["rows"])
+    assert res["overall"]["tpot"]["median_abs_error"] == (errors[1] + errors[2]) / 2
+    assert row["measured_ttft_s"] == 0.06
+
+
+def test_calibrate_writes_the_profile_it_prints(cli, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN)
+    out_path = tmp_path / "mine.yaml"
+    code, out, err = cli("calibrate", str(path), "--backend", "vllm", "--out", str(out_path),
+                         "--rounds", "1", "--format", "json")
+    assert code == 0, err
+    written = yaml.safe_load(out_path.read_text())
+    assert written["coefficients"] == json.loads(out)["profile"]["coefficients"]
+    assert written["domain"]["tensor_parallel"] == [1, 2]
+    # the profile is usable as a scenario's calibration
+    code, out, err = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--set",
+                         f"calibration={out_path}", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["scenarios"][0]["inputs"]["calibration"] == "mine"
+
+
+def test_calibrate_refuses_bad_output_and_unknown_backend(cli, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN)
+    code, _, err = cli("calibrate", str(path), "--backend", "vllm", "--out",
+                       str(tmp_path / "p.txt"))
+    assert code == 2 and "out:" in err and "Traceback" not in err
+    code, _, err = cli("calibrate", str(path), "--backend", "sglang", "--out",
+                       str(tmp_path / "p.yaml"))
+    assert code == 2 and "no measurements of 'sglang'" in err
+    assert not (tmp_path / "p.yaml").exists()
+
+
+def test_simulate_states_profile_bands_and_extrapolation(cli):
+    code, out, err = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml")
+    assert code == 0, err
+    assert "calibration profile 'vllm'" in out and "TTFT band" in out
+    assert "outside profile 'vllm': GPU rtx-pro-6000" in out
+    code, out, _ = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--format",
+                       "json")
+    sc = json.loads(out)["scenarios"][0]
+    lo, mean, hi = (sc["bands"]["tpot_mean_low_s"], sc["summary"]["tpot"]["mean_s"],
+                    sc["bands"]["tpot_mean_high_s"])
+    band = sc["calibration"]["bands"]["tpot"]
+    assert lo == mean * band["ratio_low"] and hi == mean * band["ratio_high"]

@@ -1,0 +1,111 @@
+"""Fitting through the simulator: linearity of the recorded features, recovery of a known
+model from measurements it generated, and the profile it writes."""
+
+import numpy as np
+import pytest
+
+from napkin.calibration.basis import StepModel
+from napkin.calibration.measurements import Harness, Measurement
+from napkin.calibration.profile import Profile, load_profile
+from napkin.validation.calibrate import bands, calibrate, report
+from napkin.validation.fit import Prediction, fit, fitted_timer, predict
+from napkin.validation.replay import replay
+
+TRUE = StepModel.of({"step": 3e-3, "dense": 1.6, "attention": 1.2, "weights": 1.3, "kv": 1.5,
+                     "allreduce": 20e-6, "allreduce_bytes": 1.0}, request_s=0.04)
+
+
+def _row(tp: int, isl: int, osl: int, c: int, model: str = "llama-3.1-8b") -> Measurement:
+    return Measurement(f"synthetic:{model}-{tp}-{isl}-{osl}-{c}", "vllm", "test", model,
+                       "h100-sxm", "bf16", tp, isl, osl, Harness("closed_loop", concurrency=c))
+
+
+ROWS = [_row(tp, isl, osl, c) for tp in (1, 2) for isl, osl in ((512, 32), (2048, 16))
+        for c in (2, 8)]
+
+
+def test_recorded_features_reproduce_the_replayed_means():
+    """Mean TTFT = request_s + X_ttft·c and mean TPOT = X_tpot·c, for the schedule simulated."""
+    c = np.array(TRUE.coefficients)
+    for m in ROWS[:4]:
+        r = replay(m, fitted_timer(TRUE), record=True)
+        assert r.mean_ttft_s == pytest.approx(TRUE.request_s + r.ttft_features @ c, rel=1e-9)
+        assert r.mean_tpot_s == pytest.approx(r.tpot_features @ c, rel=1e-9)
+
+
+def _measured(rows: list[Measurement]) -> list[Measurement]:
+    out = []
+    for m in rows:
+        r = replay(m, fitted_timer(TRUE))
+        out.append(Measurement(m.source, m.backend, m.backend_version, m.model, m.gpu, m.weights,
+                               m.tensor_parallel, m.input_tokens, m.output_tokens, m.harness,
+                               mean_ttft_s=r.mean_ttft_s, mean_tpot_s=r.mean_tpot_s))
+    return out
+
+
+def test_fit_recovers_the_latencies_of_a_known_model():
+    """Measurements made by a known step-time model are fitted back to within 2 %, starting
+    from the hand calibration (a different point)."""
+    rows = _measured(ROWS)
+    model = fit(rows, rounds=4)
+    for p in predict(rows, model):
+        assert p.ttft_s == pytest.approx(p.row.mean_ttft_s, rel=0.02)
+        assert p.tpot_s == pytest.approx(p.row.mean_tpot_s, rel=0.02)
+
+
+def test_calibrate_writes_a_profile_with_domain_bands_and_sources(tmp_path):
+    rows = _measured(ROWS[:6])
+    cal = calibrate(rows, "vllm", "synthetic", rounds=2, cv_rounds=1)
+    p = cal.profile
+    assert p.domain.gpus == ("h100-sxm",) and p.domain.tensor_parallel == (1, 2)
+    assert p.domain.concurrency == (2, 8) and p.domain.input_tokens == (512, 2048)
+    assert p.sources[0]["file"] == "synthetic" and p.sources[0]["rows"] == 6
+    assert set(p.bands) == {"ttft", "tpot"}
+    path = tmp_path / "synthetic.yaml"
+    p.save(path)
+    again = load_profile(str(path))
+    assert again.model.as_dict() == pytest.approx(p.model.as_dict(), rel=1e-5)
+    assert again.domain == p.domain
+
+
+def test_bands_are_the_measured_over_predicted_quantiles():
+    """Ratios 0.5, 0.8, 1.0, 1.25, 2.0 (measured/predicted): the 10th and 90th percentiles
+    by linear interpolation are 0.62 and 1.7."""
+    preds = []
+    for ratio in (0.5, 0.8, 1.0, 1.25, 2.0):
+        m = _row(1, 512, 32, 2)
+        row = Measurement(m.source, m.backend, "", m.model, m.gpu, m.weights, 1, 512, 32,
+                          m.harness, mean_ttft_s=ratio, mean_tpot_s=ratio)
+        preds.append(Prediction(row, 1.0, 1.0, 0.0))
+    b = bands(preds)["ttft"]
+    assert b.ratio_low == pytest.approx(0.5 + 0.4 * 0.3)  # 10 % of the way: 0.62
+    assert b.ratio_high == pytest.approx(1.25 + 0.6 * 0.75)  # 1.7
+    assert b.of(2.0) == pytest.approx((1.24, 3.4))
+    r = report(preds)
+    # errors predicted/measured − 1: +1, +0.25, 0, −0.2, −0.5 → |e| median 0.25
+    assert r.overall["ttft"].median_abs_error == pytest.approx(0.25)
+    assert r.overall["ttft"].bias == pytest.approx(0.0)
+    assert r.overall["ttft"].within_10 == pytest.approx(0.2)
+    assert r.overall["ttft"].within_25 == pytest.approx(0.6)
+
+
+def test_shipped_profiles_load_and_record_their_sources():
+    for name in ("vllm", "sglang", "trtllm"):
+        p = load_profile(name)
+        assert isinstance(p, Profile) and p.backend == name
+        assert p.sources and p.sources[0]["licence"] == "Apache-2.0"
+        assert p.domain.gpus == ("h100-sxm",)
+
+
+# Hold-out medians recorded when the shipped profiles were fitted (benchmarks/fit_profiles.py):
+# a regression gate that may only tighten. TPOT meets the issue's 10 % target (not yet for
+# TensorRT-LLM); TTFT does not yet.
+GATE = {"vllm": {"ttft": 0.33, "tpot": 0.043}, "sglang": {"ttft": 0.457, "tpot": 0.055},
+        "trtllm": {"ttft": 0.415, "tpot": 0.104}}
+
+
+@pytest.mark.parametrize("name", sorted(GATE))
+def test_shipped_profile_holdout_errors_do_not_regress(name):
+    p = load_profile(name)
+    for metric, limit in GATE[name].items():
+        assert p.bands[metric].median_abs_error <= limit
