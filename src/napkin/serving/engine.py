@@ -45,6 +45,7 @@ from napkin.accounting.linear import LinearCost
 from napkin.calibration.basis import TERMS, Parts, StepBasis
 from napkin.errors import NapkinError, require
 from napkin.serving.kvpool import KVPool
+from napkin.serving.policy import policy
 from napkin.serving.request import Request
 from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
@@ -52,6 +53,8 @@ from napkin.specs.model import ModelSpec
 from napkin.timing import Efficiency, RooflineTimer, StepSeries
 
 Mode = Literal["fast", "exact"]
+RATIO_RECHECK_STEPS = 32
+"""SGLang policy: a decode run with requests waiting re-checks admission this often."""
 
 
 class StepTimer(Protocol):
@@ -76,6 +79,8 @@ class EngineSpec:
     allreduce_bytes_per_s: float = 64e9
     allreduce_latency_s: float = 10e-6
     mode: Mode = "fast"
+    backend: str = "vllm"
+    """Scheduler policy (:data:`napkin.serving.policy.POLICIES`): vllm, trtllm or sglang."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
@@ -85,6 +90,10 @@ class EngineSpec:
         require(self.tensor_parallel >= 1, "tensor_parallel: must be >= 1")
         require(self.long_prefill_token_threshold >= 0, "long_prefill_token_threshold: >= 0")
         require(self.mode in ("fast", "exact"), f"mode: must be fast or exact, got {self.mode}")
+        policy(self.backend)  # an unknown backend fails here
+        require(not (self.enable_prefix_caching
+                     and policy(self.backend).reservation != "on_demand"),
+                f"enable_prefix_caching: supported with backend vllm only, not {self.backend}")
 
 
 class Engine:
@@ -105,6 +114,9 @@ class Engine:
         self.cost = LinearCost.of(model, precision)
         self.windows = sorted({b.window for b in model.blocks if b.window})
         self.bs = spec.block_size
+        self.policy = policy(spec.backend)
+        self.reserve_all = self.policy.reservation == "max_length"
+        self.ratio_reset_step = 0
         self.pool = KVPool(spec.num_blocks, spec.enable_prefix_caching)
         self.clock = 0.0
         self.steps = 0
@@ -140,7 +152,7 @@ class Engine:
     def blocks_in_use_at(self, t: float) -> int:
         """Blocks in use after the steps completed by time ``t`` (least-KV routing)."""
         plan = self.plan
-        if plan is None or not plan.decode_run:
+        if plan is None or not plan.decode_run or self.reserve_all:
             return self.pool.used
         started = plan.series.steps_until(t - plan.start_s, plan.steps)  # steps begun before t
         return self.pool.used + self._blocks_needed(self.steps + 1, max(started - 1, 0))
@@ -244,7 +256,7 @@ class Engine:
 
     # ------------------------------------------------------------- preemption
     def _release(self, req: Request) -> None:
-        blocks = math.ceil(req.computed / self.bs)
+        blocks = req.reserved if self.reserve_all else math.ceil(req.computed / self.bs)
         self.pool.release(blocks - len(req.hashed), req.hashed)
         req.hashed = []
 
@@ -267,8 +279,14 @@ class Engine:
         spec, pool, bs = self.spec, self.pool, self.bs
         budget = spec.max_num_batched_tokens
         preempted = False
-        # 1. decodes first
-        need = self.residues[self.steps % bs] if self.decoding else 0
+        if not self.policy.mixed_batches:
+            plan = self._plan_prefill_batch()
+            if plan is not None:
+                return plan
+        # 1. decodes first (blocks reserved at admission under max-length reservation)
+        need = self.residues[self.steps % bs] if self.decoding and not self.reserve_all else 0
+        if need > pool.free:
+            self.ratio_reset_step = self.steps  # retraction: SGLang resets its ratio
         while need > pool.free and self.running:
             victim = next(reversed(self.running.values()))
             was_due = victim.rid in self.decoding and (
@@ -280,8 +298,25 @@ class Engine:
         if need:
             pool.allocate(need)
         budget -= n_dec
-        # 2. partial prefills in admission order
         chunks: list[tuple[Request, int]] = []
+        if self.policy.mixed_batches:
+            preempted = self._schedule_prefills(chunks, budget, preempted)
+        return self._finish_plan(n_dec, chunks, preempted)
+
+    def _plan_prefill_batch(self) -> Plan | None:
+        """A prefill-only step (policies that never mix): partial prefills and admissions
+        under the whole token budget; None when there is nothing to prefill."""
+        chunks: list[tuple[Request, int]] = []
+        preempted = self._schedule_prefills(chunks, self.spec.max_num_batched_tokens, False)
+        if not chunks:
+            return None
+        return self._finish_plan(0, chunks, preempted)
+
+    def _schedule_prefills(self, chunks: list[tuple[Request, int]], budget: int,
+                           preempted: bool) -> bool:
+        """2. partial prefills in admission order, 3. admissions (only if nothing was
+        preempted), appended to ``chunks``; returns whether anything was preempted."""
+        spec, pool, bs = self.spec, self.pool, self.bs
         scheduled = set()
         for req in list(self.prefilling.values()):
             if budget <= 0:
@@ -289,7 +324,8 @@ class Engine:
             if req.rid not in self.prefilling:
                 continue  # preempted while scheduling an earlier chunk
             new = self._chunk(req, req.computed, budget)
-            blocks = math.ceil((req.computed + new) / bs) - math.ceil(req.computed / bs)
+            blocks = 0 if self.reserve_all else (
+                math.ceil((req.computed + new) / bs) - math.ceil(req.computed / bs))
             while blocks > pool.free:
                 victim = next((r for r in reversed(self.running.values())
                                if r.rid not in self.decoding and r.rid not in scheduled), None)
@@ -303,36 +339,61 @@ class Engine:
             chunks.append((req, new))
             scheduled.add(req.rid)
             budget -= new
-        # 3. admissions, only when nothing was preempted
-        if not preempted:
-            while (self.waiting and budget > 0
-                   and len(self.running) < spec.max_num_seqs):
-                req = self.waiting[0]
-                max_hit = (req.num_tokens - 1) // bs
-                keys = self._keys(req, max_hit)
-                hit = pool.hits(keys) if keys else 0
-                cached = hit * bs
-                new = self._chunk(req, cached, budget)
-                blocks = math.ceil((cached + new) / bs) - hit
-                evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable)
-                if blocks + evictable_hits > pool.free:
+        if preempted:
+            return True
+        reserve = self._ratio_reserve_tokens() if self.policy.reservation == "ratio" else 0.0
+        while (self.waiting and budget > 0
+               and len(self.running) < spec.max_num_seqs):
+            req = self.waiting[0]
+            max_hit = (req.num_tokens - 1) // bs
+            keys = self._keys(req, max_hit)
+            hit = pool.hits(keys) if keys else 0
+            cached = hit * bs
+            new = self._chunk(req, cached, budget)
+            blocks = math.ceil((cached + new) / bs) - hit
+            evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable)
+            if self.reserve_all:
+                blocks = math.ceil((req.prompt + req.max_out) / bs)
+                req.reserved = blocks
+            if blocks + evictable_hits > pool.free:
+                break
+            if self.policy.reservation == "ratio":
+                ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
+                future = ratio * min(req.max_out - req.outputs,
+                                     self.policy.clip_max_new_tokens)
+                if (req.num_tokens - cached + future + reserve
+                        > (pool.free - evictable_hits) * bs):
                     break
-                self.waiting.popleft()
-                pool.acquire(keys[:hit])
-                pool.allocate(blocks)
-                req.hashed = list(keys[:hit])
-                req.computed = cached
-                req.hit_tokens += cached
-                if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
-                    req.first_scheduled_s = self.clock
-                req.queue_wait_s += self.clock - req.enqueue_s
-                self.running[req.rid] = req
-                self.prefilling[req.rid] = req
-                chunks.append((req, new))
-                budget -= new
+                reserve += future
+            self.waiting.popleft()
+            pool.acquire(keys[:hit])
+            pool.allocate(blocks)
+            req.hashed = list(keys[:hit])
+            req.computed = cached
+            req.hit_tokens += cached
+            if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
+                req.first_scheduled_s = self.clock
+            req.queue_wait_s += self.clock - req.enqueue_s
+            self.running[req.rid] = req
+            self.prefilling[req.rid] = req
+            chunks.append((req, new))
+            budget -= new
+        return False
+
+    def _ratio_reserve_tokens(self) -> float:
+        """SGLang's reserve for running requests: ratio × Σ min(remaining output, clip)."""
+        ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
+        clip, s = self.policy.clip_max_new_tokens, self.steps
+        left = sum(min(r.max_out - (r.o0 + s - r.s0), clip) for r in self.decoding.values())
+        left += sum(min(r.max_out - r.outputs, clip) for r in self.prefilling.values())
+        return ratio * left
+
+    def _finish_plan(self, n_dec: int, chunks: list[tuple[Request, int]],
+                     preempted: bool) -> Plan | None:
+        """4. how many steps the unit covers (a decode run in fast mode), and their cost."""
+        pool = self.pool
         if not n_dec and not chunks:
             return None
-        # 4. how many steps this unit covers, and their cost
         run = self.spec.mode == "fast" and not chunks and not preempted
         k = 1
         if run:
@@ -340,13 +401,17 @@ class Engine:
             while heap and (heap[0][2] != heap[0][3].version or heap[0][3].rid not in
                             self.decoding):
                 heapq.heappop(heap)  # stale: preempted or re-added since
-            k = min(heap[0][0] - self.steps if heap else 1,
-                    1 + self._max_steps_fitting(self.steps + 1, pool.free), self._window_cut())
+            fit = 1 << 62 if self.reserve_all else 1 + self._max_steps_fitting(
+                self.steps + 1, pool.free)
+            if self.policy.reservation == "ratio" and self.waiting:
+                fit = min(fit, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
+            k = min(heap[0][0] - self.steps if heap else 1, fit, self._window_cut())
             k = max(k, 1)
         series, basis = self._series(
             n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
                     for r, new in chunks], k)
-        kv0 = self.dec_base + n_dec * self.steps + sum(r.computed for r, _ in chunks)
+        held = len(self.decoding)  # decodes paused by a prefill-only step still hold KV
+        kv0 = self.dec_base + held * self.steps + sum(r.computed for r, _ in chunks)
         self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
         return self.plan
 
@@ -376,9 +441,12 @@ class Engine:
         explicit batch through ``forward``."""
         s = self.steps + offset
         if self.spec.mode == "exact":
-            segs = [Segment(r.c0 + s - r.s0, 1, 1) for r in self.decoding.values()]
+            segs = [Segment(r.c0 + s - r.s0, 1, 1) for r in self.decoding.values()] \
+                if n_dec else []
             segs += [Segment(c, n, o) for c, n, o in chunks]
             return forward(self.model, Batch(tuple(segs)), self.precision).parts
+        if not n_dec:  # a prefill-only step: the paused decodes are not in it
+            return self.cost.parts(StepShape(0, 0, chunks, [] if self.windows else None))
         ctx = None
         if self.windows:
             ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
@@ -429,13 +497,14 @@ class Engine:
         k = plan.steps
         dt = plan.series.time(k)
         self.kv_token_seconds += plan.series.weighted(k, plan.kv_tokens0, plan.n_dec)
-        if k > 1:
+        if k > 1 and not self.reserve_all:
             self.pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
         self.clock = plan.start_s + dt
         if self.basis_sum is not None:
             self.basis_sum = self.basis_sum + self._basis_through(plan, k)
         self.busy_s += dt
-        self.steps += k
+        if plan.n_dec:  # the decode clock: a prefill-only step advances no decode
+            self.steps += k
         self.num_steps += k
         self.num_units += 1
         finished: list[Request] = []

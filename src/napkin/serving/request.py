@@ -19,7 +19,7 @@ class Request:
         "arrival_s", "basis_arrival", "basis_finish", "basis_first", "c0", "client", "computed",
         "enqueue_s", "finish_s", "first_scheduled_s",
         "first_token_s", "hash_key", "hashed", "hit_tokens", "label", "max_out", "o0",
-        "outputs", "preemptions", "prompt", "queue_wait_s", "rid", "s0", "version",
+        "outputs", "preemptions", "prompt", "queue_wait_s", "reserved", "rid", "s0", "version",
     )
 
     def __init__(self, rid: int, arrival_s: float, prompt: int, max_out: int, label: int = 0,
@@ -38,6 +38,7 @@ class Request:
         self.queue_wait_s = 0.0
         self.c0 = self.s0 = self.o0 = 0
         self.version = 0
+        self.reserved = 0
         self.basis_arrival = self.basis_first = self.basis_finish = None
 
     @property

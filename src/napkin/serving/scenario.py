@@ -206,7 +206,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         enable_prefix_caching=e.enable_prefix_caching,
         long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
-        mode=e.mode,
+        mode=e.mode, backend=e.backend,
     )
     if isinstance(scenario.workload, str):
         workload, wl_dir = load_workload(base_dir / scenario.workload)

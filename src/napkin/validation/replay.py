@@ -175,7 +175,8 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
                       max_num_seqs=d.max_num_seqs,
                       max_num_batched_tokens=d.max_num_batched_tokens,
-                      tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link)
+                      tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
+                      backend=m.backend)
     return Engine(model, acc, precision, Efficiency(), spec,
                   timer=timer(model, acc, precision, spec), record=record)
 
