@@ -3,7 +3,9 @@
 Workload: Poisson arrivals at 10 requests/s of a lognormal length mix (input median 1,000
 tokens, σ 1, at most 16,000; output median 250, σ 1, at most 4,000) on Qwen3-8B BF16, one
 H100 SXM, vLLM-like engine (256 sequences, 8,192-token budget, KV pool derived from memory),
-MFU 0.7, MBU 0.95, 4 ms per step. Prints, for 10k, 100k and 1M requests (or the sizes given):
+timed by the roofline at MFU 0.7, MBU 0.95, 4 ms per step (``calibration: roofline``, as
+before calibration profiles existed) and by the shipped vLLM profile. Prints, for 10k, 100k and
+1M requests (or the sizes given), for each:
 wall time, simulated requests per wall-second, engine steps per simulated unit, and the
 simulated makespan.
 
@@ -19,10 +21,11 @@ from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import simulate
 
 
-def scenario(n: int, mode: str = "fast") -> Scenario:
+def scenario(n: int, mode: str = "fast", calibration: str = "roofline") -> Scenario:
+    timing = ({"calibration": "roofline", "mfu": 0.7, "mbu": 0.95, "step_overhead_ms": 4}
+              if calibration == "roofline" else {"calibration": calibration})
     return Scenario.model_validate({
-        "name": f"lognormal {n:,}", "model": "qwen3-8b", "gpu": "h100-sxm",
-        "mfu": 0.7, "mbu": 0.95, "step_overhead_ms": 4,
+        "name": f"lognormal {n:,}", "model": "qwen3-8b", "gpu": "h100-sxm", **timing,
         "engine": {"max_num_seqs": 256, "max_num_batched_tokens": 8192, "mode": mode},
         "workload": {"seed": 1, "classes": {"chat": {
             "input_tokens": {"dist": "lognormal", "median": 1000, "sigma": 1.0, "max": 16000},
@@ -33,14 +36,15 @@ def scenario(n: int, mode: str = "fast") -> Scenario:
 
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000, 1_000_000]
-    for n in sizes:
-        built = build(scenario(n), Path("."))
+    for n, calibration in [(n, c) for n in sizes for c in ("roofline", "vllm")]:
+        built = build(scenario(n, calibration=calibration), Path("."))
         engines = built.engines()
         start = time.perf_counter()
         run = simulate(engines, built.source)
         wall = time.perf_counter() - start
         s = summarize(run, built.slo)
-        print(f"{n:>9,} requests: {wall:7.2f} s wall, {n / wall:9,.0f} requests/s, "
+        print(f"{calibration:>8} {n:>9,} requests: {wall:7.2f} s wall, "
+              f"{n / wall:9,.0f} requests/s, "
               f"{s.steps:,} engine steps in {s.sim_units:,} units "
               f"({s.steps / s.sim_units:.2f} steps/unit), simulated makespan "
               f"{s.makespan_s:,.0f} s, p95 TTFT {s.ttft.p95_s:.2f} s, "

@@ -111,3 +111,45 @@ def test_requests_past_the_model_context_are_refused(tmp_path):
     built = build(*load_scenario(tmp_path / "s.yaml"))
     with pytest.raises(NapkinError, match="max_position_embeddings"):
         simulate(built.engines(), built.source)
+
+
+def _closed(tmp_path, extra: str) -> tuple:
+    (tmp_path / "s.yaml").write_text(
+        "model: qwen3-8b\ngpu: h100-sxm\ncalibration: roofline\n" + extra +
+        "engine: {kv_pool_gib: 20}\n"
+        "workload: {classes: {a: {input_tokens: 500, output_tokens: 20}},"
+        " arrivals: {kind: closed_loop, clients: 2, num_requests: 6, warmup_requests: 2}}\n")
+    return build(*load_scenario(tmp_path / "s.yaml"))
+
+
+def test_warmup_requests_are_simulated_but_not_counted(tmp_path):
+    from napkin.serving.metrics import summarize
+    from napkin.serving.simulate import simulate
+
+    built = _closed(tmp_path, "")
+    assert built.warmup == 2
+    run = simulate(built.engines(), built.source)
+    assert len(run.records.rid) == 6
+    s = summarize(run, built.slo, built.warmup)
+    assert s.requests == 4
+    r = run.records
+    keep = r.rid >= 2
+    assert s.ttft.mean_s == pytest.approx(float((r.first_token_s - r.arrival_s)[keep].mean()))
+
+
+def test_frontend_latency_adds_to_every_ttft(tmp_path):
+    """A request reaches the engine 50 ms after it is sent: with one client at a time the
+    schedule is the same, so every TTFT is 50 ms longer and every TPOT unchanged."""
+    from napkin.serving.simulate import simulate
+
+    (tmp_path / "s.yaml").write_text(
+        "model: qwen3-8b\ngpu: h100-sxm\ncalibration: roofline\nfrontend_ms: 50\n"
+        "engine: {kv_pool_gib: 20}\n"
+        "workload: {classes: {a: {input_tokens: 500, output_tokens: 20}},"
+        " arrivals: {kind: closed_loop, clients: 1, num_requests: 3}}\n")
+    slow = build(*load_scenario(tmp_path / "s.yaml"))
+    fast = build(*load_scenario(tmp_path / "s.yaml", ["frontend_ms=0"]))
+    a, b = (simulate(x.engines(), x.source).records for x in (slow, fast))
+    assert (a.first_token_s - a.arrival_s) == pytest.approx(
+        (b.first_token_s - b.arrival_s) + 0.05, rel=1e-9)
+    assert (a.finish_s - a.first_token_s) == pytest.approx(b.finish_s - b.first_token_s)

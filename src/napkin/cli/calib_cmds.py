@@ -31,6 +31,9 @@ def calibrate(
     gpu: GpuOpt = None, model: ModelOpt = None, tp: TpOpt = None, weights: WeightsOpt = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=20,
                                         help="Replay-and-solve rounds.")] = 4,
+    ramp_cycles: Annotated[float, typer.Option(
+        "--ramp-cycles", help="Closed-loop clients without a ramp start over this many "
+                              "request lives: 0 all at once, 1 desynchronized.")] = 1.0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit a step-time profile to measurements, cross-validated by (GPU, model, TP) group."""
@@ -42,7 +45,8 @@ def calibrate(
     check_output(out, (".yaml", ".yml"), "out")
     rows = read_measurements([str(f) for f in files], gpu=gpu, model=model,
                              tensor_parallel=tp, weights=weights, backend=None)
-    cal = fit_profile(rows, backend, out.stem, rounds=rounds, progress=_say(fmt))
+    cal = fit_profile(rows, backend, out.stem, rounds=rounds, ramp_cycles=ramp_cycles,
+                      progress=_say(fmt))
     cal.profile.save(out)
     emit(calibrate_doc(cal.profile, cal.holdout, str(out)), fmt)
 

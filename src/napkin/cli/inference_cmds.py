@@ -33,6 +33,7 @@ from napkin.inference.chain import request_chain
 from napkin.inference.decode import decode_table
 from napkin.inference.moe import moe_table
 from napkin.report import views
+from napkin.specs.model import check_tensor_parallel
 from napkin.timing import DEFAULT_MBU, DEFAULT_MFU
 from napkin.units import GB
 
@@ -51,7 +52,13 @@ def call(
     gpu: GpuOpt = None, gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "bf16",
     read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU, mbu: MbuOpt = DEFAULT_MBU,
-    overhead_ms: OverheadOpt = 0.0, fmt: FormatOpt = Format.table,
+    overhead_ms: OverheadOpt = 0.0,
+    calibration: Annotated[str | None, typer.Option(
+        "--calibration", help="Also time the chain with a calibration profile (vllm, "
+                              "trtllm, sglang or a profile file); needs --gpu.")] = None,
+    tp: Annotated[int, typer.Option("--tp", help="Tensor-parallel size for --calibration.",
+                                    min=1)] = 1,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Operator list of one prefill; with --gpu, the request chain's TTFT, TPOT, end-to-end."""
     model = load_model(ref)
@@ -67,11 +74,21 @@ def call(
         dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
                          kv_dtype, read_embedding, mfu, mbu, overhead_ms)
         chain = request_chain(dep, new=new, gen=gen, cached=cached, batch=batch)
+    calibrated = None
+    if calibration is not None:
+        from napkin.calibration.predict import calibrated_call
+        from napkin.calibration.profile import load_profile
+
+        require(dep is not None, "calibration: needs --gpu (a catalog accelerator)")
+        assert dep is not None
+        check_tensor_parallel(model, tp)
+        calibrated = calibrated_call(load_profile(calibration), model, dep.acc, precision, new,
+                                     gen, cached, batch, tp, ref)
     inputs = {"model": model.name, "cached_tokens": cached, "new_tokens": new,
               "gen_tokens": gen, "batch": batch, **(
                   {} if dep else {"weights": weights, "kv_dtype": kv_dtype,
                                   "read_embedding": read_embedding})}
-    emit(views.call_doc(model, prefill, runs, dep, chain, inputs), fmt)
+    emit(views.call_doc(model, prefill, runs, dep, chain, inputs, calibrated), fmt)
 
 
 def decode(

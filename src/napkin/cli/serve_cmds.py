@@ -154,7 +154,8 @@ def simulate(
         with _progress(scenario.name, built, fmt) as progress:
             run = run_sim(built.engines(), built.source, scenario.engine.router, progress)
         wall = time.perf_counter() - start
-        reports.append(SimReport(scenario.name, built, summarize(run, built.slo), wall))
+        summary = summarize(run, built.slo, built.warmup)
+        reports.append(SimReport(scenario.name, built, summary, wall))
         runs.append((scenario.name, run))
         if export is not None:
             _export(run, scenario.name, export, parquet)

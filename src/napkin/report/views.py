@@ -5,6 +5,7 @@ from typing import Any
 from napkin.accounting.forward import Precision
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun
+from napkin.calibration.predict import CalibratedCall
 from napkin.inference.capacity import Capacity
 from napkin.inference.chain import RequestChain
 from napkin.inference.decode import DecodeTable
@@ -176,7 +177,7 @@ def ops_section(title: str, cost: CallCost) -> Section:
 
 def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
              dep: Deployment | None, chain: RequestChain | None,
-             inputs: dict[str, Any]) -> Document:
+             inputs: dict[str, Any], calibrated: CalibratedCall | None = None) -> Document:
     """``napkin call``: the prefill's op list, the decode phase's totals and, with a GPU, the
     request chain's times."""
     steps = sum(run.steps for run in decode)
@@ -205,6 +206,19 @@ def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
             "e2e_s": chain.e2e_s, "final_context_tokens": chain.final_context,
         }
     sections.append(Section("request chain", columns, phase_rows, notes))
+    if calibrated is not None:
+        c = calibrated
+        sections.append(Section(
+            f"calibrated (profile {c.profile})", ["metric", "predicted", "80 % band"],
+            [["TTFT", fmt_seconds(c.ttft_s), f"{fmt_seconds(c.ttft_low_s)}–"
+              f"{fmt_seconds(c.ttft_high_s)}"],
+             ["mean TPOT", fmt_seconds(c.tpot_s), f"{fmt_seconds(c.tpot_low_s)}–"
+              f"{fmt_seconds(c.tpot_high_s)}"],
+             ["end-to-end", fmt_seconds(c.e2e_s), ""]],
+            ["the profile's fitted step-time model on this request alone (no queueing), "
+             "plus its per-request latency; bands from its hold-out residuals",
+             *[f"warning: {w}" for w in c.warnings]]))
+        data["calibrated"] = c
     assume = assumptions(dep) if dep else {}
     return Document(f"{model.name}: one call", inputs, assume, sections, data)
 

@@ -9,12 +9,12 @@ from the first arrival to the last finish. Goodput counts requests meeting both 
 second of makespan. KV state held is ``∫ Σ_running computed_tokens dt × KV bytes per token``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from napkin.calibration.profile import Profile
-from napkin.serving.simulate import SimRun
+from napkin.serving.simulate import SimRecords, SimRun
 from napkin.stats import summary
 from napkin.units import GiB
 
@@ -67,9 +67,21 @@ class SimSummary:
     sim_units: int
 
 
-def summarize(run: SimRun, slo: SLO = SLO()) -> SimSummary:
-    """Headline figures of ``run`` (see the module docstring for definitions)."""
-    r = run.records
+def counted(records: SimRecords, warmup: int) -> SimRecords:
+    """The records of requests after the first ``warmup`` sent (request ids are in send
+    order)."""
+    if warmup <= 0:
+        return records
+    keep = records.rid >= warmup
+    return replace(records, **{f.name: getattr(records, f.name)[keep]
+                               for f in fields(records) if getattr(records, f.name) is not None})
+
+
+def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
+    """Headline figures of ``run`` (see the module docstring for definitions), over the
+    requests after the first ``warmup`` (engine-wide figures — KV, steps — cover the whole
+    run)."""
+    r = counted(run.records, warmup)
     n = len(r.rid)
     start = float(r.arrival_s.min()) if n else 0.0
     last = float(r.finish_s.max()) if n else 0.0

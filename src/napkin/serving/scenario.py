@@ -9,7 +9,7 @@ gate/up/activation, whichever is wider) plus FP32 logits for ``max_num_seqs`` se
 is what vLLM's profiling forward allocates at most.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +28,7 @@ from napkin.serving.workload import Workload, load_workload
 from napkin.specs.files import read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec, check_tensor_parallel
-from napkin.timing import Efficiency
+from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
 
@@ -80,6 +80,9 @@ class Scenario(_Model):
     mfu: float = Field(default=1.0, gt=0, le=1)
     mbu: float = Field(default=1.0, gt=0, le=1)
     step_overhead_ms: float = Field(default=0.0, ge=0)
+    frontend_ms: float = Field(default=0.0, ge=0)
+    """Roofline: time a request spends outside the engine before its first step (HTTP,
+    tokenization); a profile fits its own (``request_s``)."""
     engine: EngineConfig = EngineConfig()
     slo: SLOConfig = SLOConfig()
 
@@ -102,6 +105,8 @@ class Built:
     """The calibration profile timing the steps; None: the roofline at MFU/MBU."""
     warnings: tuple[str, ...] = ()
     """Where the scenario lies outside the profile's fitted domain."""
+    warmup: int = 0
+    """Warm-up requests the workload sends first, left out of the metrics."""
 
     @property
     def calibration(self) -> str:
@@ -114,6 +119,11 @@ class Built:
             basis = StepBasis.of(self.model, self.acc, self.precision.weights.compute,
                                  self.spec.tensor_parallel, self.spec.allreduce_bytes_per_s)
             timer = FittedTimer(basis, self.profile.model)
+        elif self.scenario.frontend_ms:
+            timer = replace(RooflineTimer.of(
+                self.model, self.acc, self.precision.weights.compute, self.eff,
+                self.spec.tensor_parallel, self.spec.allreduce_bytes_per_s,
+                self.spec.allreduce_latency_s), request_s=self.scenario.frontend_ms * MS)
         return [Engine(self.model, self.acc, self.precision, self.eff, self.spec, f"engine-{i}",
                        timer)
                 for i in range(self.scenario.engine.replicas)]
@@ -218,10 +228,10 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     profile, warnings = _calibration(scenario, acc.id, model.name, precision.weights.name)
     return Built(scenario, model, acc, precision, eff, spec, num_blocks * e.block_size * kv_token,
                  derivation, source, SLO(scenario.slo.ttft_s, scenario.slo.tpot_s), profile,
-                 warnings)
+                 warnings, getattr(workload.arrivals, "warmup_requests", 0))
 
 
-ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms")
+ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms", "frontend_ms")
 
 
 def _calibration(scenario: Scenario, gpu: str, model: str,

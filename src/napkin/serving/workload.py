@@ -72,6 +72,9 @@ class _Bounded(_Model):
     duration_s: float | None = Field(default=None, gt=0)
     num_requests: int | None = Field(default=None, ge=1)
     mix: Mix | None = None
+    warmup_requests: int = Field(default=0, ge=0)
+    """The first requests sent (in send order) are warm-up: simulated, left out of the
+    metrics (as benchmark harnesses do)."""
 
     @model_validator(mode="after")
     def _bounded(self) -> "_Bounded":

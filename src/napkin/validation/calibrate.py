@@ -6,7 +6,7 @@ overall the median |error|, the bias (median signed error) and the shares within
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -123,22 +123,32 @@ class Calibration:
     holdout: ValidationReport
 
 
+def with_ramp(rows: Sequence[Measurement], ramp_cycles: float) -> list[Measurement]:
+    """``rows`` whose closed-loop clients (without a ramp of their own) start spread over
+    ``ramp_cycles`` request lives: 0 all at once (synchronized), 1 desynchronized."""
+    return [m if m.harness.ramp_s is not None else
+            replace(m, harness=replace(m.harness, ramp_cycles=ramp_cycles)) for m in rows]
+
+
 def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None,
               rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
-              progress: Progress | None = None) -> Calibration:
+              ramp_cycles: float = 1.0, progress: Progress | None = None) -> Calibration:
     """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
-    cross-validate it by group."""
-    mine = [m for m in rows if m.backend == backend]
+    cross-validate it by group; ``ramp_cycles`` is the harness's client start (see
+    :func:`with_ramp`), recorded in the profile so validation replays the same way."""
+    require(0 <= ramp_cycles <= 10, f"ramp-cycles: must be in [0, 10], got {ramp_cycles}")
+    mine = with_ramp([m for m in rows if m.backend == backend], ramp_cycles)
     require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
     model = fit(mine, START, rounds, progress=progress)
     held = cross_validate(mine, model, cv_rounds, progress=progress)
-    harness = {"closed_loop": "clients spread over one request's life (desynchronized, as in "
-                              "steady state) unless the source gives a ramp; 2 requests per "
-                              "client of warm-up excluded, 8 per client counted, unless the "
-                              "source gives counts"}
+    harness = {"ramp_cycles": ramp_cycles,
+               "closed_loop": f"clients start spread over {ramp_cycles:g} × one request's life "
+                              "(0: all at once, 1: desynchronized) unless the source gives a "
+                              "ramp; 2 requests per client of warm-up excluded, 8 per client "
+                              "counted, unless the source gives counts"}
     profile = Profile(name or backend, backend, model, domain(mine), bands(held),
                       tuple(sources_of(mine, source_notes)), harness,
                       notes=f"fitted by napkin calibrate on {len(mine)} rows; bands from "
@@ -147,12 +157,14 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
 
 
 def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:
-    """Replay ``rows`` under ``profile`` and score them (no refitting)."""
-    return report(predict(rows, profile.model))
+    """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting)."""
+    return report(predict(with_ramp(rows, profile.harness.get("ramp_cycles", 1.0)),
+                          profile.model))
 
 
 def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
             progress: Progress | None = None) -> ValidationReport:
     """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
     coefficients) on the other groups."""
+    rows = with_ramp(rows, profile.harness.get("ramp_cycles", 1.0))
     return report(cross_validate(rows, profile.model, cv_rounds, progress=progress))

@@ -1,0 +1,59 @@
+"""Calibrated times of one request chain (prefill + decode steps) under a profile.
+
+The analytic counterpart of the simulator's fitted timer for ``napkin call --calibration``:
+``TTFT = request_s + t(prefill of B sequences of P new on S cached tokens)``; decode step j
+(from 0) has B sequences at context S + P + j, so its FLOPs and bytes are affine in j and so is
+its time: the mean TPOT over the G − 1 decode steps is the mean of the first and last;
+end-to-end = TTFT + (G − 1)·TPOT. Bands come from the profile's hold-out residuals.
+"""
+
+from dataclasses import dataclass
+
+from napkin.accounting.batch import Batch
+from napkin.accounting.forward import Precision, forward
+from napkin.calibration.basis import StepBasis
+from napkin.calibration.profile import Profile
+from napkin.specs.hardware import Accelerator
+from napkin.specs.model import ModelSpec
+from napkin.units import GB
+
+
+@dataclass(frozen=True)
+class CalibratedCall:
+    """Times of one request chain under a profile, with its bands and domain warnings."""
+
+    profile: str
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    ttft_low_s: float
+    ttft_high_s: float
+    tpot_low_s: float
+    tpot_high_s: float
+    warnings: tuple[str, ...]
+
+
+def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precision: Precision,
+                    new: int, gen: int = 1, cached: int = 0, batch: int = 1,
+                    tensor_parallel: int = 1, model_id: str | None = None) -> CalibratedCall:
+    """See the module docstring; ``model_id`` (catalog id) is checked against the domain."""
+    link = acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB
+    basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
+    sm = profile.model
+
+    def step(b: Batch, tokens: int) -> float:
+        return sm.time(basis.terms(forward(model, b, precision).parts, tokens))
+
+    ttft = sm.request_s + step(Batch.uniform(cached, new, batch), new * batch)
+    tpot = 0.0
+    if gen > 1:
+        first = step(Batch.uniform(cached + new, 1, batch), batch)
+        last = step(Batch.uniform(cached + new + gen - 2, 1, batch), batch)
+        tpot = (first + last) / 2
+    t_band, o_band = profile.bands.get("ttft"), profile.bands.get("tpot")
+    t_lo, t_hi = t_band.of(ttft) if t_band else (ttft, ttft)
+    o_lo, o_hi = o_band.of(tpot) if o_band else (tpot, tpot)
+    outside = profile.domain.outside(acc.id, model_id or model.name, tensor_parallel,
+                                     precision.weights.name, cached + new, gen, batch)
+    return CalibratedCall(profile.name, ttft, tpot, ttft + (gen - 1) * tpot, t_lo, t_hi, o_lo,
+                          o_hi, tuple(f"outside profile {profile.name!r}: {w}" for w in outside))
