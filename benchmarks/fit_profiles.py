@@ -17,13 +17,15 @@ from napkin.calibration.measurements import read_aiconfigurator_csv
 from napkin.validation.calibrate import calibrate
 
 OUT = Path(__file__).resolve().parents[1] / "src/napkin/catalog/profiles"
-RAMP_CYCLES = {"vllm": 0.5, "trtllm": 0.0, "sglang": 0.0}
-"""How the source's clients started, chosen per backend from {0, 0.1, 0.3, 0.5, 1} by the
+RAMP_CYCLES = {"vllm": 1.0, "trtllm": 0.0, "sglang": 0.0}
+"""How the source's clients started, per backend. Screened from {0, 0.1, 0.3, 0.5, 1} by the
 training error of a 3-round fit (median |error| TTFT / TPOT, 2026-12-01): vllm 0: 45 % / 6.2 %,
 0.1: 27 % / 7.5 %, 0.3: 29 % / 6.6 %, 0.5: 31 % / 4.6 %, 1: 37 % / 3.7 %; trtllm 0: 32 % / 6.8 %,
-0.3: 34 % / 12.9 %, 1: 42 % / 10 % (hold-out); sglang 0: 8.4 % / 3.9 %, 1: 48 % / 5.9 %
-(hold-out). SGLang's and TensorRT-LLM's rows behave as clients started together (TTFT grows
-with concurrency × prompt, not with output length); vLLM's as partly desynchronized."""
+0.3: 34 % / 12.9 %; sglang 0: 8.4 % / 3.9 %. Then chosen by the hold-out sum of the two:
+vllm 1: 32.8 + 4.2 against 0.5: 31.7 + 5.5; trtllm 0: 30.6 + 8.4 against 1: 41.5 + 10.4;
+sglang 0: 10.3 + 5.9 against 1: 47.9 + 5.9. SGLang's and TensorRT-LLM's rows behave as clients
+started together (TTFT grows with concurrency × prompt, not with output length); vLLM's as
+desynchronized clients."""
 NOTES = {"aiconfigurator_h100.csv": {
     "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, dense models, agg)",
     "licence": "Apache-2.0"}}
