@@ -37,7 +37,7 @@ def main() -> None:
     for backend in sys.argv[1:] or ["vllm", "trtllm", "sglang"]:
         t = time.time()
         cal = calibrate(rows, backend, source_notes=NOTES, ramp_cycles=RAMP_CYCLES[backend],
-                        progress=lambda s: print("  ", s))
+                        progress=lambda s: print("  ", s), jobs=0)
         cal.profile.save(OUT / f"{backend}.yaml")
         o = cal.holdout.overall
         print(f"{backend}: {o['ttft'].rows} rows; hold-out median |error| TTFT "

@@ -16,6 +16,9 @@ GpuOpt = Annotated[str | None, typer.Option(
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model of JSON results.")]
 TpOpt = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel size of JSON results.")]
 WeightsOpt = Annotated[str | None, typer.Option("--weights", help="Weights of JSON results.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", min=0, max=256,
+                                      help="Processes for the cross-validation folds "
+                                           "(0: one per core).")]
 
 
 def _say(fmt: Format):
@@ -34,6 +37,7 @@ def calibrate(
     ramp_cycles: Annotated[float, typer.Option(
         "--ramp-cycles", help="Closed-loop clients without a ramp start over this many "
                               "request lives: 0 all at once, 1 desynchronized.")] = 1.0,
+    jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit a step-time profile to measurements, cross-validated by (GPU, model, TP) group."""
@@ -46,7 +50,7 @@ def calibrate(
     rows = read_measurements([str(f) for f in files], gpu=gpu, model=model,
                              tensor_parallel=tp, weights=weights, backend=None)
     cal = fit_profile(rows, backend, out.stem, rounds=rounds, ramp_cycles=ramp_cycles,
-                      progress=_say(fmt))
+                      progress=_say(fmt), jobs=jobs)
     cal.profile.save(out)
     emit(calibrate_doc(cal.profile, cal.holdout, str(out)), fmt)
 
@@ -61,6 +65,7 @@ def validate(
     gpu: GpuOpt = None, model: ModelOpt = None, tp: TpOpt = None, weights: WeightsOpt = None,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Predicted-vs-measured figure (PNG, SVG or PDF).")] = None,
+    jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Replay measurements through the simulator and report the errors."""
@@ -89,7 +94,7 @@ def validate(
             continue
         for backend in sorted({m.backend for m in rows}):
             mine = [m for m in rows if m.backend == backend]
-            rep = holdout(mine, load_profile(backend), progress=_say(fmt))
+            rep = holdout(mine, load_profile(backend), progress=_say(fmt), jobs=jobs)
             how = f"leave-one-group-out refits of profile {backend}"
             results.append((f"{name} · {backend}", how, rep))
     if plot is not None:

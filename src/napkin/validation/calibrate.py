@@ -132,7 +132,8 @@ def with_ramp(rows: Sequence[Measurement], ramp_cycles: float) -> list[Measureme
 
 def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None,
               rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
-              ramp_cycles: float = 1.0, progress: Progress | None = None) -> Calibration:
+              ramp_cycles: float = 1.0, progress: Progress | None = None,
+              jobs: int = 1) -> Calibration:
     """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
     cross-validate it by group; ``ramp_cycles`` is the harness's client start (see
     :func:`with_ramp`), recorded in the profile so validation replays the same way."""
@@ -143,7 +144,7 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
     model = fit(mine, START, rounds, progress=progress)
-    held = cross_validate(mine, model, cv_rounds, progress=progress)
+    held = cross_validate(mine, model, cv_rounds, progress=progress, jobs=jobs)
     harness = {"ramp_cycles": ramp_cycles,
                "closed_loop": f"clients start spread over {ramp_cycles:g} × one request's life "
                               "(0: all at once, 1: desynchronized) unless the source gives a "
@@ -163,8 +164,8 @@ def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:
 
 
 def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
-            progress: Progress | None = None) -> ValidationReport:
+            progress: Progress | None = None, jobs: int = 1) -> ValidationReport:
     """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
     coefficients) on the other groups."""
     rows = with_ramp(rows, profile.harness.get("ramp_cycles", 1.0))
-    return report(cross_validate(rows, profile.model, cv_rounds, progress=progress))
+    return report(cross_validate(rows, profile.model, cv_rounds, progress=progress, jobs=jobs))

@@ -13,7 +13,9 @@ rest from the full fit's coefficients, and replays the held-out rows: those are 
 residuals a profile's error bands are built from.
 """
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,19 +125,33 @@ def predict(rows: Sequence[Measurement], model: StepModel) -> list[Prediction]:
     return out
 
 
+def _fold(args: tuple[list[Measurement], list[Measurement], StepModel, int, tuple[str, ...]]
+          ) -> list[Prediction]:
+    train, held, start, rounds, terms = args
+    return predict(held, fit(train, start, rounds, terms))
+
+
 def cross_validate(rows: Sequence[Measurement], full: StepModel, rounds: int = 2,
-                   terms: Sequence[str] = TERMS,
-                   progress: Progress | None = None) -> list[Prediction]:
-    """Leave-one-group-out predictions (groups: GPU, model, TP), refit from ``full``."""
+                   terms: Sequence[str] = TERMS, progress: Progress | None = None,
+                   jobs: int = 1) -> list[Prediction]:
+    """Leave-one-group-out predictions (groups: GPU, model, TP), refit from ``full``; folds
+    run in ``jobs`` processes (0: one per core)."""
     groups = sorted({m.group for m in rows})
     if len(groups) < 2:
         return predict(rows, full)
+    tasks = [([m for m in rows if m.group != g], [m for m in rows if m.group == g], full,
+              rounds, tuple(terms)) for g in groups]
+    jobs = jobs or os.cpu_count() or 1
     out: list[Prediction] = []
-    for n, g in enumerate(groups):
-        train = [m for m in rows if m.group != g]
-        held = [m for m in rows if m.group == g]
-        model = fit(train, full, rounds, terms)
-        out += predict(held, model)
+    if jobs == 1:
+        results = map(_fold, tasks)
+    else:
+        pool = ProcessPoolExecutor(min(jobs, len(tasks)))
+        results = pool.map(_fold, tasks)
+    for n, (g, preds) in enumerate(zip(groups, results, strict=True)):
+        out += preds
         if progress:
             progress(f"fold {n + 1}/{len(groups)}: {g[1]} on {g[0]}, tp {g[2]}")
+    if jobs != 1:
+        pool.shutdown()
     return out
