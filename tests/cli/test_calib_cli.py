@@ -68,3 +68,17 @@ def test_simulate_states_profile_bands_and_extrapolation(cli):
                     sc["bands"]["tpot_mean_high_s"])
     band = sc["calibration"]["bands"]["tpot"]
     assert lo == mean * band["ratio_low"] and hi == mean * band["ratio_high"]
+
+
+def test_decode_and_call_take_a_calibration(cli):
+    code, out, err = cli("decode", "qwen3-32b", "--gpu", "h100-sxm", "--batch", "8",
+                         "--context", "1536", "--calibration", "vllm", "--tp", "2",
+                         "--format", "json")
+    assert code == 0, err
+    step = json.loads(out)["calibrated"]["steps"][0]
+    assert step["step_low_s"] < step["step_s"] < step["step_high_s"]
+    code, _, err = cli("call", "qwen3-8b", "--new", "100", "--calibration", "vllm")
+    assert code == 2 and "calibration: needs --gpu" in err
+    code, _, err = cli("decode", "qwen3-32b", "--gpu", "h100-sxm", "--calibration", "vllm",
+                       "--tp", "3")
+    assert code == 2 and err.count("\n") == 1 and "tensor_parallel" in err

@@ -57,3 +57,32 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
                                      precision.weights.name, cached + new, gen, batch)
     return CalibratedCall(profile.name, ttft, tpot, ttft + (gen - 1) * tpot, t_lo, t_hi, o_lo,
                           o_hi, tuple(f"outside profile {profile.name!r}: {w}" for w in outside))
+
+
+@dataclass(frozen=True)
+class CalibratedStep:
+    """One decode step of ``batch`` sequences at a context, under a profile."""
+
+    batch: int
+    step_s: float
+    step_low_s: float
+    step_high_s: float
+    tokens_per_s: float
+
+
+def calibrated_decode(profile: Profile, model: ModelSpec, acc: Accelerator,
+                      precision: Precision, batches: list[int], context: int,
+                      tensor_parallel: int = 1) -> list[CalibratedStep]:
+    """Decode-step times (one token for each of B sequences with ``context`` cached tokens)
+    under the profile's step-time model, with its TPOT band (the band of a mean TPOT, which
+    is a mean of steps)."""
+    link = acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB
+    basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
+    band = profile.bands.get("tpot")
+    out = []
+    for b in batches:
+        t = profile.model.time(basis.terms(
+            forward(model, Batch.decode(context, b), precision).parts, b))
+        lo, hi = band.of(t) if band else (t, t)
+        out.append(CalibratedStep(b, t, lo, hi, b / t))
+    return out

@@ -42,6 +42,13 @@ ContextOpt = Annotated[int, typer.Option("--context", help="Cached tokens per se
 ReserveOpt = Annotated[float, typer.Option("--reserve-gb", help="Memory kept free per device, GB.")]
 
 
+CalibrationOpt = Annotated[str | None, typer.Option(
+    "--calibration", help="Also time with a calibration profile (vllm, trtllm, sglang or a "
+                          "profile file), with its hold-out band; needs --gpu.")]
+TpOpt = Annotated[int, typer.Option("--tp", help="Tensor-parallel size for --calibration.",
+                                    min=1)]
+
+
 def call(
     ref: ModelArg,
     new: Annotated[int, typer.Option("--new", help="New input tokens P per sequence.")],
@@ -53,11 +60,7 @@ def call(
     gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "bf16",
     read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU, mbu: MbuOpt = DEFAULT_MBU,
     overhead_ms: OverheadOpt = 0.0,
-    calibration: Annotated[str | None, typer.Option(
-        "--calibration", help="Also time the chain with a calibration profile (vllm, "
-                              "trtllm, sglang or a profile file); needs --gpu.")] = None,
-    tp: Annotated[int, typer.Option("--tp", help="Tensor-parallel size for --calibration.",
-                                    min=1)] = 1,
+    calibration: CalibrationOpt = None, tp: TpOpt = 1,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Operator list of one prefill; with --gpu, the request chain's TTFT, TPOT, end-to-end."""
@@ -96,16 +99,27 @@ def decode(
     reserve_gb: ReserveOpt = 0.0, gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "bf16",
     read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU, mbu: MbuOpt = DEFAULT_MBU,
-    overhead_ms: OverheadOpt = 0.0, fmt: FormatOpt = Format.table,
+    overhead_ms: OverheadOpt = 0.0, calibration: CalibrationOpt = None, tp: TpOpt = 1,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Decode table over batch sizes: memory, fit, step time, tokens/s (question bank task 2)."""
     model = load_model(ref)
     dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
                      kv_dtype, read_embedding, mfu, mbu, overhead_ms)
     require(reserve_gb >= 0, f"reserve-gb: must be >= 0, got {reserve_gb}")
-    table = decode_table(dep, parse_ints(batch, "batch"), context, reserve_gb * GB)
+    batches = parse_ints(batch, "batch")
+    table = decode_table(dep, batches, context, reserve_gb * GB)
     inputs = {"model": model.name, "context_tokens": context, "reserve_bytes": reserve_gb * GB}
-    emit(views.decode_doc(dep, table, inputs), fmt)
+    calibrated = None
+    if calibration is not None:
+        from napkin.calibration.predict import calibrated_decode
+        from napkin.calibration.profile import load_profile
+
+        check_tensor_parallel(model, tp)
+        profile = load_profile(calibration)
+        calibrated = (profile, calibrated_decode(profile, model, dep.acc, dep.precision,
+                                                 batches, context, tp), tp)
+    emit(views.decode_doc(dep, table, inputs, calibrated), fmt)
 
 
 def capacity(

@@ -5,7 +5,8 @@ from typing import Any
 from napkin.accounting.forward import Precision
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun
-from napkin.calibration.predict import CalibratedCall
+from napkin.calibration.predict import CalibratedCall, CalibratedStep
+from napkin.calibration.profile import Profile
 from napkin.inference.capacity import Capacity
 from napkin.inference.chain import RequestChain
 from napkin.inference.decode import DecodeTable
@@ -223,7 +224,9 @@ def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
     return Document(f"{model.name}: one call", inputs, assume, sections, data)
 
 
-def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any]) -> Document:
+def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
+               calibrated: tuple[Profile, list[CalibratedStep], int] | None = None
+               ) -> Document:
     cols = ["batch", "memory (weights + KV)", "fits", "compute", "memory time", "step",
             "bound", "tokens/s", "tokens/s/user"]
     rows = []
@@ -243,9 +246,23 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any]) -> D
              f"{fmt_bytes(first.capacity_bytes)}",
              f"a step reads {fmt_bytes(first.weight_bytes_read)} of weights: {convention}, "
              "plus each sequence's KV"]
+    sections = [Section(f"decode at context {table.context:,}", cols, rows, notes)]
+    data: dict[str, Any] = {"context_tokens": table.context, "rows": table.rows}
+    if calibrated is not None:
+        profile, steps, tp = calibrated
+        outside = profile.domain.outside(dep.acc.id, inputs["model"], tp,
+                                         dep.precision.weights.name)
+        sections.append(Section(
+            f"calibrated step (profile {profile.name}, tp {tp})",
+            ["batch", "step", "80 % band", "tokens/s"],
+            [[str(c.batch), fmt_seconds(c.step_s),
+              f"{fmt_seconds(c.step_low_s)}–{fmt_seconds(c.step_high_s)}",
+              f"{c.tokens_per_s:,.1f}"] for c in steps],
+            ["the profile's fitted step-time model (band: its hold-out TPOT interval)",
+             *[f"warning: outside profile {profile.name!r}: {w}" for w in outside]]))
+        data["calibrated"] = {"profile": profile.name, "tensor_parallel": tp, "steps": steps}
     return Document(f"{dep.model.name} decode on {dep.acc.name}", inputs, assumptions(dep),
-                    [Section(f"decode at context {table.context:,}", cols, rows, notes)],
-                    {"context_tokens": table.context, "rows": table.rows})
+                    sections, data)
 
 
 def capacity_doc(dep: Deployment, cap: Capacity, inputs: dict[str, Any]) -> Document:
