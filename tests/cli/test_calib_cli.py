@@ -82,3 +82,11 @@ def test_decode_and_call_take_a_calibration(cli):
     code, _, err = cli("decode", "qwen3-32b", "--gpu", "h100-sxm", "--calibration", "vllm",
                        "--tp", "3")
     assert code == 2 and err.count("\n") == 1 and "tensor_parallel" in err
+
+
+def test_a_folder_or_binary_file_as_profile_is_one_line(cli, tmp_path):
+    (tmp_path / "p.yaml").write_bytes(b"\xff\xfe\x00binary")
+    for bad in (str(tmp_path), str(tmp_path / "p.yaml")):
+        code, _, err = cli("validate", "h100", "--calibration", bad)
+        assert code == 2 and err.startswith("napkin: error: calibration:"), err
+        assert "Traceback" not in err

@@ -16,6 +16,14 @@ def read_yaml(path: str | Path, what: str = "file") -> Any:
         return yaml.safe_load(Path(path).read_text())
     except FileNotFoundError:
         raise NapkinError(f"{what}: no such file {str(path)!r}") from None
+    except IsADirectoryError:
+        raise NapkinError(f"{what}: {str(path)!r} is a folder, not a file") from None
+    except PermissionError:
+        raise NapkinError(f"{what}: {str(path)!r} cannot be read (permission denied)") from None
+    except UnicodeDecodeError:
+        raise NapkinError(f"{what}: {str(path)!r} is not UTF-8 text") from None
+    except RecursionError:
+        raise NapkinError(f"{path}: nested too deeply to read") from None
     except yaml.YAMLError as e:
         raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
 
