@@ -791,6 +791,54 @@ def _plain_row(path: Path, line: int, row: dict[str, str]) -> Measurement:
 # --- dispatch ---
 
 
+SPLITWISE_GPUS = {"a100-80gb": "a100-80gb-sxm", "h100-80gb": "h100-sxm"}
+"""splitwise-sim hardware names napkin replays (``h100-80gb-pcap``, power-capped, is not)."""
+SPLITWISE_MODELS = {"llama2-70b": "llama-2-70b"}
+
+
+def read_splitwise_csv(path: str | Path) -> list[Measurement]:
+    """splitwise-sim's ``data/perf_model.csv`` (Mutinifni/splitwise-sim, MIT): prompt (prefill)
+    and per-token (decode) times in ms of a batch of ``batch_size`` identical requests
+    (``prompt_size`` in, ``token_size`` out) at ``tensor_parallel``, repeated five times.
+
+    Repeats are averaged into one measurement, replayed as a burst of ``batch_size``
+    requests: ``prompt_time`` is its mean TTFT and ``token_time`` its mean TPOT. FP16 weights
+    (the BF16 rate). Rows of models or hardware not in :data:`SPLITWISE_MODELS` and
+    :data:`SPLITWISE_GPUS` (BLOOM-176B, power-capped H100), and rows longer than the model's
+    context (Llama-2-70B: 4,096 tokens; the file has 8,192-token prompts), are skipped."""
+    path = Path(path)
+    header, rows = _csv_rows(path, _read_text(path))
+    _require_columns(path, header, ("model", "hardware", "prompt_size", "batch_size",
+                                    "token_size", "prompt_time", "token_time",
+                                    "tensor_parallel"))
+    groups: dict[tuple[str, str, int, int, int, int], list[tuple[float, float]]] = {}
+    for line, row in rows:
+        where = f"{path} line {line}"
+        if row["model"] not in SPLITWISE_MODELS or row["hardware"] not in SPLITWISE_GPUS:
+            continue
+        key = (row["model"], row["hardware"],
+               *(_positive_int(row[c], where, c) for c in ("prompt_size", "batch_size",
+                                                           "token_size", "tensor_parallel")))
+        groups.setdefault(key, []).append(
+            (_positive_float(row["prompt_time"], where, "prompt_time") / 1e3,
+             _positive_float(row["token_time"], where, "token_time") / 1e3))
+    out = []
+    for (model, hw, prompt, batch, tokens, tp), times in groups.items():
+        from napkin.catalog import load_model
+
+        limit = load_model(SPLITWISE_MODELS[model]).max_position_embeddings
+        if limit and prompt + tokens > limit:
+            continue
+        out.append(Measurement(
+            f"{path.name}:{model}-{hw}-p{prompt}-b{batch}-t{tokens}-tp{tp}", "vllm",
+            "splitwise-sim 2023", SPLITWISE_MODELS[model], SPLITWISE_GPUS[hw], "bf16", tp,
+            prompt, tokens, Harness("burst", num_requests=batch),
+            mean_ttft_s=sum(t for t, _ in times) / len(times),
+            mean_tpot_s=sum(t for _, t in times) / len(times),
+            extra={"repeats": str(len(times))}))
+    return out
+
+
 def read_measurements(
     paths: str | Path | Iterable[str | Path],
     *,
@@ -831,6 +879,8 @@ def _read_one(
         header, _ = _csv_rows(path, text)
         if "silicon_ttft_ms" in header:
             return read_aiconfigurator_csv(path)
+        if "prompt_time" in header and "token_time" in header:
+            return read_splitwise_csv(path)
         return read_plain_csv(path)
     docs = _json_documents(path, text)
     engine = backend or "vllm"

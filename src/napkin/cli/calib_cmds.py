@@ -75,7 +75,7 @@ def validate(
     from napkin.specs.files import check_output
     from napkin.validation.calibrate import holdout
     from napkin.validation.calibrate import validate as score
-    from napkin.validation.sets import SETS, load_set
+    from napkin.validation.sets import FITTED, SETS, load_set
 
     if plot is not None:
         check_output(plot, (".png", ".svg", ".pdf"), "plot")
@@ -94,8 +94,12 @@ def validate(
             continue
         for backend in sorted({m.backend for m in rows}):
             mine = [m for m in rows if m.backend == backend]
-            rep = holdout(mine, load_profile(backend), progress=_say(fmt), jobs=jobs)
-            how = f"leave-one-group-out refits of profile {backend}"
+            if name in SETS and name not in FITTED:  # no profile saw it: score as fitted
+                rep = score(mine, load_profile(backend))
+                how = f"profile {backend} as fitted (not fitted on this set)"
+            else:
+                rep = holdout(mine, load_profile(backend), progress=_say(fmt), jobs=jobs)
+                how = f"leave-one-group-out refits of profile {backend}"
             results.append((f"{name} · {backend}", how, rep))
     if plot is not None:
         from napkin.report.calib_plots import plot_validation

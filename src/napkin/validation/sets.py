@@ -1,13 +1,23 @@
 """Measurement sets shipped with napkin (``napkin/catalog/measurements``; sources in its
 README): ``h100`` is ai-dynamo/aiconfigurator's silicon sample, H100 SXM rows of dense
-models in aggregated serving (TensorRT-LLM, vLLM, SGLang; Apache-2.0)."""
+models in aggregated serving (TensorRT-LLM, vLLM, SGLang; Apache-2.0); ``splitwise`` is
+splitwise-sim's prefill and decode times of Llama-2-70B on A100 and H100 (MIT), which no
+shipped profile is fitted on: a check on another GPU and an older engine."""
 
 from importlib import resources
 
-from napkin.calibration.measurements import Measurement, read_aiconfigurator_csv
+from napkin.calibration.measurements import (
+    Measurement,
+    read_aiconfigurator_csv,
+    read_splitwise_csv,
+)
 from napkin.errors import NapkinError
 
-SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv"}
+SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
+                        "splitwise": "splitwise_perf_model.csv"}
+FITTED: tuple[str, ...] = ("h100",)
+"""Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
+are scored under the shipped profiles as they are."""
 
 
 def load_set(name: str) -> list[Measurement]:
@@ -15,4 +25,5 @@ def load_set(name: str) -> list[Measurement]:
     if name not in SETS:
         raise NapkinError(f"set: unknown {name!r}; shipped: {', '.join(SETS)}")
     path = resources.files("napkin.catalog").joinpath("measurements", SETS[name])
-    return read_aiconfigurator_csv(str(path))
+    reader = read_splitwise_csv if name == "splitwise" else read_aiconfigurator_csv
+    return reader(str(path))
