@@ -87,3 +87,30 @@ def test_prefix_caching_only_with_vllm():
         EngineSpec(num_blocks=10, backend="trtllm", enable_prefix_caching=True)
     with pytest.raises(NapkinError, match="backend: unknown 'tgi'"):
         EngineSpec(num_blocks=10, backend="tgi")
+
+
+def test_trtllm_max_utilization_allocates_on_demand_like_vllm():
+    """MAX_UTILIZATION: the 30-block case of the first test admits both and evicts, as vLLM,
+    with the same times."""
+    engine, run = _run("trtllm", 30, [160, 160], [160, 160],
+                       capacity_scheduler="max_utilization")
+    vllm, vrun = _run("vllm", 30, [160, 160], [160, 160])
+    assert engine.preemptions == vllm.preemptions >= 1
+    assert sorted(run.records.finish_s) == pytest.approx(sorted(vrun.records.finish_s))
+    with pytest.raises(NapkinError, match="capacity_scheduler: applies to backend trtllm"):
+        EngineSpec(num_blocks=10, capacity_scheduler="max_utilization")
+
+
+def test_without_chunked_prefill_a_prompt_waits_for_a_whole_budget():
+    """Budget 1,000 tokens, two 600-token prompts at once. Chunked: step 1 holds 600 + 400
+    (the first's first token comes after a 1,000-token step); unchunked: step 1 holds the
+    first prompt alone (600 tokens) and the second waits for step 2 whole."""
+    chunked, c = _run("vllm", 1000, [600, 600], [2, 2], max_num_batched_tokens=1000)
+    _, w = _run("vllm", 1000, [600, 600], [2, 2], max_num_batched_tokens=1000,
+                chunked_prefill=False)
+    t600 = chunked.timer.series(chunked.cost.parts(StepShape(0, 0, [(0, 600, 1)])), None,
+                                600).time(1)
+    assert min(w.records.first_token_s) == pytest.approx(t600)
+    assert min(c.records.first_token_s) > t600
+    with pytest.raises(NapkinError, match="chunked_prefill off"):
+        _run("vllm", 1000, [1200], [2], max_num_batched_tokens=1000, chunked_prefill=False)

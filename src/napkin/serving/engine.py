@@ -81,6 +81,13 @@ class EngineSpec:
     mode: Mode = "fast"
     backend: str = "vllm"
     """Scheduler policy (:data:`napkin.serving.policy.POLICIES`): vllm, trtllm or sglang."""
+    capacity_scheduler: Literal["default", "max_utilization", "guaranteed_no_evict"] = "default"
+    """TensorRT-LLM's capacity scheduler: ``guaranteed_no_evict`` (its default: max-length
+    reservation) or ``max_utilization`` (blocks on demand, evicting when short, like vLLM)."""
+    chunked_prefill: bool = True
+    """Off: a new prompt runs whole in one step, so it waits until the step's remaining token
+    budget holds it (TensorRT-LLM's ``enable_chunked_context: false``); recomputation after a
+    preemption is still chunked."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
@@ -91,6 +98,8 @@ class EngineSpec:
         require(self.long_prefill_token_threshold >= 0, "long_prefill_token_threshold: >= 0")
         require(self.mode in ("fast", "exact"), f"mode: must be fast or exact, got {self.mode}")
         policy(self.backend)  # an unknown backend fails here
+        require(self.capacity_scheduler == "default" or self.backend == "trtllm",
+                f"capacity_scheduler: applies to backend trtllm, not {self.backend}")
         require(not (self.enable_prefix_caching
                      and policy(self.backend).reservation != "on_demand"),
                 f"enable_prefix_caching: supported with backend vllm only, not {self.backend}")
@@ -115,7 +124,8 @@ class Engine:
         self.windows = sorted({b.window for b in model.blocks if b.window})
         self.bs = spec.block_size
         self.policy = policy(spec.backend)
-        self.reserve_all = self.policy.reservation == "max_length"
+        self.reserve_all = (self.policy.reservation == "max_length"
+                            and spec.capacity_scheduler != "max_utilization")
         self.ratio_reset_step = 0
         self.pool = KVPool(spec.num_blocks, spec.enable_prefix_caching)
         self.clock = 0.0
@@ -160,6 +170,10 @@ class Engine:
     # ---------------------------------------------------------------- requests
     def add(self, req: Request, t: float) -> None:
         """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
+        require(self.spec.chunked_prefill or req.prompt <= self.spec.max_num_batched_tokens,
+                f"request {req.rid}: a {req.prompt}-token prompt cannot run whole within "
+                f"max_num_batched_tokens ({self.spec.max_num_batched_tokens}) with "
+                "chunked_prefill off; raise the budget or turn chunking on")
         limit = self.model.max_position_embeddings
         if limit and req.prompt + req.max_out > limit:
             raise NapkinError(
@@ -324,6 +338,8 @@ class Engine:
             if req.rid not in self.prefilling:
                 continue  # preempted while scheduling an earlier chunk
             new = self._chunk(req, req.computed, budget)
+            if new == 0:
+                break
             blocks = 0 if self.reserve_all else (
                 math.ceil((req.computed + new) / bs) - math.ceil(req.computed / bs))
             while blocks > pool.free:
@@ -350,6 +366,8 @@ class Engine:
             hit = pool.hits(keys) if keys else 0
             cached = hit * bs
             new = self._chunk(req, cached, budget)
+            if new == 0:
+                break
             blocks = math.ceil((cached + new) / bs) - hit
             evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable)
             if self.reserve_all:
@@ -416,7 +434,11 @@ class Engine:
         return self.plan
 
     def _chunk(self, req: Request, computed: int, budget: int) -> int:
+        """Tokens of ``req`` this step: all that remain, capped by the long-prefill threshold
+        and the budget; 0 when chunking is off and a fresh prompt does not fit whole."""
         new = req.num_tokens - computed
+        if not self.spec.chunked_prefill and req.outputs == 0 and new > budget:
+            return 0
         threshold = self.spec.long_prefill_token_threshold
         if 0 < threshold < new:
             new = threshold

@@ -50,6 +50,9 @@ class EngineConfig(_Model):
     tensor_parallel: int = Field(default=1, ge=1)
     backend: Literal["vllm", "trtllm", "sglang"] = "vllm"
     """The engine whose calibration profile ``calibration: auto`` picks."""
+    capacity_scheduler: Literal["default", "max_utilization", "guaranteed_no_evict"] = "default"
+    """TensorRT-LLM only: ``max_utilization`` allocates on demand and evicts, as vLLM."""
+    chunked_prefill: bool = True
     allreduce_gbs: float | None = Field(default=None, gt=0)
     allreduce_latency_us: float = Field(default=10.0, ge=0)
     replicas: int = Field(default=1, ge=1)
@@ -216,7 +219,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         enable_prefix_caching=e.enable_prefix_caching,
         long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
-        mode=e.mode, backend=e.backend,
+        mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
+        chunked_prefill=e.chunked_prefill,
     )
     if isinstance(scenario.workload, str):
         workload, wl_dir = load_workload(base_dir / scenario.workload)
