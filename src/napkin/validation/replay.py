@@ -79,15 +79,10 @@ def backend_defaults(backend: str) -> BackendDefaults:
             from None
 
 
-def device_memory_bytes(acc: Accelerator) -> float:
-    """Memory the device reports to CUDA (falls back to the datasheet's)."""
-    return float(getattr(acc, "device_memory_bytes", 0.0) or acc.memory_bytes)
-
-
 def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp: int,
                    d: BackendDefaults, block_size: int = 16) -> int:
     """KV blocks of the whole tensor-parallel group under the backend's sizing rule."""
-    mem = device_memory_bytes(acc)
+    mem = acc.device_memory_bytes
     weights = model.params * precision.weights.bytes_per_weight / tp
     act = activation_peak_bytes(model, d.max_num_batched_tokens, min(d.max_num_seqs, 256)) / tp
     reserve = d.reserve_gib * GiB
