@@ -153,3 +153,14 @@ def test_frontend_latency_adds_to_every_ttft(tmp_path):
     assert (a.first_token_s - a.arrival_s) == pytest.approx(
         (b.first_token_s - b.arrival_s) + 0.05, rel=1e-9)
     assert (a.finish_s - a.first_token_s) == pytest.approx(b.finish_s - b.first_token_s)
+
+
+def test_lengths_past_the_profile_domain_warn(tmp_path):
+    """The vLLM profile was fitted on outputs of at most 8,192 tokens: a 10,000-token answer
+    is extrapolation."""
+    (tmp_path / "s.yaml").write_text(
+        "model: qwen3-32b\ngpu: h100-sxm\nengine: {tensor_parallel: 2}\n"
+        "workload: {classes: {a: {input_tokens: 1000, output_tokens: 10000}},"
+        " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 2}}\n")
+    built = build(*load_scenario(tmp_path / "s.yaml"))
+    assert built.warnings == ("outside profile 'vllm': output tokens 10000 (fitted on 128–8192)",)

@@ -229,7 +229,11 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     if seed is not None:
         workload = workload.model_copy(update={"seed": seed})
     source = generate(workload, wl_dir)
-    profile, warnings = _calibration(scenario, acc.id, model.name, precision.weights.name)
+    longest = None
+    if isinstance(source, OpenLoop) and len(source.requests):
+        longest = (int(source.requests.input_tokens.max()),
+                   int(source.requests.output_tokens.max()))
+    profile, warnings = _calibration(scenario, acc.id, precision.weights.name, longest)
     return Built(scenario, model, acc, precision, eff, spec, num_blocks * e.block_size * kv_token,
                  derivation, source, SLO(scenario.slo.ttft_s, scenario.slo.tpot_s), profile,
                  warnings, getattr(workload.arrivals, "warmup_requests", 0))
@@ -238,10 +242,10 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
 ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms", "frontend_ms")
 
 
-def _calibration(scenario: Scenario, gpu: str, model: str,
-                 weights: str) -> tuple[Profile | None, tuple[str, ...]]:
+def _calibration(scenario: Scenario, gpu: str, weights: str,
+                 longest: tuple[int, int] | None) -> tuple[Profile | None, tuple[str, ...]]:
     """The profile ``scenario.calibration`` names (None for the roofline) and the ways the
-    scenario lies outside its domain."""
+    scenario lies outside its domain (``longest``: the longest input and output drawn)."""
     name = scenario.calibration
     if name == "roofline":
         return None, ()
@@ -251,6 +255,7 @@ def _calibration(scenario: Scenario, gpu: str, model: str,
                           f"{name!r}; a profile's fitted coefficients set the step times)")
     profile = load_profile(scenario.engine.backend if name == "auto" else name)
     e = scenario.engine
-    outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights)
+    inp, out = longest or (None, None)
+    outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights, inp, out)
     return profile, tuple(f"outside profile {profile.name!r}: {w}" for w in outside)
 
