@@ -160,7 +160,7 @@ def test_lengths_past_the_profile_domain_warn(tmp_path):
     is extrapolation."""
     (tmp_path / "s.yaml").write_text(
         "model: qwen3-32b\ngpu: h100-sxm\nengine: {tensor_parallel: 2}\n"
-        "workload: {classes: {a: {input_tokens: 1000, output_tokens: 10000}},"
+        "workload: {classes: {a: {input_tokens: 2000, output_tokens: 10000}},"
         " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 2}}\n")
     built = build(*load_scenario(tmp_path / "s.yaml"))
     assert built.warnings == ("outside profile 'vllm': output tokens 10000 (fitted on 128–8192)",)
