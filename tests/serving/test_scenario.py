@@ -164,3 +164,9 @@ def test_lengths_past_the_profile_domain_warn(tmp_path):
         " arrivals: {kind: poisson, rate_per_s: 1, num_requests: 2}}\n")
     built = build(*load_scenario(tmp_path / "s.yaml"))
     assert built.warnings == ("outside profile 'vllm': output tokens 10000 (fitted on 128–8192)",)
+
+
+def test_unchunked_prefill_that_can_starve_is_flagged():
+    built = build(*load_scenario(scenario_file("chapter-3-1-uniform.yaml"),
+                                 ["engine.chunked_prefill=false"]))
+    assert any("chunked_prefill off: a 8192-token prompt" in w for w in built.warnings)

@@ -234,6 +234,12 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         longest = (int(source.requests.input_tokens.max()),
                    int(source.requests.output_tokens.max()))
     profile, warnings = _calibration(scenario, acc.id, precision.weights.name, longest)
+    if (not e.chunked_prefill and longest
+            and longest[0] + e.max_num_seqs > e.max_num_batched_tokens):
+        warnings += (f"chunked_prefill off: a {longest[0]}-token prompt runs whole only in a "
+                     f"step with at most {e.max_num_batched_tokens - longest[0]} decodes "
+                     "(max_num_batched_tokens); it waits for decodes to drain — raise the "
+                     "budget above the longest prompt + max_num_seqs",)
     return Built(scenario, model, acc, precision, eff, spec, num_blocks * e.block_size * kv_token,
                  derivation, source, SLO(scenario.slo.ttft_s, scenario.slo.tpot_s), profile,
                  warnings, getattr(workload.arrivals, "warmup_requests", 0))
