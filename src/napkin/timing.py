@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from napkin.accounting.batch import BatchShape
-from napkin.accounting.collectives import ring_allreduce_bytes
+from napkin.accounting.collectives import tp_allreduce_bytes_per_token, tp_allreduces
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun
@@ -133,10 +133,6 @@ class StepSeries:
         return lo
 
 
-ACTIVATION_BYTES = 2
-"""16-bit activations on the tensor-parallel all-reduce."""
-
-
 @dataclass(frozen=True)
 class RooflineTimer:
     """Step times of one engine by the roofline: ``max(FLOPs/(tp·peak·MFU),
@@ -159,10 +155,9 @@ class RooflineTimer:
         tp = tensor_parallel
         if tp == 1:
             return cls(acc, compute, eff)
-        per_token = ring_allreduce_bytes(model.hidden_size * ACTIVATION_BYTES, tp)
-        layers2 = 2 * model.num_layers
-        return cls(acc, compute, eff, tp, layers2 * per_token / link_bytes_per_s,
-                   layers2 * latency_s)
+        per_token = tp_allreduce_bytes_per_token(model.hidden_size, model.num_layers, tp)
+        return cls(acc, compute, eff, tp, per_token / link_bytes_per_s,
+                   tp_allreduces(model.num_layers, tp) * latency_s)
 
     def series(self, parts0: tuple[float, float, float, float],
                parts1: tuple[float, float, float, float] | None, tokens: int) -> StepSeries:

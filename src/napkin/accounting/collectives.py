@@ -16,3 +16,20 @@ def ring_gather_bytes(buffer_bytes: float, devices: int) -> float:
 def ring_allreduce_bytes(buffer_bytes: float, devices: int) -> float:
     """All-reduce (reduce-scatter + all-gather): ``2·(n − 1)/n·B`` bytes per device."""
     return 2 * ring_gather_bytes(buffer_bytes, devices)
+
+
+TP_ACTIVATION_BYTES = 2
+"""16-bit activations on the tensor-parallel all-reduces."""
+
+
+def tp_allreduces(num_layers: int, devices: int) -> int:
+    """All-reduces of one forward under tensor parallelism: two per layer (after attention and
+    after the MLP), none on one device."""
+    return 2 * num_layers if devices > 1 else 0
+
+
+def tp_allreduce_bytes_per_token(hidden_size: int, num_layers: int, devices: int) -> float:
+    """Bytes each device sends per token of a forward: its all-reduces of ``hidden_size``
+    16-bit activations, ``tp_allreduces × 2(n − 1)/n × hidden × 2`` B."""
+    return tp_allreduces(num_layers, devices) * ring_allreduce_bytes(
+        hidden_size * TP_ACTIVATION_BYTES, devices)

@@ -32,7 +32,7 @@ by the profile's domain). The FLOPs and bytes come from the accounting layer
 
 from dataclasses import dataclass
 
-from napkin.accounting.collectives import ring_allreduce_bytes
+from napkin.accounting.collectives import tp_allreduce_bytes_per_token, tp_allreduces
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
@@ -41,9 +41,6 @@ from napkin.timing import StepSeries
 TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "attention", "weights", "kv",
                           "allreduce", "allreduce_bytes")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
-
-ACTIVATION_BYTES = 2
-"""16-bit activations on the tensor-parallel all-reduce."""
 
 Parts = tuple[float, float, float, float]
 """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of a step on the whole group."""
@@ -61,7 +58,8 @@ class StepBasis:
     per_attention_flop: float
     per_byte: float
     allreduces: int
-    allreduce_bytes_per_token: float
+    allreduce_s_per_token: float
+    """Ideal link time of the all-reduce bytes of one token (s)."""
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, tensor_parallel: int,
@@ -70,15 +68,14 @@ class StepBasis:
         require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
         require(link_bytes_per_s > 0, "allreduce_gbs: the link bandwidth must be > 0")
         attention = "bf16" if "bf16" in acc.dense_flops_per_s else compute
-        per_token = ring_allreduce_bytes(model.hidden_size * ACTIVATION_BYTES, tp)
+        per_token = tp_allreduce_bytes_per_token(model.hidden_size, model.num_layers, tp)
         return cls(
             layers=model.num_layers,
             per_dense_flop=1.0 / (tp * acc.peak_flops_per_s(compute)),
             per_attention_flop=1.0 / (tp * acc.peak_flops_per_s(attention)),
             per_byte=1.0 / (tp * acc.mem_bytes_per_s),
-            allreduces=2 * model.num_layers if tp > 1 else 0,
-            allreduce_bytes_per_token=2 * model.num_layers * per_token / link_bytes_per_s
-            if tp > 1 else 0.0,
+            allreduces=tp_allreduces(model.num_layers, tp),
+            allreduce_s_per_token=per_token / link_bytes_per_s,
         )
 
     def terms(self, parts: Parts, tokens: int) -> tuple[float, ...]:
@@ -89,7 +86,7 @@ class StepBasis:
         return (1.0, float(self.layers), float(tokens), dense * self.per_dense_flop,
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_byte, float(self.allreduces),
-                tokens * self.allreduce_bytes_per_token)
+                tokens * self.allreduce_s_per_token)
 
 
 @dataclass(frozen=True)

@@ -211,18 +211,28 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+MAX_COUNT = 10**9
+"""Largest integer a measurement field (tokens, concurrency, TP, requests) may hold."""
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a float (numbers and numeric strings; not booleans), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return float(value.strip())
+    return None
+
+
 def _positive_int(value: object, where: str, name: str) -> int:
-    """``value`` as an integer ≥ 1 (``"16"``, ``16`` and ``16.0`` are accepted)."""
+    """``value`` as an integer in [1, 10⁹] (``"16"``, ``16`` and ``16.0`` are accepted)."""
     if _missing(value):
         _fail(where, name, "missing (an integer ≥ 1 is required)")
-    number: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            number = float(value.strip())
-    if number is None or not math.isfinite(number) or number != int(number) or number < 1:
-        _fail(where, name, f"{value!r} is not an integer ≥ 1")
+    number = _number(value)
+    if (number is None or not math.isfinite(number) or number != int(number) or number < 1
+            or number > MAX_COUNT):
+        _fail(where, name, f"{value!r} is not an integer in [1, {MAX_COUNT:.0e}]")
     return int(number)
 
 
@@ -230,12 +240,7 @@ def _positive_float(value: object, where: str, name: str) -> float:
     """``value`` as a finite number > 0 (NaN, inf, zero and negatives are rejected)."""
     if _missing(value):
         _fail(where, name, "missing (a finite positive number is required)")
-    number: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            number = float(value.strip())
+    number = _number(value)
     if number is None or not math.isfinite(number) or number <= 0:
         _fail(where, name, f"{value!r} is not a finite positive number")
     return number

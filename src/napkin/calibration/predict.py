@@ -15,7 +15,6 @@ from napkin.calibration.basis import StepBasis
 from napkin.calibration.profile import Profile
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.units import GB
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
                     new: int, gen: int = 1, cached: int = 0, batch: int = 1,
                     tensor_parallel: int = 1, model_id: str | None = None) -> CalibratedCall:
     """See the module docstring; ``model_id`` (catalog id) is checked against the domain."""
-    link = acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB
+    link = acc.allreduce_bytes_per_s
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
     sm = profile.model
 
@@ -76,7 +75,7 @@ def calibrated_decode(profile: Profile, model: ModelSpec, acc: Accelerator,
     """Decode-step times (one token for each of B sequences with ``context`` cached tokens)
     under the profile's step-time model, with its TPOT band (the band of a mean TPOT, which
     is a mean of steps)."""
-    link = acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB
+    link = acc.allreduce_bytes_per_s
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
     band = profile.bands.get("tpot")
     out = []

@@ -211,8 +211,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
             )
         pool = per_device * tp
     num_blocks = int(pool // (e.block_size * kv_token))
-    link = e.allreduce_gbs * GB if e.allreduce_gbs else (
-        acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB)
+    link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
     spec = EngineSpec(
         num_blocks=num_blocks, max_num_seqs=e.max_num_seqs,
         max_num_batched_tokens=e.max_num_batched_tokens, block_size=e.block_size,

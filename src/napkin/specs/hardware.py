@@ -41,6 +41,12 @@ class Accelerator:
             object.__setattr__(self, "device_memory_bytes", self.memory_bytes)
 
     @property
+    def allreduce_bytes_per_s(self) -> float:
+        """Per-direction link bandwidth a ring all-reduce sees: half the catalog's
+        bidirectional interconnect figure, or 32 GB/s (PCIe 4 ×16) where none is listed."""
+        return self.interconnect_bytes_per_s / 2 if self.interconnect_bytes_per_s else 32 * GB
+
+    @property
     def device_memory_known(self) -> bool:
         """Whether ``device_memory_bytes`` comes from a source rather than ``memory_bytes``."""
         return "device_memory" in self.sources

@@ -166,7 +166,7 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     model, acc = load_model(m.model), load_accelerator(m.gpu)
     precision = Precision.of(m.weights, m.kv_dtype)
     d = backend_defaults(m.backend)
-    link = acc.interconnect_bytes_per_s / 2 if acc.interconnect_bytes_per_s else 32 * GB
+    link = acc.allreduce_bytes_per_s
     spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
                       max_num_seqs=d.max_num_seqs,
                       max_num_batched_tokens=d.max_num_batched_tokens,
