@@ -866,7 +866,10 @@ def read_measurements(
         paths = [paths]
     out: list[Measurement] = []
     for p in paths:
-        out.extend(_read_one(Path(p), gpu, model, tensor_parallel, weights, backend))
+        rows = _read_one(Path(p), gpu, model, tensor_parallel, weights, backend)
+        if not rows:
+            raise NapkinError(f"{p}: no measurements napkin can replay in this file")
+        out.extend(rows)
     return out
 
 

@@ -83,7 +83,7 @@ class Scenario(_Model):
     mfu: float = Field(default=1.0, gt=0, le=1)
     mbu: float = Field(default=1.0, gt=0, le=1)
     step_overhead_ms: float = Field(default=0.0, ge=0)
-    frontend_ms: float = Field(default=0.0, ge=0)
+    frontend_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     """Roofline: time a request spends outside the engine before its first step (HTTP,
     tokenization); a profile fits its own (``request_s``)."""
     engine: EngineConfig = EngineConfig()

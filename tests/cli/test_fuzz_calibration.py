@@ -1,0 +1,156 @@
+"""Fuzz of the calibration commands, options and file formats added with the fitted
+step-time model: every bad input exits 2 with one line naming the field, no traceback, and
+writes nothing."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SCENARIO = "examples/chapter-3-1-uniform.yaml"
+PLAIN_HEADER = ("backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,"
+                "mean_ttft_ms,mean_tpot_ms\n")
+GOOD_ROW = "vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5\n"
+
+BAD_NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e400", "x", "", "99999999999999999999"]
+
+
+def _refused(result: tuple[int, str, str], field: str | None = None) -> None:
+    code, out, err = result
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err and err.startswith("napkin: error:")
+    assert err.count("\n") == 1, err
+    if field is not None:
+        assert field in err, err
+
+
+def _plain(tmp_path, row: str) -> str:
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN_HEADER + row)
+    return str(path)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "11", "1e308", "x"])
+def test_calibrate_ramp_cycles(cli, tmp_path, value):
+    out = tmp_path / "p.yaml"
+    _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
+                 str(out), "--ramp-cycles", value), "ramp-cycles")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--rounds", "21"),
+                                               ("--rounds", "x"), ("--jobs", "-1"),
+                                               ("--jobs", "257")])
+def test_calibrate_counts(cli, tmp_path, option, value):
+    out = tmp_path / "p.yaml"
+    _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
+                 str(out), option, value), option)
+    assert not out.exists()
+
+
+def test_calibrate_outputs_checked_before_work(cli, tmp_path):
+    m = _plain(tmp_path, GOOD_ROW)
+    (tmp_path / "dir.yaml").mkdir()
+    for out in ("p.txt", "missing/p.yaml", "dir.yaml"):
+        _refused(cli("calibrate", m, "--backend", "vllm", "--out", str(tmp_path / out)), "out")
+    _refused(cli("calibrate", m, "--backend", "tgi", "--out", str(tmp_path / "p.yaml")),
+             "backend")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(column=st.sampled_from(["tp", "input_tokens", "output_tokens", "load", "mean_ttft_ms",
+                               "mean_tpot_ms"]),
+       value=st.sampled_from(BAD_NUMBERS))
+def test_plain_csv_bad_numbers_name_their_column(cli, tmp_path, column, value):
+    cols = PLAIN_HEADER.strip().split(",")
+    row = dict(zip(cols, GOOD_ROW.strip().split(","), strict=True))
+    if column.startswith("mean_") and value in ("", "99999999999999999999"):
+        return  # an empty latency is "not reported"; 1e20 ms is finite: both allowed
+    row[column] = value
+    path = _plain(tmp_path, ",".join(row[c] for c in cols) + "\n")
+    _refused(cli("validate", path, "--calibration", "vllm"), column)
+
+
+@pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00\x01", b"{", b"[1, 2, 3]", b"null",
+                                     b'{"benchmarks": 3}', b'{"completed": "x"}',
+                                     PLAIN_HEADER.encode(), b"a,b\n1,2,3\n"])
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_bad_measurement_files(cli, tmp_path, content, suffix):
+    path = tmp_path / f"m{suffix}"
+    path.write_bytes(content)
+    _refused(cli("validate", str(path), "--calibration", "vllm", "--gpu", "h100-sxm"))
+
+
+def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
+    _refused(cli("validate", str(tmp_path), "--calibration", "vllm"))
+    _refused(cli("validate", str(tmp_path / "none.csv"), "--calibration", "vllm"))
+    _refused(cli("validate", "no-such-set"))
+
+
+@pytest.mark.parametrize("body", [
+    "coefficients: {dense: .nan}\nbackend: vllm\n",
+    "coefficients: {dense: -1}\nbackend: vllm\n",
+    "coefficients: {dense: .inf}\nbackend: vllm\n",
+    "coefficients: {dense: x}\nbackend: vllm\n",
+    "coefficients: {mfu: 0.5}\nbackend: vllm\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nrequest_s: .inf\n",
+    "coefficients: {dense: 1}\n",
+    "- 1\n- 2\n",
+    "coefficients: 3\nbackend: vllm\n",
+    "bands: {ttft: {ratio_low: x}}\ncoefficients: {dense: 1}\nbackend: vllm\n",
+    "[",
+])
+def test_bad_profile_files(cli, tmp_path, body):
+    path = tmp_path / "p.yaml"
+    path.write_text(body)
+    _refused(cli("validate", "h100", "--calibration", str(path)))
+    _refused(cli("serve", "simulate", SCENARIO, "--set", f"calibration={path}"))
+    _refused(cli("decode", "qwen3-8b", "--gpu", "h100-sxm", "--calibration", str(path)))
+
+
+@pytest.mark.parametrize("setting", [
+    "calibration=1", "calibration=nope", "calibration=", "engine.backend=tgi",
+    "engine.capacity_scheduler=x", "engine.capacity_scheduler=max_utilization",
+    "engine.chunked_prefill=maybe", "engine.tensor_parallel=3", "engine.tensor_parallel=0",
+    "mfu=0.5", "frontend_ms=1",
+])
+def test_bad_scenario_calibration_keys(cli, setting):
+    _refused(cli("serve", "simulate", SCENARIO, "--set", setting))
+
+
+@pytest.mark.parametrize("value", ["-1", ".inf", ".nan", "x"])
+def test_frontend_ms_under_the_roofline(cli, value):
+    _refused(cli("serve", "simulate", SCENARIO, "--set", "calibration=roofline", "--set",
+                 f"frontend_ms={value}"), "frontend_ms")
+
+
+@pytest.mark.parametrize("value", ["-1", ".inf", "x", "1.5"])
+def test_warmup_requests(cli, tmp_path, value):
+    path = tmp_path / "s.yaml"
+    path.write_text("model: qwen3-8b\ngpu: h100-sxm\n"
+                    "workload: {classes: {a: {input_tokens: 10, output_tokens: 5}}, arrivals: "
+                    "{kind: closed_loop, clients: 2, num_requests: 4, "
+                    f"warmup_requests: {value}}}}}\n")
+    _refused(cli("serve", "simulate", str(path)), "warmup_requests")
+
+
+@pytest.mark.parametrize("args", [
+    ["--tp", "0"], ["--tp", "-1"], ["--tp", "3"], ["--tp", "x"], ["--calibration", "nope"],
+    ["--calibration", ""],
+])
+def test_decode_and_call_calibration_options(cli, args):
+    _refused(cli("decode", "qwen3-32b", "--gpu", "h100-sxm", "--calibration", "vllm", *args))
+    _refused(cli("call", "qwen3-32b", "--new", "100", "--gpu", "h100-sxm", "--calibration",
+                 "vllm", *args))
+
+
+def test_successful_calibrated_outputs_are_finite(cli):
+    code, out, err = cli("decode", "qwen3-32b", "--gpu", "h100-sxm", "--batch", "1,1024",
+                         "--context", "40000", "--calibration", "vllm", "--tp", "8",
+                         "--format", "json")
+    assert code == 0, err
+    for step in json.loads(out)["calibrated"]["steps"]:
+        assert all(isinstance(v, int | float) and v == v and abs(v) < 1e300
+                   for v in step.values())
