@@ -28,7 +28,7 @@ from napkin.errors import require
 from napkin.serving.engine import EngineSpec, StepTimer
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.validation.replay import Replayed, TimerFactory, replay
+from napkin.validation.replay import TimerFactory, replay
 
 START = StepModel.of({"step": 4e-3, "dense": 1 / 0.7, "attention": 1 / 0.7, "weights": 1 / 0.95,
                       "kv": 1 / 0.95, "allreduce": 10e-6, "allreduce_bytes": 1.0})
@@ -51,24 +51,22 @@ def fitted_timer(model: StepModel) -> TimerFactory:
 class Observation:
     """One metric of one measurement, with its replayed features."""
 
-    index: int
     metric: str
     measured_s: float
     features: np.ndarray
     """Basis sums (``len(TERMS)``) then the request term (1 for TTFT, 0 for TPOT)."""
 
 
-def observations(rows: Sequence[Measurement], model: StepModel,
-                 replays: list[Replayed] | None = None) -> list[Observation]:
+def observations(rows: Sequence[Measurement], model: StepModel) -> list[Observation]:
     """Replay every row under ``model`` and collect the TTFT and TPOT feature rows."""
     out = []
-    for i, m in enumerate(rows):
-        r = replays[i] if replays is not None else replay(m, fitted_timer(model), record=True)
+    for m in rows:
+        r = replay(m, fitted_timer(model), record=True)
         assert r.ttft_features is not None and r.tpot_features is not None
         if m.mean_ttft_s:
-            out.append(Observation(i, "ttft", m.mean_ttft_s, np.append(r.ttft_features, 1.0)))
+            out.append(Observation("ttft", m.mean_ttft_s, np.append(r.ttft_features, 1.0)))
         if m.mean_tpot_s and m.output_tokens > 1:
-            out.append(Observation(i, "tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
+            out.append(Observation("tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
     return out
 
 
