@@ -14,18 +14,30 @@ from importlib import resources
 from pathlib import Path
 
 from napkin.calibration.measurements import read_aiconfigurator_csv
+from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
+from napkin.calibration.protocol import Protocol
 from napkin.validation.calibrate import calibrate
 
 OUT = Path(__file__).resolve().parents[1] / "src/napkin/catalog/profiles"
-RAMP_CYCLES = {"vllm": 1.0, "trtllm": 0.0, "sglang": 0.0}
-"""How the source's clients started, per backend. Screened from {0, 0.1, 0.3, 0.5, 1} by the
-training error of a 3-round fit (median |error| TTFT / TPOT, 2026-12-01): vllm 0: 45 % / 6.2 %,
-0.1: 27 % / 7.5 %, 0.3: 29 % / 6.6 %, 0.5: 31 % / 4.6 %, 1: 37 % / 3.7 %; trtllm 0: 32 % / 6.8 %,
-0.3: 34 % / 12.9 %; sglang 0: 8.4 % / 3.9 %. Then chosen by the hold-out sum of the two:
-vllm 1: 32.8 + 4.2 against 0.5: 31.7 + 5.5; trtllm 0: 30.6 + 8.4 against 1: 41.5 + 10.4;
-sglang 0: 10.3 + 5.9 against 1: 47.9 + 5.9. SGLang's and TensorRT-LLM's rows behave as clients
-started together (TTFT grows with concurrency × prompt, not with output length); vLLM's as
-desynchronized clients."""
+PROTOCOLS = {"vllm": PROTOCOLS_BY_NAME["burst"], "trtllm": PROTOCOLS_BY_NAME["burst"],
+             "sglang": Protocol(ramp_cycles=0.0)}
+"""How the sample's closed loops that do not describe their harness ran, per backend (its
+dated Llama-3.1-70B vLLM runs follow InferenceMAX's client and are read as such). Screened by
+the training error of a 3-round fit, median |error| TTFT / TPOT (2026-12-01):
+
+- vllm (93 undated rows, dated rows as InferenceMAX): steady (clients desynchronized, 2 per
+  client of warm-up, 8 counted, fixed lengths) 41 % / 4.6 %; burst 11.4 % / 4.6 %; burst with
+  range 0.5: 11.6 % / 4.1 %; burst with 5 per client: 14.9 % / 5.4 %; inferencemax 15.5 % /
+  3.5 %. The dated rows alone: inferencemax 7.1 % / 2.1 %, burst 13.4 % / 1.9 %.
+- trtllm: steady with all clients at t = 0: 32 % / 6.8 %; burst 24.8 % / 4.9 %;
+  inferencemax 25.9 % / 5.3 %; inferencemax with clients spread over half a life 35.5 % / 5.3 %.
+- sglang: steady with all clients at t = 0: 8.4 % / 3.9 %; burst 56.7 % / 5.5 %.
+
+Fixed-length closed loops stay in lock-step (requests admitted in one step finish in one step),
+so TTFT then grows with concurrency × prompt whatever the output length; the vLLM and
+TensorRT-LLM rows do not behave so (their TTFT does not change with output length at a given
+concurrency, and is far below a synchronized wave's), as random lengths predict. SGLang's rows
+do."""
 NOTES = {"aiconfigurator_h100.csv": {
     "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, dense models, agg)",
     "licence": "Apache-2.0"}}
@@ -36,7 +48,7 @@ def main() -> None:
     rows = read_aiconfigurator_csv(str(path))
     for backend in sys.argv[1:] or ["vllm", "trtllm", "sglang"]:
         t = time.time()
-        cal = calibrate(rows, backend, source_notes=NOTES, ramp_cycles=RAMP_CYCLES[backend],
+        cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
                         progress=lambda s: print("  ", s), jobs=0)
         cal.profile.save(OUT / f"{backend}.yaml")
         o = cal.holdout.overall

@@ -101,7 +101,7 @@ def test_aiconfigurator_reads_agg_pp1_rows_only(tmp_path):
     assert first.group == ("h100-sxm", "qwen3-32b", 2)
     assert first.weights == "bf16"
     assert (first.input_tokens, first.output_tokens) == (1024, 128)
-    assert first.harness == Harness("closed_loop", concurrency=16)
+    assert first.harness == Harness("closed_loop", concurrency=16, stated=False)
     assert first.mean_ttft_s == pytest.approx(0.8408064807531249)
     assert first.mean_tpot_s == pytest.approx(0.016538571871875)
     assert first.median_ttft_s is None
@@ -185,7 +185,8 @@ def test_vllm_closed_loop(tmp_path):
     assert m.group == ("h100-sxm", "qwen3-8b", 2)
     assert m.weights == "fp8"
     assert (m.input_tokens, m.output_tokens) == (1024, 128)  # 65536/64, 8192/64
-    assert m.harness == Harness("closed_loop", concurrency=16, num_requests=64)
+    # request_rate inf: the semaphore admits all 16 clients at t = 0
+    assert m.harness == Harness("closed_loop", concurrency=16, num_requests=64, ramp_s=0.0)
     assert m.mean_ttft_s == pytest.approx(0.1205)
     assert m.median_ttft_s == pytest.approx(0.110)
     assert m.mean_tpot_s == pytest.approx(0.01225)

@@ -31,11 +31,16 @@ def _plain(tmp_path, row: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-1", "11", "1e308", "x"])
-def test_calibrate_ramp_cycles(cli, tmp_path, value):
+@pytest.mark.parametrize("value", ["ramp_cycles=nan", "ramp_cycles=inf", "ramp_cycles=-1",
+                                   "ramp_cycles=11", "ramp_cycles=1e308", "ramp_cycles=x",
+                                   "requests_per_client=0", "requests_per_client=1.5",
+                                   "warmup_per_client=-1", "range_ratio=2",
+                                   "range_style=above", "speed=3", "fast", "", ",",
+                                   "range_ratio"])
+def test_calibrate_harness(cli, tmp_path, value):
     out = tmp_path / "p.yaml"
     _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
-                 str(out), "--ramp-cycles", value), "ramp-cycles")
+                 str(out), "--harness", value), "harness")
     assert not out.exists()
 
 

@@ -99,9 +99,9 @@ def test_shipped_profiles_load_and_record_their_sources():
 
 # Hold-out medians recorded when the shipped profiles were fitted (benchmarks/fit_profiles.py):
 # a regression gate that may only tighten. TPOT meets the 10 % target on all three
-# backends, TTFT its 15 % on SGLang only.
-GATE = {"vllm": {"ttft": 0.329, "tpot": 0.043}, "sglang": {"ttft": 0.104, "tpot": 0.060},
-        "trtllm": {"ttft": 0.307, "tpot": 0.085}}
+# backends, TTFT its 15 % on SGLang only (vLLM 15.7 %, TensorRT-LLM 25.9 %).
+GATE = {"vllm": {"ttft": 0.158, "tpot": 0.042}, "sglang": {"ttft": 0.104, "tpot": 0.060},
+        "trtllm": {"ttft": 0.260, "tpot": 0.058}}
 
 
 @pytest.mark.parametrize("name", sorted(GATE))

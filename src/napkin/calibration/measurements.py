@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +21,8 @@ from typing import Literal, NoReturn
 from napkin.errors import NapkinError
 
 HarnessKind = Literal["closed_loop", "poisson", "burst"]
+RangeStyle = Literal["symmetric", "below"]
+"""How a benchmark's ``range_ratio`` spreads lengths (see :class:`Harness`)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,9 @@ class Harness:
     returned; ``poisson``: arrivals at ``rate_per_s``; ``burst``: every request at t = 0.
     ``num_requests`` counted requests (None: the replay's default, 8 rounds of the clients);
     ``warmup_requests`` sent first and excluded from the metrics; ``range_ratio`` r draws each
-    length uniformly in [(1−r)·L, (1+r)·L] (``vllm bench serve --random-range-ratio``);
+    length uniformly in [(1−r)·L, (1+r)·L] with ``range_style`` ``symmetric`` (``vllm bench
+    serve --random-range-ratio``, vLLM ≥ 0.10) or in [r·L, L] with ``below`` (the older
+    ``benchmark_serving.py``, SGLang's ``bench_serving``, InferenceMAX);
     ``ramp_s`` spreads the clients' first requests over [0, ramp_s]; None (the default)
     spreads them over ``ramp_cycles`` times one request's life (1: desynchronized clients,
     as in steady state; 0: all at once).
@@ -42,8 +47,12 @@ class Harness:
     num_requests: int | None = None
     warmup_requests: int = 0
     range_ratio: float = 0.0
+    range_style: RangeStyle = "symmetric"
     ramp_s: float | None = None
     ramp_cycles: float = 1.0
+    stated: bool = True
+    """False: the source gives only the load (a silicon sample's concurrency); a profile's
+    :class:`~napkin.calibration.protocol.Protocol` then says how the clients ran."""
 
 
 @dataclass(frozen=True)
@@ -356,6 +365,8 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     silicon_tpot_ms``. Only aggregated serving is read: rows with ``mode`` other than ``agg``
     or ``pp_size`` other than 1 are skipped. ``batch_size`` is the client concurrency of a
     closed loop; ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
+    the harness is unstated (a profile's protocol fills it in) except for the dated runs of
+    :data:`INFERENCEMAX_ID`, which ran InferenceMAX's client;
     ``precision`` (empty → ``bf16``, else ``gemm_quant_mode``'s name) maps through
     :func:`weight_format_name`, ``system`` through :func:`catalog_gpu_id`, ``model_path``
     through :func:`catalog_model_id`. ``source`` is ``<file name>:<id>``.
@@ -372,6 +383,19 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     return out
 
 
+INFERENCEMAX_ID = re.compile(r"^\d{4}_\d{2}_\d{2}_")
+"""Silicon-sample ids of InferenceMAX-protocol runs: dated (``2026_04_06_llama_3_1_70b_…``), on
+InferenceMAX's grid (1k/1k, 1k/8k, 8k/1k at concurrency 4–64)."""
+
+
+def _aiconfigurator_harness(row_id: str, concurrency: int) -> Harness:
+    """A silicon-sample row's harness: InferenceMAX's for its dated runs, else unstated."""
+    from napkin.calibration.protocol import PROTOCOLS  # protocol.py builds on this module
+
+    h = Harness("closed_loop", concurrency=concurrency, stated=False)
+    return PROTOCOLS["inferencemax"].harness(h) if INFERENCEMAX_ID.match(row_id) else h
+
+
 def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurement:
     """One ``agg``, ``pp_size = 1`` row of an aiconfigurator CSV."""
     if not row["backend"]:
@@ -386,7 +410,7 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         tensor_parallel=_positive_int(row["tp_size"], where, "tp_size"),
         input_tokens=_positive_int(row["isl"], where, "isl"),
         output_tokens=_positive_int(row["osl"], where, "osl"),
-        harness=Harness("closed_loop", concurrency=_positive_int(
+        harness=_aiconfigurator_harness(row["id"], _positive_int(
             row["batch_size"], where, "batch_size")),
         mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
         mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
@@ -416,9 +440,10 @@ def read_vllm_bench_json(
     ``random_range_ratio``, ``gpu``, ``tensor_parallel``, ``weights``, ``kv_dtype``,
     ``backend_version`` where given. ``--append-result`` files are JSON lines.
 
-    Harness: ``max_concurrency`` set → closed loop at it (a finite ``request_rate`` is kept
-    in ``extra``); else a finite ``request_rate`` → Poisson at that rate (``burstiness`` ≠ 1,
-    gamma arrivals, is kept in ``extra``); else burst. Lengths: ``random_input_len`` /
+    Harness: ``max_concurrency`` set → closed loop at it, every client starting at t = 0
+    under ``request_rate`` inf (a finite ``request_rate`` is kept in ``extra``); else a finite
+    ``request_rate`` → Poisson at that rate (``burstiness`` ≠ 1, gamma arrivals, is kept in
+    ``extra``); else burst. Lengths: ``random_input_len`` /
     ``random_output_len`` if present, else ``total_*_tokens / completed`` rounded.
 
     The file names neither GPU nor parallelism nor weight format: the keywords give them
@@ -470,6 +495,8 @@ def _vllm_harness(record: dict, where: str) -> tuple[Harness, dict[str, str]]:
         concurrency = _positive_int(record["max_concurrency"], where, "max_concurrency")
         if finite:
             extra["request_rate"] = str(rate)
+        else:  # every client's first request at t = 0 (the semaphore admits C at once)
+            common["ramp_s"] = 0.0
         return Harness("closed_loop", concurrency=concurrency, **common), extra
     if finite:
         rate_per_s = _positive_float(rate, where, "request_rate")
@@ -686,7 +713,7 @@ PLAIN_REQUIRED: tuple[str, ...] = (
 )
 PLAIN_OPTIONAL: tuple[str, ...] = (
     "id", "backend_version", "kv_dtype", "num_requests", "warmup_requests", "range_ratio",
-    "ramp_s", "mean_ttft_ms", "mean_tpot_ms", "median_ttft_ms", "median_tpot_ms",
+    "range_style", "ramp_s", "mean_ttft_ms", "mean_tpot_ms", "median_ttft_ms", "median_tpot_ms",
     "output_tokens_per_s",
 )
 
@@ -713,6 +740,7 @@ def read_plain_csv(path: str | Path) -> list[Measurement]:
     Optional columns (empty cell = not reported): ``id`` (the row's name in ``source``,
     default its line number), ``backend_version``, ``kv_dtype`` (default ``bf16``),
     ``num_requests`` (≥ 1), ``warmup_requests`` (≥ 0), ``range_ratio`` (in [0, 1]),
+    ``range_style`` (``symmetric``: [(1−r)·L, (1+r)·L], the default; ``below``: [r·L, L]),
     ``ramp_s`` (≥ 0; empty: :class:`Harness`' default), ``mean_ttft_ms``, ``mean_tpot_ms``,
     ``median_ttft_ms``, ``median_tpot_ms`` (milliseconds, > 0; TPOT excludes the first token) and
     ``output_tokens_per_s`` (aggregate, > 0). Any other column is an error. Lines are
@@ -749,6 +777,11 @@ def _plain_harness(row: dict[str, str], where: str) -> Harness:
                                              "warmup_requests", integer=True)),
         "range_ratio": _fraction(row.get("range_ratio"), where, "range_ratio"),
     }
+    style = row.get("range_style", "").strip()
+    if style:
+        if style not in ("symmetric", "below"):
+            _fail(where, "range_style", f"{style!r} is not one of symmetric, below")
+        common["range_style"] = style
     if row.get("ramp_s"):  # empty: the Harness default
         common["ramp_s"] = float(_non_negative(row["ramp_s"], where, "ramp_s", integer=False))
     if kind == "closed_loop":

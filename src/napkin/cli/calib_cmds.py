@@ -34,22 +34,25 @@ def calibrate(
     gpu: GpuOpt = None, model: ModelOpt = None, tp: TpOpt = None, weights: WeightsOpt = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=20,
                                         help="Replay-and-solve rounds.")] = 4,
-    ramp_cycles: Annotated[float, typer.Option(
-        "--ramp-cycles", help="Closed-loop clients without a ramp start over this many "
-                              "request lives: 0 all at once, 1 desynchronized.")] = 1.0,
+    harness: Annotated[str, typer.Option(
+        "--harness", help="How closed loops whose file does not say ran: steady, burst, "
+                          "inferencemax, or key=value,… (ramp_cycles, requests_per_client, "
+                          "warmup_per_client, range_ratio, range_style).")] = "steady",
     jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit a step-time profile to measurements, cross-validated by (GPU, model, TP) group."""
     from napkin.calibration.measurements import read_measurements
+    from napkin.calibration.protocol import parse_protocol
     from napkin.report.calib_views import calibrate_doc
     from napkin.specs.files import check_output
     from napkin.validation.calibrate import calibrate as fit_profile
 
     check_output(out, (".yaml", ".yml"), "out")
+    protocol = parse_protocol(harness)
     rows = read_measurements([str(f) for f in files], gpu=gpu, model=model,
                              tensor_parallel=tp, weights=weights, backend=None)
-    cal = fit_profile(rows, backend, out.stem, rounds=rounds, ramp_cycles=ramp_cycles,
+    cal = fit_profile(rows, backend, out.stem, rounds=rounds, protocol=protocol,
                       progress=_say(fmt), jobs=jobs)
     cal.profile.save(out)
     emit(calibrate_doc(cal.profile, cal.holdout, str(out)), fmt)

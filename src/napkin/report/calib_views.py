@@ -62,8 +62,10 @@ def profile_section(p: Profile) -> Section:
 
 
 def calibrate_doc(p: Profile, holdout: ValidationReport, out: str) -> Document:
+    described = p.harness.get("closed_loop", "")
     return Document("Calibration", {"backend": p.backend, "profile": out},
-                    {"rows": sum(s.get("rows", 0) for s in p.sources)},
+                    {"rows": sum(s.get("rows", 0) for s in p.sources),
+                     "harness (closed loops the files do not describe)": described},
                     [profile_section(p), *report_sections("hold-out errors (leave one group "
                                                           "out)", holdout)],
                     {"profile": p.to_dict(), "holdout": report_json(holdout)})

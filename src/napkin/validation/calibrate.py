@@ -6,12 +6,13 @@ overall the median |error|, the bias (median signed error) and the shares within
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from napkin.calibration.measurements import Measurement
 from napkin.calibration.profile import BAND_COVERAGE, Band, Domain, Profile
+from napkin.calibration.protocol import PROTOCOLS, Protocol, assume
 from napkin.catalog import load_model
 from napkin.errors import require
 from napkin.validation.fit import START, Prediction, Progress, cross_validate, fit, predict
@@ -123,33 +124,22 @@ class Calibration:
     holdout: ValidationReport
 
 
-def with_ramp(rows: Sequence[Measurement], ramp_cycles: float) -> list[Measurement]:
-    """``rows`` whose closed-loop clients (without a ramp of their own) start spread over
-    ``ramp_cycles`` request lives: 0 all at once (synchronized), 1 desynchronized."""
-    return [m if m.harness.ramp_s is not None else
-            replace(m, harness=replace(m.harness, ramp_cycles=ramp_cycles)) for m in rows]
-
-
 def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None,
               rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
-              ramp_cycles: float = 1.0, progress: Progress | None = None,
+              protocol: Protocol = PROTOCOLS["steady"], progress: Progress | None = None,
               jobs: int = 1) -> Calibration:
     """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
-    cross-validate it by group; ``ramp_cycles`` is the harness's client start (see
-    :func:`with_ramp`), recorded in the profile so validation replays the same way."""
-    require(0 <= ramp_cycles <= 10, f"ramp-cycles: must be in [0, 10], got {ramp_cycles}")
-    mine = with_ramp([m for m in rows if m.backend == backend], ramp_cycles)
+    cross-validate it by group; ``protocol`` is how the closed loops that do not describe their
+    harness ran (see :func:`napkin.calibration.protocol.assume`), recorded in the profile so
+    validation replays the same way."""
+    mine = assume([m for m in rows if m.backend == backend], protocol)
     require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
     model = fit(mine, START, rounds, progress=progress)
     held = cross_validate(mine, model, cv_rounds, progress=progress, jobs=jobs)
-    harness = {"ramp_cycles": ramp_cycles,
-               "closed_loop": f"clients start spread over {ramp_cycles:g} × one request's life "
-                              "(0: all at once, 1: desynchronized) unless the source gives a "
-                              "ramp; 2 requests per client of warm-up excluded, 8 per client "
-                              "counted, unless the source gives counts"}
+    harness = protocol.as_dict()
     profile = Profile(name or backend, backend, model, domain(mine), bands(held),
                       tuple(sources_of(mine, source_notes)), harness,
                       notes=f"fitted by napkin calibrate on {len(mine)} rows; bands from "
@@ -159,13 +149,12 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
 
 def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:
     """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting)."""
-    return report(predict(with_ramp(rows, profile.harness.get("ramp_cycles", 1.0)),
-                          profile.model))
+    return report(predict(assume(list(rows), Protocol.of(profile.harness)), profile.model))
 
 
 def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
             progress: Progress | None = None, jobs: int = 1) -> ValidationReport:
     """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
     coefficients) on the other groups."""
-    rows = with_ramp(rows, profile.harness.get("ramp_cycles", 1.0))
+    rows = assume(list(rows), Protocol.of(profile.harness))
     return report(cross_validate(rows, profile.model, cv_rounds, progress=progress, jobs=jobs))

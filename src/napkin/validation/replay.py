@@ -52,6 +52,7 @@ class BackendDefaults:
     memory_fraction: float
     pool_rule: str
     reserve_gib: float = 1.0
+    chunked_prefill: bool = True
     source: str = ""
 
 
@@ -142,10 +143,12 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
               ramp_s: float) -> tuple[dict, int]:
     """The harness as a workload mapping, and how many leading requests are warm-up."""
     def length(n: int) -> int | dict:
-        if h.range_ratio <= 0:
+        r = h.range_ratio
+        if h.range_style == "below":
+            return n if r >= 1 else {"dist": "uniform", "low": max(1.0, r * n), "high": n}
+        if r <= 0:
             return n
-        return {"dist": "uniform", "low": max(1.0, (1 - h.range_ratio) * n),
-                "high": (1 + h.range_ratio) * n}
+        return {"dist": "uniform", "low": max(1.0, (1 - r) * n), "high": (1 + r) * n}
     classes = {"bench": {"input_tokens": length(isl), "output_tokens": length(osl)}}
     if h.kind == "closed_loop":
         c = h.concurrency or 1
@@ -171,7 +174,7 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                       max_num_seqs=d.max_num_seqs,
                       max_num_batched_tokens=d.max_num_batched_tokens,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
-                      backend=m.backend)
+                      backend=m.backend, chunked_prefill=d.chunked_prefill)
     return Engine(model, acc, precision, Efficiency(), spec,
                   timer=timer(model, acc, precision, spec), record=record)
 

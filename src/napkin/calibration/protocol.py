@@ -1,0 +1,132 @@
+"""How a benchmark ran its clients, when the measurement file does not say.
+
+A closed-loop row of a silicon sample gives only the concurrency; its mean TTFT still depends
+on how the harness started the clients (all at once or spread out), how many requests it sent
+per client and whether it dropped a warm-up, and whether it drew lengths from a range (random
+lengths keep fixed-length requests from finishing in lock-step, which otherwise makes every
+client send its next prompt in the same step). A :class:`Protocol` is that assumption, written
+into a profile (``harness``) so validation replays the rows the way they were fitted.
+
+Named protocols (:data:`PROTOCOLS`):
+
+``steady``
+    clients spread over one request's life (desynchronized, as in steady state), 2 requests per
+    client of warm-up dropped, 8 counted, fixed lengths (genai-perf's and aiperf's usual
+    warm-up and request counts).
+``inferencemax``
+    InferenceMAX's client (its ``bench_serving/benchmark_serving.py``, README "Benchmark
+    Client Configuration"): ``--request-rate inf --max-concurrency C --num-prompts 10·C
+    --random-range-ratio 0.8``, lengths uniform in [0.8·L, L], every client at t = 0, nothing
+    dropped.
+``burst``
+    ``vllm bench serve`` at ``--request-rate inf --max-concurrency C --num-prompts 10·C
+    --random-range-ratio 0.8`` (vLLM ≥ 0.10: lengths in [0.2·L, 1.8·L]), nothing dropped.
+"""
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from napkin.calibration.measurements import Harness, Measurement, RangeStyle
+from napkin.errors import NapkinError, require
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A closed-loop harness: client start, counts per client and length range."""
+
+    ramp_cycles: float = 1.0
+    """Clients start spread over this many request lives (0: all at once)."""
+    requests_per_client: int = 8
+    """Requests counted per client."""
+    warmup_per_client: int = 2
+    """Requests per client sent first and dropped from the metrics."""
+    range_ratio: float = 0.0
+    range_style: RangeStyle = "symmetric"
+
+    def __post_init__(self) -> None:
+        require(0 <= self.ramp_cycles <= 10,
+                f"harness: ramp_cycles must be in [0, 10], got {self.ramp_cycles}")
+        require(1 <= self.requests_per_client <= 1000,
+                f"harness: requests_per_client must be in [1, 1000], got "
+                f"{self.requests_per_client}")
+        require(0 <= self.warmup_per_client <= 100,
+                f"harness: warmup_per_client must be in [0, 100], got {self.warmup_per_client}")
+        require(0 <= self.range_ratio <= 1,
+                f"harness: range_ratio must be in [0, 1], got {self.range_ratio}")
+        require(self.range_style in ("symmetric", "below"),
+                f"harness: range_style must be symmetric or below, got {self.range_style!r}")
+
+    def harness(self, h: Harness) -> Harness:
+        """``h`` (a closed loop the source did not describe) run under this protocol."""
+        c = h.concurrency or 1
+        return replace(h, ramp_cycles=self.ramp_cycles, ramp_s=None,
+                       num_requests=self.requests_per_client * c,
+                       warmup_requests=self.warmup_per_client * c,
+                       range_ratio=self.range_ratio, range_style=self.range_style, stated=True)
+
+    def describe(self) -> str:
+        start = ("all clients at t = 0" if self.ramp_cycles == 0 else
+                 f"clients spread over {self.ramp_cycles:g} × one request's life")
+        if self.range_ratio == 0 and self.range_style == "symmetric":
+            lengths = "fixed lengths"
+        elif self.range_style == "below":
+            lengths = f"lengths uniform in [{self.range_ratio:g}·L, L]"
+        else:
+            lengths = (f"lengths uniform in [{1 - self.range_ratio:g}·L, "
+                       f"{1 + self.range_ratio:g}·L]")
+        return (f"{start}; {self.warmup_per_client} requests per client of warm-up dropped, "
+                f"{self.requests_per_client} counted; {lengths}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "closed_loop": self.describe()}
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> "Protocol":
+        """From a profile's ``harness`` mapping (unknown keys, such as the description, are
+        ignored; missing ones take the ``steady`` values)."""
+        known = {k: data[k] for k in asdict(cls()) if k in data}
+        try:
+            return cls(**known)
+        except TypeError as e:
+            raise NapkinError(f"harness: {e}") from None
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    "steady": Protocol(),
+    "inferencemax": Protocol(ramp_cycles=0.0, requests_per_client=10, warmup_per_client=0,
+                             range_ratio=0.8, range_style="below"),
+    "burst": Protocol(ramp_cycles=0.0, requests_per_client=10, warmup_per_client=0,
+                      range_ratio=0.8, range_style="symmetric"),
+}
+
+
+def parse_protocol(text: str) -> Protocol:
+    """A protocol by name (:data:`PROTOCOLS`) or as ``key=value,…`` over the ``steady`` values
+    (keys: ramp_cycles, requests_per_client, warmup_per_client, range_ratio, range_style)."""
+    text = text.strip()
+    if text in PROTOCOLS:
+        return PROTOCOLS[text]
+    fields: dict[str, Any] = {}
+    kinds = {"ramp_cycles": float, "requests_per_client": int, "warmup_per_client": int,
+             "range_ratio": float, "range_style": str}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        require(sep == "=" and key in kinds,
+                f"harness: {part!r} is not a protocol name ({', '.join(PROTOCOLS)}) or "
+                f"key=value with a key in {', '.join(kinds)}")
+        try:
+            fields[key] = kinds[key](value.strip())
+        except ValueError:
+            raise NapkinError(f"harness: {key} must be a {kinds[key].__name__}, got "
+                              f"{value.strip()!r}") from None
+    require(bool(fields), f"harness: empty; give a name ({', '.join(PROTOCOLS)}) or key=value")
+    return Protocol(**fields)
+
+
+def assume(rows: list[Measurement] | tuple[Measurement, ...], protocol: Protocol
+           ) -> list[Measurement]:
+    """``rows`` with every closed loop whose source did not describe its harness run under
+    ``protocol``; rows with a stated harness are kept as they are."""
+    return [replace(m, harness=protocol.harness(m.harness))
+            if not m.harness.stated and m.harness.kind == "closed_loop" else m for m in rows]

@@ -1,0 +1,79 @@
+"""Harness protocols: parsing, what they do to rows that do not describe their harness, the
+length ranges they draw, and the silicon sample's InferenceMAX rows."""
+
+from pathlib import Path
+
+import pytest
+
+from napkin.calibration.measurements import Harness, Measurement, read_aiconfigurator_csv
+from napkin.calibration.protocol import PROTOCOLS, Protocol, assume, parse_protocol
+from napkin.errors import NapkinError
+from napkin.serving.arrivals import generate
+from napkin.serving.workload import parse_workload
+from napkin.validation.replay import _workload
+
+
+def _row(harness: Harness) -> Measurement:
+    return Measurement("t:1", "vllm", "", "qwen3-8b", "h100-sxm", "bf16", 1, 1000, 200, harness)
+
+
+def test_named_protocols_and_key_values():
+    assert parse_protocol("steady") == Protocol()
+    assert parse_protocol("inferencemax") == Protocol(0.0, 10, 0, 0.8, "below")
+    assert parse_protocol(" ramp_cycles=0 , range_ratio=0.5") == Protocol(
+        ramp_cycles=0.0, range_ratio=0.5)
+    assert parse_protocol("requests_per_client=4,range_style=below") == Protocol(
+        requests_per_client=4, range_style="below")
+
+
+@pytest.mark.parametrize("text", ["", "fast", "ramp_cycles", "ramp_cycles=x", "speed=1",
+                                  "ramp_cycles=nan", "ramp_cycles=inf", "range_ratio=1.5",
+                                  "requests_per_client=0", "range_style=above"])
+def test_bad_protocols_name_the_harness(text):
+    with pytest.raises(NapkinError, match=r"^harness: "):
+        parse_protocol(text)
+
+
+def test_assume_fills_only_unstated_closed_loops():
+    unstated = _row(Harness("closed_loop", concurrency=16, stated=False))
+    stated = _row(Harness("closed_loop", concurrency=16, ramp_s=2.0))
+    poisson = _row(Harness("poisson", rate_per_s=3.0, stated=False))
+    a, b, c = assume([unstated, stated, poisson], PROTOCOLS["burst"])
+    # 10 counted per client × 16 clients, nothing dropped, every client at t = 0
+    assert a.harness == Harness("closed_loop", concurrency=16, num_requests=160,
+                                warmup_requests=0, range_ratio=0.8, ramp_cycles=0.0)
+    assert b is stated and c is poisson
+
+
+def test_profile_harness_round_trip_and_old_profiles():
+    p = PROTOCOLS["inferencemax"]
+    assert Protocol.of(p.as_dict()) == p
+    assert "[0.8·L, L]" in p.describe()
+    assert Protocol.of({"ramp_cycles": 0.0, "closed_loop": "text"}) == Protocol(ramp_cycles=0.0)
+
+
+@pytest.mark.parametrize(("style", "low", "high"), [("symmetric", 200, 1800),
+                                                    ("below", 800, 1000)])
+def test_length_ranges_as_the_benchmark_clients_draw_them(style, low, high):
+    """vllm bench serve ≥ 0.10 draws [(1−r)·L, (1+r)·L]; InferenceMAX's and SGLang's
+    bench_serving draw [r·L, L]; r = 0.8, L = 1000."""
+    h = Harness("burst", num_requests=4000, range_ratio=0.8, range_style=style)
+    workload, _ = _workload(h, 1000, 1000, seed=1, ramp_s=0.0)
+    lengths = generate(parse_workload(workload, "test")).requests.input_tokens
+    assert lengths.min() >= low and lengths.max() <= high
+    assert lengths.mean() == pytest.approx((low + high) / 2, rel=0.02)
+
+
+def test_dated_silicon_rows_ran_the_inferencemax_client(tmp_path: Path):
+    header = ("id,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+              "gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n")
+    rows = ("2026_04_06_llama_3_1_70b_h100_sxm_vllm_fp8_agg_1024x1024_c16_tp8_ep1,vllm,,"
+            "meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1024,1024,,16,8,1,93.0,11.4\n"
+            "qwen_c16_tp8,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,1024,,16,8,1,100.8,8.9\n")
+    path = tmp_path / "s.csv"
+    path.write_text(header + rows)
+    dated, plain = read_aiconfigurator_csv(path)
+    assert dated.harness == Harness("closed_loop", concurrency=16, num_requests=160,
+                                    warmup_requests=0, range_ratio=0.8, range_style="below",
+                                    ramp_cycles=0.0)
+    assert plain.harness == Harness("closed_loop", concurrency=16, stated=False)
