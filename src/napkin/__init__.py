@@ -7,3 +7,11 @@ Layers, top to bottom: ``units`` → ``specs`` → ``accounting`` → ``timing``
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):  # the simulator loads on first use, not with the CLI
+    if name == "sweep":
+        from napkin.serving.sweep import sweep_file
+
+        return sweep_file
+    raise AttributeError(f"module 'napkin' has no attribute {name!r}")

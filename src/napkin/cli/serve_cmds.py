@@ -1,4 +1,4 @@
-"""``napkin serve demand | fluid | simulate``."""
+"""``napkin serve demand | fluid | simulate | sweep``."""
 
 import re
 import sys
@@ -164,6 +164,59 @@ def simulate(
 
         plot_runs(runs, plot)
     emit(sim_doc(reports), fmt)
+
+
+def _loads(text: str) -> list[float] | None:
+    """``auto`` → None; else comma-separated positive numbers."""
+    if text.strip() == "auto":
+        return None
+    values = []
+    for part in text.split(","):
+        try:
+            x = float(part)
+        except ValueError:
+            raise NapkinError(f"rates: {part.strip()!r} is not a number; give auto or "
+                              "comma-separated loads such as 1,2,4") from None
+        require(0 < x < float("inf"), f"rates: every load must be a finite number > 0, "
+                                      f"got {part.strip()}")
+        values.append(x)
+    return values
+
+
+@app.command()
+def sweep(
+    scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO.yaml",
+                                                  help="Scenario file.")],
+    rates: Annotated[str, typer.Option(
+        "--rates", help="Offered loads, comma-separated (requests/s; clients for a closed "
+                        "loop; sessions/s for sessions), or auto: around the maximum "
+                        "sustainable load.")] = "auto",
+    seeds: Annotated[int, typer.Option("--seeds", min=1, max=32,
+                                       help="Seeds per load; a load is sustainable only "
+                                            "when every seed meets the SLO.")] = 1,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="Override a field: slo.share=0.95, engine.replicas=2 (repeatable).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the sweep figure.")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Offered load vs latency percentiles, throughput and goodput; the maximum sustainable load
+    under the scenario's SLO (bisection)."""
+    from napkin.report.serve_views import sweep_doc
+    from napkin.serving.scenario import build, load_scenario
+    from napkin.serving.sweep import sweep as run_sweep
+    from napkin.specs.files import check_output
+
+    loads = _loads(rates)
+    if plot is not None:
+        check_output(plot, (".png", ".svg", ".pdf"), "plot")
+    scenario, base = load_scenario(scenario_path, list(set_ or []))
+    built = build(scenario, base)
+    result = run_sweep(scenario, base, loads, tuple(range(seeds)))
+    if plot is not None:
+        from napkin.report.plots import plot_sweep
+
+        plot_sweep(result, plot)
+    emit(sweep_doc(result, built), fmt)
 
 
 def _slug(name: str) -> str:

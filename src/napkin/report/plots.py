@@ -7,6 +7,7 @@ import numpy as np
 
 from napkin.serving.fluid import FluidResult
 from napkin.serving.simulate import SimRun
+from napkin.serving.sweep import SweepResult
 
 
 def _plt():
@@ -61,6 +62,39 @@ def plot_runs(runs: list[tuple[str, SimRun]], path: Path) -> Path:
         ax.set_ylabel(yl)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_sweep(result: SweepResult, path: Path) -> Path:
+    """Latency percentiles (worst seed) vs offered load with the SLO bounds, SLO attainment,
+    and the maximum sustainable load marked."""
+    plt = _plt()
+    loads = [p.load for p in result.points]
+    fig, (a_ttft, a_tpot, a_met) = plt.subplots(1, 3, figsize=(15, 4.2))
+    slo = result.points[0].summaries[0].slo
+    for ax, attr, bound, label in ((a_ttft, "ttft", slo.ttft_s, "TTFT, s"),
+                                   (a_tpot, "tpot", slo.tpot_s, "TPOT, s")):
+        for stat, style in (("p50_s", ":"), ("p90_s", "--"), ("p95_s", "-"), ("p99_s", "-.")):
+            ax.plot(loads, [max(getattr(getattr(s, attr), stat) for s in p.summaries)
+                            for p in result.points], style, marker="o", ms=3,
+                    label=stat.removesuffix("_s"))
+        ax.axhline(bound, color="tab:red", lw=1, label="SLO")
+        ax.set_yscale("log")
+        ax.set_ylabel(label)
+    a_met.plot(loads, [p.worst_slo_met_frac for p in result.points], marker="o")
+    a_met.axhline(result.share, color="tab:red", lw=1, label=f"required {result.share:.0%}")
+    a_met.set_ylabel("requests meeting the SLO (worst seed)")
+    a_met.set_ylim(0, 1.05)
+    for ax in (a_ttft, a_tpot, a_met):
+        if result.max_sustainable is not None:
+            ax.axvline(result.max_sustainable, color="tab:green", lw=1,
+                       label=f"max sustainable {result.max_sustainable:,.3g}")
+        ax.set_xlabel(f"offered load, {result.unit}")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{result.scenario}: load sweep")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -9,6 +9,7 @@ from napkin.serving.demand import WindowDemand
 from napkin.serving.fluid import FluidResult
 from napkin.serving.metrics import Latency, SimSummary, latency_bands
 from napkin.serving.scenario import Built
+from napkin.serving.sweep import SweepResult
 from napkin.units import GiB, fmt_seconds
 
 
@@ -64,8 +65,14 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
         "kv_pool_bytes": b.kv_pool_bytes, "kv_blocks": b.spec.num_blocks,
         "prefix_caching": e.enable_prefix_caching, "tensor_parallel": e.tensor_parallel,
         "replicas": e.replicas, "router": e.router, "mode": e.mode,
-        "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s,
+        "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_share": s.slo.share,
     }
+
+
+def overload_line(name: str, s: SimSummary, factor: float) -> str:
+    return (f"warning: {name}: overloaded — offered {s.offered_requests_per_s:,.3g} requests/s, "
+            f"served {s.requests_per_s:,.3g} ({factor:.2f}× what this deployment carries); "
+            f"the backlog drains {fmt_seconds(s.drain_s)} after the last arrival")
 
 
 def sim_doc(reports: list[SimReport]) -> Document:
@@ -101,6 +108,8 @@ def sim_doc(reports: list[SimReport]) -> Document:
                          f"{r.built.eff.mbu:g}, {r.built.eff.overhead_s * 1e3:g} ms per step); "
                          "no error band")
         notes += [f"warning: {r.name}: {w}" for w in r.built.warnings]
+        if (f := r.summary.overload_factor) is not None:
+            notes.append(overload_line(r.name, r.summary, f))
     lat = Section("latency (nearest-rank percentiles)",
                   ["metric", "scenario", "mean", "p50", "p90", "p95", "p99"], lat_rows, notes)
 
@@ -113,7 +122,8 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("makespan", lambda r: fmt_seconds(s(r).makespan_s)),
         row("last finish", lambda r: fmt_seconds(s(r).last_finish_s)),
         row("output tokens/s", lambda r: f"{s(r).output_tokens_per_s:,.1f}"),
-        row("requests/s", lambda r: f"{s(r).requests_per_s:,.3f}"),
+        row("offered requests/s", lambda r: f"{s(r).offered_requests_per_s:,.3f}"),
+        row("served requests/s", lambda r: f"{s(r).requests_per_s:,.3f}"),
         row("SLO met (TTFT, TPOT)", lambda r: f"{s(r).slo_met_frac:.1%} "
             f"(≤ {fmt_seconds(s(r).slo.ttft_s)}, ≤ {fmt_seconds(s(r).slo.tpot_s)})"),
         row("goodput, requests/s", lambda r: f"{s(r).goodput_requests_per_s:,.3f}"),
@@ -143,3 +153,48 @@ def sim_doc(reports: list[SimReport]) -> Document:
                            "wall_s": r.wall_s} for r in reports]}
     return Document("Serving simulation", {"scenarios": ", ".join(names)}, shared,
                     [lat, totals], data)
+
+
+def sweep_doc(result: SweepResult, built: Built) -> Document:
+    """The sweep table (worst seed per load) and the maximum sustainable load."""
+    unit = result.unit
+    rows = []
+    for p in result.points:
+        worst = min(p.summaries, key=lambda s: s.slo_met_frac)
+        met = [s.slo_met_frac for s in p.summaries]
+        spread = f"{min(met):.1%}" if len(met) == 1 else f"{min(met):.1%}–{max(met):.1%}"
+        flag = "overloaded" if worst.overload_factor is not None else ""
+        rows.append([f"{p.load:,.4g}", spread,
+                     fmt_seconds(max(s.ttft.p95_s for s in p.summaries), 3),
+                     fmt_seconds(max(s.tpot.p95_s for s in p.summaries), 3),
+                     fmt_seconds(max(s.e2e.p95_s for s in p.summaries), 3),
+                     f"{min(s.output_tokens_per_s for s in p.summaries):,.0f}",
+                     f"{min(s.goodput_requests_per_s for s in p.summaries):,.3f}",
+                     "yes" if p.sustainable(result.share) else "no", flag])
+    lo, hi = result.bracket
+    if result.max_sustainable is None:
+        verdict = (f"no load tried down to {hi:,.4g} {unit} is sustainable: fewer than "
+                   f"{result.share:.0%} of requests meet the SLO")
+    elif hi is None:
+        verdict = (f"maximum sustainable load ≥ {lo:,.4g} {unit} (every load tried was "
+                   "sustainable)")
+    else:
+        verdict = (f"maximum sustainable load {lo:,.4g} {unit} ({hi:,.4g} is not): at least "
+                   f"{result.share:.0%} of requests meet TTFT ≤ "
+                   f"{fmt_seconds(built.slo.ttft_s)} and TPOT ≤ {fmt_seconds(built.slo.tpot_s)} "
+                   f"in every seed")
+    notes = [verdict, f"the scenario's own load is {result.base_load:,.4g} {unit}; seeds "
+             f"{', '.join(map(str, result.seeds))}; percentiles and throughput are the worst "
+             "seed's", f"step times: calibration {built.calibration}"]
+    notes += [f"warning: {w}" for w in built.warnings]
+    section = Section(f"{result.scenario}: load sweep",
+                      [f"load, {unit}", "SLO met", "p95 TTFT", "p95 TPOT", "p95 e2e",
+                       "output tokens/s", "goodput, req/s", "sustainable", ""], rows, notes)
+    data = {"unit": unit, "base_load": result.base_load, "share": result.share,
+            "seeds": list(result.seeds), "max_sustainable": result.max_sustainable,
+            "bracket": list(result.bracket),
+            "points": [{"load": p.load, "sustainable": p.sustainable(result.share),
+                        "summaries": list(p.summaries)} for p in result.points]}
+    return Document("Load sweep", scenario_inputs(built),
+                    {"slo_share": result.share, "calibration": built.calibration},
+                    [section], data)

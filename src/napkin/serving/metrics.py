@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from napkin.calibration.profile import Profile
+from napkin.serving.load import offered_rate
 from napkin.serving.simulate import SimRecords, SimRun
 from napkin.stats import summary
 from napkin.units import GiB
@@ -23,6 +24,8 @@ from napkin.units import GiB
 class SLO:
     ttft_s: float = 2.0
     tpot_s: float = 0.05
+    share: float = 0.9
+    """Share of requests meeting both bounds that makes a load sustainable."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,25 @@ class SimSummary:
     prefix_hit_frac: float
     steps: int
     sim_units: int
+    offered_requests_per_s: float
+    """(n − 1)/(last arrival − first arrival) of the counted requests."""
+    drain_s: float
+    """Last finish − last arrival: how long the backlog outlives the arrivals."""
+
+    wait_growth_s: float
+    """Mean wait to first schedule of the last quarter of arrivals minus the first quarter's:
+    a queue that keeps growing while requests arrive."""
+
+    @property
+    def overload_factor(self) -> float | None:
+        """Offered over served requests/s when the deployment cannot keep up: offered load
+        above 1.05 × served and a wait to first schedule that grew by more than 1 s from the
+        first quarter of arrivals to the last; None otherwise (closed loops never are: their
+        clients wait for answers)."""
+        if (self.offered_requests_per_s > 1.05 * self.requests_per_s
+                and self.wait_growth_s > 1.0):
+            return self.offered_requests_per_s / self.requests_per_s
+        return None
 
 
 def counted(records: SimRecords, warmup: int) -> SimRecords:
@@ -122,7 +144,20 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
         prefix_hit_frac=float(r.cached_tokens.sum()) / max(float(r.input_tokens.sum()), 1.0),
         steps=sum(e.num_steps for e in engines),
         sim_units=sum(e.num_units for e in engines),
+        offered_requests_per_s=offered_rate(r.arrival_s),
+        drain_s=last - float(r.arrival_s.max()) if n else 0.0,
+        wait_growth_s=_wait_growth(r.arrival_s, r.first_scheduled_s - r.arrival_s),
     )
+
+
+def _wait_growth(arrival_s: np.ndarray, wait_s: np.ndarray) -> float:
+    """Mean wait of the last quarter of arrivals minus the first quarter's (0 under 8)."""
+    n = len(arrival_s)
+    if n < 8:
+        return 0.0
+    w = wait_s[np.argsort(arrival_s, kind="stable")]
+    q = n // 4
+    return float(w[-q:].mean() - w[:q].mean())
 
 
 def latency_bands(s: SimSummary, profile: Profile | None) -> dict[str, float]:

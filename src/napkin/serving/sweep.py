@@ -1,0 +1,186 @@
+"""Load sweeps of a scenario and its maximum sustainable load under the SLO.
+
+A sweep runs the scenario at several offered loads (:func:`napkin.serving.load.scale_load`: the
+same workload shape, the load scaled) and seeds. A load is **sustainable** when, in every seed,
+at least ``slo.share`` of the counted requests meet both SLO bounds (TTFT ≤ ``slo.ttft_s`` and
+TPOT ≤ ``slo.tpot_s``: the SLO attainment of DistServe; goodput counts them per second). The
+maximum sustainable load is found by bracketing (doubling or halving from the scenario's own
+load) and then bisecting geometrically until the bracket is within ``rel_tol`` (integers for a
+closed loop's clients). Attainment is not strictly monotone in load under noise; the answer is
+a sustainable load whose bracket's upper end was not.
+"""
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from napkin.errors import require
+from napkin.serving.load import base_load, is_closed_loop, scale_load
+from napkin.serving.metrics import SimSummary, summarize
+from napkin.serving.scenario import Scenario, build
+from napkin.serving.simulate import simulate
+from napkin.serving.workload import Workload, load_workload
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One offered load, over the seeds."""
+
+    load: float
+    """Offered requests/s (sessions/s for sessions; clients for a closed loop)."""
+    summaries: tuple[SimSummary, ...]
+    """One per seed, in seed order."""
+
+    @property
+    def worst_slo_met_frac(self) -> float:
+        return min(s.slo_met_frac for s in self.summaries)
+
+    def sustainable(self, share: float) -> bool:
+        return self.worst_slo_met_frac >= share
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The evaluated loads (sorted), the maximum sustainable one and how it was found."""
+
+    scenario: str
+    unit: str
+    """``requests/s``, ``sessions/s`` or ``clients``."""
+    base_load: float
+    share: float
+    seeds: tuple[int, ...]
+    points: tuple[SweepPoint, ...]
+    max_sustainable: float | None
+    """None: not even the lowest load tried was sustainable."""
+    bracket: tuple[float, float | None]
+    """(highest sustainable, lowest unsustainable above it; None if none was found)."""
+
+
+def _resolved(scenario: Scenario, base_dir: Path) -> tuple[Workload, Path]:
+    if isinstance(scenario.workload, str):
+        return load_workload(base_dir / scenario.workload)
+    return scenario.workload, base_dir
+
+
+class _Runner:
+    """Runs the scenario at a load over the seeds, remembering every point."""
+
+    def __init__(self, scenario: Scenario, base_dir: Path, seeds: Sequence[int]) -> None:
+        self.scenario = scenario
+        self.workload, self.dir = _resolved(scenario, base_dir)
+        first = build(scenario.model_copy(update={"workload": self.workload}), self.dir)
+        self.base = base_load(self.workload, first.source)
+        require(self.base > 0, "workload: a sweep needs at least two arrivals (an offered rate)")
+        self.closed = is_closed_loop(self.workload)
+        self.seeds = tuple(seeds)
+        self.points: dict[float, SweepPoint] = {}
+
+    def unit(self) -> str:
+        if self.closed:
+            return "clients"
+        return "sessions/s" if self.workload.arrivals.kind == "sessions" else "requests/s"
+
+    def snap(self, load: float) -> float:
+        return float(max(1, round(load))) if self.closed else load
+
+    def run(self, load: float) -> SweepPoint:
+        load = self.snap(load)
+        if load not in self.points:
+            wl = scale_load(self.workload, load / self.base)
+            out = []
+            for seed in self.seeds:
+                built = build(self.scenario.model_copy(update={"workload": wl}), self.dir, seed)
+                run = simulate(built.engines(), built.source, self.scenario.engine.router)
+                out.append(summarize(run, built.slo, built.warmup))
+            self.points[load] = SweepPoint(load, tuple(out))
+        return self.points[load]
+
+
+def max_sustainable(ok: Callable[[float], bool], start: float, rel_tol: float = 0.03,
+                    integer: bool = False, max_steps: int = 12
+                    ) -> tuple[float | None, float | None]:
+    """The bracket (highest sustainable, lowest unsustainable) of a load ``ok`` accepts, from
+    ``start`` by doubling or halving (at most ``max_steps`` times), then geometric bisection
+    to ``hi/lo ≤ 1 + rel_tol`` (``hi − lo ≤ 1`` for integer loads)."""
+    def snap(x: float) -> float:
+        return float(max(1, round(x))) if integer else x
+
+    lo: float | None = None
+    hi: float | None = None
+    x = snap(start)
+    if ok(x):
+        lo = x
+        for _ in range(max_steps):
+            x = snap(lo * 2)
+            if not ok(x):
+                hi = x
+                break
+            lo = x
+        else:
+            return lo, None
+    else:
+        hi = x
+        for _ in range(max_steps):
+            x = snap(hi / 2)
+            if x >= hi:  # integer loads bottom out at 1
+                return None, hi
+            if ok(x):
+                lo = x
+                break
+            hi = x
+        else:
+            return None, hi
+    while (hi - lo > 1) if integer else (hi / lo > 1 + rel_tol):
+        mid = snap(math.sqrt(lo * hi))
+        if mid in (lo, hi):
+            mid = snap((lo + hi) / 2)
+            if mid in (lo, hi):
+                break
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
+AUTO_FRACTIONS = (0.25, 0.5, 0.75, 1.25, 1.5)
+"""``loads=None``: besides the bisection's own points, these multiples of the maximum
+sustainable load are run, so the curve shows the knee from both sides."""
+
+
+def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = None,
+          seeds: Sequence[int] = (0,), rel_tol: float = 0.03) -> SweepResult:
+    """Run ``scenario`` at ``loads`` (None: around its maximum sustainable load) over ``seeds``
+    and find the maximum sustainable load (see the module docstring)."""
+    require(len(seeds) >= 1, "seeds: need at least one")
+    require(0 < rel_tol < 1, f"rel_tol: must be in (0, 1), got {rel_tol}")
+    if loads is not None:
+        require(len(loads) >= 1 and all(0 < x < float("inf") for x in loads),
+                "rates: every value must be a finite number > 0")
+    r = _Runner(scenario, base_dir, seeds)
+    share = scenario.slo.share
+    for x in loads or ():
+        r.run(x)
+    start = r.base
+    if loads:
+        good = [x for x in loads if r.run(x).sustainable(share)]
+        start = max(good) if good else min(loads)
+    lo, hi = max_sustainable(lambda x: r.run(x).sustainable(share), start, rel_tol, r.closed)
+    if loads is None and lo is not None:
+        for f in AUTO_FRACTIONS:
+            r.run(lo * f)
+    points = tuple(sorted(r.points.values(), key=lambda p: p.load))
+    return SweepResult(scenario.name, r.unit(), r.base, share, r.seeds, points, lo,
+                       (lo if lo is not None else 0.0, hi))
+
+
+def sweep_file(path: str | Path, rates: Sequence[float] | None = None, seeds: int = 1,
+               overrides: Sequence[str] = ()) -> SweepResult:
+    """:func:`sweep` of a scenario file (``overrides`` as ``--set``: ``"slo.share=0.95"``)
+    over seeds 0 … ``seeds − 1``; ``napkin.sweep`` is this function."""
+    from napkin.serving.scenario import load_scenario
+
+    require(seeds >= 1, f"seeds: must be >= 1, got {seeds}")
+    scenario, base = load_scenario(path, list(overrides))
+    return sweep(scenario, base, rates, tuple(range(seeds)))

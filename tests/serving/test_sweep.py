@@ -1,0 +1,122 @@
+"""Load scaling, the sustainable-load bisection, sweeps and the overload line, against hand
+derivations."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from napkin.serving.arrivals import generate
+from napkin.serving.load import base_load, offered_rate, scale_load
+from napkin.serving.metrics import summarize
+from napkin.serving.scenario import Scenario, build
+from napkin.serving.simulate import simulate
+from napkin.serving.sweep import max_sustainable, sweep
+from napkin.serving.workload import Workload
+
+CLASSES = {"a": {"input_tokens": 16, "output_tokens": 10}}
+
+
+def _wl(arrivals: dict) -> Workload:
+    return Workload.model_validate({"seed": 1, "classes": CLASSES, "arrivals": arrivals})
+
+
+def test_scaling_keeps_the_span_and_multiplies_the_load():
+    p = scale_load(_wl({"kind": "poisson", "rate_per_s": 2.0, "num_requests": 100}), 1.5).arrivals
+    assert (p.rate_per_s, p.num_requests) == (3.0, 150)  # same expected span, 50 s
+    w = scale_load(_wl({"kind": "windows", "windows": [
+        {"duration_s": 60, "requests": 240}, {"duration_s": 60, "rate_per_s": 2.0}]}), 0.25)
+    assert [(x.requests, x.rate_per_s) for x in w.arrivals.windows] == [(60, None), (None, 0.5)]
+    c = scale_load(_wl({"kind": "closed_loop", "clients": 16, "num_requests": 160}), 2).arrivals
+    assert (c.clients, c.num_requests) == (32, 320)
+    s = scale_load(_wl({"kind": "schedule", "segments": [{"duration_s": 10, "rate_per_s": 4},
+                                                         {"duration_s": 5, "rate_per_s": 0}]}),
+                   0.5).arrivals
+    assert [seg.rate_per_s for seg in s.segments] == [2.0, 0.0]
+
+
+def test_trace_scaling_replays_the_same_slice_faster():
+    t = scale_load(Workload.model_validate({"arrivals": {
+        "kind": "trace", "format": "csv", "path": "x.csv", "time_scale": 1.0, "start_s": 60,
+        "end_s": 120}}), 2.0).arrivals
+    assert (t.time_scale, t.start_s, t.end_s) == (0.5, 30.0, 60.0)
+
+
+def test_offered_rate_of_even_windows_is_count_over_duration():
+    """Even spacing puts n arrivals at (i + ½)·d/n: (n − 1)/span = n/d exactly."""
+    src = generate(_wl({"kind": "windows", "windows": [{"duration_s": 60, "requests": 240}]}))
+    assert offered_rate(src.requests.arrival_s) == pytest.approx(4.0)
+    assert base_load(_wl({"kind": "closed_loop", "clients": 8, "num_requests": 80}), None) == 8
+
+
+def test_bisection_brackets_the_threshold():
+    lo, hi = max_sustainable(lambda x: x <= 3.7, start=1.0, rel_tol=0.01)
+    assert lo <= 3.7 < hi and hi / lo <= 1.01
+    lo, hi = max_sustainable(lambda x: x <= 3.7, start=50.0, rel_tol=0.01)
+    assert lo <= 3.7 < hi and hi / lo <= 1.01
+    assert max_sustainable(lambda x: x <= 37, start=5, integer=True) == (37, 38)
+    assert max_sustainable(lambda x: False, start=4, integer=True) == (None, 1)
+    lo, hi = max_sustainable(lambda x: True, start=1.0, max_steps=3)
+    assert (lo, hi) == (8.0, None)
+
+
+def _scenario(rate: float) -> Scenario:
+    """One sequence at a time, every step 100 ms (a 100 ms step overhead dwarfs the 0.6B
+    model's roofline time on an H100: ≈ 0.4 ms), 10 output tokens: each request holds the engine
+    for 10 steps (prefill emits the first token) ≈ 1.004 s, so μ ≈ 0.996 requests/s."""
+    return Scenario.model_validate({
+        "name": "one at a time", "model": "qwen3-0.6b", "gpu": "h100-sxm",
+        "calibration": "roofline", "step_overhead_ms": 100,
+        "engine": {"max_num_seqs": 1, "kv_pool_gib": 1},
+        "slo": {"ttft_s": 2.0, "tpot_s": 1.0, "share": 0.9},
+        "workload": {"seed": 0, "classes": CLASSES, "arrivals": {
+            "kind": "windows", "spacing": "even",
+            "windows": [{"duration_s": 60, "rate_per_s": rate}]}}})
+
+
+def _service_s() -> float:
+    built = build(_scenario(0.1), Path("."))
+    run = simulate(built.engines(), built.source)
+    r = run.records
+    return float(np.mean(r.finish_s - r.first_scheduled_s))
+
+
+def test_max_sustainable_rate_of_a_deterministic_server():
+    """Even arrivals at rate r > μ to a one-at-a-time server of service time 1/μ: request k
+    (of n = 60 r) waits k·(1/μ − 1/r), so those with waits ≤ 2 s − 0.1 s (the TTFT bound less
+    the first step) are k ≤ 1.9/(1/μ − 1/r); 90 % of n meet it while
+    0.9 · 60 · (r/μ − 1) ≤ 1.9, i.e. r ≤ μ · (1 + 1.9/54)."""
+    mu = 1 / _service_s()
+    assert mu == pytest.approx(1 / 1.004, rel=0.01)
+    expected = mu * (1 + 1.9 / 54)
+    result = sweep(_scenario(0.5), Path("."), loads=[0.5, 2.0], rel_tol=0.005)
+    assert result.unit == "requests/s" and result.base_load == pytest.approx(0.5)
+    assert result.max_sustainable == pytest.approx(expected, rel=0.01)
+    lo, hi = result.bracket
+    assert hi is not None and hi / lo <= 1.005 + 1e-9
+    assert [p.load for p in result.points] == sorted(p.load for p in result.points)
+
+
+def test_overload_is_flagged_with_its_factor():
+    """At twice μ the queue grows for the whole minute: offered 2 requests/s, served n over the
+    makespan ≈ 120/(120/μ) = μ, so the factor is ≈ 2/μ; at half μ nothing is flagged."""
+    mu = 1 / _service_s()
+    for rate, flagged in ((2.0, True), (0.5, False)):
+        built = build(_scenario(rate), Path("."))
+        s = summarize(simulate(built.engines(), built.source), built.slo)
+        assert s.offered_requests_per_s == pytest.approx(rate)
+        if flagged:
+            assert s.overload_factor == pytest.approx(rate / mu, rel=0.03)
+        else:
+            assert s.overload_factor is None
+
+
+def test_python_api_sweeps_a_scenario_file():
+    import napkin
+    from napkin.catalog import scenario_file
+
+    result = napkin.sweep(scenario_file("chapter-3-1-uniform.yaml"), rates=[0.5, 4.0],
+                          overrides=["slo.share=0.95"])
+    assert result.share == 0.95
+    assert result.points[0].sustainable(0.95) and not result.points[-1].sustainable(0.95)
+    assert result.points[-1].summaries[0].overload_factor > 2
