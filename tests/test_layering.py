@@ -1,6 +1,6 @@
 """Dependencies point one way: units → stats → specs → accounting → timing → calibration →
-inference → serving → validation → examples → report → cli. The core never imports rendering
-or CLI libraries."""
+inference → serving → validation → … → planning → examples → report → cli. The core never
+imports rendering or CLI libraries."""
 
 import ast
 from pathlib import Path
@@ -10,7 +10,7 @@ import napkin
 SRC = Path(napkin.__file__).parent
 ORDER = ["errors", "units", "stats", "evaluation", "specs", "catalog", "accounting", "timing",
          "calibration", "inference", "serving", "validation", "training", "rl", "economics",
-         "agents", "media", "scaling",
+         "agents", "media", "scaling", "planning",
          "examples", "report",
          "cli"]
 CORE_FORBIDDEN = {"rich", "typer", "click", "matplotlib"}

@@ -15,6 +15,7 @@ from napkin.cli import (
     examples_cmd,
     inference_cmds,
     media_cmds,
+    plan_cmds,
     scaling_cmds,
     serve_cmds,
     train_cmds,
@@ -46,6 +47,7 @@ app.command("ced")(decision_cmds.ced)
 app.command("agent")(agent_cmds.agent)
 app.command("calibrate")(calib_cmds.calibrate)
 app.command("validate")(calib_cmds.validate)
+app.command("plan")(plan_cmds.plan)
 app.add_typer(agent_cmds.context_app, name="context")
 app.add_typer(media_cmds.app, name="media")
 app.add_typer(examples_cmd.app, name="examples")

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from napkin.planning.search import PlanResult
 from napkin.serving.fluid import FluidResult
 from napkin.serving.simulate import SimRun
 from napkin.serving.sweep import SweepResult
@@ -95,6 +96,44 @@ def plot_sweep(result: SweepResult, path: Path) -> Path:
         ax.set_xlabel(f"offered load, {result.unit}")
         ax.legend(fontsize=7)
     fig.suptitle(f"{result.scenario}: load sweep")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_pareto(result: PlanResult, path: Path) -> Path:
+    """Output tokens/s per GPU vs tokens/s per user of every simulated configuration; the
+    feasible ones coloured by GPU type, their Pareto frontier drawn, the cheapest marked."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    sim = [e for e in result.evaluations
+           if e.tokens_per_s_per_user is not None and e.tokens_per_s_per_gpu is not None]
+    for gpu in sorted({e.candidate.gpu for e in sim}):
+        ok = [e for e in sim if e.candidate.gpu == gpu and e.status == "feasible"]
+        ax.scatter([e.tokens_per_s_per_user for e in ok], [e.tokens_per_s_per_gpu for e in ok],
+                   label=f"{gpu} (feasible)", s=18)
+    bad = [e for e in sim if e.status != "feasible"]
+    ax.scatter([e.tokens_per_s_per_user for e in bad], [e.tokens_per_s_per_gpu for e in bad],
+               marker="x", color="grey", s=14, label="misses the SLO")
+    ok = sorted((e for e in sim if e.status == "feasible"),
+                key=lambda e: -(e.tokens_per_s_per_user or 0))
+    front, best_y = [], -1.0
+    for e in ok:  # highest per-user speed first; keep those that raise per-GPU throughput
+        if (e.tokens_per_s_per_gpu or 0) > best_y:
+            front.append(e)
+            best_y = e.tokens_per_s_per_gpu or 0
+    if front:
+        ax.plot([e.tokens_per_s_per_user for e in front],
+                [e.tokens_per_s_per_gpu for e in front], color="black", lw=1, label="Pareto")
+    if result.cheapest is not None:
+        c = result.cheapest
+        ax.scatter([c.tokens_per_s_per_user], [c.tokens_per_s_per_gpu], s=120,
+                   facecolors="none", edgecolors="red", label="cheapest")
+    ax.set_xlabel("tokens/s per user (1 / median TPOT)")
+    ax.set_ylabel("output tokens/s per GPU")
+    ax.set_title(f"{result.plan.name}: configurations")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

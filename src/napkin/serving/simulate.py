@@ -54,6 +54,8 @@ class SimRun:
     records: SimRecords
     engines: tuple[Engine, ...]
     labels: tuple[str, ...]
+    stopped: bool = False
+    """True when ``stop`` ended the run early (the records hold the requests finished so far)."""
 
 
 class _Log:
@@ -148,8 +150,10 @@ def _route(engines: list[Engine], router: Router, t: float, counter: int) -> int
 
 def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
              router: Router = "round_robin",
-             progress: Callable[[float, int], None] | None = None) -> SimRun:
-    """Run every request of ``source`` through ``engines`` to completion."""
+             progress: Callable[[float, int], None] | None = None,
+             stop: Callable[[Request], bool] | None = None) -> SimRun:
+    """Run every request of ``source`` through ``engines`` to completion, or until ``stop``
+    (called with each finished request) returns True."""
     require(len(engines) >= 1, "replicas: need at least one engine")
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
@@ -199,6 +203,8 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         for req in engine.commit():
             log.add(req, i)
             finished += 1
+            if stop is not None and stop(req):
+                return SimRun(log.records(), tuple(engines), feed.labels, stopped=True)
             for t_next, p in feed.finished(req, engine.clock):
                 push(t_next + delay, ARRIVAL, p)
         if progress is not None:

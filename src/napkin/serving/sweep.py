@@ -150,9 +150,11 @@ sustainable load are run, so the curve shows the knee from both sides."""
 
 
 def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = None,
-          seeds: Sequence[int] = (0,), rel_tol: float = 0.03) -> SweepResult:
-    """Run ``scenario`` at ``loads`` (None: around its maximum sustainable load) over ``seeds``
-    and find the maximum sustainable load (see the module docstring)."""
+          seeds: Sequence[int] = (0,), rel_tol: float = 0.03,
+          extra_points: bool = True) -> SweepResult:
+    """Run ``scenario`` at ``loads`` (None: around its maximum sustainable load, with the
+    :data:`AUTO_FRACTIONS` points unless ``extra_points`` is False) over ``seeds`` and find the
+    maximum sustainable load (see the module docstring)."""
     require(len(seeds) >= 1, "seeds: need at least one")
     require(0 < rel_tol < 1, f"rel_tol: must be in (0, 1), got {rel_tol}")
     if loads is not None:
@@ -167,7 +169,7 @@ def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = No
         good = [x for x in loads if r.run(x).sustainable(share)]
         start = max(good) if good else min(loads)
     lo, hi = max_sustainable(lambda x: r.run(x).sustainable(share), start, rel_tol, r.closed)
-    if loads is None and lo is not None:
+    if loads is None and lo is not None and extra_points:
         for f in AUTO_FRACTIONS:
             r.run(lo * f)
     points = tuple(sorted(r.points.values(), key=lambda p: p.load))

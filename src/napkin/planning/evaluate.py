@@ -1,0 +1,175 @@
+"""Evaluating one candidate deployment: prune it analytically, else simulate it over seeds.
+
+1. **Fit**: the weights, the activation peak and the reserve must leave KV memory on every
+   device (the scenario's own KV-pool derivation), TP must divide the attention heads, and one
+   replica's pool must hold the longest request drawn.
+2. **Capacity bound**: per replica, offered work per second must be below 1 s of engine time.
+   A request costs at least ``input · t_prefill + output · t_decode`` with t_prefill the
+   per-token time of a full-budget prefill step of the mean prompt and t_decode the per-token
+   time of a decode step of the largest batch the KV pool and ``max_num_seqs`` allow, at the
+   mean context (the cheapest steps the engine can run, by its own step-time model). With
+   offered rate λ over R replicas, ``ρ = (λ/R) · (mean input · t_prefill + mean output ·
+   t_decode)``; ρ ≥ 1 cannot keep up.
+3. **Simulation** over the plan's seeds, stopped as soon as more than ``(1 − share)`` of the
+   requests have missed the SLO; feasible only when every seed meets it.
+"""
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from napkin.errors import NapkinError
+from napkin.planning.prices import price_of
+from napkin.planning.spec import Candidate, PlanFile
+from napkin.serving.arrivals import OpenLoop
+from napkin.serving.load import offered_rate
+from napkin.serving.metrics import SimSummary, summarize
+from napkin.serving.request import Request
+from napkin.serving.scenario import Built, build
+from napkin.serving.simulate import simulate
+from napkin.serving.step import StepShape
+from napkin.serving.workload import Workload
+
+Status = Literal["feasible", "infeasible", "pruned"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What one candidate came to."""
+
+    candidate: Candidate
+    status: Status
+    reason: str
+    usd_per_hour: float
+    capacity_utilization: float | None = None
+    """The analytic bound ρ (see the module docstring); None where it was not computed."""
+    seeds_run: int = 0
+    stopped_early: bool = False
+    slo_met_frac: float | None = None
+    """Worst seed's share of requests meeting both bounds (of those finished if stopped)."""
+    p95_ttft_s: float | None = None
+    p95_tpot_s: float | None = None
+    output_tokens_per_s: float | None = None
+    """Worst seed's served output tokens/s over the makespan."""
+    tokens_per_s_per_user: float | None = None
+    """1 / median TPOT of the worst seed."""
+    sim_s: float = 0.0
+
+    @property
+    def gpus(self) -> int:
+        return self.candidate.gpus
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float | None:
+        t = self.output_tokens_per_s
+        return None if t is None else t / self.gpus
+
+    @property
+    def usd_per_m_output_tokens(self) -> float | None:
+        t = self.output_tokens_per_s
+        return None if not t else self.usd_per_hour / (t * 3600) * 1e6
+
+
+def capacity_utilization(built: Built) -> float | None:
+    """ρ of the module docstring for an open-loop workload (None for closed loops)."""
+    src = built.source
+    if not isinstance(src, OpenLoop) or len(src.requests) < 2:
+        return None
+    reqs = src.requests
+    lam = offered_rate(reqs.arrival_s)
+    isl = float(reqs.input_tokens.mean())
+    osl = float(reqs.output_tokens.mean())
+    engine = built.engines()[0]
+    timer, cost, spec = engine.timer, engine.cost, engine.spec
+    prompt = max(1, round(isl))
+    k = max(1, spec.max_num_batched_tokens // prompt)
+    t_pf = timer.series(cost.parts(StepShape(0, 0, [(0, prompt, 1)] * k)), None,
+                        k * prompt).time(1) / (k * prompt)
+    seq_tokens = isl + osl / 2
+    batch = max(1, min(spec.max_num_seqs,
+                       int(spec.num_blocks * spec.block_size // max(seq_tokens, 1))))
+    ctx = int(batch * seq_tokens)
+    t_dec = timer.series(cost.parts(StepShape(batch, ctx, [])), None, batch).time(1) / batch
+    return lam / built.scenario.engine.replicas * (isl * t_pf + max(osl - 1, 0) * t_dec)
+
+
+def _fits(built: Built) -> str | None:
+    """Why one replica cannot hold the longest request drawn (None: it can)."""
+    src = built.source
+    if isinstance(src, OpenLoop) and len(src.requests):
+        longest = int((src.requests.input_tokens + src.requests.output_tokens).max())
+        blocks = math.ceil(longest / built.spec.block_size)
+        if blocks > built.spec.num_blocks:
+            return (f"KV pool of {built.spec.num_blocks * built.spec.block_size:,} tokens per "
+                    f"replica is below the longest request ({longest:,} tokens)")
+    return None
+
+
+def _stopper(built: Built, share: float):
+    """Stop once more than (1 − share) of the counted requests missed the SLO."""
+    src = built.source
+    total = len(src.requests) if isinstance(src, OpenLoop) else None
+    if total is None:
+        return None
+    allowed = (1 - share) * (total - built.warmup)
+    slo = built.slo
+    missed = 0
+
+    def stop(r: Request) -> bool:
+        nonlocal missed
+        if r.rid < built.warmup:
+            return False
+        ttft = r.first_token_s - r.arrival_s
+        tpot = (r.finish_s - r.first_token_s) / (r.max_out - 1) if r.max_out > 1 else 0.0
+        if ttft > slo.ttft_s or tpot > slo.tpot_s:
+            missed += 1
+        return missed > allowed
+    return stop
+
+
+def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir: Path
+             ) -> Evaluation:
+    """Prune, else simulate, ``candidate`` (see the module docstring)."""
+    usd = price_of(candidate.gpu, plan.prices).usd_per_gpu_hour * candidate.gpus
+    scenario = candidate.scenario(plan, workload)
+    try:
+        built = build(scenario, base_dir, 0)
+    except NapkinError as e:
+        return Evaluation(candidate, "pruned", f"does not fit: {e}", usd)
+    if (why := _fits(built)) is not None:
+        return Evaluation(candidate, "pruned", f"does not fit: {why}", usd)
+    rho = capacity_utilization(built)
+    if rho is not None and rho >= 1:
+        return Evaluation(candidate, "pruned", f"capacity bound: offered work is {rho:.2f}× "
+                          "what the replicas can run", usd, rho)
+    start = time.perf_counter()
+    summaries: list[SimSummary] = []
+    stopped = False
+    for seed in range(plan.seeds):
+        b = built if seed == 0 else build(scenario, base_dir, seed)
+        run = simulate(b.engines(), b.source, scenario.engine.router,
+                       stop=_stopper(b, plan.slo.share))
+        summaries.append(summarize(run, b.slo, b.warmup))
+        if run.stopped or summaries[-1].slo_met_frac < plan.slo.share:
+            stopped = run.stopped
+            break
+    worst = min(summaries, key=lambda s: s.slo_met_frac)
+    ok = not stopped and len(summaries) == plan.seeds and all(
+        s.slo_met_frac >= plan.slo.share for s in summaries)
+    reason = (f"every seed meets the SLO ({worst.slo_met_frac:.1%} ≥ {plan.slo.share:.0%})"
+              if ok else
+              f"seed {len(summaries) - 1}: {'stopped once ' if stopped else ''}"
+              f"{1 - worst.slo_met_frac:.1%} of requests missed the SLO"
+              + (" (of those finished)" if stopped else ""))
+    tpot_p50 = max(s.tpot.p50_s for s in summaries)
+    return Evaluation(
+        candidate, "feasible" if ok else "infeasible", reason, usd, rho, len(summaries),
+        stopped, worst.slo_met_frac, max(s.ttft.p95_s for s in summaries),
+        max(s.tpot.p95_s for s in summaries),
+        None if stopped else min(s.output_tokens_per_s for s in summaries),
+        1 / tpot_p50 if tpot_p50 > 0 and np.isfinite(tpot_p50) else None,
+        time.perf_counter() - start)

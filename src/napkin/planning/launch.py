@@ -1,0 +1,40 @@
+"""Launch commands of a chosen configuration for the engine it was planned on, and the others.
+
+Flags are the engines' own (vLLM ``vllm serve``; SGLang ``python -m sglang.launch_server``;
+TensorRT-LLM ``trtllm-serve``). One command starts one replica; run it once per replica behind
+a load balancer.
+"""
+
+from napkin.catalog import MODELS
+from napkin.planning.spec import Candidate
+
+_VLLM_QUANT = {"fp8": "fp8"}
+_SGLANG_QUANT = {"fp8": "fp8"}
+
+
+def _hf_id(model: str) -> str:
+    """The Hugging Face repository of a catalog model; a path or repository id as given."""
+    repos = {m.id: m.hf_repo for m in MODELS}
+    return repos.get(model.lower(), model)
+
+
+def launch_commands(c: Candidate, model: str) -> dict[str, str]:
+    """``{backend: command}`` for vLLM, SGLang and TensorRT-LLM."""
+    hf = _hf_id(model)
+    v = [f"vllm serve {hf}", f"--tensor-parallel-size {c.tensor_parallel}",
+         f"--max-num-seqs {c.max_num_seqs}",
+         f"--max-num-batched-tokens {c.max_num_batched_tokens}"]
+    if c.weights in _VLLM_QUANT:
+        v.append(f"--quantization {_VLLM_QUANT[c.weights]}")
+    if c.kv_dtype != "bf16":
+        v.append(f"--kv-cache-dtype {c.kv_dtype}")
+    s = [f"python -m sglang.launch_server --model-path {hf}", f"--tp {c.tensor_parallel}",
+         f"--max-running-requests {c.max_num_seqs}",
+         f"--chunked-prefill-size {c.max_num_batched_tokens}"]
+    if c.weights in _SGLANG_QUANT:
+        s.append(f"--quantization {_SGLANG_QUANT[c.weights]}")
+    if c.kv_dtype != "bf16":
+        s.append(f"--kv-cache-dtype {c.kv_dtype}_e4m3")
+    t = [f"trtllm-serve {hf}", f"--tp_size {c.tensor_parallel}",
+         f"--max_batch_size {c.max_num_seqs}", f"--max_num_tokens {c.max_num_batched_tokens}"]
+    return {"vllm": " ".join(v), "sglang": " ".join(s), "trtllm": " ".join(t)}

@@ -1,0 +1,156 @@
+"""``napkin plan``: evaluate every candidate of a plan, rank the feasible ones by cost.
+
+Candidates that differ only in their replica count form a group, evaluated in increasing
+replica count (:func:`napkin.planning.evaluate.evaluate`) until one meets the SLO; the larger
+counts of that group cost more and are recorded as dominated, not simulated (more replicas of
+the same engine behind the same router do not serve worse). Groups run on a local process pool
+(``jobs``: 0 = one per core, 1 = in this process); results come back in the search space's
+order whatever the pool, so a plan with given seeds always gives the same answer. Feasible
+configurations are ranked by $/hour, then by $/M output tokens; the cheapest carries the load.
+"""
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from napkin.errors import require
+from napkin.planning.evaluate import Evaluation, evaluate
+from napkin.planning.spec import Candidate, PlanFile, candidates
+from napkin.serving.workload import Workload, load_workload
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: PlanFile
+    evaluations: tuple[Evaluation, ...]
+    """Every candidate, in the search space's order."""
+    wall_s: float
+    jobs: int
+    max_rates: dict[Candidate, float | None]
+    """Maximum sustainable offered rate (requests/s, one seed, within 10 %) of the cheapest
+    feasible configuration of each GPU type."""
+
+    @property
+    def feasible(self) -> list[Evaluation]:
+        """Feasible configurations, cheapest first."""
+        ok = [e for e in self.evaluations if e.status == "feasible"]
+        return sorted(ok, key=lambda e: (e.usd_per_hour, e.usd_per_m_output_tokens or 0.0,
+                                         e.candidate.label()))
+
+    @property
+    def cheapest(self) -> Evaluation | None:
+        f = self.feasible
+        return f[0] if f else None
+
+    def count(self, status: str) -> int:
+        return sum(e.status == status for e in self.evaluations)
+
+    @property
+    def simulations(self) -> int:
+        return sum(e.seeds_run for e in self.evaluations)
+
+    def cheapest_by_gpu(self) -> dict[str, Evaluation]:
+        out: dict[str, Evaluation] = {}
+        for e in self.feasible:
+            out.setdefault(e.candidate.gpu, e)
+        return out
+
+
+def _resolved(plan: PlanFile, base_dir: Path) -> tuple[Workload, Path]:
+    if isinstance(plan.workload, str):
+        return load_workload(base_dir / plan.workload)
+    return plan.workload, base_dir
+
+
+def _group(args: tuple[list[Candidate], PlanFile, Workload, Path]) -> list[Evaluation]:
+    """Evaluations of one group (same but for replicas), replicas ascending, stopping at the
+    first feasible one."""
+    group, plan, workload, base_dir = args
+    out: list[Evaluation] = []
+    enough = None
+    for c in sorted(group, key=lambda c: c.replicas):
+        if enough is not None:
+            usd = out[-1].usd_per_hour / out[-1].gpus * c.gpus if out else 0.0
+            out.append(Evaluation(c, "pruned", f"dominated: {enough} replicas already meet "
+                                  "the SLO for less", usd))
+            continue
+        e = evaluate(c, plan, workload, base_dir)
+        out.append(e)
+        if e.status == "feasible":
+            enough = c.replicas
+    return out
+
+
+def _max_rate(args: tuple[Candidate, PlanFile, Workload, Path]) -> float | None:
+    """Maximum sustainable offered rate of one configuration (one seed, 10 % bracket)."""
+    from napkin.serving.sweep import sweep
+
+    c, plan, workload, base_dir = args
+    scenario = c.scenario(plan, workload)
+    base = sweep(scenario, base_dir, loads=None, seeds=(0,), rel_tol=0.1, extra_points=False)
+    return base.max_sustainable
+
+
+def check(plan: PlanFile) -> None:
+    """Refuse, before searching, what no candidate could use: an unknown model, GPU, weight or
+    KV format, calibration profile, or a GPU without a price."""
+    from napkin.accounting.forward import Precision
+    from napkin.calibration.profile import load_profile
+    from napkin.catalog import load_accelerator, load_model
+    from napkin.planning.prices import price_of
+
+    load_model(plan.model)
+    knobs = [k for k in ("mfu", "mbu", "step_overhead_ms") if getattr(plan, k) is not None]
+    require(not knobs or plan.calibration == "roofline",
+            f"{knobs[0] if knobs else ''}: applies with calibration: roofline only")
+    for gpu in plan.search.gpus:
+        load_accelerator(gpu)
+        price_of(gpu, plan.prices)
+    for w in plan.search.weights or [plan.weights]:
+        for kv in plan.search.kv_dtypes or [plan.kv_dtype]:
+            Precision.of(w, kv)
+    if plan.calibration not in ("auto", "roofline"):
+        load_profile(plan.calibration)
+    elif plan.calibration == "auto":
+        for backend in plan.search.backends:
+            load_profile(backend)
+
+
+def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
+             progress: Callable[[int, int], None] | None = None) -> PlanResult:
+    """Evaluate every candidate of ``plan`` (see the module docstring)."""
+    require(jobs >= 0, f"jobs: must be >= 0, got {jobs}")
+    check(plan)
+    workload, wl_dir = _resolved(plan, base_dir)
+    cands = candidates(plan)
+    require(len(cands) > 0, "search: no candidate within max_gpus")
+    workers = jobs or os.cpu_count() or 1
+    groups: dict[tuple, list[Candidate]] = {}
+    for c in cands:
+        groups.setdefault(replace(c, replicas=0), []).append(c)
+    tasks = [(g, plan, workload, wl_dir) for g in groups.values()]
+    start = time.perf_counter()
+    done: dict[Candidate, Evaluation] = {}
+    if workers == 1:
+        results = map(_group, tasks)
+    else:
+        pool = ProcessPoolExecutor(min(workers, len(tasks)))
+        results = pool.map(_group, tasks, chunksize=1)
+    try:
+        for i, evals in enumerate(results):
+            done.update((e.candidate, e) for e in evals)
+            if progress:
+                progress(i + 1, len(tasks))
+        partial = PlanResult(plan, tuple(done[c] for c in cands), 0.0, workers, {})
+        best = [e.candidate for e in partial.cheapest_by_gpu().values()]
+        rate_tasks = [(c, plan, workload, wl_dir) for c in best]
+        rates = list(map(_max_rate, rate_tasks) if workers == 1 else
+                     pool.map(_max_rate, rate_tasks, chunksize=1))
+    finally:
+        if workers != 1:
+            pool.shutdown()
+    return PlanResult(plan, partial.evaluations, time.perf_counter() - start, workers,
+                      dict(zip(best, rates, strict=True)))

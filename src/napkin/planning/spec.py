@@ -1,0 +1,148 @@
+"""Plan files: a model, a workload at its offered load, an SLO, a search space and prices.
+
+::
+
+    name: llama-70b chat
+    model: llama-3.1-70b
+    weights: fp8
+    workload: chat.workload.yaml        # or inline; its arrivals set the offered load
+    slo: {ttft_s: 1.0, tpot_s: 0.05, share: 0.95}
+    search:
+      gpus: [h100-sxm, h200, b200]
+      tensor_parallel: [1, 2, 4, 8]
+      replicas: [1, 2, 3, 4, 6, 8]
+      max_gpus: 32
+      max_num_seqs: [128, 256]
+      backends: [vllm, sglang]
+    prices: {h100-sxm: 2.49}             # $/GPU-hour overrides of the price catalog
+    seeds: 3
+
+A candidate is one point of the product of the search lists (GPU, TP, replicas, weight format,
+KV format, ``max_num_seqs``, token budget, backend) with ``tp × replicas ≤ max_gpus``.
+"""
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from napkin.errors import NapkinError
+from napkin.serving.scenario import EngineConfig, Scenario, SLOConfig
+from napkin.serving.workload import Workload
+from napkin.specs.files import read_yaml, validation_message
+
+Backend = Literal["vllm", "trtllm", "sglang"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SearchSpace(_Model):
+    gpus: list[str] = Field(default=["h100-sxm"], min_length=1)
+    tensor_parallel: list[int] = Field(default=[1, 2, 4, 8], min_length=1)
+    replicas: list[int] = Field(default=[1, 2, 4], min_length=1)
+    max_gpus: int | None = Field(default=None, ge=1)
+    weights: list[str] | None = Field(default=None, min_length=1)
+    """Weight formats; default: the plan's ``weights``."""
+    kv_dtypes: list[str] | None = Field(default=None, min_length=1)
+    max_num_seqs: list[int] = Field(default=[256], min_length=1)
+    max_num_batched_tokens: list[int] = Field(default=[8192], min_length=1)
+    backends: list[Backend] = Field(default=["vllm"], min_length=1)
+
+    @model_validator(mode="after")
+    def _positive(self) -> "SearchSpace":
+        for name in ("tensor_parallel", "replicas", "max_num_seqs", "max_num_batched_tokens"):
+            values = getattr(self, name)
+            if any(v < 1 for v in values):
+                raise ValueError(f"{name}: every value must be >= 1")
+            if len(set(values)) != len(values):
+                raise ValueError(f"{name}: values repeat")
+        return self
+
+
+class PlanFile(_Model):
+    name: str = "plan"
+    model: str
+    weights: str = "bf16"
+    kv_dtype: str = "bf16"
+    workload: str | Workload
+    slo: SLOConfig = SLOConfig()
+    search: SearchSpace = SearchSpace()
+    prices: dict[str, float] = Field(default_factory=dict)
+    """$/GPU-hour by GPU id, over the price catalog."""
+    seeds: int = Field(default=3, ge=1, le=16)
+    """A configuration is feasible only when every seed meets the SLO."""
+    calibration: str = "auto"
+    """As in a scenario: ``auto`` (each candidate's backend profile), ``roofline``, a profile."""
+    mfu: float | None = Field(default=None, gt=0, le=1)
+    mbu: float | None = Field(default=None, gt=0, le=1)
+    step_overhead_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """Roofline knobs (with ``calibration: roofline`` only), passed to every candidate."""
+    router: Literal["round_robin", "least_outstanding", "least_kv"] = "least_outstanding"
+
+    @model_validator(mode="after")
+    def _prices(self) -> "PlanFile":
+        for gpu, usd in self.prices.items():
+            if not (0 <= usd < float("inf")):
+                raise ValueError(f"prices.{gpu}: must be a finite number >= 0")
+        return self
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One deployment: ``replicas`` engines of ``tensor_parallel`` GPUs each."""
+
+    gpu: str
+    tensor_parallel: int
+    replicas: int
+    weights: str
+    kv_dtype: str
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    backend: str
+
+    @property
+    def gpus(self) -> int:
+        return self.tensor_parallel * self.replicas
+
+    def label(self) -> str:
+        return (f"{self.replicas}×{self.gpu} tp{self.tensor_parallel} {self.weights} "
+                f"{self.backend} seqs {self.max_num_seqs} budget {self.max_num_batched_tokens}")
+
+    def scenario(self, plan: PlanFile, workload: Workload) -> Scenario:
+        """The candidate as a simulator scenario."""
+        engine = EngineConfig(max_num_seqs=self.max_num_seqs,
+                              max_num_batched_tokens=self.max_num_batched_tokens,
+                              tensor_parallel=self.tensor_parallel, replicas=self.replicas,
+                              backend=self.backend, router=plan.router)
+        knobs = {k: getattr(plan, k) for k in ("mfu", "mbu", "step_overhead_ms")
+                 if getattr(plan, k) is not None}
+        return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,
+                        weights=self.weights, kv_dtype=self.kv_dtype,
+                        calibration=plan.calibration, engine=engine, slo=plan.slo, **knobs)
+
+
+def candidates(plan: PlanFile) -> list[Candidate]:
+    """Every point of the search space within ``max_gpus``, in a fixed order."""
+    s = plan.search
+    out = []
+    for gpu, tp, reps, w, kv, seqs, budget, backend in itertools.product(
+            s.gpus, s.tensor_parallel, s.replicas, s.weights or [plan.weights],
+            s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
+            s.backends):
+        if s.max_gpus is None or tp * reps <= s.max_gpus:
+            out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend))
+    return out
+
+
+def load_plan(path: str | Path) -> tuple[PlanFile, Path]:
+    data = read_yaml(path, "plan")
+    if not isinstance(data, dict):
+        raise NapkinError(f"{path}: a plan must be a YAML mapping")
+    try:
+        return PlanFile.model_validate(data), Path(path).resolve().parent
+    except ValidationError as e:
+        raise NapkinError(f"{path}: {validation_message(e)}") from None

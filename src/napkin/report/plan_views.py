@@ -1,0 +1,137 @@
+"""``napkin plan`` output: the cheapest feasible configuration with its launch commands, the
+ranked feasible table, the cheapest per GPU type, and what the search did."""
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from napkin.planning.evaluate import Evaluation
+from napkin.planning.launch import launch_commands
+from napkin.planning.prices import price_of
+from napkin.planning.search import PlanResult
+from napkin.report.document import Document, Section
+from napkin.units import fmt_seconds
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "–" if x is None else format(x, fmt)
+
+
+def _row(rank: int | str, e: Evaluation, share: float, rate: float | None) -> list[str]:
+    c = e.candidate
+    return [str(rank), f"{c.replicas}× {c.gpu} tp{c.tensor_parallel}", c.backend,
+            f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
+            str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
+            _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
+            _num(rate, ",.3g"), f"{e.slo_met_frac:.1%}" if e.slo_met_frac is not None else "–",
+            fmt_seconds(e.p95_ttft_s, 3) if e.p95_ttft_s is not None else "–",
+            fmt_seconds(e.p95_tpot_s, 3) if e.p95_tpot_s is not None else "–"]
+
+
+HEADER = ["#", "configuration", "engine", "weights/KV", "seqs/budget", "GPUs", "$/hour",
+          "$/M out", "out tok/s/GPU", "tok/s/user", "max req/s", "SLO met", "p95 TTFT",
+          "p95 TPOT"]
+
+
+def evaluation_record(e: Evaluation) -> dict[str, Any]:
+    """One evaluated candidate as a flat record (base units; None where not measured)."""
+    c = e.candidate
+    return {"gpu": c.gpu, "tensor_parallel": c.tensor_parallel, "replicas": c.replicas,
+            "gpus": e.gpus, "weights": c.weights, "kv_dtype": c.kv_dtype,
+            "max_num_seqs": c.max_num_seqs, "max_num_batched_tokens": c.max_num_batched_tokens,
+            "backend": c.backend, "status": e.status, "reason": e.reason,
+            "usd_per_hour": e.usd_per_hour, "usd_per_m_output_tokens": e.usd_per_m_output_tokens,
+            "capacity_utilization": e.capacity_utilization, "seeds_run": e.seeds_run,
+            "stopped_early": e.stopped_early, "slo_met_frac": e.slo_met_frac,
+            "p95_ttft_s": e.p95_ttft_s, "p95_tpot_s": e.p95_tpot_s,
+            "output_tokens_per_s": e.output_tokens_per_s,
+            "output_tokens_per_s_per_gpu": e.tokens_per_s_per_gpu,
+            "tokens_per_s_per_user": e.tokens_per_s_per_user, "sim_s": e.sim_s}
+
+
+def evaluation_columns(result: PlanResult) -> dict[str, np.ndarray]:
+    """Every evaluated candidate, as columns for CSV or Parquet (missing figures as NaN)."""
+    records = [evaluation_record(e) for e in result.evaluations]
+    cols: dict[str, np.ndarray] = {}
+    for key in records[0]:
+        values = [r[key] for r in records]
+        if all(isinstance(v, str) for v in values):
+            cols[key] = np.array(values, dtype=object)
+        else:
+            cols[key] = np.array([np.nan if v is None else v for v in values], dtype=float)
+    return cols
+
+
+def plan_doc(result: PlanResult, top: int = 15) -> Document:
+    plan = result.plan
+    share = plan.slo.share
+    rates = {c: r for c, r in result.max_rates.items()}
+    feasible = result.feasible
+    best = result.cheapest
+    sections = []
+    if best is not None:
+        c = best.candidate
+        cmds = launch_commands(c, plan.model)
+        notes = [f"{engine}: {cmd}" + ("   ← planned on" if engine == c.backend else "")
+                 for engine, cmd in cmds.items()]
+        notes.append(f"one command per replica ({c.replicas}), behind a load balancer "
+                     f"({plan.router})")
+        sections.append(Section(
+            "cheapest configuration that carries the load", HEADER,
+            [_row(1, best, share, rates.get(c))], notes))
+    sections.append(Section(
+        f"feasible configurations, cheapest first ({min(top, len(feasible))} of "
+        f"{len(feasible)})", HEADER,
+        [_row(i + 1, e, share, rates.get(e.candidate)) for i, e in enumerate(feasible[:top])],
+        [f"feasible: at least {share:.0%} of requests meet TTFT ≤ "
+         f"{fmt_seconds(plan.slo.ttft_s)} and TPOT ≤ {fmt_seconds(plan.slo.tpot_s)} in every "
+         f"one of {plan.seeds} seeds; SLO met, percentiles and tokens/s are the worst seed's; "
+         "tok/s/user = 1/median TPOT; max req/s: the highest offered rate still feasible "
+         "(one seed, within 10 %), for the cheapest of each GPU type"]))
+    by_gpu = result.cheapest_by_gpu()
+    if by_gpu:
+        sections.append(Section(
+            "cheapest per GPU type", HEADER,
+            [_row(gpu, e, share, rates.get(e.candidate)) for gpu, e in by_gpu.items()], []))
+    reasons = Counter(e.reason.split(":")[0] for e in result.evaluations
+                      if e.status == "pruned")
+    n = len(result.evaluations)
+    simulated = n - result.count("pruned")
+    prices = sorted({e.candidate.gpu for e in result.evaluations})
+    summary = [
+        ["candidates", f"{n:,}"],
+        *[[f"pruned: {k}", f"{v:,}"] for k, v in sorted(reasons.items())],
+        ["simulated configurations", f"{simulated:,} ({result.count('feasible')} feasible, "
+                                      f"{result.count('infeasible')} not)"],
+        ["simulations (configuration × seed)", f"{result.simulations:,}"],
+        ["wall time", f"{result.wall_s:.1f} s on {result.jobs} worker(s)"],
+        ["configurations/s", f"{n / max(result.wall_s, 1e-9):,.1f}"],
+        ["simulations/s", f"{result.simulations / max(result.wall_s, 1e-9):,.1f}"],
+    ]
+    price_notes = []
+    for gpu in prices:
+        p = price_of(gpu, plan.prices)
+        price_notes.append(f"{gpu}: ${p.usd_per_gpu_hour:,.2f}/GPU-hour — {p.source}"
+                           + (f" ({p.date})" if p.date else ""))
+    sections.append(Section("search", ["", ""], summary,
+                            ["pruned before simulating: weights or the longest request do not "
+                             "fit, the analytic capacity bound is below the offered load, or "
+                             "fewer replicas of the same configuration already meet the SLO",
+                             *price_notes]))
+    if best is None:
+        sections.insert(0, Section("no feasible configuration", ["", ""], [], [
+            "no candidate meets the SLO: widen the search (more GPUs, replicas, TP), relax the "
+            "SLO, or lower the load"]))
+    data = {"cheapest": evaluation_record(best) if best else None,
+            "launch": launch_commands(best.candidate, plan.model) if best else None,
+            "max_sustainable_rate": [{**evaluation_record(e),
+                                      "max_requests_per_s": rates.get(e.candidate)}
+                                     for e in by_gpu.values()],
+            "evaluations": [evaluation_record(e) for e in result.evaluations],
+            "search": {"candidates": n, "simulations": result.simulations,
+                       "wall_s": result.wall_s, "jobs": result.jobs}}
+    return Document("Plan", {"plan": plan.name, "model": plan.model},
+                    {"slo_ttft_s": plan.slo.ttft_s, "slo_tpot_s": plan.slo.tpot_s,
+                     "slo_share": share, "seeds": plan.seeds, "calibration": plan.calibration,
+                     "router": plan.router}, sections, data)

@@ -1,0 +1,110 @@
+"""``napkin plan``: candidates, the analytic pruning, early stopping, dominance, the pool, the
+prices and the launch commands, on a deployment whose numbers follow by hand."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from napkin.errors import NapkinError
+from napkin.planning.evaluate import evaluate
+from napkin.planning.launch import launch_commands
+from napkin.planning.prices import price_catalog, price_of
+from napkin.planning.search import run_plan
+from napkin.planning.spec import Candidate, PlanFile, candidates
+
+HERE = Path(".")
+
+
+def _plan(rate: float, ttft_s: float = 2.0, **search) -> PlanFile:
+    """One sequence per engine, every step 100 ms (the step overhead dwarfs Qwen3-0.6B's
+    roofline time on an H100, ≈ 0.4 ms), 16-token prompts and 10-token answers, even arrivals
+    over 60 s: a request holds its engine for 10 steps ≈ 1.004 s."""
+    return PlanFile.model_validate({
+        "name": "toy", "model": "qwen3-0.6b", "calibration": "roofline",
+        "step_overhead_ms": 100,
+        "workload": {"seed": 0, "classes": {"a": {"input_tokens": 16, "output_tokens": 10}},
+                     "arrivals": {"kind": "windows", "spacing": "even",
+                                  "windows": [{"duration_s": 60, "rate_per_s": rate}]}},
+        "slo": {"ttft_s": ttft_s, "tpot_s": 1.0, "share": 0.9},
+        "search": {"gpus": ["h100-sxm"], "tensor_parallel": [1], "replicas": [1, 2, 3],
+                   "max_num_seqs": [1], **search},
+        "prices": {"h100-sxm": 2.0}, "seeds": 2})
+
+
+def test_candidates_are_the_product_within_max_gpus():
+    plan = _plan(0.5, tensor_parallel=[1, 2, 4], replicas=[1, 2, 3], max_gpus=4,
+                 backends=["vllm", "sglang"])
+    # (tp, replicas) with tp·replicas ≤ 4: (1,1) (1,2) (1,3) (2,1) (2,2) (4,1) → 6 × 2 engines
+    cands = candidates(plan)
+    assert len(cands) == 12
+    assert all(c.gpus <= 4 for c in cands)
+
+
+def test_capacity_bound_prunes_what_cannot_keep_up():
+    """ρ = λ/R · (16·t_prefill + 9·t_decode): t_decode = 100 ms (a batch of one), t_prefill
+    = 100 ms over a full 8,192-token budget of 16-token prompts (512 of them) ≈ 12 µs, so
+    ρ ≈ 0.9·λ/R: 1.8 at 2 requests/s on one replica, 0.9 on two."""
+    plan = _plan(2.0)
+    wl = plan.workload
+    one, two = (Candidate("h100-sxm", 1, r, "bf16", "bf16", 1, 8192, "vllm") for r in (1, 2))
+    e1 = evaluate(one, plan, wl, HERE)
+    assert e1.status == "pruned" and e1.reason.startswith("capacity bound")
+    assert e1.capacity_utilization == pytest.approx(2.0 * (16 * 0.1 / 8192 + 9 * 0.1), rel=0.01)
+    assert e1.usd_per_hour == 2.0 and e1.seeds_run == 0
+    e2 = evaluate(two, plan, wl, HERE)
+    assert e2.capacity_utilization == pytest.approx(e1.capacity_utilization / 2)
+    assert e2.status != "pruned"
+
+
+def test_a_lost_slo_stops_the_simulation_early():
+    """A TTFT bound below one step (50 ms < 100 ms) fails every request: the run stops once
+    more than 10 % of the 30 have missed it — after 4 — and the other seed is not run."""
+    plan = _plan(0.5, ttft_s=0.05)
+    c = Candidate("h100-sxm", 1, 1, "bf16", "bf16", 1, 8192, "vllm")
+    e = evaluate(c, plan, plan.workload, HERE)
+    assert e.status == "infeasible" and e.stopped_early and e.seeds_run == 1
+    assert e.slo_met_frac == 0.0 and e.output_tokens_per_s is None
+
+
+def test_larger_replica_counts_are_dominated_once_one_suffices():
+    """At 1.5 requests/s one replica is capacity-bound (ρ ≈ 1.35); two serve it (ρ ≈ 0.68)
+    and every seed meets the SLO, so three are not simulated; 2 × $2/GPU-hour = $4/hour."""
+    result = run_plan(_plan(1.5), HERE, jobs=1)
+    status = [(e.candidate.replicas, e.status) for e in result.evaluations]
+    assert status == [(1, "pruned"), (2, "feasible"), (3, "pruned")]
+    assert result.evaluations[2].reason.startswith("dominated")
+    best = result.cheapest
+    assert best.candidate.replicas == 2 and best.usd_per_hour == 4.0
+    assert best.seeds_run == 2 and best.slo_met_frac >= 0.9
+    # served ≈ offered: 90 requests × 10 tokens over ≈ 61 s
+    assert best.output_tokens_per_s == pytest.approx(900 / 61, rel=0.03)
+    assert best.usd_per_m_output_tokens == pytest.approx(
+        4.0 / (best.output_tokens_per_s * 3600) * 1e6)
+    assert result.max_rates[best.candidate] == pytest.approx(2.0, rel=0.15)  # 2 × μ(1 + …)
+
+
+def test_the_process_pool_gives_the_same_answer():
+    plan = _plan(1.5, backends=["vllm", "sglang"])
+    a, b = run_plan(plan, HERE, jobs=1), run_plan(plan, HERE, jobs=2)
+    strip = [replace(e, sim_s=0.0) for e in a.evaluations]
+    assert strip == [replace(e, sim_s=0.0) for e in b.evaluations]
+
+
+def test_prices_come_with_sources_and_plan_overrides_win():
+    for gpu in ("h100-sxm", "h200", "b200"):
+        p = price_catalog()[gpu]
+        assert p.usd_per_gpu_hour > 0 and p.source and p.date
+    assert price_of("h100-sxm", {"h100-sxm": 1.5}).usd_per_gpu_hour == 1.5
+    with pytest.raises(NapkinError, match="prices"):
+        price_of("tpu-v5e", {})
+
+
+def test_launch_commands_name_the_engines_flags():
+    c = Candidate("h100-sxm", 4, 2, "fp8", "fp8", 256, 8192, "vllm")
+    cmds = launch_commands(c, "llama-3.1-70b")
+    assert cmds["vllm"] == ("vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 4 "
+                            "--max-num-seqs 256 --max-num-batched-tokens 8192 "
+                            "--quantization fp8 --kv-cache-dtype fp8")
+    assert "--tp 4" in cmds["sglang"] and "--max-running-requests 256" in cmds["sglang"]
+    assert "--tp_size 4" in cmds["trtllm"] and "--max_num_tokens 8192" in cmds["trtllm"]
