@@ -72,10 +72,11 @@ def test_plan_errors_are_one_line(cli, tmp_path, change, field):
 
 
 @pytest.mark.parametrize(("option", "value", "field"), [
-    ("--export", "x.txt", "export"), ("--plot", "x.csv", "plot"), ("--jobs", "-1", "jobs")])
+    ("--export", "x.txt", "export"), ("--plot", "x.csv", "plot"), ("--jobs", "-1", "jobs"),
+    ("--executor", "dask", "executor"), ("--ray-address", "x:1", "ray-address")])
 def test_plan_option_errors(cli, tmp_path, option, value, field):
-    code, out, err = cli("plan", _write(tmp_path, TOY), option, str(tmp_path / value)
-                         if option != "--jobs" else value)
+    path = str(tmp_path / value) if option in ("--export", "--plot") else value
+    code, out, err = cli("plan", _write(tmp_path, TOY), option, path)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err
 
 

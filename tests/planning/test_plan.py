@@ -108,3 +108,13 @@ def test_launch_commands_name_the_engines_flags():
                             "--quantization fp8 --kv-cache-dtype fp8")
     assert "--tp 4" in cmds["sglang"] and "--max-running-requests 256" in cmds["sglang"]
     assert "--tp_size 4" in cmds["trtllm"] and "--max_num_tokens 8192" in cmds["trtllm"]
+
+
+def test_local_ray_gives_the_process_pools_answer():
+    pytest.importorskip("ray")
+    plan = _plan(1.5, backends=["vllm", "sglang"])
+    a = run_plan(plan, HERE, jobs=2)
+    b = run_plan(plan, HERE, jobs=2, executor="ray")
+    assert [replace(e, sim_s=0.0) for e in a.evaluations] == \
+        [replace(e, sim_s=0.0) for e in b.evaluations]
+    assert a.max_rates == b.max_rates

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from napkin.cli.common import Format, FormatOpt, emit
+from napkin.errors import NapkinError
 
 
 def plan(
@@ -19,6 +20,11 @@ def plan(
         "--plot", help="Pareto figure: output tokens/s per GPU vs tokens/s per user.")] = None,
     export: Annotated[Path | None, typer.Option(
         "--export", help="Every evaluated configuration: .csv, .parquet or .json.")] = None,
+    executor: Annotated[str, typer.Option(
+        "--executor", help="process (a local process pool) or ray (Ray tasks; pip install "
+                           "'napkin[ray]').")] = "process",
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", help="Ray cluster to run on (default: a local Ray).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The cheapest deployment that meets an SLO: search GPUs, TP, replicas, engine settings."""
@@ -36,7 +42,11 @@ def plan(
     if fmt != Format.json and sys.stderr.isatty():
         def progress(done: int, total: int) -> None:
             print(f"\r  {done}/{total} configuration groups", end="", file=sys.stderr)
-    result = run_plan(spec, base, jobs, progress)
+    if executor not in ("process", "ray"):
+        raise NapkinError(f"executor: must be process or ray, got {executor!r}")
+    if ray_address is not None and executor != "ray":
+        raise NapkinError("ray-address: applies with --executor ray only")
+    result = run_plan(spec, base, jobs, progress, executor, ray_address)
     if progress is not None:
         print(file=sys.stderr)
     doc = plan_doc(result, top)

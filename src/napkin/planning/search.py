@@ -4,8 +4,9 @@ Candidates that differ only in their replica count form a group, evaluated in in
 replica count (:func:`napkin.planning.evaluate.evaluate`) until one meets the SLO; the larger
 counts of that group cost more and are recorded as dominated, not simulated (more replicas of
 the same engine behind the same router do not serve worse). Groups run on a local process pool
-(``jobs``: 0 = one per core, 1 = in this process); results come back in the search space's
-order whatever the pool, so a plan with given seeds always gives the same answer. Feasible
+(``jobs``: 0 = one per core, 1 = in this process) or as Ray tasks; results come back in the
+search space's order whatever the pool, so a plan with given seeds always gives the same
+answer. Feasible
 configurations are ranked by $/hour, then by $/M output tokens; the cheapest carries the load.
 """
 
@@ -15,8 +16,9 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Literal
 
-from napkin.errors import require
+from napkin.errors import NapkinError, require
 from napkin.planning.evaluate import Evaluation, evaluate
 from napkin.planning.spec import Candidate, PlanFile, candidates
 from napkin.serving.workload import Workload, load_workload
@@ -119,27 +121,58 @@ def check(plan: PlanFile) -> None:
             load_profile(backend)
 
 
+class _RayPool:
+    """The process pool's ``map`` over Ray tasks on a cluster (``address``) or a local Ray."""
+
+    def __init__(self, address: str | None, workers: int) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise NapkinError("executor: ray needs the ray extra (pip install "
+                              "'napkin[ray]')") from None
+        self.ray = ray
+        self.started = not ray.is_initialized()
+        if self.started:
+            kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers}
+            ray.init(include_dashboard=False, log_to_driver=False, **kwargs)
+
+    def map(self, fn: Callable, tasks: list, chunksize: int = 1) -> list:
+        remote = self.ray.remote(fn)
+        return self.ray.get([remote.remote(t) for t in tasks])
+
+    def shutdown(self) -> None:
+        if self.started:
+            self.ray.shutdown()
+
+
 def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
-             progress: Callable[[int, int], None] | None = None) -> PlanResult:
-    """Evaluate every candidate of ``plan`` (see the module docstring)."""
+             progress: Callable[[int, int], None] | None = None,
+             executor: Literal["process", "ray"] = "process",
+             ray_address: str | None = None) -> PlanResult:
+    """Evaluate every candidate of ``plan`` (see the module docstring) on a local process pool
+    of ``jobs`` workers, or as Ray tasks (``executor="ray"``: on the cluster at
+    ``ray_address``, else on a local Ray with ``jobs`` CPUs)."""
     require(jobs >= 0, f"jobs: must be >= 0, got {jobs}")
+    require(executor in ("process", "ray"),
+            f"executor: must be process or ray, got {executor!r}")
     check(plan)
     workload, wl_dir = _resolved(plan, base_dir)
     cands = candidates(plan)
     require(len(cands) > 0, "search: no candidate within max_gpus")
     workers = jobs or os.cpu_count() or 1
-    groups: dict[tuple, list[Candidate]] = {}
+    groups: dict[Candidate, list[Candidate]] = {}
     for c in cands:
         groups.setdefault(replace(c, replicas=0), []).append(c)
     tasks = [(g, plan, workload, wl_dir) for g in groups.values()]
     start = time.perf_counter()
     done: dict[Candidate, Evaluation] = {}
-    if workers == 1:
-        results = map(_group, tasks)
-    else:
+    pool: Any = None
+    if executor == "ray":
+        pool = _RayPool(ray_address, workers)
+    elif workers > 1:
         pool = ProcessPoolExecutor(min(workers, len(tasks)))
-        results = pool.map(_group, tasks, chunksize=1)
     try:
+        results = map(_group, tasks) if pool is None else pool.map(_group, tasks, chunksize=1)
         for i, evals in enumerate(results):
             done.update((e.candidate, e) for e in evals)
             if progress:
@@ -147,10 +180,10 @@ def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
         partial = PlanResult(plan, tuple(done[c] for c in cands), 0.0, workers, {})
         best = [e.candidate for e in partial.cheapest_by_gpu().values()]
         rate_tasks = [(c, plan, workload, wl_dir) for c in best]
-        rates = list(map(_max_rate, rate_tasks) if workers == 1 else
+        rates = list(map(_max_rate, rate_tasks) if pool is None else
                      pool.map(_max_rate, rate_tasks, chunksize=1))
     finally:
-        if workers != 1:
+        if pool is not None:
             pool.shutdown()
     return PlanResult(plan, partial.evaluations, time.perf_counter() - start, workers,
                       dict(zip(best, rates, strict=True)))
