@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from napkin.accounting.batch import BatchShape
-from napkin.accounting.collectives import tp_allreduce_bytes_per_token, tp_allreduces
+from napkin.accounting.collectives import parallel_collectives
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun
@@ -151,13 +151,12 @@ class RooflineTimer:
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, eff: Efficiency,
            tensor_parallel: int = 1, link_bytes_per_s: float = 64e9,
-           latency_s: float = 10e-6) -> "RooflineTimer":
+           latency_s: float = 10e-6, expert_parallel: bool = False) -> "RooflineTimer":
         tp = tensor_parallel
         if tp == 1:
             return cls(acc, compute, eff)
-        per_token = tp_allreduce_bytes_per_token(model.hidden_size, model.num_layers, tp)
-        return cls(acc, compute, eff, tp, per_token / link_bytes_per_s,
-                   tp_allreduces(model.num_layers, tp) * latency_s)
+        count, per_token = parallel_collectives(model, tp, expert_parallel)
+        return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s)
 
     def series(self, parts0: tuple[float, float, float, float],
                parts1: tuple[float, float, float, float] | None, tokens: int) -> StepSeries:

@@ -118,3 +118,16 @@ def test_local_ray_gives_the_process_pools_answer():
     assert [replace(e, sim_s=0.0) for e in a.evaluations] == \
         [replace(e, sim_s=0.0) for e in b.evaluations]
     assert a.max_rates == b.max_rates
+
+
+def test_expert_parallel_candidates_only_for_moe_models_on_several_ranks():
+    plan = _plan(0.5, tensor_parallel=[1, 2], replicas=[1], expert_parallel=[False, True])
+    assert [(c.tensor_parallel, c.expert_parallel) for c in candidates(plan)] == \
+        [(1, False), (2, False)]  # Qwen3-0.6B is dense
+    moe = plan.model_copy(update={"model": "qwen3-30b-a3b"})
+    assert [(c.tensor_parallel, c.expert_parallel) for c in candidates(moe)] == \
+        [(1, False), (2, False), (2, True)]
+    c = Candidate("h100-sxm", 4, 1, "bf16", "bf16", 256, 8192, "vllm", True)
+    cmds = launch_commands(c, "qwen3-30b-a3b")
+    assert cmds["vllm"].endswith("--enable-expert-parallel")
+    assert "--ep-size 4" in cmds["sglang"] and "--ep_size 4" in cmds["trtllm"]

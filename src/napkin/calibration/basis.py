@@ -32,7 +32,7 @@ by the profile's domain). The FLOPs and bytes come from the accounting layer
 
 from dataclasses import dataclass
 
-from napkin.accounting.collectives import tp_allreduce_bytes_per_token, tp_allreduces
+from napkin.accounting.collectives import parallel_collectives
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
@@ -63,18 +63,20 @@ class StepBasis:
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, tensor_parallel: int,
-           link_bytes_per_s: float) -> "StepBasis":
+           link_bytes_per_s: float, expert_parallel: bool = False) -> "StepBasis":
+        """``expert_parallel``: the MoE layers' all-to-alls count as collectives and their
+        bytes go over the same link (:func:`napkin.accounting.collectives.ep_collectives`)."""
         tp = tensor_parallel
         require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
         require(link_bytes_per_s > 0, "allreduce_gbs: the link bandwidth must be > 0")
         attention = "bf16" if "bf16" in acc.dense_flops_per_s else compute
-        per_token = tp_allreduce_bytes_per_token(model.hidden_size, model.num_layers, tp)
+        count, per_token = parallel_collectives(model, tp, expert_parallel)
         return cls(
             layers=model.num_layers,
             per_dense_flop=1.0 / (tp * acc.peak_flops_per_s(compute)),
             per_attention_flop=1.0 / (tp * acc.peak_flops_per_s(attention)),
             per_byte=1.0 / (tp * acc.mem_bytes_per_s),
-            allreduces=tp_allreduces(model.num_layers, tp),
+            allreduces=count,
             allreduce_s_per_token=per_token / link_bytes_per_s,
         )
 

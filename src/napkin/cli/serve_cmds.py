@@ -141,7 +141,6 @@ def simulate(
     from napkin.report.serve_views import SimReport, sim_doc
     from napkin.serving.metrics import summarize
     from napkin.serving.scenario import build, load_scenario
-    from napkin.serving.simulate import simulate as run_sim
 
     overrides = list(set_ or [])
     if mode is not None:
@@ -152,7 +151,7 @@ def simulate(
         built = build(scenario, base, seed)
         start = time.perf_counter()
         with _progress(scenario.name, built, fmt) as progress:
-            run = run_sim(built.engines(), built.source, scenario.engine.router, progress)
+            run = built.simulate(progress)
         wall = time.perf_counter() - start
         summary = summarize(run, built.slo, built.warmup)
         reports.append(SimReport(scenario.name, built, summary, wall))

@@ -17,7 +17,6 @@ from napkin.serving.fluid import (
 )
 from napkin.serving.metrics import summarize
 from napkin.serving.scenario import build, load_scenario
-from napkin.serving.simulate import simulate
 from napkin.serving.workload import load_workload
 from napkin.stats import nearest_rank
 from napkin.timing import Deployment
@@ -102,7 +101,7 @@ def ex_scenarios() -> list[Row]:
     for order in ("uniform", "shifted"):
         scenario, base = load_scenario(scenario_file(f"chapter-3-1-{order}.yaml"))
         built = build(scenario, base)
-        s = summarize(simulate(built.engines(), built.source), built.slo)
+        s = summarize(built.simulate(), built.slo)
         rows += [Row(f"{order}: p95 TTFT", s.ttft.p95_s, None, "s"),
                  Row(f"{order}: p95 end-to-end", s.e2e.p95_s, None, "s"),
                  Row(f"{order}: p95 wait to first schedule", s.first_schedule_wait.p95_s, None,

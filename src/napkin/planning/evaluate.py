@@ -30,7 +30,6 @@ from napkin.serving.load import offered_rate
 from napkin.serving.metrics import SimSummary, summarize
 from napkin.serving.request import Request
 from napkin.serving.scenario import Built, build
-from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape
 from napkin.serving.workload import Workload
 
@@ -77,7 +76,7 @@ class Evaluation:
 def capacity_utilization(built: Built) -> float | None:
     """ρ of the module docstring for an open-loop workload (None for closed loops)."""
     src = built.source
-    if not isinstance(src, OpenLoop) or len(src.requests) < 2:
+    if not isinstance(src, OpenLoop) or len(src.requests) < 2 or built.disagg is not None:
         return None
     reqs = src.requests
     lam = offered_rate(reqs.arrival_s)
@@ -151,8 +150,7 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
     stopped = False
     for seed in range(plan.seeds):
         b = built if seed == 0 else build(scenario, base_dir, seed)
-        run = simulate(b.engines(), b.source, scenario.engine.router,
-                       stop=_stopper(b, plan.slo.share))
+        run = b.simulate(stop=_stopper(b, plan.slo.share))
         summaries.append(summarize(run, b.slo, b.warmup))
         if run.stopped or summaries[-1].slo_met_frac < plan.slo.share:
             stopped = run.stopped

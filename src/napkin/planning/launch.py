@@ -28,6 +28,8 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
         v.append(f"--quantization {_VLLM_QUANT[c.weights]}")
     if c.kv_dtype != "bf16":
         v.append(f"--kv-cache-dtype {c.kv_dtype}")
+    if c.expert_parallel:
+        v.append("--enable-expert-parallel")
     s = [f"python -m sglang.launch_server --model-path {hf}", f"--tp {c.tensor_parallel}",
          f"--max-running-requests {c.max_num_seqs}",
          f"--chunked-prefill-size {c.max_num_batched_tokens}"]
@@ -35,6 +37,10 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
         s.append(f"--quantization {_SGLANG_QUANT[c.weights]}")
     if c.kv_dtype != "bf16":
         s.append(f"--kv-cache-dtype {c.kv_dtype}_e4m3")
+    if c.expert_parallel:
+        s.append(f"--ep-size {c.tensor_parallel}")
     t = [f"trtllm-serve {hf}", f"--tp_size {c.tensor_parallel}",
          f"--max_batch_size {c.max_num_seqs}", f"--max_num_tokens {c.max_num_batched_tokens}"]
+    if c.expert_parallel:
+        t.append(f"--ep_size {c.tensor_parallel}")
     return {"vllm": " ".join(v), "sglang": " ".join(s), "trtllm": " ".join(t)}

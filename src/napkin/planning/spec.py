@@ -18,7 +18,8 @@
     seeds: 3
 
 A candidate is one point of the product of the search lists (GPU, TP, replicas, weight format,
-KV format, ``max_num_seqs``, token budget, backend) with ``tp × replicas ≤ max_gpus``.
+KV format, ``max_num_seqs``, token budget, backend, expert parallelism for MoE models at TP > 1)
+with ``tp × replicas ≤ max_gpus``.
 """
 
 import itertools
@@ -51,6 +52,9 @@ class SearchSpace(_Model):
     max_num_seqs: list[int] = Field(default=[256], min_length=1)
     max_num_batched_tokens: list[int] = Field(default=[8192], min_length=1)
     backends: list[Backend] = Field(default=["vllm"], min_length=1)
+    expert_parallel: list[bool] = Field(default=[False], min_length=1)
+    """MoE models: also try experts sharded over the TP ranks (skipped for dense models and
+    TP 1)."""
 
     @model_validator(mode="after")
     def _positive(self) -> "SearchSpace":
@@ -103,13 +107,15 @@ class Candidate:
     max_num_seqs: int
     max_num_batched_tokens: int
     backend: str
+    expert_parallel: bool = False
 
     @property
     def gpus(self) -> int:
         return self.tensor_parallel * self.replicas
 
     def label(self) -> str:
-        return (f"{self.replicas}×{self.gpu} tp{self.tensor_parallel} {self.weights} "
+        ep = " ep" if self.expert_parallel else ""
+        return (f"{self.replicas}×{self.gpu} tp{self.tensor_parallel}{ep} {self.weights} "
                 f"{self.backend} seqs {self.max_num_seqs} budget {self.max_num_batched_tokens}")
 
     def scenario(self, plan: PlanFile, workload: Workload) -> Scenario:
@@ -117,7 +123,8 @@ class Candidate:
         engine = EngineConfig(max_num_seqs=self.max_num_seqs,
                               max_num_batched_tokens=self.max_num_batched_tokens,
                               tensor_parallel=self.tensor_parallel, replicas=self.replicas,
-                              backend=self.backend, router=plan.router)
+                              backend=self.backend, router=plan.router,
+                              expert_parallel=self.expert_parallel)
         knobs = {k: getattr(plan, k) for k in ("mfu", "mbu", "step_overhead_ms")
                  if getattr(plan, k) is not None}
         return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,
@@ -127,14 +134,19 @@ class Candidate:
 
 def candidates(plan: PlanFile) -> list[Candidate]:
     """Every point of the search space within ``max_gpus``, in a fixed order."""
+    from napkin.catalog import load_model
+
     s = plan.search
+    moe = load_model(plan.model).is_moe
     out = []
-    for gpu, tp, reps, w, kv, seqs, budget, backend in itertools.product(
+    for gpu, tp, reps, w, kv, seqs, budget, backend, ep in itertools.product(
             s.gpus, s.tensor_parallel, s.replicas, s.weights or [plan.weights],
             s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
-            s.backends):
+            s.backends, s.expert_parallel):
+        if ep and not (moe and tp > 1):
+            continue
         if s.max_gpus is None or tp * reps <= s.max_gpus:
-            out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend))
+            out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep))
     return out
 
 

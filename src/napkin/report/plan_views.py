@@ -20,7 +20,8 @@ def _num(x: float | None, fmt: str) -> str:
 
 def _row(rank: int | str, e: Evaluation, share: float, rate: float | None) -> list[str]:
     c = e.candidate
-    return [str(rank), f"{c.replicas}× {c.gpu} tp{c.tensor_parallel}", c.backend,
+    ep = " ep" if c.expert_parallel else ""
+    return [str(rank), f"{c.replicas}× {c.gpu} tp{c.tensor_parallel}{ep}", c.backend,
             f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
             str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
             _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
@@ -40,7 +41,8 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
     return {"gpu": c.gpu, "tensor_parallel": c.tensor_parallel, "replicas": c.replicas,
             "gpus": e.gpus, "weights": c.weights, "kv_dtype": c.kv_dtype,
             "max_num_seqs": c.max_num_seqs, "max_num_batched_tokens": c.max_num_batched_tokens,
-            "backend": c.backend, "status": e.status, "reason": e.reason,
+            "backend": c.backend, "expert_parallel": c.expert_parallel, "status": e.status,
+            "reason": e.reason,
             "usd_per_hour": e.usd_per_hour, "usd_per_m_output_tokens": e.usd_per_m_output_tokens,
             "capacity_utilization": e.capacity_utilization, "seeds_run": e.seeds_run,
             "stopped_early": e.stopped_early, "slo_met_frac": e.slo_met_frac,

@@ -84,6 +84,9 @@ class EngineSpec:
     capacity_scheduler: Literal["default", "max_utilization", "guaranteed_no_evict"] = "default"
     """TensorRT-LLM's capacity scheduler: ``guaranteed_no_evict`` (its default: max-length
     reservation) or ``max_utilization`` (blocks on demand, evicting when short, like vLLM)."""
+    expert_parallel: bool = False
+    """MoE experts sharded over the ``tensor_parallel`` ranks, with all-to-alls instead of the
+    MoE layers' all-reduces (:func:`napkin.accounting.collectives.ep_collectives`)."""
     chunked_prefill: bool = True
     """Off: a new prompt runs whole in one step, so it waits until the step's remaining token
     budget holds it (TensorRT-LLM's ``enable_chunked_context: false``); recomputation after a
@@ -116,9 +119,10 @@ class Engine:
         compute = precision.weights.compute
         self.timer: StepTimer = timer or RooflineTimer.of(
             model, acc, compute, eff, spec.tensor_parallel, spec.allreduce_bytes_per_s,
-            spec.allreduce_latency_s)
+            spec.allreduce_latency_s, spec.expert_parallel)
         self.basis = StepBasis.of(model, acc, compute, spec.tensor_parallel,
-                                  spec.allreduce_bytes_per_s) if record else None
+                                  spec.allreduce_bytes_per_s, spec.expert_parallel) \
+            if record else None
         self.basis_sum = np.zeros(len(TERMS)) if record else None
         self.cost = LinearCost.of(model, precision)
         self.windows = sorted({b.window for b in model.blocks if b.window})
@@ -365,10 +369,11 @@ class Engine:
             keys = self._keys(req, max_hit)
             hit = pool.hits(keys) if keys else 0
             cached = hit * bs
-            new = self._chunk(req, cached, budget)
+            known = max(cached, req.transferred)  # transferred KV counts as computed
+            new = self._chunk(req, known, budget)
             if new == 0:
                 break
-            blocks = math.ceil((cached + new) / bs) - hit
+            blocks = math.ceil((known + new) / bs) - hit
             evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable)
             if self.reserve_all:
                 blocks = math.ceil((req.prompt + req.max_out) / bs)
@@ -387,7 +392,8 @@ class Engine:
             pool.acquire(keys[:hit])
             pool.allocate(blocks)
             req.hashed = list(keys[:hit])
-            req.computed = cached
+            req.computed = known
+            req.transferred = 0  # a preemption recomputes here
             req.hit_tokens += cached
             if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
                 req.first_scheduled_s = self.clock

@@ -10,7 +10,9 @@ class Request:
 
     ``computed`` counts tokens whose KV is in the cache; ``num_tokens`` = prompt + outputs so far.
     While decoding, ``computed`` and ``outputs`` are kept lazily as ``c0``/``o0`` at step ``s0``.
-    ``hash_key`` says how its blocks are named in the prefix cache: ``("src", ids, tokens)``
+    ``transferred`` counts prompt tokens whose KV another engine computed and sent (a
+    disaggregated decode pool admits them as computed). ``hash_key`` says how its blocks are
+    named in the prefix cache: ``("src", ids, tokens)``
     for trace hash ids covering ``tokens`` each, ``("session", id)`` for a multi-turn session's
     history, ``("shared", group, tokens)`` for a shared system prompt, or None.
     """
@@ -19,7 +21,8 @@ class Request:
         "arrival_s", "basis_arrival", "basis_finish", "basis_first", "c0", "client", "computed",
         "enqueue_s", "finish_s", "first_scheduled_s",
         "first_token_s", "hash_key", "hashed", "hit_tokens", "label", "max_out", "o0",
-        "outputs", "preemptions", "prompt", "queue_wait_s", "reserved", "rid", "s0", "version",
+        "outputs", "preemptions", "prompt", "queue_wait_s", "reserved", "rid", "s0",
+        "transferred", "version",
     )
 
     def __init__(self, rid: int, arrival_s: float, prompt: int, max_out: int, label: int = 0,
@@ -39,6 +42,8 @@ class Request:
         self.c0 = self.s0 = self.o0 = 0
         self.version = 0
         self.reserved = 0
+        self.transferred = 0
+        """Prompt tokens whose KV arrived with the request (disaggregated decode)."""
         self.basis_arrival = self.basis_first = self.basis_finish = None
 
     @property

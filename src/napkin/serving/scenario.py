@@ -9,6 +9,7 @@ gate/up/activation, whichever is wider) plus FP32 logits for ``max_num_seqs`` se
 is what vLLM's profiling forward allocates at most.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -22,8 +23,10 @@ from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine, EngineSpec, StepTimer
 from napkin.serving.metrics import SLO
+from napkin.serving.request import Request
+from napkin.serving.simulate import Disaggregation, SimRun, simulate
 from napkin.serving.workload import Workload, load_workload
 from napkin.specs.files import read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
@@ -34,6 +37,19 @@ from napkin.units import GB, MS, GiB
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DisaggConfig(_Model):
+    """Disaggregated prefill/decode: pools of their own size (and prefill TP); each request's
+    KV moves from its prefill replica to a decode replica over a link of ``kv_link_gbs`` GB/s
+    (default: the GPU's interconnect per direction from the catalog × the prefill TP, one link
+    per rank) after ``kv_link_latency_us``."""
+
+    prefill_replicas: int = Field(default=1, ge=1)
+    decode_replicas: int = Field(default=1, ge=1)
+    prefill_tensor_parallel: int | None = Field(default=None, ge=1)
+    kv_link_gbs: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    kv_link_latency_us: float = Field(default=20.0, ge=0, allow_inf_nan=False)
 
 
 class EngineConfig(_Model):
@@ -58,6 +74,11 @@ class EngineConfig(_Model):
     replicas: int = Field(default=1, ge=1)
     router: Literal["round_robin", "least_outstanding", "least_kv"] = "round_robin"
     mode: Literal["fast", "exact"] = "fast"
+    expert_parallel: bool = False
+    """MoE models: experts sharded over the ``tensor_parallel`` ranks (vLLM's
+    ``--enable-expert-parallel``), all-to-alls instead of the MoE all-reduces."""
+    disaggregated: DisaggConfig | None = None
+    """Separate prefill and decode pools (``replicas`` must then stay 1)."""
 
 
 class SLOConfig(_Model):
@@ -113,26 +134,48 @@ class Built:
     """Where the scenario lies outside the profile's fitted domain."""
     warmup: int = 0
     """Warm-up requests the workload sends first, left out of the metrics."""
+    prefill_spec: EngineSpec | None = None
+    """Disaggregated: the prefill pool's engines (``spec`` is then the decode pool's)."""
+    disagg: Disaggregation | None = None
 
     @property
     def calibration(self) -> str:
         return self.profile.name if self.profile else "roofline"
 
-    def engines(self) -> list[Engine]:
-        """Fresh engine replicas (a simulation mutates them)."""
-        timer = None
+    def _timer(self, spec: EngineSpec) -> StepTimer | None:
         if self.profile is not None:
             basis = StepBasis.of(self.model, self.acc, self.precision.weights.compute,
-                                 self.spec.tensor_parallel, self.spec.allreduce_bytes_per_s)
-            timer = FittedTimer(basis, self.profile.model)
-        elif self.scenario.frontend_ms:
-            timer = replace(RooflineTimer.of(
+                                 spec.tensor_parallel, spec.allreduce_bytes_per_s,
+                                 spec.expert_parallel)
+            return FittedTimer(basis, self.profile.model)
+        if self.scenario.frontend_ms:
+            return replace(RooflineTimer.of(
                 self.model, self.acc, self.precision.weights.compute, self.eff,
-                self.spec.tensor_parallel, self.spec.allreduce_bytes_per_s,
-                self.spec.allreduce_latency_s), request_s=self.scenario.frontend_ms * MS)
-        return [Engine(self.model, self.acc, self.precision, self.eff, self.spec, f"engine-{i}",
-                       timer)
-                for i in range(self.scenario.engine.replicas)]
+                spec.tensor_parallel, spec.allreduce_bytes_per_s, spec.allreduce_latency_s,
+                spec.expert_parallel), request_s=self.scenario.frontend_ms * MS)
+        return None
+
+    def engines(self) -> list[Engine]:
+        """Fresh engine replicas (a simulation mutates them): the prefill pool first when
+        disaggregated."""
+        e = self.scenario.engine
+        pools: list[tuple[str, EngineSpec, int]] = [("engine", self.spec, e.replicas)]
+        if e.disaggregated is not None and self.prefill_spec is not None:
+            d = e.disaggregated
+            pools = [("prefill", self.prefill_spec, d.prefill_replicas),
+                     ("decode", self.spec, d.decode_replicas)]
+        out = []
+        for name, spec, count in pools:
+            timer = self._timer(spec)
+            out += [Engine(self.model, self.acc, self.precision, self.eff, spec,
+                           f"{name}-{i}", timer) for i in range(count)]
+        return out
+
+    def simulate(self, progress: Callable[[float, int], None] | None = None,
+                 stop: Callable[[Request], bool] | None = None) -> SimRun:
+        """Run the workload through fresh engines with the scenario's router."""
+        return simulate(self.engines(), self.source, self.scenario.engine.router, progress,
+                        stop, self.disagg)
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -192,38 +235,24 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     e = scenario.engine
     tp = e.tensor_parallel
     check_tensor_parallel(model, tp)
+    if e.expert_parallel and not (model.is_moe and tp > 1):
+        raise NapkinError(f"engine.expert_parallel: needs a MoE model and tensor_parallel > 1 "
+                          f"({model.name}: {'MoE' if model.is_moe else 'dense'}, tp {tp})")
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
-    derivation: dict[str, float] = {}
-    if e.kv_pool_gib is not None:
-        pool = e.kv_pool_gib * GiB * tp  # the setting is per device, as vLLM's
-        derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
-    else:
-        weights = model.params * precision.weights.bytes_per_weight / tp
-        act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
-        usable = acc.device_memory_bytes * e.gpu_memory_utilization
-        per_device = usable - weights - act - e.reserve_gib * GiB
-        derivation = {"usable_bytes_per_device": usable, "weights_bytes_per_device": weights,
-                      "activation_peak_bytes_per_device": act,
-                      "reserve_bytes_per_device": e.reserve_gib * GiB,
-                      "kv_pool_bytes_per_device": per_device}
-        if per_device <= 0:
-            raise NapkinError(
-                f"kv pool: nothing left for KV on {acc.id} ({per_device / GB:.2f} GB per device "
-                "after weights, activations and reserve); use more tensor_parallel, a smaller "
-                "weight format or set engine.kv_pool_gib"
-            )
-        pool = per_device * tp
-    num_blocks = int(pool // (e.block_size * kv_token))
     link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
-    spec = EngineSpec(
-        num_blocks=num_blocks, max_num_seqs=e.max_num_seqs,
-        max_num_batched_tokens=e.max_num_batched_tokens, block_size=e.block_size,
-        enable_prefix_caching=e.enable_prefix_caching,
-        long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
-        allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
-        mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
-        chunked_prefill=e.chunked_prefill,
-    )
+    spec, pool, derivation = _engine_spec(model, acc, precision, e, tp, link)
+    prefill_spec = disagg = None
+    if e.disaggregated is not None:
+        d = e.disaggregated
+        if e.replicas != 1:
+            raise NapkinError("engine.replicas: with engine.disaggregated give "
+                              "prefill_replicas and decode_replicas instead")
+        ptp = d.prefill_tensor_parallel or tp
+        check_tensor_parallel(model, ptp)
+        prefill_spec, _, _ = _engine_spec(model, acc, precision, e, ptp, link)
+        kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else acc.allreduce_bytes_per_s * ptp
+        disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
+                                kv_token)
     if isinstance(scenario.workload, str):
         workload, wl_dir = load_workload(base_dir / scenario.workload)
     else:
@@ -243,9 +272,47 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                      "(max_num_batched_tokens); it waits for decodes to drain — raise the "
                      "budget above the longest prompt + max_num_seqs",)
     slo = SLO(scenario.slo.ttft_s, scenario.slo.tpot_s, scenario.slo.share)
-    return Built(scenario, model, acc, precision, eff, spec, num_blocks * e.block_size * kv_token,
-                 derivation, source, slo, profile, warnings,
-                 getattr(workload.arrivals, "warmup_requests", 0))
+    return Built(scenario, model, acc, precision, eff, spec, pool, derivation, source, slo,
+                 profile, warnings, getattr(workload.arrivals, "warmup_requests", 0),
+                 prefill_spec, disagg)
+
+
+def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: EngineConfig,
+                 tp: int, link: float) -> tuple[EngineSpec, float, dict[str, float]]:
+    """An engine replica at ``tp``: its spec, KV pool bytes (whole group) and their
+    derivation (see the module docstring)."""
+    kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+    derivation: dict[str, float] = {}
+    if e.kv_pool_gib is not None:
+        pool = e.kv_pool_gib * GiB * tp  # the setting is per device, as vLLM's
+        derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
+    else:
+        weights = model.params * precision.weights.bytes_per_weight / tp
+        act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
+        usable = acc.device_memory_bytes * e.gpu_memory_utilization
+        per_device = usable - weights - act - e.reserve_gib * GiB
+        derivation = {"usable_bytes_per_device": usable, "weights_bytes_per_device": weights,
+                      "activation_peak_bytes_per_device": act,
+                      "reserve_bytes_per_device": e.reserve_gib * GiB,
+                      "kv_pool_bytes_per_device": per_device}
+        if per_device <= 0:
+            raise NapkinError(
+                f"kv pool: nothing left for KV on {acc.id} ({per_device / GB:.2f} GB per device "
+                f"after weights, activations and reserve at tensor_parallel {tp}); use more "
+                "tensor_parallel, a smaller weight format or set engine.kv_pool_gib"
+            )
+        pool = per_device * tp
+    num_blocks = int(pool // (e.block_size * kv_token))
+    spec = EngineSpec(
+        num_blocks=num_blocks, max_num_seqs=e.max_num_seqs,
+        max_num_batched_tokens=e.max_num_batched_tokens, block_size=e.block_size,
+        enable_prefix_caching=e.enable_prefix_caching,
+        long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
+        allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
+        mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
+        chunked_prefill=e.chunked_prefill, expert_parallel=e.expert_parallel,
+    )
+    return spec, num_blocks * e.block_size * kv_token, derivation
 
 
 ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms", "frontend_ms")

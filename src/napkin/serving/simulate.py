@@ -21,7 +21,28 @@ from napkin.serving.engine import Engine
 from napkin.serving.request import Request
 
 Router = Literal["round_robin", "least_outstanding", "least_kv"]
-ARRIVAL, ENGINE = 0, 1
+ARRIVAL, TRANSFER, ENGINE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Disaggregation:
+    """Prefill/decode disaggregation: the first ``prefill_engines`` engines prefill (each
+    request's prompt and its first token), the rest decode. A prefilled request's KV (prompt
+    × ``kv_bytes_per_token``) leaves its prefill engine over a link of ``link_bytes_per_s``,
+    one transfer at a time in finishing order, arriving ``link_latency_s`` after it has been
+    sent: ``start = max(first token, link free)``, ``link free = start + bytes/bandwidth``,
+    ``arrival = link free + latency``. The decode engine (least outstanding) admits it with the
+    prompt's KV computed, so the handoff shows in the first inter-token gap, not in TTFT."""
+
+    prefill_engines: int
+    link_bytes_per_s: float
+    link_latency_s: float
+    kv_bytes_per_token: float
+
+    def __post_init__(self) -> None:
+        require(self.prefill_engines >= 1, "prefill_replicas: must be >= 1")
+        require(self.link_bytes_per_s > 0, "kv_link_gbs: must be > 0")
+        require(self.link_latency_s >= 0, "kv_link_latency_us: must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -151,10 +172,18 @@ def _route(engines: list[Engine], router: Router, t: float, counter: int) -> int
 def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
              router: Router = "round_robin",
              progress: Callable[[float, int], None] | None = None,
-             stop: Callable[[Request], bool] | None = None) -> SimRun:
+             stop: Callable[[Request], bool] | None = None,
+             disagg: Disaggregation | None = None) -> SimRun:
     """Run every request of ``source`` through ``engines`` to completion, or until ``stop``
-    (called with each finished request) returns True."""
+    (called with each finished request) returns True; with ``disagg``, through a prefill and a
+    decode pool."""
     require(len(engines) >= 1, "replicas: need at least one engine")
+    n_pre = disagg.prefill_engines if disagg else 0
+    require(n_pre < len(engines), "decode_replicas: must be >= 1")
+    front = engines[:n_pre] if disagg else engines
+    back = engines[n_pre:]
+    link_free = [0.0] * n_pre
+    outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
     feed = _OpenFeed(source) if isinstance(source, OpenLoop) else _ClientFeed(source)
@@ -175,12 +204,21 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         push(t + delay, ARRIVAL, payload)
     while heap:
         t, kind, _, payload = heapq.heappop(heap)
-        if kind == ARRIVAL:
-            req, more = feed.take(payload)
-            for t_next, p in more:
-                push(t_next + delay, ARRIVAL, p)
-            i = _route(engines, router, t, routed)
-            routed += 1
+        if kind in (ARRIVAL, TRANSFER):
+            if kind == ARRIVAL:
+                req, more = feed.take(payload)
+                for t_next, p in more:
+                    push(t_next + delay, ARRIVAL, p)
+                i = _route(front, router, t, routed)
+                routed += 1
+                if disagg and req.max_out > 1:
+                    outputs[req.rid] = req.max_out
+                    req.max_out = 1
+            else:  # a prefilled request's KV reached the decode pool
+                req = payload  # type: ignore[assignment]
+                req.max_out = outputs.pop(req.rid)
+                req.computed, req.transferred, req.hashed, req.reserved = 0, req.prompt, [], 0
+                i = n_pre + _route(back, "least_outstanding", t, 0)
             engine = engines[i]
             idle = engine.plan is None
             steps_before = engine.plan.steps if engine.plan is not None else 0
@@ -201,6 +239,13 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         engine = engines[i]
         waking[i] = False
         for req in engine.commit():
+            if i < n_pre and req.rid in outputs:  # prefilled: send its KV to decode
+                assert disagg is not None
+                begin = max(engine.clock, link_free[i])
+                link_free[i] = begin + req.prompt * disagg.kv_bytes_per_token / \
+                    disagg.link_bytes_per_s
+                push(link_free[i] + disagg.link_latency_s, TRANSFER, req)
+                continue
             log.add(req, i)
             finished += 1
             if stop is not None and stop(req):

@@ -19,7 +19,6 @@ from napkin.errors import require
 from napkin.serving.load import base_load, is_closed_loop, scale_load
 from napkin.serving.metrics import SimSummary, summarize
 from napkin.serving.scenario import Scenario, build
-from napkin.serving.simulate import simulate
 from napkin.serving.workload import Workload, load_workload
 
 
@@ -91,7 +90,7 @@ class _Runner:
             out = []
             for seed in self.seeds:
                 built = build(self.scenario.model_copy(update={"workload": wl}), self.dir, seed)
-                run = simulate(built.engines(), built.source, self.scenario.engine.router)
+                run = built.simulate()
                 out.append(summarize(run, built.slo, built.warmup))
             self.points[load] = SweepPoint(load, tuple(out))
         return self.points[load]
