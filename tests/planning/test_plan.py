@@ -131,3 +131,23 @@ def test_expert_parallel_candidates_only_for_moe_models_on_several_ranks():
     cmds = launch_commands(c, "qwen3-30b-a3b")
     assert cmds["vllm"].endswith("--enable-expert-parallel")
     assert "--ep-size 4" in cmds["sglang"] and "--ep_size 4" in cmds["trtllm"]
+
+
+def test_disaggregated_layouts_are_searched_as_their_own_groups():
+    """1P1D at 0.6 requests/s: prefill on one engine (one 100 ms step per request), decode on
+    the other (9 steps ≈ 0.9 s per request, ρ ≈ 0.54): it meets the SLO on 2 GPUs ($4/hour);
+    the aggregated single replica (10 steps per request, ρ ≈ 0.6, $2/hour) stays cheapest."""
+    plan = _plan(0.6, replicas=[1], disaggregated=["1P1D"])
+    cands = candidates(plan)
+    assert [(c.layout, c.gpus) for c in cands] == [("1×", 1), ("1P1D×", 2)]
+    result = run_plan(plan, HERE, jobs=1)
+    by_layout = {e.candidate.layout: e for e in result.evaluations}
+    assert by_layout["1P1D×"].status == "feasible" and by_layout["1P1D×"].usd_per_hour == 4.0
+    assert by_layout["1×"].usd_per_hour == 2.0
+    assert result.cheapest.candidate.layout == "1×"
+
+
+@pytest.mark.parametrize("text", ["1P", "0P1D", "P1D", "1p0d", "x"])
+def test_bad_disaggregated_layouts_are_refused(text):
+    with pytest.raises(ValueError, match="disaggregated"):
+        _plan(0.5, disaggregated=[text])

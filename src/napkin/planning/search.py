@@ -161,8 +161,9 @@ def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
     require(len(cands) > 0, "search: no candidate within max_gpus")
     workers = jobs or os.cpu_count() or 1
     groups: dict[Candidate, list[Candidate]] = {}
-    for c in cands:
-        groups.setdefault(replace(c, replicas=0), []).append(c)
+    for c in cands:  # a disaggregated layout is a group of its own
+        key = c if c.prefill_replicas else replace(c, replicas=0)
+        groups.setdefault(key, []).append(c)
     tasks = [(g, plan, workload, wl_dir) for g in groups.values()]
     start = time.perf_counter()
     done: dict[Candidate, Evaluation] = {}

@@ -23,6 +23,7 @@ with ``tp × replicas ≤ max_gpus``.
 """
 
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -30,11 +31,19 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from napkin.errors import NapkinError
-from napkin.serving.scenario import EngineConfig, Scenario, SLOConfig
+from napkin.serving.scenario import DisaggConfig, EngineConfig, Scenario, SLOConfig
 from napkin.serving.workload import Workload
 from napkin.specs.files import read_yaml, validation_message
 
 Backend = Literal["vllm", "trtllm", "sglang"]
+XPYD = re.compile(r"(\d+)P(\d+)D", re.IGNORECASE)
+
+
+def xpyd(text: str) -> tuple[int, int]:
+    """``"2P3D"`` → (2, 3)."""
+    m = XPYD.fullmatch(text.strip())
+    assert m is not None
+    return int(m.group(1)), int(m.group(2))
 
 
 class _Model(BaseModel):
@@ -55,6 +64,17 @@ class SearchSpace(_Model):
     expert_parallel: list[bool] = Field(default=[False], min_length=1)
     """MoE models: also try experts sharded over the TP ranks (skipped for dense models and
     TP 1)."""
+    disaggregated: list[str] = Field(default_factory=list)
+    """Disaggregated deployments to try as well, ``"xPyD"``: x prefill and y decode replicas
+    of the TP size (``"1P1D"``, ``"2P3D"``)."""
+
+    @model_validator(mode="after")
+    def _xpyd(self) -> "SearchSpace":
+        for text in self.disaggregated:
+            if XPYD.fullmatch(text) is None or 0 in xpyd(text):
+                raise ValueError(f"disaggregated: {text!r} must look like 1P1D, 2P3D "
+                                 "(prefill and decode replicas >= 1)")
+        return self
 
     @model_validator(mode="after")
     def _positive(self) -> "SearchSpace":
@@ -108,23 +128,35 @@ class Candidate:
     max_num_batched_tokens: int
     backend: str
     expert_parallel: bool = False
+    prefill_replicas: int = 0
+    """Disaggregated: prefill replicas (``replicas`` is then the decode pool's); 0 aggregated."""
 
     @property
     def gpus(self) -> int:
-        return self.tensor_parallel * self.replicas
+        return self.tensor_parallel * (self.replicas + self.prefill_replicas)
+
+    @property
+    def layout(self) -> str:
+        """``4×`` (aggregated replicas) or ``1P3D×`` (disaggregated pools)."""
+        if self.prefill_replicas:
+            return f"{self.prefill_replicas}P{self.replicas}D×"
+        return f"{self.replicas}×"
 
     def label(self) -> str:
         ep = " ep" if self.expert_parallel else ""
-        return (f"{self.replicas}×{self.gpu} tp{self.tensor_parallel}{ep} {self.weights} "
+        return (f"{self.layout}{self.gpu} tp{self.tensor_parallel}{ep} {self.weights} "
                 f"{self.backend} seqs {self.max_num_seqs} budget {self.max_num_batched_tokens}")
 
     def scenario(self, plan: PlanFile, workload: Workload) -> Scenario:
         """The candidate as a simulator scenario."""
+        disagg = DisaggConfig(prefill_replicas=self.prefill_replicas,
+                              decode_replicas=self.replicas) if self.prefill_replicas else None
         engine = EngineConfig(max_num_seqs=self.max_num_seqs,
                               max_num_batched_tokens=self.max_num_batched_tokens,
-                              tensor_parallel=self.tensor_parallel, replicas=self.replicas,
-                              backend=self.backend, router=plan.router,
-                              expert_parallel=self.expert_parallel)
+                              tensor_parallel=self.tensor_parallel,
+                              replicas=1 if disagg else self.replicas, backend=self.backend,
+                              router=plan.router, expert_parallel=self.expert_parallel,
+                              disaggregated=disagg)
         knobs = {k: getattr(plan, k) for k in ("mfu", "mbu", "step_overhead_ms")
                  if getattr(plan, k) is not None}
         return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,
@@ -147,6 +179,15 @@ def candidates(plan: PlanFile) -> list[Candidate]:
             continue
         if s.max_gpus is None or tp * reps <= s.max_gpus:
             out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep))
+    for gpu, tp, pd, w, kv, seqs, budget, backend, ep in itertools.product(
+            s.gpus, s.tensor_parallel, s.disaggregated, s.weights or [plan.weights],
+            s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
+            s.backends, s.expert_parallel):
+        x, y = xpyd(pd)
+        if ep and not (moe and tp > 1):
+            continue
+        if s.max_gpus is None or tp * (x + y) <= s.max_gpus:
+            out.append(Candidate(gpu, tp, y, w, kv, seqs, budget, backend, ep, x))
     return out
 
 

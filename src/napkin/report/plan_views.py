@@ -21,7 +21,7 @@ def _num(x: float | None, fmt: str) -> str:
 def _row(rank: int | str, e: Evaluation, share: float, rate: float | None) -> list[str]:
     c = e.candidate
     ep = " ep" if c.expert_parallel else ""
-    return [str(rank), f"{c.replicas}× {c.gpu} tp{c.tensor_parallel}{ep}", c.backend,
+    return [str(rank), f"{c.layout} {c.gpu} tp{c.tensor_parallel}{ep}", c.backend,
             f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
             str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
             _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
@@ -39,6 +39,7 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
     """One evaluated candidate as a flat record (base units; None where not measured)."""
     c = e.candidate
     return {"gpu": c.gpu, "tensor_parallel": c.tensor_parallel, "replicas": c.replicas,
+            "prefill_replicas": c.prefill_replicas,
             "gpus": e.gpus, "weights": c.weights, "kv_dtype": c.kv_dtype,
             "max_num_seqs": c.max_num_seqs, "max_num_batched_tokens": c.max_num_batched_tokens,
             "backend": c.backend, "expert_parallel": c.expert_parallel, "status": e.status,
@@ -78,7 +79,10 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
         notes = [f"{engine}: {cmd}" + ("   ← planned on" if engine == c.backend else "")
                  for engine, cmd in cmds.items()]
         notes.append(f"one command per replica ({c.replicas}), behind a load balancer "
-                     f"({plan.router})")
+                     f"({plan.router})" if not c.prefill_replicas else
+                     f"{c.prefill_replicas} prefill and {c.replicas} decode replicas of this "
+                     "command with the engine's KV connector for disaggregated serving "
+                     "(vLLM --kv-transfer-config, SGLang --disaggregation-mode)")
         sections.append(Section(
             "cheapest configuration that carries the load", HEADER,
             [_row(1, best, share, rates.get(c))], notes))
