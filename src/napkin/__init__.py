@@ -14,4 +14,8 @@ def __getattr__(name: str):  # the simulator loads on first use, not with the CL
         from napkin.serving.sweep import sweep_file
 
         return sweep_file
+    if name == "plan":
+        from napkin.planning.search import plan_file
+
+        return plan_file
     raise AttributeError(f"module 'napkin' has no attribute {name!r}")

@@ -151,3 +151,15 @@ def test_disaggregated_layouts_are_searched_as_their_own_groups():
 def test_bad_disaggregated_layouts_are_refused(text):
     with pytest.raises(ValueError, match="disaggregated"):
         _plan(0.5, disaggregated=[text])
+
+
+def test_python_api_plans_a_file(tmp_path):
+    import yaml
+
+    import napkin
+
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(_plan(1.5).model_dump(exclude_none=True)))
+    result = napkin.plan(path, jobs=1)
+    assert result.cheapest.candidate.replicas == 2
+    assert result.cheapest.slo_met_best >= result.cheapest.slo_met_frac

@@ -120,3 +120,13 @@ def test_python_api_sweeps_a_scenario_file():
     assert result.share == 0.95
     assert result.points[0].sustainable(0.95) and not result.points[-1].sustainable(0.95)
     assert result.points[-1].summaries[0].overload_factor > 2
+
+
+def test_an_end_to_end_bound_counts_with_the_other_two():
+    """At 0.5 requests/s the one-at-a-time server finishes each request 10 steps ≈ 1.004 s
+    after it arrives: an end-to-end bound of 1.1 s is met by all, one of 0.9 s by none."""
+    for bound, share in ((1.1, 1.0), (0.9, 0.0)):
+        s = _scenario(0.5)
+        s = s.model_copy(update={"slo": s.slo.model_copy(update={"e2e_s": bound})})
+        built = build(s, Path("."))
+        assert summarize(built.simulate(), built.slo).slo_met_frac == share

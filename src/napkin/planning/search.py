@@ -188,3 +188,12 @@ def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
             pool.shutdown()
     return PlanResult(plan, partial.evaluations, time.perf_counter() - start, workers,
                       dict(zip(best, rates, strict=True)))
+
+
+def plan_file(path: str | Path, jobs: int = 0, executor: Literal["process", "ray"] = "process",
+              ray_address: str | None = None) -> PlanResult:
+    """:func:`run_plan` of a plan file; ``napkin.plan`` is this function."""
+    from napkin.planning.spec import load_plan
+
+    plan, base = load_plan(path)
+    return run_plan(plan, base, jobs, None, executor, ray_address)

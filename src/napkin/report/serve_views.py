@@ -65,7 +65,8 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
         "kv_pool_bytes": b.kv_pool_bytes, "kv_blocks": b.spec.num_blocks,
         "prefix_caching": e.enable_prefix_caching, "tensor_parallel": e.tensor_parallel,
         "replicas": e.replicas, "router": e.router, "mode": e.mode,
-        "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_share": s.slo.share,
+        "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_e2e_s": s.slo.e2e_s,
+        "slo_share": s.slo.share,
     }
 
 
@@ -124,8 +125,7 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("output tokens/s", lambda r: f"{s(r).output_tokens_per_s:,.1f}"),
         row("offered requests/s", lambda r: f"{s(r).offered_requests_per_s:,.3f}"),
         row("served requests/s", lambda r: f"{s(r).requests_per_s:,.3f}"),
-        row("SLO met (TTFT, TPOT)", lambda r: f"{s(r).slo_met_frac:.1%} "
-            f"(≤ {fmt_seconds(s(r).slo.ttft_s)}, ≤ {fmt_seconds(s(r).slo.tpot_s)})"),
+        row("SLO met", lambda r: f"{s(r).slo_met_frac:.1%} ({s(r).slo.describe()})"),
         row("goodput, requests/s", lambda r: f"{s(r).goodput_requests_per_s:,.3f}"),
         row("preemptions", lambda r: f"{s(r).preemptions:,} ({s(r).preempted_requests:,} "
             "requests)"),
@@ -180,9 +180,7 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
                    "sustainable)")
     else:
         verdict = (f"maximum sustainable load {lo:,.4g} {unit} ({hi:,.4g} is not): at least "
-                   f"{result.share:.0%} of requests meet TTFT ≤ "
-                   f"{fmt_seconds(built.slo.ttft_s)} and TPOT ≤ {fmt_seconds(built.slo.tpot_s)} "
-                   f"in every seed")
+                   f"{result.share:.0%} of requests meet {built.slo.describe()} in every seed")
     notes = [verdict, f"the scenario's own load is {result.base_load:,.4g} {unit}; seeds "
              f"{', '.join(map(str, result.seeds))}; percentiles and throughput are the worst "
              "seed's", f"step times: calibration {built.calibration}"]

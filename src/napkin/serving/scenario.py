@@ -84,6 +84,8 @@ class EngineConfig(_Model):
 class SLOConfig(_Model):
     ttft_s: float = Field(default=2.0, gt=0, allow_inf_nan=False)
     tpot_s: float = Field(default=0.05, gt=0, allow_inf_nan=False)
+    e2e_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Optional end-to-end bound, counted with the other two."""
     share: float = Field(default=0.9, gt=0, le=1)
     """Share of requests that must meet both bounds for a load to count as sustainable
     (``napkin serve sweep``; DistServe's SLO attainment, 90 % by default)."""
@@ -271,7 +273,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                      f"step with at most {e.max_num_batched_tokens - longest[0]} decodes "
                      "(max_num_batched_tokens); it waits for decodes to drain — raise the "
                      "budget above the longest prompt + max_num_seqs",)
-    slo = SLO(scenario.slo.ttft_s, scenario.slo.tpot_s, scenario.slo.share)
+    slo = SLO(scenario.slo.ttft_s, scenario.slo.tpot_s, scenario.slo.share, scenario.slo.e2e_s)
     return Built(scenario, model, acc, precision, eff, spec, pool, derivation, source, slo,
                  profile, warnings, getattr(workload.arrivals, "warmup_requests", 0),
                  prefill_spec, disagg)
