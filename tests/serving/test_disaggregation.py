@@ -79,3 +79,16 @@ def test_disaggregated_pools_replace_replicas():
     bad = s.model_copy(update={"engine": s.engine.model_copy(update={"replicas": 2})})
     with pytest.raises(NapkinError, match=r"engine\.replicas"):
         build(bad, Path("."))
+
+
+def test_pool_metrics_split_prefill_from_decode():
+    """1P1D, one request: the prefill replica ran 1 of the run's G steps, the decode replica
+    the other G − 1, and their busy shares add up to the busy time over the makespan."""
+    _, run, _ = _records(_scenario(1, {"kv_link_gbs": LINK_GBS}))
+    s = summarize(run)
+    pre, dec = s.pools
+    assert (pre.name, pre.replicas, pre.steps) == ("prefill", 1, 1)
+    assert (dec.name, dec.replicas, dec.steps) == ("decode", 1, G - 1)
+    busy = sum(e.busy_s for e in run.engines)
+    assert (pre.busy_frac + dec.busy_frac) * s.makespan_s == pytest.approx(busy)
+    assert dec.peak_kv_frac == pytest.approx(101 / run.engines[1].spec.num_blocks)

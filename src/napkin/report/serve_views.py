@@ -137,6 +137,9 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("prefix-cache hits", lambda r: f"{s(r).prefix_hit_frac:.1%} of input tokens"),
         row("engine steps / simulated units", lambda r: f"{s(r).steps:,} / "
             f"{s(r).sim_units:,}"),
+        row("pools: replicas, busy, peak KV", lambda r: "; ".join(
+            f"{p.name} {p.replicas}× busy {p.busy_frac:.0%} KV {p.peak_kv_frac:.0%}"
+            for p in s(r).pools)),
         row("wall time", lambda r: fmt_seconds(r.wall_s)),
     ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); step times "
         "come from the calibration named above (a fitted profile, or the roofline at the "

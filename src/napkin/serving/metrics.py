@@ -54,6 +54,30 @@ class Latency:
 
 
 @dataclass(frozen=True)
+class PoolSummary:
+    """Engines of one pool (``engine`` aggregated; ``prefill`` and ``decode`` disaggregated)."""
+
+    name: str
+    replicas: int
+    steps: int
+    busy_frac: float
+    """Mean over the pool's replicas of busy time / makespan."""
+    peak_kv_frac: float
+    """Highest replica's peak KV blocks in use over its pool."""
+
+
+def pool_summaries(run: SimRun, span_s: float) -> tuple[PoolSummary, ...]:
+    """Per pool (engines named ``<pool>-<i>``): replicas, steps, busy share, peak KV."""
+    pools: dict[str, list] = {}
+    for e in run.engines:
+        pools.setdefault(e.name.rsplit("-", 1)[0], []).append(e)
+    return tuple(PoolSummary(name, len(es), sum(e.num_steps for e in es),
+                             sum(e.busy_s for e in es) / (len(es) * max(span_s, 1e-12)),
+                             max(e.peak_blocks / max(e.spec.num_blocks, 1) for e in es))
+                 for name, es in pools.items())
+
+
+@dataclass(frozen=True)
 class SimSummary:
     requests: int
     makespan_s: float
@@ -84,6 +108,7 @@ class SimSummary:
     drain_s: float
     """Last finish − last arrival: how long the backlog outlives the arrivals."""
 
+    pools: tuple[PoolSummary, ...]
     wait_growth_s: float
     """Mean wait to first schedule of the last quarter of arrivals minus the first quarter's:
     a queue that keeps growing while requests arrive."""
@@ -157,6 +182,7 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
         sim_units=sum(e.num_units for e in engines),
         offered_requests_per_s=offered_rate(r.arrival_s),
         drain_s=last - float(r.arrival_s.max()) if n else 0.0,
+        pools=pool_summaries(run, span if n else 0.0),
         wait_growth_s=_wait_growth(r.arrival_s, r.first_scheduled_s - r.arrival_s),
     )
 
