@@ -95,3 +95,38 @@ def test_lifecycle_and_cost(cli, tmp_path):
 def test_errors_are_one_line(cli, args, field):
     code, out, err = cli(*args)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err
+
+
+def test_data_parallel_ranks_each_run_their_micro_batches(cli):
+    """Question-bank task 1's shape: 4 cards × one 4,096-token sequence = 16,384 tokens per
+    update; each rank computes its own sequence, so the compute per update is one rank's (as
+    on one card) and tokens/s is 4× one card's while the ZeRO-3 traffic is hidden."""
+    def run(devices: int) -> dict:
+        code, out, _ = cli("train", "llama-2-7b", "--seq", "4096", "--gpu", "rtx-4080",
+                           "--gpu-mem-gb", "32", "--devices", str(devices), "--zero", "3",
+                           "--link-gbs", "10", "--format", "json")
+        assert code == 0
+        return json.loads(out)
+    one, four = run(1), run(4)
+    assert four["tokens_per_update"] == 16_384 and four["tokens_per_update_per_rank"] == 4096
+    assert four["communication"]["compute_s"] == pytest.approx(one["communication"]["compute_s"])
+    # ≈ 4.4 s in the question bank: 6 × 6.74e9 × 4,096 FLOPs + attention at MFU 0.4 of the
+    # RTX 4080's dense BF16 peak
+    assert four["communication"]["compute_s"] == pytest.approx(4.4, rel=0.03)
+    assert four["update_flops_all_ranks"] == pytest.approx(4 * four["update_flops"])
+
+
+def test_eight_a100s_train_qwen2_5_7b_at_about_22k_tokens_per_s(cli):
+    """6ND at MFU 0.4: 8 × 0.4 × 312 TFLOP/s / (6 × 7.62e9 FLOPs per token) ≈ 21.9k tokens/s;
+    napkin also counts attention (4,096 tokens) and the optimizer step, a few % more time. The
+    gradient all-reduce goes over NVLink 3 (600 GB/s bidirectional → 300 GB/s per direction,
+    the catalog's default) and hides behind compute."""
+    code, out, _ = cli("train", "qwen2.5-7b", "--seq", "4096", "--gpu", "a100-80gb-sxm",
+                       "--devices", "8", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    six_nd = 8 * 0.4 * 312e12 / (6 * 7_615_616_512)
+    assert doc["tokens_per_s"] == pytest.approx(six_nd, rel=0.07)
+    assert doc["tokens_per_s"] < six_nd
+    assert doc["communication"]["link_bytes_per_s"] == pytest.approx(300e9)
+    assert doc["communication"]["hidden"]

@@ -16,6 +16,7 @@ from napkin.cli.common import (
     emit,
     parse_ints,
 )
+from napkin.errors import require
 from napkin.units import GB
 
 
@@ -44,8 +45,10 @@ def train(
     gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None,
     mfu: Annotated[float, typer.Option("--mfu", help="Share of dense peak.")] = 0.4,
-    link_gbs: Annotated[float, typer.Option("--link-gbs", help="Gradient/weight link, GB/s.")] =
-    10.0,
+    link_gbs: Annotated[float | None, typer.Option(
+        "--link-gbs", help="Gradient/weight link per device, GB/s (default: the GPU's "
+                           "interconnect per direction from the catalog, PCIe 4 where none).")]
+    = None,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
     pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
     fmt: FormatOpt = Format.table,
@@ -61,8 +64,12 @@ def train(
     documents = tuple(parse_ints(docs, "docs")) if docs else (seq,)
     shape = TrainShape(documents, micro_batch, accumulation, labels, head, recompute)
     model.check_context(shape.sequence_tokens, "seq")
-    cluster = Cluster(accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), devices, zero,
-                      offload, link_gbs * GB, mfu, flash=flash, pipeline_stages=pipeline)
+    require(link_gbs is None or 0 < link_gbs < float("inf"),
+            f"link-gbs: must be a finite number > 0, got {link_gbs}")
+    acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
+    link = link_gbs * GB if link_gbs is not None else acc.allreduce_bytes_per_s
+    cluster = Cluster(acc, devices, zero, offload, link, mfu, flash=flash,
+                      pipeline_stages=pipeline)
     plan = plan_training(model, shape, cluster, recipe(optimizer), tuple(freeze or ()),
                          lora_rank, qlora=qlora)
     inputs = {"model": model.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -71,7 +78,10 @@ def train(
               "qlora": qlora}
     assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
                    "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
-                   "link_bytes_per_s": link_gbs * GB, "flash_attention": flash,
+                   "link_bytes_per_s": link,
+                   "link_source": "--link-gbs" if link_gbs is not None else
+                   f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
+                   "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
                    "pipeline_stages": pipeline}
     emit(train_doc(plan, inputs, assumptions), fmt)
 

@@ -48,12 +48,13 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
     ]
     c = plan.comm
     time_rows = [
-        ["tokens per update (a·B_μ·P)", f"{shape.tokens_per_update:,}"],
-        ["labelled tokens per update", f"{shape.labels_per_update:,}"],
+        ["tokens per update (DP·a·B_μ·P)", f"{plan.tokens_per_update:,} "
+         f"({plan.data_parallel} × {shape.tokens_per_update:,} per rank)"],
+        ["labelled tokens per update", f"{plan.data_parallel * shape.labels_per_update:,}"],
         ["trainable / frozen parameters", f"{plan.trainable_params:,} / {plan.frozen_params:,}"],
         [f"communication ({c.scheme}) per device", f"{c.bytes_per_device / GB:,.2f} GB in "
          f"{fmt_seconds(c.time_s)}" + (" (hidden)" if c.hidden else " (exposed)")],
-        ["compute per update", fmt_seconds(c.compute_s)],
+        ["compute per update (each rank, its own micro-batches)", fmt_seconds(c.compute_s)],
         ["pipeline bubble", f"{plan.bubble_frac:.1%}"],
         ["optimizer step (non-matmul, per device)", f"{fmt_bytes(plan.optimizer_bytes)} in "
          f"{fmt_seconds(plan.optimizer_s)}"],
@@ -67,8 +68,11 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "six_nd_flops": f.six_nd_flops, "gap": g,
         "flops_by_kind": {k: {"forward_flops": v[0], "backward_flops": v[1]}
                           for k, v in f.by_kind().items()},
-        "tokens_per_update": shape.tokens_per_update,
-        "labels_per_update": shape.labels_per_update,
+        "data_parallel": plan.data_parallel,
+        "tokens_per_update": plan.tokens_per_update,
+        "tokens_per_update_per_rank": shape.tokens_per_update,
+        "labels_per_update": plan.data_parallel * shape.labels_per_update,
+        "update_flops_all_ranks": plan.update_flops,
         "trainable_params": plan.trainable_params, "frozen_params": plan.frozen_params,
         "memory": fit, "activation_bytes_per_sequence": plan.activation_bytes_per_sequence,
         "max_micro_batch": plan.max_micro_batch, "communication": c,

@@ -28,8 +28,9 @@ from napkin.training.schedule import step_time_s
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where training runs: ``devices`` data-parallel accelerators (each ``tensor_parallel``
-    wide), ZeRO stage, CPU offload, link bandwidth for gradient/weight traffic."""
+    """Where training runs: ``devices`` data-parallel ranks (each ``tensor_parallel`` wide,
+    each running the shape's ``accumulation × micro_batch`` sequences per update), ZeRO stage,
+    CPU offload, link bandwidth for gradient/weight traffic."""
 
     acc: Accelerator
     devices: int = 1
@@ -59,9 +60,22 @@ class TrainPlan:
     bubble_frac: float
     update_s: float
 
+    data_parallel: int = 1
+    """Data-parallel ranks, each running its own ``accumulation × micro_batch`` sequences."""
+
+    @property
+    def tokens_per_update(self) -> int:
+        """Tokens of one update over every data-parallel rank: ``DP·a·B_μ·P``."""
+        return self.data_parallel * self.flops.shape.tokens_per_update
+
+    @property
+    def update_flops(self) -> float:
+        """FLOPs of one update over every rank (``flops`` is one rank's)."""
+        return self.data_parallel * self.flops.update_flops
+
     @property
     def tokens_per_s(self) -> float:
-        return self.flops.shape.tokens_per_update / self.update_s
+        return self.tokens_per_update / self.update_s
 
 
 def _mlp_coefficient(model: ModelSpec) -> float:
@@ -96,8 +110,8 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                          cluster.offload, "nf4-dq" if qlora else "bf16")
     fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
               cluster.acc.memory_bytes)
-    compute = step_time_s(flops.update_flops, cluster.acc,
-                          cluster.devices * cluster.tensor_parallel, cluster.mfu)
+    # each data-parallel rank runs its own micro-batches: its FLOPs over its TP group
+    compute = step_time_s(flops.update_flops, cluster.acc, cluster.tensor_parallel, cluster.mfu)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     comm = communication(scheme, trainable, cluster.devices, rec.weights, rec.grads,
                          cluster.link_bytes_per_s, compute)
@@ -110,7 +124,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     return TrainPlan(model, flops, trainable, model.params - trainable, fit, per_seq,
                      largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
                                          cluster.reserve_bytes),
-                     comm, opt_bytes, opt_s, bubble, busy)
+                     comm, opt_bytes, opt_s, bubble, busy, cluster.devices)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
