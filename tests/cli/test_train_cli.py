@@ -130,3 +130,28 @@ def test_eight_a100s_train_qwen2_5_7b_at_about_22k_tokens_per_s(cli):
     assert doc["tokens_per_s"] < six_nd
     assert doc["communication"]["link_bytes_per_s"] == pytest.approx(300e9)
     assert doc["communication"]["hidden"]
+
+
+@pytest.mark.parametrize(("dtype", "wire"), [("bf16", 2), ("fp32", 4)])
+def test_zero3_traffic_with_the_gradient_dtype_on_the_wire(cli, dtype, wire):
+    """ZeRO-3 on 4 ranks sends ¾ of (weights gathered twice + gradients reduce-scattered):
+    6,738,415,616 × (2 + 2 + wire) × ¾ B — 30.3 GB in BF16, 40.4 GB with FP32 gradients (the
+    question bank's 42 GB and 4.2 s at 10 GB/s count 7e9 parameters: 7e9 × 8 × ¾)."""
+    code, out, _ = cli("train", "llama-2-7b", "--seq", "4096", "--gpu", "rtx-4080",
+                       "--gpu-mem-gb", "32", "--devices", "4", "--zero", "3", "--link-gbs", "10",
+                       "--grad-dtype", dtype, "--format", "json")
+    c = json.loads(out)["communication"]
+    assert code == 0
+    assert c["bytes_per_device"] == pytest.approx(6_738_415_616 * (4 + wire) * 0.75)
+    assert c["link_bytes_per_s"] == 10e9
+    if dtype == "fp32":
+        assert c["bytes_per_device"] == pytest.approx(42e9, rel=0.04)
+        assert c["bytes_per_device"] / c["link_bytes_per_s"] == pytest.approx(4.2, rel=0.04)
+
+
+@pytest.mark.parametrize(("option", "value"), [("--grad-dtype", "fp8"), ("--link-gbs", "0"),
+                                               ("--link-gbs", "nan"), ("--link-gbs", "inf")])
+def test_train_link_and_grad_errors(cli, option, value):
+    code, out, err = cli("train", "llama-2-7b", option, value)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert option.removeprefix("--") in err, err

@@ -49,6 +49,9 @@ def train(
         "--link-gbs", help="Gradient/weight link per device, GB/s (default: the GPU's "
                            "interconnect per direction from the catalog, PCIe 4 where none).")]
     = None,
+    grad_dtype: Annotated[str | None, typer.Option(
+        "--grad-dtype", help="Gradient precision of the reduction on the wire: bf16 or fp32 "
+                             "(default: the optimizer recipe's).")] = None,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
     pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
     fmt: FormatOpt = Format.table,
@@ -68,8 +71,12 @@ def train(
             f"link-gbs: must be a finite number > 0, got {link_gbs}")
     acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
     link = link_gbs * GB if link_gbs is not None else acc.allreduce_bytes_per_s
+    wire = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
+    require(grad_dtype is None or grad_dtype in wire,
+            f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
     cluster = Cluster(acc, devices, zero, offload, link, mfu, flash=flash,
-                      pipeline_stages=pipeline)
+                      pipeline_stages=pipeline,
+                      grad_wire_bytes=None if grad_dtype is None else wire[grad_dtype])
     plan = plan_training(model, shape, cluster, recipe(optimizer), tuple(freeze or ()),
                          lora_rank, qlora=qlora)
     inputs = {"model": model.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -82,7 +89,7 @@ def train(
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
                    "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
-                   "pipeline_stages": pipeline}
+                   "pipeline_stages": pipeline, "grad_dtype": grad_dtype or "recipe"}
     emit(train_doc(plan, inputs, assumptions), fmt)
 
 

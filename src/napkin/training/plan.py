@@ -43,6 +43,9 @@ class Cluster:
     flash: bool = True
     reserve_bytes: float = 0.0
     pipeline_stages: int = 1
+    grad_wire_bytes: float | None = None
+    """Bytes per gradient element in the reduction (FSDP's ``reduce_dtype``; 4 for FP32);
+    None: the recipe's gradient precision."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     # each data-parallel rank runs its own micro-batches: its FLOPs over its TP group
     compute = step_time_s(flops.update_flops, cluster.acc, cluster.tensor_parallel, cluster.mfu)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
-    comm = communication(scheme, trainable, cluster.devices, rec.weights, rec.grads,
+    grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
+    comm = communication(scheme, trainable, cluster.devices, rec.weights, grads,
                          cluster.link_bytes_per_s, compute)
     # the optimizer step touches every trainable parameter's state once per update (sharded by
     # ZeRO-1 and up); it is memory-bound: bytes / HBM bandwidth
