@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from napkin.errors import require
+from napkin.errors import NapkinError, require
 from napkin.serving.load import base_load, is_closed_loop, scale_load
 from napkin.serving.metrics import SimSummary, summarize
 from napkin.serving.scenario import Scenario, build
-from napkin.serving.workload import Workload, load_workload
+from napkin.serving.workload import MAX_REQUESTS, Workload, expected_requests, load_workload
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,18 @@ class _Runner:
 
     def snap(self, load: float) -> float:
         return float(max(1, round(load))) if self.closed else load
+
+    def requests_at(self, load: float) -> float | None:
+        """Requests the workload draws at ``load`` (None where it cannot say in advance)."""
+        factor = self.snap(load) / self.base
+        if not 0 < factor < float("inf"):
+            return 0.0 if factor == 0 else float("inf")
+        return expected_requests(scale_load(self.workload, factor).arrivals)
+
+    def runnable(self, load: float) -> bool:
+        """At least one request and at most :data:`MAX_REQUESTS` (where known)."""
+        n = self.requests_at(load)
+        return n is None or 1 <= n <= MAX_REQUESTS
 
     def run(self, load: float) -> SweepPoint:
         load = self.snap(load)
@@ -162,12 +174,19 @@ def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = No
     r = _Runner(scenario, base_dir, seeds)
     share = scenario.slo.share
     for x in loads or ():
+        if not r.runnable(x):
+            raise NapkinError(f"rates: a load of {x:g} {r.unit()} draws about "
+                              f"{r.requests_at(x):.3g} requests from this workload; between 1 "
+                              f"and {MAX_REQUESTS:,} can be simulated")
+    for x in loads or ():
         r.run(x)
     start = r.base
     if loads:
         good = [x for x in loads if r.run(x).sustainable(share)]
         start = max(good) if good else min(loads)
-    lo, hi = max_sustainable(lambda x: r.run(x).sustainable(share), start, rel_tol, r.closed)
+    # a load outside what can be simulated counts as not sustainable
+    lo, hi = max_sustainable(lambda x: r.runnable(x) and r.run(x).sustainable(share), start,
+                             rel_tol, r.closed)
     if loads is None and lo is not None and extra_points:
         for f in AUTO_FRACTIONS:
             r.run(lo * f)

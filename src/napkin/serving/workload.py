@@ -19,7 +19,14 @@ optional shared prefix for prefix caching) and one ``arrivals`` process:
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from napkin.errors import NapkinError
 from napkin.serving.distributions import Duration, Length
@@ -202,6 +209,44 @@ class Workload(_Model):
             if sum(mix.values()) <= 0:
                 raise ValueError("a mix needs a positive weight")
         return self
+
+    @field_validator("arrivals")
+    @classmethod
+    def _bounded_count(cls, arrivals: Any) -> Any:
+        n = expected_requests(arrivals)
+        if n is not None and n > MAX_REQUESTS:
+            raise ValueError(f"would draw about {n:.3g} requests; at most {MAX_REQUESTS:,} "
+                             "per run (shorten it or lower the rate)")
+        return arrivals
+
+
+MAX_REQUESTS = 10_000_000
+"""Most requests one simulated run may draw (memory: a few hundred bytes each)."""
+
+
+def _process_requests(arr: Any) -> float | None:
+    if isinstance(arr, PoissonArrivals | GammaArrivals):
+        by_time = arr.rate_per_s * arr.duration_s if arr.duration_s is not None else None
+        counts = [x for x in (by_time, arr.num_requests) if x is not None]
+        return min(counts) if counts else None
+    if isinstance(arr, ScheduleArrivals):
+        return sum(seg.rate_per_s * seg.duration_s for seg in arr.segments)
+    return None
+
+
+def expected_requests(arr: Any) -> float | None:
+    """Requests an arrival process is expected to draw, where it says in advance (None for
+    traces and duration-bounded closed loops)."""
+    if isinstance(arr, WindowsArrivals):
+        return float(sum(w.count for w in arr.windows))
+    if isinstance(arr, ClientsArrivals):
+        parts = [_process_requests(c.arrivals) for c in arr.clients]
+        return None if any(p is None for p in parts) else float(sum(parts))  # type: ignore
+    if isinstance(arr, ClosedLoopArrivals):
+        return None if arr.num_requests is None else float(arr.num_requests)
+    if isinstance(arr, SessionsArrivals):
+        return float(arr.num_sessions)
+    return _process_requests(arr)
 
 
 def _mixes(arrivals: Any) -> list[Mix]:

@@ -29,9 +29,14 @@ def read_yaml(path: str | Path, what: str = "file") -> Any:
 
 
 def validation_message(e: ValidationError) -> str:
-    """One line: the first error's field path (``arrivals.windows.0.duration_s``) and message."""
-    err = e.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged")))
+    """One line: the first error's field path (``arrivals.windows.0.duration_s``) and message.
+    Where a field takes a path or an inline mapping (``str | Workload``), the inline branch's
+    error wins over "not a string"; union member names (``Workload``) leave the path."""
+    errors = e.errors()
+    inline = [x for x in errors if x["type"] != "string_type"]
+    err = inline[0] if inline and len(errors) > 1 else errors[0]
+    loc = ".".join(str(p) for p in err["loc"]
+                   if not str(p).startswith(("function-", "tagged")) and not str(p)[:1].isupper())
     value = err.get("input")
     shown = f" (got {value!r})" if isinstance(value, int | float | str) else ""
     return f"field {loc or '(root)'}: {err['msg']}{shown}"
