@@ -8,8 +8,9 @@ a load balancer.
 from napkin.catalog import MODELS
 from napkin.planning.spec import Candidate
 
-_VLLM_QUANT = {"fp8": "fp8"}
-_SGLANG_QUANT = {"fp8": "fp8"}
+QUANTIZATION = {"fp8": "fp8"}
+"""Weight formats that vLLM and SGLang quantize on load (``--quantization``); the others need
+a pre-quantized checkpoint."""
 
 
 def _hf_id(model: str) -> str:
@@ -24,8 +25,8 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
     v = [f"vllm serve {hf}", f"--tensor-parallel-size {c.tensor_parallel}",
          f"--max-num-seqs {c.max_num_seqs}",
          f"--max-num-batched-tokens {c.max_num_batched_tokens}"]
-    if c.weights in _VLLM_QUANT:
-        v.append(f"--quantization {_VLLM_QUANT[c.weights]}")
+    if c.weights in QUANTIZATION:
+        v.append(f"--quantization {QUANTIZATION[c.weights]}")
     if c.kv_dtype != "bf16":
         v.append(f"--kv-cache-dtype {c.kv_dtype}")
     if c.expert_parallel:
@@ -33,8 +34,8 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
     s = [f"python -m sglang.launch_server --model-path {hf}", f"--tp {c.tensor_parallel}",
          f"--max-running-requests {c.max_num_seqs}",
          f"--chunked-prefill-size {c.max_num_batched_tokens}"]
-    if c.weights in _SGLANG_QUANT:
-        s.append(f"--quantization {_SGLANG_QUANT[c.weights]}")
+    if c.weights in QUANTIZATION:
+        s.append(f"--quantization {QUANTIZATION[c.weights]}")
     if c.kv_dtype != "bf16":
         s.append(f"--kv-cache-dtype {c.kv_dtype}_e4m3")
     if c.expert_parallel:

@@ -19,7 +19,7 @@ def _num(x: float | None, fmt: str) -> str:
     return "–" if x is None else format(x, fmt)
 
 
-def _row(rank: int | str, e: Evaluation, share: float, rate: float | None) -> list[str]:
+def _row(rank: int | str, e: Evaluation, rate: float | None) -> list[str]:
     c = e.candidate
     ep = " ep" if c.expert_parallel else ""
     return [str(rank), f"{c.layout} {c.gpu} tp{c.tensor_parallel}{ep}", c.backend,
@@ -80,7 +80,7 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
     plan = result.plan
     share = plan.slo.share
     slo = SLO(plan.slo.ttft_s, plan.slo.tpot_s, share, plan.slo.e2e_s)
-    rates = {c: r for c, r in result.max_rates.items()}
+    rates = result.max_rates
     feasible = result.feasible
     best = result.cheapest
     sections = []
@@ -96,11 +96,11 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                      "(vLLM --kv-transfer-config, SGLang --disaggregation-mode)")
         sections.append(Section(
             "cheapest configuration that carries the load", HEADER,
-            [_row(1, best, share, rates.get(c))], notes))
+            [_row(1, best, rates.get(c))], notes))
     sections.append(Section(
         f"feasible configurations, cheapest first ({min(top, len(feasible))} of "
         f"{len(feasible)})", HEADER,
-        [_row(i + 1, e, share, rates.get(e.candidate)) for i, e in enumerate(feasible[:top])],
+        [_row(i + 1, e, rates.get(e.candidate)) for i, e in enumerate(feasible[:top])],
         [f"feasible: at least {share:.0%} of requests meet {slo.describe()} in every "
          f"one of {plan.seeds} seeds; SLO met, percentiles and tokens/s are the worst seed's; "
          "tok/s/user = 1/median TPOT; max req/s: the highest offered rate still feasible "
@@ -109,7 +109,7 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
     if by_gpu:
         sections.append(Section(
             "cheapest per GPU type", HEADER,
-            [_row(gpu, e, share, rates.get(e.candidate)) for gpu, e in by_gpu.items()], []))
+            [_row(gpu, e, rates.get(e.candidate)) for gpu, e in by_gpu.items()], []))
     reasons = Counter(e.reason.split(":")[0] for e in result.evaluations
                       if e.status == "pruned")
     n = len(result.evaluations)
