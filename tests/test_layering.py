@@ -8,7 +8,8 @@ from pathlib import Path
 import napkin
 
 SRC = Path(napkin.__file__).parent
-ORDER = ["errors", "units", "stats", "evaluation", "specs", "catalog", "accounting", "timing",
+ORDER = ["errors", "units", "stats", "evaluation", "eval_results", "specs", "catalog",
+         "accounting", "timing",
          "calibration", "inference", "serving", "validation", "training", "rl", "economics",
          "agents", "media", "scaling", "planning",
          "examples", "report",

@@ -50,6 +50,9 @@ class Harness:
     range_style: RangeStyle = "symmetric"
     ramp_s: float | None = None
     ramp_cycles: float = 1.0
+    dispatch_intervals: float = 0.0
+    """Mean completion intervals (request life / clients) the harness counts into each TTFT
+    before the request is sent (:class:`~napkin.calibration.protocol.Protocol`)."""
     stated: bool = True
     """False: the source gives only the load (a silicon sample's concurrency); a profile's
     :class:`~napkin.calibration.protocol.Protocol` then says how the clients ran."""
@@ -148,9 +151,18 @@ def weight_format_name(precision: str) -> str:
     return _WEIGHT_ALIASES.get(name, name)
 
 
+_QUANT_SUFFIXES = ("-fp8", "-nvfp4", "-fp4", "-mxfp4", "-fp8-dynamic", "-w8a8", "-awq",
+                   "-gptq")
+"""Suffixes of quantized checkpoints (``nvidia/Llama-3.1-8B-Instruct-FP8``): the same
+architecture, whose precision the measurement's own column states."""
+
+
 def _model_key(repo: str) -> str:
-    """A repository id normalized for matching: lower case, no ``-Instruct``, no ``Meta-``."""
+    """A repository id normalized for matching: lower case, no quantization suffix
+    (:data:`_QUANT_SUFFIXES`), no ``-Instruct``, no ``Meta-``."""
     org, _, name = repo.strip().lower().rpartition("/")
+    for suffix in _QUANT_SUFFIXES:
+        name = name.removesuffix(suffix)
     name = name.removesuffix("-instruct").removeprefix("meta-")
     return f"{org}/{name}" if org else name
 

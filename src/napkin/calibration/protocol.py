@@ -42,6 +42,10 @@ class Protocol:
     """Requests per client sent first and dropped from the metrics."""
     range_ratio: float = 0.0
     range_style: RangeStyle = "symmetric"
+    dispatch_intervals: float = 0.0
+    """Mean completion intervals (one request's life / clients) the harness counts into each
+    TTFT, as if a client's next request were timed from its last one's end but sent only at a
+    later completion (0: timed from the send)."""
 
     def __post_init__(self) -> None:
         require(0 <= self.ramp_cycles <= 10,
@@ -55,6 +59,8 @@ class Protocol:
                 f"harness: range_ratio must be in [0, 1], got {self.range_ratio}")
         require(self.range_style in ("symmetric", "below"),
                 f"harness: range_style must be symmetric or below, got {self.range_style!r}")
+        require(0 <= self.dispatch_intervals <= 10,
+                f"harness: dispatch_intervals must be in [0, 10], got {self.dispatch_intervals}")
 
     def harness(self, h: Harness) -> Harness:
         """``h`` (a closed loop the source did not describe) run under this protocol."""
@@ -62,7 +68,8 @@ class Protocol:
         return replace(h, ramp_cycles=self.ramp_cycles, ramp_s=None,
                        num_requests=self.requests_per_client * c,
                        warmup_requests=self.warmup_per_client * c,
-                       range_ratio=self.range_ratio, range_style=self.range_style, stated=True)
+                       range_ratio=self.range_ratio, range_style=self.range_style,
+                       dispatch_intervals=self.dispatch_intervals, stated=True)
 
     def describe(self) -> str:
         start = ("all clients at t = 0" if self.ramp_cycles == 0 else
@@ -74,8 +81,11 @@ class Protocol:
         else:
             lengths = (f"lengths uniform in [{1 - self.range_ratio:g}·L, "
                        f"{1 + self.range_ratio:g}·L]")
+        wait = ("" if self.dispatch_intervals == 0 else
+                f"; TTFT counts {self.dispatch_intervals:g} mean completion intervals before "
+                "the send")
         return (f"{start}; {self.warmup_per_client} requests per client of warm-up dropped, "
-                f"{self.requests_per_client} counted; {lengths}")
+                f"{self.requests_per_client} counted; {lengths}{wait}")
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "closed_loop": self.describe()}
@@ -102,13 +112,14 @@ PROTOCOLS: dict[str, Protocol] = {
 
 def parse_protocol(text: str) -> Protocol:
     """A protocol by name (:data:`PROTOCOLS`) or as ``key=value,…`` over the ``steady`` values
-    (keys: ramp_cycles, requests_per_client, warmup_per_client, range_ratio, range_style)."""
+    (keys: ramp_cycles, requests_per_client, warmup_per_client, range_ratio, range_style,
+    dispatch_intervals)."""
     text = text.strip()
     if text in PROTOCOLS:
         return PROTOCOLS[text]
     fields: dict[str, Any] = {}
     kinds = {"ramp_cycles": float, "requests_per_client": int, "warmup_per_client": int,
-             "range_ratio": float, "range_style": str}
+             "range_ratio": float, "range_style": str, "dispatch_intervals": float}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         key = key.strip()

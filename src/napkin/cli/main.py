@@ -12,6 +12,7 @@ from napkin.cli import (
     catalog_cmds,
     cost_cmds,
     decision_cmds,
+    eval_cmds,
     examples_cmd,
     inference_cmds,
     media_cmds,
@@ -54,6 +55,7 @@ app.add_typer(examples_cmd.app, name="examples")
 app.add_typer(serve_cmds.app, name="serve")
 app.add_typer(cost_cmds.app, name="cost")
 app.add_typer(scaling_cmds.app, name="scaling")
+app.add_typer(eval_cmds.app, name="eval")
 
 
 def main() -> None:

@@ -64,7 +64,8 @@ def observations(rows: Sequence[Measurement], model: StepModel) -> list[Observat
         r = replay(m, fitted_timer(model), record=True)
         assert r.ttft_features is not None and r.tpot_features is not None
         if m.mean_ttft_s:
-            out.append(Observation("ttft", m.mean_ttft_s, np.append(r.ttft_features, 1.0)))
+            out.append(Observation("ttft", m.mean_ttft_s, np.append(r.ttft_features,
+                                                                        r.ttft_request_weight)))
         if m.mean_tpot_s and m.output_tokens > 1:
             out.append(Observation("tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
     return out

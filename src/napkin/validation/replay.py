@@ -125,6 +125,9 @@ class Replayed:
     ttft_features: np.ndarray | None = None
     """Mean TTFT = request_s + ttft_features · coefficients (for the schedule simulated)."""
     tpot_features: np.ndarray | None = None
+    ttft_request_weight: float = 1.0
+    """How many times ``request_s`` enters the mean TTFT (more than once when the harness
+    counts a wait for earlier requests' lives into it)."""
 
 
 def steady_cycle_s(engine: Engine, clients: int, isl: int, osl: int) -> float:
@@ -196,10 +199,16 @@ def replay(m: Measurement, timer: TimerFactory, record: bool = False,
     multi = keep & (r.output_tokens > 1)
     tpot = (r.finish_s[multi] - r.first_token_s[multi]) / (r.output_tokens[multi] - 1)
     span = float(r.finish_s[keep].max() - r.arrival_s[keep].min())
-    out = Replayed(float(ttft.mean()), float(tpot.mean()) if len(tpot) else 0.0,
+    # a harness that times a request from before its send (Harness.dispatch_intervals)
+    wait = h.dispatch_intervals / (h.concurrency or 1) if h.kind == "closed_loop" else 0.0
+    life = (r.finish_s - r.arrival_s)[keep]
+    out = Replayed(float(ttft.mean() + wait * life.mean()),
+                   float(tpot.mean()) if len(tpot) else 0.0,
                    float(r.output_tokens[keep].sum()) / max(span, 1e-12), int(keep.sum()))
     if record and r.ttft_basis is not None and r.tpot_basis is not None:
+        steps = (r.output_tokens - 1).clip(min=0)[:, None] * r.tpot_basis
+        life_basis = (r.ttft_basis + steps)[keep].mean(axis=0)
         return Replayed(out.mean_ttft_s, out.mean_tpot_s, out.output_tokens_per_s,
-                        out.requests, r.ttft_basis[keep].mean(axis=0),
-                        r.tpot_basis[multi].mean(axis=0))
+                        out.requests, r.ttft_basis[keep].mean(axis=0) + wait * life_basis,
+                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait)
     return out

@@ -1,0 +1,115 @@
+"""napkin's external check: the shipped profiles, as fitted, on measurements they never saw.
+
+The profiles are fitted on the H100 rows of aiconfigurator's silicon sample only. This script
+scores them on the sample's other GPUs (H200, B200, B300, GB200 …), which napkin must not fit
+on, so it reads the sample from a path you give (napkin does not ship those rows)::
+
+    git clone https://github.com/ai-dynamo/aiconfigurator
+    python benchmarks/external_check.py \
+        aiconfigurator/aic-core/src/aiconfigurator_core/systems/silicon_sample.csv
+
+It keeps the aggregated (``agg``, ``pp_size`` 1) rows on GPUs other than H100 whose model is in
+napkin's catalog (a quantized checkpoint such as ``nvidia/Llama-3.1-8B-Instruct-FP8`` counts as
+its base model at the row's precision), replays each under its backend's shipped profile and
+prints the median |error| of mean TTFT and TPOT per backend, GPU and precision, and the worst
+rows. Rows whose replay napkin refuses (weights that do not fit, a GPU not in the catalog) are
+counted and named, not scored.
+"""
+
+import csv
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from napkin.calibration.measurements import (
+    AICONFIGURATOR_COLUMNS,
+    catalog_gpu_id,
+    catalog_model_id,
+    read_aiconfigurator_csv,
+)
+from napkin.calibration.profile import load_profile
+from napkin.calibration.protocol import Protocol, assume
+from napkin.errors import NapkinError
+from napkin.validation.fit import Prediction, fitted_timer
+from napkin.validation.replay import replay
+
+
+def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
+    """The sample's rows napkin can replay and that no profile was fitted on."""
+    keep, skipped = [], Counter()
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            if row["mode"] != "agg" or row["pp_size"] != "1":
+                continue
+            if catalog_gpu_id(row["system"]) == "h100-sxm":
+                continue  # fitted on
+            try:
+                catalog_model_id(row["model_path"])
+            except NapkinError:
+                skipped[f"model {row['model_path']} not in the catalog"] += 1
+                continue
+            keep.append({k: row[k] for k in AICONFIGURATOR_COLUMNS})
+    return keep, skipped
+
+
+def _median(errors: list[float]) -> str:
+    return f"{np.median(np.abs(errors)):6.1%}" if errors else "     —"
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    rows, skipped = external_rows(Path(sys.argv[1]))
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as tmp:
+        w = csv.DictWriter(tmp, fieldnames=AICONFIGURATOR_COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    measurements = read_aiconfigurator_csv(tmp.name)
+    Path(tmp.name).unlink()
+    t = time.time()
+    preds: list[Prediction] = []
+    for backend in sorted({m.backend for m in measurements}):
+        profile = load_profile(backend)
+        mine = assume([m for m in measurements if m.backend == backend],
+                      Protocol.of(profile.harness))
+        for m in mine:
+            try:
+                r = replay(m, fitted_timer(profile.model))
+            except NapkinError as e:
+                skipped[f"{m.backend} {m.model} on {m.gpu}: {str(e)[:60]}"] += 1
+                continue
+            preds.append(Prediction(m, r.mean_ttft_s, r.mean_tpot_s, r.output_tokens_per_s))
+    print(f"{len(preds)} rows replayed in {time.time() - t:.0f} s; skipped:")
+    for why, n in skipped.most_common():
+        print(f"  {n:4d}  {why}")
+
+    def errors(sub: list[Prediction]) -> tuple[list[float], list[float]]:
+        ttft = [p.ttft_s / p.row.mean_ttft_s - 1 for p in sub if p.row.mean_ttft_s]
+        tpot = [p.tpot_s / p.row.mean_tpot_s - 1 for p in sub if p.row.mean_tpot_s]
+        return ttft, tpot
+
+    print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>7s} {'TPOT':>7s}   median |error|")
+    keys = [("all", lambda p: True)]
+    keys += [(b, lambda p, b=b: p.row.backend == b) for b in sorted({p.row.backend
+                                                                       for p in preds})]
+    groups = sorted({(p.row.backend, p.row.gpu, p.row.model, p.row.weights) for p in preds})
+    keys += [(" ".join(g), lambda p, g=g: (p.row.backend, p.row.gpu, p.row.model,
+                                           p.row.weights) == g) for g in groups]
+    for name, pick in keys:
+        sub = [p for p in preds if pick(p)]
+        ttft, tpot = errors(sub)
+        print(f"{name:52s} {len(sub):5d} {_median(ttft)} {_median(tpot)}")
+    worst = sorted(preds, key=lambda p: -abs(p.ttft_s / p.row.mean_ttft_s - 1))[:8]
+    print("\nworst TTFT rows:")
+    for p in worst:
+        m = p.row
+        print(f"  {m.source.split(':', 1)[1][:70]:70s} {p.ttft_s / m.mean_ttft_s - 1:+7.0%}"
+              f"  (measured {m.mean_ttft_s * 1e3:.0f} ms)")
+
+
+if __name__ == "__main__":
+    main()
