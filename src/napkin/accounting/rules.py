@@ -21,3 +21,16 @@ def train_flops_6nd(params: float, tokens: float) -> float:
 def call_flops_2n(params: float, prompt_tokens: int, gen_tokens: int) -> float:
     """A whole request by the 2N rule: ``2N·[P + (G − 1)]`` (prefill P tokens, G − 1 decodes)."""
     return flops_per_token_2n(params) * (prompt_tokens + gen_tokens - 1)
+
+
+def tokens_per_parameter(params: float, tokens: float) -> float:
+    """D/N: training tokens per parameter (Chinchilla's compute-optimal ≈ 20; §3.6.2)."""
+    return tokens / params
+
+
+def attention_scores_bytes(batch: int, heads: int, seq_len: int, bytes_per_element: float,
+                           matrices: int = 1) -> float:
+    """Memory of naive attention's materialized score matrix ``QKᵀ``: B·H·T²·bytes per layer
+    (``matrices`` = 2 keeps the softmax output beside the scores, as a backward pass needs).
+    FlashAttention never materializes it: it streams T×T in tiles held on chip."""
+    return float(batch) * heads * seq_len * seq_len * bytes_per_element * matrices

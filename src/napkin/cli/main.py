@@ -17,6 +17,7 @@ from napkin.cli import (
     inference_cmds,
     media_cmds,
     plan_cmds,
+    rule_cmds,
     scaling_cmds,
     serve_cmds,
     train_cmds,
@@ -49,6 +50,10 @@ app.command("agent")(agent_cmds.agent)
 app.command("calibrate")(calib_cmds.calibrate)
 app.command("validate")(calib_cmds.validate)
 app.command("plan")(plan_cmds.plan)
+app.command("flops")(rule_cmds.flops)
+app.command("speculative")(rule_cmds.speculative)
+app.command("attention-matrix")(rule_cmds.attention_matrix)
+app.command("loss-mask")(rule_cmds.loss_mask)
 app.add_typer(agent_cmds.context_app, name="context")
 app.add_typer(media_cmds.app, name="media")
 app.add_typer(examples_cmd.app, name="examples")

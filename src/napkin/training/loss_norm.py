@@ -42,3 +42,12 @@ def loss_normalization(labels: Sequence[int], mean_losses: Sequence[float]) -> L
     require(min(labels) >= 1, "labels: every micro-batch needs >= 1 labelled token")
     return LossNormalization(tuple(labels),
                              tuple(n * m for n, m in zip(labels, mean_losses, strict=True)))
+
+
+def unmasked_prompt_share(prompt_tokens: int, answer_tokens: int) -> float:
+    """Share of an SFT sample's loss terms that model the prompt when the loss is not masked:
+    ``P / (P + A)`` (q26; ``A`` counts the answer with its closing token). With the mask
+    (prompt labels −100) the share is 0 and the loss averages over the A answer tokens only."""
+    require(prompt_tokens >= 0, f"prompt: tokens must be >= 0, got {prompt_tokens}")
+    require(answer_tokens >= 1, f"answer: tokens must be >= 1, got {answer_tokens}")
+    return prompt_tokens / (prompt_tokens + answer_tokens)
