@@ -135,6 +135,24 @@ def test_decision_and_ced_commands(cli):
     assert c["decision_time"]["time_s"] == pytest.approx(0.070, abs=0.001)
     assert c["generation"]["e2e_s"] == pytest.approx(0.65, abs=0.005)
     assert 0.02 <= c["decision_usd_per_million_input_tokens"] <= 0.025
+    # "batched decode: GPU time only +28 %"; "64–512 output tokens: 1.3–3.4×"
+    assert c["gpu_time_ratio"] == pytest.approx(1.28, abs=0.005)
+    d = _json(cli, "decision", "qwen3-8b", "--gen-range", "64,512")
+    assert round(d["gpu_time_ratio_by_gen"]["64"], 1) == 1.3
+    assert round(d["gpu_time_ratio_by_gen"]["512"], 1) == 3.4
+    # §3.2.4: $0.000081 at $0.042 per 1M input tokens ≈ 1,929 tokens
+    d = _json(cli, "decision", "qwen3-8b", "--request-usd", "0.000081",
+              "--usd-per-million-input", "0.042")
+    assert d["inputs"]["prompt"] == 1929
+    for bad, field in ((["--request-usd", "0.1"], "request-usd"),
+                       (["--request-usd", "nan", "--usd-per-million-input", "1"], "request-usd"),
+                       (["--request-usd", "1", "--usd-per-million-input", "0"],
+                        "usd-per-million-input"),
+                       (["--decode-batch", "0"], "decode-batch"),
+                       (["--gen-range", "64,x"], "gen-range"),
+                       (["--usd-per-gpu-hour", "inf"], "usd-per-gpu-hour")):
+        code, out, err = cli("decision", "qwen3-8b", *bad)
+        assert code == 2 and out == "" and field in err and err.count("\n") == 1, err
     d = _json(cli, "ced", "--prompt", "8192")
     assert (d["passes"]["full"], d["passes"]["ced"]) == (40 * 8192, 20 * 8192 + 20 * 128)
     code, _, err = cli("ced", "--prompt", "0")

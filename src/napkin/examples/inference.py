@@ -13,7 +13,12 @@ from napkin.examples.row import Example, Row, rounded
 from napkin.inference.capacity import capacity
 from napkin.inference.ced import expert_layer_passes
 from napkin.inference.chain import request_chain
-from napkin.inference.decision import break_even_escalation, decision_vs_generation
+from napkin.inference.decision import (
+    batched_generation_gpu_s,
+    break_even_escalation,
+    decision_vs_generation,
+    prompt_tokens_for_price,
+)
 from napkin.inference.decode import decode_row, decode_table, weights_bytes
 from napkin.inference.moe import moe_table
 from napkin.inference.speculative import expected_tokens
@@ -81,6 +86,15 @@ def ex_decision() -> list[Row]:
             (0.02, 0.025), "$", note="range: dense 8B to V4.1 Flash (+25% compute)"),
         Row("break-even escalation share", 100 * break_even_escalation(c_dec, c_llm), 0.58, "%",
             0.01, "0.5836% printed as 0.58%"),
+        rounded("GPU time of 64 generated tokens, decode batched at 64",
+                100 * (cmp.gpu_time_ratio - 1), 28, 0, "% more",
+                note="the chapter's 'only 28 %' (its batch is not printed; 64 reproduces it)"),
+        rounded("512 generated tokens: GPU time over the decision's",
+                batched_generation_gpu_s(dep, 1929, 512, 64) / cmp.decision_time.time_s, 3.4, 1,
+                "×", note="the upper end of the chapter's 1.3–3.4×"),
+        Row("input tokens of a $0.000081 bill at $0.042 per 1M",
+            prompt_tokens_for_price(0.000081, 0.042), 1929, "tokens", 0.0005,
+            "0.000081 / 0.042e-6 = 1,928.6"),
     ]
 
 
