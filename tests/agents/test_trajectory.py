@@ -93,7 +93,23 @@ def test_amdahl_on_a_parallel_branch_is_not_the_task_gain():
     traj = load_trajectory(DAG)
     sp = speed_up(traj, step_durations(traj), [("tool_a", 2)])
     assert sp.saved_s == 0  # tool A is off the critical path
-    assert sp.amdahl > 1
+    assert sp.share == 0 and sp.amdahl == 1  # f counts only the critical path's time
+
+
+def test_speedups_on_a_graph_count_the_critical_path():
+    traj = load_trajectory(DAG)
+    d = step_durations(traj)
+    every = speed_up(traj, d, [("*", 2)])  # used to fail: "share: must be in [0, 1], got 1.4"
+    assert every.sped_up_s == 21 and every.share == 1  # 2 + 10 + 3 of 15 on the path
+    assert every.speedup == every.amdahl == 2
+    tools = speed_up(traj, d, [("kind:tool", 2)])
+    assert tools.after.makespan_s == 2 + max(6, 10) / 2 + 3  # tool B stays on the path
+    assert tools.share == pytest.approx(10 / 15)
+    assert tools.amdahl == pytest.approx(1 / (5 / 15 + 10 / 15 / 2)) == tools.speedup
+    slow_b = speed_up(traj, d, [("tool_b", 5)])  # B: 10 → 2 s, A's 6 s takes over
+    assert slow_b.after.makespan_s == 2 + 6 + 3
+    assert slow_b.amdahl == pytest.approx(1 / (5 / 15 + 10 / 15 / 5))
+    assert slow_b.speedup < slow_b.amdahl  # Amdahl bounds a graph from above
 
 
 def test_amdahl_formula_and_validation():

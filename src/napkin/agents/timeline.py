@@ -138,6 +138,8 @@ class Speedup:
     """Step id → its speedup factor."""
     sped_up_s: float
     """Summed duration of the sped-up steps, before."""
+    critical_sped_up_s: float
+    """Summed duration, before, of the sped-up steps on the critical path."""
 
     @property
     def saved_s(self) -> float:
@@ -153,13 +155,17 @@ class Speedup:
 
     @property
     def share(self) -> float:
-        """``f``: the sped-up steps' time over the task's time, before."""
-        return self.sped_up_s / self.before.makespan_s
+        """``f``: the time the sped-up steps take on the critical path over the task's time,
+        before (steps off the path, running beside it, do not count: the task does not wait
+        for them)."""
+        return self.critical_sped_up_s / self.before.makespan_s
 
     @property
     def amdahl(self) -> float | None:
-        """``1 / ((1 − f) + f/s)`` when every sped-up step has the same factor ``s`` (equal to
-        :attr:`speedup` when those steps lie on a serial chain)."""
+        """``1 / ((1 − f) + f/s)`` when every sped-up step has the same factor ``s``: the
+        speedup if the critical path stayed the same. It equals :attr:`speedup` on a serial
+        chain and bounds it from above on a graph, where a parallel branch can become the new
+        critical path."""
         factors = set(self.factors.values())
         if len(factors) != 1:
             return None
@@ -182,8 +188,11 @@ def speed_up(traj: Trajectory, durations: Mapping[str, float],
         for s in matching_steps(traj, sel):
             factors[s.id] = factor
     faster = {k: v / factors.get(k, 1.0) for k, v in durations.items()}
-    return Speedup(schedule(traj, durations), schedule(traj, faster), factors,
-                   sum(durations[k] for k in factors))
+    before = schedule(traj, durations)
+    on_path = set(before.critical_path)
+    return Speedup(before, schedule(traj, faster), factors,
+                   sum(durations[k] for k in factors),
+                   sum(durations[k] for k in factors if k in on_path))
 
 
 def reuse_intervals_s(traj: Trajectory, sched: Schedule) -> dict[str, float]:

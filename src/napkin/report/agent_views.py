@@ -29,10 +29,11 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
         steps.append([sp.id, sp.kind, _s(sp.start_s), _s(sp.end_s), _s(sp.duration_s),
                       "yes" if sp.id in on_path else "", ", ".join(st.holds), tokens])
     shares = a.shares
-    totals = [["serial: every step one after another", _s(a.serial.makespan_s)],
-              ["critical path (as drawn)", _s(a.dag.makespan_s)],
-              ["saved by running independent steps together", _s(a.parallel_saving_s)]]
-    totals += [[f"{kind} time (share of step time)", f"{_s(v)} ({shares[kind]:.1%})"]
+    totals = [["serial: every step one after another", f"{_s(a.serial.makespan_s)} s"],
+              ["critical path (as drawn)", f"{_s(a.dag.makespan_s)} s"],
+              ["saved by running independent steps together",
+               f"{_s(a.parallel_saving_s)} s"]]
+    totals += [[f"{kind} time (share of step time)", f"{_s(v)} s ({shares[kind]:.1%})"]
                for kind, v in a.dag.by_kind_s().items()]
     totals += [
         ["state peak, as drawn / serial",
@@ -42,9 +43,9 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
     ]
     reasoning, other = a.output_tokens
     if reasoning or other:
-        totals.append(["output tokens: reasoning + other", f"{reasoning:,} + {other:,}"])
+        totals.append(["output tokens: reasoning + other", f"{reasoning:,} + {other:,} tokens"])
     for sid, gap in a.reuse_intervals_s.items():
-        totals.append([f"reuse interval before {sid} (prefix kept cached)", _s(gap)])
+        totals.append([f"reuse interval before {sid} (prefix kept cached)", f"{_s(gap)} s"])
     if a.cost.total_usd:
         totals.append(["cost: GPU + tokens + tools + task",
                        f"${a.cost.gpu_usd:.6f} + ${a.cost.token_usd:.6f} + "
@@ -53,9 +54,9 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
     encodes = [s for s in t.steps if isinstance(s, EncodeStep)]
     if encodes:
         totals.append(["encode: raw bytes / visual tokens / EC bytes",
-                       f"{sum(e.raw_bytes for e in encodes):,.0f} / "
-                       f"{sum(e.visual_tokens for e in encodes):,} / "
-                       f"{sum(e.ec_bytes for e in encodes):,.0f}"])
+                       f"{sum(e.raw_bytes for e in encodes):,.0f} B / "
+                       f"{sum(e.visual_tokens for e in encodes):,} tokens / "
+                       f"{sum(e.ec_bytes for e in encodes):,.0f} B"])
     rt = t.realtime
     first_response: float | None
     if playback is not None:
@@ -110,16 +111,19 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
         rows = [[sid, f"{f:g}×"] for sid, f in sp.factors.items()]
         rows += [["task before / after", f"{sp.before.makespan_s:,.4f} / "
                                          f"{sp.after.makespan_s:,.4f} s"],
-                 ["sped-up steps' share f", f"{sp.share:.1%}"],
+                 ["sped-up steps, summed", f"{sp.sped_up_s:,.4f} s"],
+                 ["their share f of the critical path", f"{sp.share:.1%}"],
                  ["whole-task speedup", f"{sp.speedup:.3f}×"],
                  ["saved", f"{sp.saved_s:,.4f} s ({sp.saved_share:.1%})"]]
         if sp.amdahl is not None:
             rows.append(["Amdahl 1/((1−f)+f/s)", f"{sp.amdahl:.3f}×"])
         sections.append(Section("Speedup", ["", ""], rows,
-                                ["rescheduled with the new durations; Amdahl equals it when "
-                                 "the sped-up steps lie on a serial chain"]))
+                                ["rescheduled with the new durations; Amdahl keeps the "
+                                 "critical path fixed: equal on a serial chain, an upper "
+                                 "bound when a parallel branch takes over"]))
         data["speedup"] = {"factors": sp.factors, "before_s": sp.before.makespan_s,
                            "after_s": sp.after.makespan_s, "share": sp.share,
+                           "sped_up_s": sp.sped_up_s,
                            "speedup": sp.speedup, "saved_s": sp.saved_s,
                            "saved_share": sp.saved_share, "amdahl": sp.amdahl}
     return Document(f"Agent task: {t.task or 'trajectory'}", inputs, assumptions, sections, data)
