@@ -82,3 +82,17 @@ def test_windows_spacing_and_mix_are_exact():
     labels = reqs.label[first]
     # the 24 long-output requests are spread evenly, one in every 10
     assert np.all(np.diff(np.nonzero(labels == 1)[0]) == 10)
+
+
+def test_backlog_that_empties_inside_a_later_window_is_said_so():
+    # 4,000 steps/s for 60 s on 3,000: Q = 60,000; then 1,000 steps/s empties it at
+    # 60 + 60,000 / (3,000 − 1,000) = 90 s, before the windows end (it used to read
+    # "drains in 0.00 s")
+    r = fluid([4000 * 60, 1000 * 60], [60, 60], 3000)
+    assert r.peak_backlog == 60_000 and r.final_backlog == 0 and r.drain_s == 0
+    assert r.emptied_at_s == pytest.approx(90.0)
+    assert "empties inside the windows at t = 90.00 s (30.00 s after the peak)" in \
+        r.describe_drain()
+    assert fluid([1000 * 60], [60], 3000).describe_drain().endswith("no backlog")
+    left = fluid([4000 * 60], [60], 3000)
+    assert left.emptied_at_s is None and "drains in 20.00 s" in left.describe_drain()

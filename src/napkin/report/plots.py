@@ -30,7 +30,7 @@ def plot_fluid(result: FluidResult, title: str, path: Path) -> Path:
     ax.set_xlabel("time, s")
     ax.set_ylabel("backlog, decode steps")
     ax.set_title(title)
-    ax.annotate(f"peak {result.peak_backlog:,.0f} steps; drains in {result.drain_s:.2f} s",
+    ax.annotate(result.describe_drain().replace("; ", "\n", 1),
                 xy=(0.02, 0.9), xycoords="axes fraction")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

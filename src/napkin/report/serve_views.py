@@ -32,11 +32,11 @@ def fluid_doc(name: str, result: FluidResult, capacity: dict[str, Any]) -> Docum
     rows = [[f"{w.start_s:g}–{w.start_s + w.duration_s:g} s", f"{w.arrival_rate_per_s:,.2f}",
              f"{w.capacity_per_s:,.2f}", f"{w.backlog_start:,.0f}", f"{w.backlog_end:,.0f}"]
             for w in result.windows]
-    notes = [f"peak backlog {result.peak_backlog:,.0f} steps; after arrivals stop it drains "
-             f"in {result.drain_s:,.2f} s (Q/μ)",
+    notes = [result.describe_drain(),
              "Q_{k+1} = max(0, Q_k + A_k − μ·Δt); decode steps counted at arrival"]
     data = {"windows": result.windows, "peak_backlog_steps": result.peak_backlog,
-            "final_backlog_steps": result.final_backlog, "drain_s": result.drain_s}
+            "final_backlog_steps": result.final_backlog, "drain_s": result.drain_s,
+            "emptied_at_s": result.emptied_at_s}
     return Document(f"{name}: fluid queue", {"workload": name}, capacity,
                     [Section("backlog", cols, rows, notes)], data)
 

@@ -55,6 +55,38 @@ class FluidResult:
             return 0.0
         return self.final_backlog / self.windows[-1].capacity_per_s
 
+    @property
+    def peak_end_s(self) -> float:
+        """End of the window where the backlog peaks (0 without a backlog)."""
+        peak = self.peak_backlog
+        return next((w.start_s + w.duration_s for w in self.windows
+                     if peak > 0 and w.backlog_end == peak), 0.0)
+
+    @property
+    def emptied_at_s(self) -> float | None:
+        """When a backlog built in earlier windows empties inside a later one: the first
+        window after the peak with ``Q_start > 0`` and ``Q_end = 0`` empties at
+        ``start + Q_start/(μ − λ)``. None when there was no backlog or it outlives the windows
+        (then :attr:`drain_s` applies)."""
+        if self.peak_backlog == 0 or self.final_backlog > 0:
+            return None
+        for w in self.windows:
+            if w.start_s >= self.peak_end_s and w.backlog_start > 0 and w.backlog_end == 0:
+                return w.start_s + w.backlog_start / (w.capacity_per_s - w.arrival_rate_per_s)
+        return None
+
+    def describe_drain(self) -> str:
+        """One line: no backlog, emptied inside the windows, or drained after the last."""
+        if self.peak_backlog == 0:
+            return "capacity covers every window: no backlog"
+        head = f"peak backlog {self.peak_backlog:,.0f} steps at t = {self.peak_end_s:,.0f} s"
+        if self.final_backlog > 0:
+            return f"{head}; after arrivals stop it drains in {self.drain_s:,.2f} s (Q/μ)"
+        at = self.emptied_at_s
+        assert at is not None
+        return (f"{head}; it empties inside the windows at t = {at:,.2f} s "
+                f"({at - self.peak_end_s:,.2f} s after the peak); nothing left at the end")
+
     def curve(self, points_per_window: int = 60) -> tuple[list[float], list[float]]:
         """(times, backlog) sampled inside each window and through the drain (for plots)."""
         ts, qs = [], []
