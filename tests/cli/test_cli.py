@@ -126,3 +126,24 @@ def test_malformed_config_is_one_line(cli, tmp_path):
         bad.write_text(text)
         code, out, err = cli("model", str(bad))
         assert (code, out) == (2, "") and err.count("\n") == 1 and field in err
+
+
+MISTRAL_7B_V01 = {  # mistralai/Mistral-7B-v0.1 config.json: every layer slides over 4,096
+    "architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 4096,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32000}
+
+
+def test_model_all_sliding_window_shows_kv_up_to_the_window(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MISTRAL_7B_V01))
+    code, out, err = cli("model", str(path), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    per_token = 32 * 2 * 8 * 128 * 2  # layers × (K, V) × KV heads × head_dim × BF16 = 128 KiB
+    assert doc["kv_bytes_per_token_in_window"] == per_token
+    assert doc["min_window_tokens"] == 4096
+    code, out, _ = cli("model", str(path))
+    assert "KV per token up to 4,096 tokens" in out and "128.000 KiB" in out

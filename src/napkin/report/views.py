@@ -120,15 +120,21 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
     weights_bytes = model.params * bytes_per_weight
     mem_rows = [
         [f"weights ({weights})", _gb_gib(weights_bytes)],
-        [f"KV per token ({kv_dtype})", f"{kv_token:,.0f} B = {kv_token / KiB:,.3f} KiB"],
+        [f"KV per token ({kv_dtype})" if model.min_window is None else
+         f"KV per token past the window: full-attention layers only ({kv_dtype})",
+         f"{kv_token:,.0f} B = {kv_token / KiB:,.3f} KiB"],
         [f"KV at max context ({model.max_position_embeddings:,} tokens)",
          _gb_gib(model.kv_bytes(model.max_position_embeddings, kv_bytes_per_element))],
         ["decode step weight bytes (batch 1" + (
             ")" if precision.read_embedding else ", without embedding)"),
          _gb_gib(step.weight_bytes)],
     ]
+    if model.min_window is not None:
+        in_window = model.kv_bytes_per_token_in_window(kv_bytes_per_element)
+        mem_rows.insert(1, [f"KV per token up to {model.min_window:,} tokens (every layer, "
+                            f"{kv_dtype})", f"{in_window:,.0f} B = {in_window / KiB:,.3f} KiB"])
     if kv_window:
-        mem_rows.insert(2, ["KV of sliding-window layers (fixed, full window)", _gb_gib(kv_window)])
+        mem_rows.insert(3, ["KV of sliding-window layers (fixed, full window)", _gb_gib(kv_window)])
     data = {
         "model": model.name, "model_type": model.model_type, "hidden_size": model.hidden_size,
         "num_layers": model.num_layers, "vocab_size": model.vocab_size,
@@ -137,6 +143,8 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
         "attention": {"kind": a.kind, "num_heads": a.num_heads, "num_kv_heads": a.num_kv_heads,
                       "qk_head_dim": a.qk_head_dim, "v_head_dim": a.v_head_dim,
                       "kv_elements_per_token_per_layer": a.kv_elements_per_token},
+        "kv_bytes_per_token_in_window": model.kv_bytes_per_token_in_window(kv_bytes_per_element),
+        "min_window_tokens": model.min_window,
         "params": model.params, "embedding_params": model.embedding_params,
         "lm_head_params": model.lm_head_params,
         "non_embedding_params": model.non_embedding_params,

@@ -146,6 +146,19 @@ class ModelSpec:
         L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA; sliding layers capped at the window."""
         return self.kv_elements(context_tokens) * bytes_per_element
 
+    def kv_bytes_per_token_in_window(self, bytes_per_element: float) -> float:
+        """KV bytes per token while the context is within every sliding window: all layers
+        hold each token, ``Σ_groups layers·kv_elements·bytes`` (equal to
+        :meth:`kv_bytes_per_token` for a model without sliding layers)."""
+        return sum(g.num_layers * g.block.attention.kv_elements_per_token
+                   for g in self.layer_groups) * bytes_per_element
+
+    @property
+    def min_window(self) -> int | None:
+        """The shortest sliding window of any layer (None: every layer attends in full)."""
+        windows = [g.block.window for g in self.layer_groups if g.block.window]
+        return min(windows) if windows else None
+
     def kv_bytes_per_token(self, bytes_per_element: float) -> float:
         """KV bytes per token of context in full-attention terms (sliding layers at 1 token).
 
