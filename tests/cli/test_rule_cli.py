@@ -65,3 +65,19 @@ def test_refused(cli, args, field):
     code, out, err = cli(*args)
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.count("\n") == 1 and field in err, err
+
+
+def test_gpu_hours_llama_405b(cli):
+    # Llama 3.1 model card: 30.84M H100 GPU-hours; on 16,384 H100 → 78.43 days (§3.6.2)
+    doc = _json(cli, "gpu-hours", "30.84e6", "--devices", "16384", "--as", "a100-80gb-sxm")
+    assert round(doc["days"], 2) == 78.43
+    assert doc["equivalent_hours"]["a100-80gb-sxm"] == pytest.approx(30.84e6 * 989.4 / 312)
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["gpu-hours", "nan"], "gpu-hours"), (["gpu-hours", "--", "-5"], "gpu-hours"),
+    (["gpu-hours", "10", "--devices", "0"], "devices"), (["gpu-hours", "10", "--as", "tpu9"],
+                                                          "tpu9")])
+def test_gpu_hours_refused(cli, args, field):
+    code, out, err = cli(*args)
+    assert code == 2 and out == "" and field in err and err.count("\n") == 1, err

@@ -155,3 +155,37 @@ def test_train_link_and_grad_errors(cli, option, value):
     code, out, err = cli("train", "llama-2-7b", option, value)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert option.removeprefix("--") in err, err
+
+
+def test_whole_run_time_gpu_hours_days_and_cost(cli):
+    """Qwen2.5-7B on 8 × A100: 8 ranks × 4 × 4,096 = 131,072 tokens per update; 1e9 tokens
+    are ⌈7,629.4⌉ = 7,630 updates; GPU-hours = updates × update time × 8 / 3,600; $ at 2.5."""
+    base = ["train", "qwen2.5-7b", "--gpu", "a100-80gb-sxm", "--devices", "8",
+            "--accumulation", "4", "--format", "json"]
+    code, out, err = cli(*base, "--tokens", "1e9", "--usd-per-gpu-hour", "2.5")
+    assert code == 0, err
+    doc = json.loads(out)
+    run = doc["run"]
+    assert doc["tokens_per_update"] == 131_072 and run["updates"] == 7630
+    assert run["wall_s"] == pytest.approx(7630 * doc["update_s"])
+    assert run["gpu_hours"] == pytest.approx(run["wall_s"] * 8 / 3600)
+    assert run["days"] == pytest.approx(run["wall_s"] / 86_400)
+    assert run["usd"] == pytest.approx(run["gpu_hours"] * 2.5)
+    code, out, _ = cli(*base, "--epochs", "2", "--dataset-tokens", "5e8")
+    epochs = json.loads(out)
+    assert epochs["run"]["updates"] == 7630  # 2 × 5e8 = 1e9 tokens
+    assert epochs["assumptions"]["price_source"].startswith("Mercatus")  # the price catalog
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["--tokens", "nan"], "tokens"), (["--tokens", "0"], "tokens"),
+    (["--tokens", "1e30"], "tokens"), (["--tokens", "1e9", "--epochs", "1"], "tokens"),
+    (["--epochs", "2"], "dataset-tokens"), (["--dataset-tokens", "1e9"], "tokens"),
+    (["--epochs", "inf", "--dataset-tokens", "1e9"], "epochs"),
+    (["--tokens", "1e9", "--usd-per-gpu-hour", "-1"], "usd-per-gpu-hour"),
+    (["--usd-per-gpu-hour", "2"], "usd-per-gpu-hour"),
+    (["--tokens", "1e9", "--gpu", "rtx-4080"], "usd-per-gpu-hour"),
+])
+def test_whole_run_errors(cli, args, field):
+    code, out, err = cli("train", "llama-2-7b", *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err

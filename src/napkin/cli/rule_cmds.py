@@ -126,3 +126,34 @@ def loss_mask(
               {"prompt_share_unmasked": share, "terms_unmasked": prompt + answer,
                "terms_masked": answer},
               {"prompt": prompt, "answer": answer}), fmt)
+
+
+def gpu_hours(
+    hours: Annotated[float, typer.Argument(help="GPU-hours of --gpu.", metavar="GPU_HOURS")],
+    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator the hours are on.")]
+    = "h100-sxm",
+    devices: Annotated[int, typer.Option("--devices", min=1, max=10_000_000,
+                                         help="Accelerators running at once.")] = 1,
+    as_gpu: Annotated[list[str] | None, typer.Option(
+        "--as", help="Express in hours of this accelerator too (repeatable).")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """GPU-hours ↔ calendar days (hours / devices / 24, running without stops) ↔ another
+    accelerator's hours at the same utilization (× dense BF16 peak ratio; §3.6.2)."""
+    from napkin.catalog import load_accelerator
+    from napkin.training.schedule import calendar_days, equivalent_hours
+
+    h = _positive(hours, "gpu-hours")
+    acc = load_accelerator(gpu)
+    days = calendar_days(h, devices)
+    rows = [[f"{acc.id} GPU-hours", f"{h:,.6g}"], [f"calendar days on {devices:,}",
+                                                   f"{days:,.2f}"]]
+    others = {}
+    for other in as_gpu or []:
+        target = load_accelerator(other)
+        others[target.id] = equivalent_hours(h, acc, target)
+        rows.append([f"as {target.id} GPU-hours (BF16 peak ratio)", f"{others[target.id]:,.6g}"])
+    emit(_doc("GPU-hours", rows, {"gpu_hours": h, "days": days, "equivalent_hours": others},
+              {"gpu_hours": h, "gpu": acc.id, "devices": devices, "as": as_gpu or []},
+              ["equivalence assumes the same MFU on both; memory or interconnect limits may "
+               "differ"]), fmt)

@@ -54,9 +54,18 @@ def train(
                              "(default: the optimizer recipe's).")] = None,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
     pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
+    tokens: Annotated[float | None, typer.Option(
+        "--tokens", help="Train on this many tokens: wall time, GPU-hours, days, $.")] = None,
+    epochs: Annotated[float | None, typer.Option(
+        "--epochs", help="Or epochs over --dataset-tokens.")] = None,
+    dataset_tokens: Annotated[float | None, typer.Option(
+        "--dataset-tokens", help="Tokens of one epoch.")] = None,
+    usd_per_gpu_hour: Annotated[float | None, typer.Option(
+        "--usd-per-gpu-hour", help="Price (default: the price catalog's for --gpu).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """FLOPs (itemized, against 6ND), memory per device, communication and time of an update."""
+    """FLOPs (itemized, against 6ND), memory per device, communication and time of an update;
+    with --tokens or --epochs, the whole run's wall time, GPU-hours, days and cost."""
     from napkin.catalog import load_model
     from napkin.report.train_views import train_doc
     from napkin.training.flops import TrainShape
@@ -90,7 +99,25 @@ def train(
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
                    "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
                    "pipeline_stages": pipeline, "grad_dtype": grad_dtype or "recipe"}
-    emit(train_doc(plan, inputs, assumptions), fmt)
+    run = None
+    if tokens is not None or epochs is not None or dataset_tokens is not None:
+        from napkin.planning.prices import price_catalog
+        from napkin.training.run import training_run
+
+        if usd_per_gpu_hour is None:
+            price = price_catalog().get(cluster.acc.id)
+            require(price is not None, f"usd-per-gpu-hour: the price catalog has no "
+                                       f"{cluster.acc.id}; give --usd-per-gpu-hour")
+            assert price is not None
+            usd, source = price.usd_per_gpu_hour, f"{price.source} ({price.date})"
+        else:
+            usd, source = usd_per_gpu_hour, "--usd-per-gpu-hour"
+        run = training_run(tokens, epochs, dataset_tokens, plan.tokens_per_update,
+                           plan.update_s, devices, usd, source)
+        assumptions.update(usd_per_gpu_hour=usd, price_source=source)
+    else:
+        require(usd_per_gpu_hour is None, "usd-per-gpu-hour: only with --tokens or --epochs")
+    emit(train_doc(plan, inputs, assumptions, run), fmt)
 
 
 def rl(

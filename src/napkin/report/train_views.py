@@ -6,6 +6,7 @@ from napkin.report.document import Document, Section
 from napkin.rl.cycle import RLCycle
 from napkin.rl.memory import RoleMemory
 from napkin.training.plan import TrainPlan
+from napkin.training.run import TrainingRun
 from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds
 
 
@@ -13,7 +14,8 @@ def _tf(flops: float) -> str:
     return f"{flops / TFLOP:,.3f}"
 
 
-def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, Any]) -> Document:
+def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, Any],
+              run: TrainingRun | None = None) -> Document:
     f, shape = plan.flops, plan.flops.shape
     kinds = [[k, _tf(fw), _tf(bw), _tf(fw + bw)] for k, (fw, bw) in f.by_kind().items()]
     kinds.append(["total", _tf(f.forward.flops), _tf(f.backward.flops),
@@ -80,14 +82,27 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "bubble_frac": plan.bubble_frac,
         "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
     }
-    return Document(f"{plan.model.name}: one training update", inputs, assumptions, [
+    sections = [
         Section("matmul FLOPs by kind, one micro-batch (TFLOP)",
                 ["kind", "forward", "backward", "both"], kinds),
         Section("totals and the gap to 6ND (TFLOP)", ["", "TFLOP"], totals),
         Section("memory per device", ["", "bytes"], memory,
                 ["GB = 1e9 B; activations: Korthikanti et al. 2022 per layer"]),
         Section("tokens, communication, time", ["", ""], time_rows),
-    ], data)
+    ]
+    if run is not None:
+        sections.append(Section("the whole run", ["", ""], [
+            ["tokens", f"{run.tokens:,.4g}"], ["updates", f"{run.updates:,}"],
+            ["wall time", f"{run.wall_s / 3600:,.2f} h ({run.days:,.2f} days)"],
+            ["GPU-hours", f"{run.gpu_hours:,.1f} ({run.devices} devices)"],
+            ["cost", f"${run.usd:,.0f} at ${run.usd_per_gpu_hour:g}/GPU-hour"]],
+            [f"price: {run.price_source}; updates ⌈tokens / tokens per update⌉, run without "
+             "stops"]))
+        data["run"] = {"tokens": run.tokens, "updates": run.updates, "wall_s": run.wall_s,
+                       "gpu_hours": run.gpu_hours, "days": run.days, "usd": run.usd,
+                       "usd_per_gpu_hour": run.usd_per_gpu_hour}
+    return Document(f"{plan.model.name}: one training update", inputs, assumptions, sections,
+                    data)
 
 
 def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
