@@ -189,3 +189,50 @@ def test_whole_run_time_gpu_hours_days_and_cost(cli):
 def test_whole_run_errors(cli, args, field):
     code, out, err = cli("train", "llama-2-7b", *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err
+
+
+def test_offload_costs_the_host_link_and_the_cpu_step(cli):
+    """ZeRO-2 + offload on 8 ranks: each rank's shard N/8 sends its BF16 gradients down and
+    gets BF16 weights back over PCIe 4 ×16 (32 GB/s): N/8 × 4 B; CPU Adam moves N/8 × 30 B
+    (FP32 gradient 4, master and moments read+written 24, BF16 weights 2) at 100 GB/s."""
+    n = 6_738_415_616
+    code, out, err = cli("train", "llama-2-7b", "--gpu", "a100-80gb-sxm", "--devices", "8",
+                         "--zero", "2", "--offload", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    off = doc["offload"]
+    assert off["link_bytes"] == pytest.approx(n / 8 * 4)
+    assert off["cpu_bytes"] == pytest.approx(n / 8 * 30)
+    assert doc["optimizer_s"] == pytest.approx(n / 8 * 4 / 32e9 + n / 8 * 30 / 100e9)
+    code, out, _ = cli("train", "llama-2-7b", "--gpu", "a100-80gb-sxm", "--devices", "8",
+                       "--zero", "2", "--offload", "--cpu-mem-gbs", "200", "--format", "json")
+    assert json.loads(out)["offload"]["cpu_s"] == pytest.approx(n / 8 * 30 / 200e9)
+
+
+def test_qlora_pays_dequantization_and_lora_zero3_gathers_the_frozen_base(cli):
+    base = ["train", "llama-2-7b", "--lora-rank", "16", "--format", "json"]
+    lora = json.loads(cli(*base, "--gpu", "rtx-4090")[1])
+    qlora = json.loads(cli(*base, "--gpu", "rtx-4090", "--qlora")[1])
+    frozen = qlora["frozen_params"]
+    # forward + backward dX, each reading 0.5 B of NF4, writing and reading 2 B of BF16, at
+    # the RTX 4090's 1,008 GB/s
+    assert qlora["dequant_s"] == pytest.approx(2 * frozen * 4.5 / 1008e9)
+    assert lora["dequant_s"] == 0 and qlora["update_s"] > lora["update_s"]
+    z3 = json.loads(cli(*base, "--zero", "3", "--devices", "4")[1])["communication"]
+    z3_params = json.loads(cli(*base, "--zero", "3", "--devices", "4")[1])
+    n_lora = z3_params["trainable_params"]
+    # ring gathers of ¾: weights twice and gradients once for the adapters, the frozen BF16
+    # base twice (forward, backward)
+    assert z3["bytes_per_device"] == pytest.approx(
+        0.75 * (n_lora * (2 + 2 + 2) + 2 * z3_params["frozen_params"] * 2))
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["--offload", "--host-link-gbs", "0"], "host-link-gbs"),
+    (["--offload", "--cpu-mem-gbs", "nan"], "cpu-mem-gbs"),
+    (["--cpu-mem-gbs", "50"], "cpu-mem-gbs"),
+    (["--host-link-gbs", "50"], "host-link-gbs"),
+])
+def test_offload_option_errors(cli, args, field):
+    code, out, err = cli("train", "llama-2-7b", *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err

@@ -54,6 +54,12 @@ def train(
                              "(default: the optimizer recipe's).")] = None,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
     pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
+    host_link_gbs: Annotated[float, typer.Option(
+        "--host-link-gbs", help="GPU ↔ CPU link per direction for --offload, GB/s "
+                                "(PCIe 4.0 ×16).")] = 32.0,
+    cpu_mem_gbs: Annotated[float, typer.Option(
+        "--cpu-mem-gbs", help="Host memory bandwidth of the offloaded CPU Adam step, GB/s "
+                              "(half of 8-channel DDR4-3200's 204.8).")] = 100.0,
     tokens: Annotated[float | None, typer.Option(
         "--tokens", help="Train on this many tokens: wall time, GPU-hours, days, $.")] = None,
     epochs: Annotated[float | None, typer.Option(
@@ -83,9 +89,16 @@ def train(
     wire = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
     require(grad_dtype is None or grad_dtype in wire,
             f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
+    for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
+        require(0 < value < float("inf"), f"{name}: must be a finite number > 0, got {value}")
+    for name, value, default in (("host-link-gbs", host_link_gbs, 32.0),
+                                 ("cpu-mem-gbs", cpu_mem_gbs, 100.0)):
+        require(offload or value == default, f"{name}: applies only with --offload")
     cluster = Cluster(acc, devices, zero, offload, link, mfu, flash=flash,
                       pipeline_stages=pipeline,
-                      grad_wire_bytes=None if grad_dtype is None else wire[grad_dtype])
+                      grad_wire_bytes=None if grad_dtype is None else wire[grad_dtype],
+                      host_link_bytes_per_s=host_link_gbs * GB,
+                      cpu_mem_bytes_per_s=cpu_mem_gbs * GB)
     plan = plan_training(model, shape, cluster, recipe(optimizer), tuple(freeze or ()),
                          lora_rank, qlora=qlora)
     inputs = {"model": model.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -98,7 +111,9 @@ def train(
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
                    "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
-                   "pipeline_stages": pipeline, "grad_dtype": grad_dtype or "recipe"}
+                   "pipeline_stages": pipeline, "grad_dtype": grad_dtype or "recipe",
+                   **({"host_link_bytes_per_s": host_link_gbs * GB,
+                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {})}
     run = None
     if tokens is not None or epochs is not None or dataset_tokens is not None:
         from napkin.planning.prices import price_catalog

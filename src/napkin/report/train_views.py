@@ -58,8 +58,14 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
          f"{fmt_seconds(c.time_s)}" + (" (hidden)" if c.hidden else " (exposed)")],
         ["compute per update (each rank, its own micro-batches)", fmt_seconds(c.compute_s)],
         ["pipeline bubble", f"{plan.bubble_frac:.1%}"],
-        ["optimizer step (non-matmul, per device)", f"{fmt_bytes(plan.optimizer_bytes)} in "
-         f"{fmt_seconds(plan.optimizer_s)}"],
+        ["optimizer step (non-matmul, per device)",
+         f"{fmt_bytes(plan.optimizer_bytes)} in {fmt_seconds(plan.optimizer_s)}"
+         if plan.offload is None else
+         f"offloaded: {fmt_bytes(plan.offload.link_bytes)} over the host link in "
+         f"{fmt_seconds(plan.offload.link_s)} + CPU Adam {fmt_bytes(plan.offload.cpu_bytes)} "
+         f"in {fmt_seconds(plan.offload.cpu_s)}"],
+        *([["QLoRA dequantization (NF4 → BF16 per matmul pass)", fmt_seconds(plan.dequant_s)]]
+          if plan.dequant_s else []),
         ["update time", fmt_seconds(plan.update_s)],
         ["tokens/s", f"{plan.tokens_per_s:,.0f}"],
     ]
@@ -79,7 +85,7 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "memory": fit, "activation_bytes_per_sequence": plan.activation_bytes_per_sequence,
         "max_micro_batch": plan.max_micro_batch, "communication": c,
         "optimizer_bytes": plan.optimizer_bytes, "optimizer_s": plan.optimizer_s,
-        "bubble_frac": plan.bubble_frac,
+        "bubble_frac": plan.bubble_frac, "dequant_s": plan.dequant_s, "offload": plan.offload,
         "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
     }
     sections = [

@@ -34,8 +34,13 @@ class Communication:
 
 def communication(scheme: str, params: int, devices: int, weight_bytes: float = 2.0,
                   grad_bytes: float = 2.0, link_bytes_per_s: float = 10e9,
-                  compute_s: float = 0.0) -> Communication:
-    """Bytes each device sends per step under ``scheme`` (ddp, zero1, zero2, zero3, fsdp)."""
+                  compute_s: float = 0.0, frozen_bytes: float = 0.0) -> Communication:
+    """Bytes each device sends per step under ``scheme`` (ddp, zero1, zero2, zero3, fsdp).
+
+    ``params`` are the trainable parameters. ``frozen_bytes`` is the stored size of frozen
+    weights (a LoRA/QLoRA base): ZeRO-3 shards them too, so it gathers them for the forward and
+    again for the backward (``2·frozen_bytes``, no gradient); the other schemes replicate them
+    and move nothing."""
     require(devices >= 1, f"devices: must be >= 1, got {devices}")
     require(link_bytes_per_s > 0, "link: bandwidth must be > 0")
     w, g = params * weight_bytes, params * grad_bytes
@@ -43,7 +48,7 @@ def communication(scheme: str, params: int, devices: int, weight_bytes: float = 
         volume = (ring_allreduce_bytes(g, devices) if scheme == "ddp"
                   else ring_gather_bytes(g + w, devices))
     elif scheme in ("zero3", "fsdp"):
-        volume = ring_gather_bytes(2 * w + g, devices)
+        volume = ring_gather_bytes(2 * w + g + 2 * frozen_bytes, devices)
     else:
         raise NapkinError(f"sharding: unknown scheme {scheme!r}; allowed: ddp, zero1, zero2, "
                           "zero3, fsdp")

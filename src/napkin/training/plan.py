@@ -16,6 +16,7 @@ from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
 from napkin.specs.model import ModelSpec
 from napkin.training.flops import TrainFlops, TrainShape, train_flops
 from napkin.training.memory import (
+    FROZEN_WEIGHT_BYTES,
     Fit,
     Recipe,
     activation_bytes_per_layer,
@@ -24,6 +25,20 @@ from napkin.training.memory import (
 )
 from napkin.training.parallel import Communication, communication, pipeline_bubble
 from napkin.training.schedule import step_time_s
+
+HOST_LINK_BYTES_PER_S = 32e9
+"""PCIe 4.0 ×16 per direction (16 GT/s × 16 lanes, 128b/130b ≈ 31.5 GB/s; PCI-SIG), the floor
+of current training hosts (PCIe 5.0 doubles it): the default GPU ↔ CPU link."""
+CPU_MEM_BYTES_PER_S = 100e9
+"""Host DRAM bandwidth a CPU Adam step achieves: about half of one socket's 8-channel
+DDR4-3200 peak (3,200 MT/s × 8 B × 8 channels = 204.8 GB/s; JEDEC). An input, printed."""
+CPU_ADAM_BYTES_PER_PARAM = 4 + 4 * 3 * 2 + 2
+"""Host bytes an offloaded Adam step moves per parameter: read the FP32 gradient (4), read and
+write the FP32 master copy and both moments (3 × 4 × 2), write the BF16 weights (2)."""
+DEQUANT_BYTES_PER_PARAM = 0.5 + 2 + 2
+"""HBM bytes per NF4 weight per matmul pass under QLoRA: read the 4-bit code (0.5), write the
+BF16 weight (2) and read it back into the matmul (2) (bitsandbytes dequantizes to a BF16
+buffer; Dettmers et al. 2023)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,33 @@ class Cluster:
     grad_wire_bytes: float | None = None
     """Bytes per gradient element in the reduction (FSDP's ``reduce_dtype``; 4 for FP32);
     None: the recipe's gradient precision."""
+    host_link_bytes_per_s: float = HOST_LINK_BYTES_PER_S
+    """GPU ↔ CPU link per direction, for optimizer offload."""
+    cpu_mem_bytes_per_s: float = CPU_MEM_BYTES_PER_S
+    """Host memory bandwidth the CPU optimizer step achieves, for optimizer offload."""
+
+
+@dataclass(frozen=True)
+class Offload:
+    """An offloaded optimizer step per update and device: gradients down and weights up over
+    the host link, the CPU Adam step in host memory."""
+
+    link_bytes: float
+    link_bytes_per_s: float
+    cpu_bytes: float
+    cpu_bytes_per_s: float
+
+    @property
+    def link_s(self) -> float:
+        return self.link_bytes / self.link_bytes_per_s
+
+    @property
+    def cpu_s(self) -> float:
+        return self.cpu_bytes / self.cpu_bytes_per_s
+
+    @property
+    def time_s(self) -> float:
+        return self.link_s + self.cpu_s
 
 
 @dataclass(frozen=True)
@@ -65,6 +107,10 @@ class TrainPlan:
 
     data_parallel: int = 1
     """Data-parallel ranks, each running its own ``accumulation × micro_batch`` sequences."""
+    dequant_s: float = 0.0
+    """QLoRA: time per update dequantizing the NF4 base for every matmul pass."""
+    offload: "Offload | None" = None
+    """Optimizer offload: the host link and CPU step that replace the GPU step."""
 
     @property
     def tokens_per_update(self) -> int:
@@ -117,18 +163,33 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     compute = step_time_s(flops.update_flops, cluster.acc, cluster.tensor_parallel, cluster.mfu)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
+    frozen_format = "nf4-dq" if qlora else "bf16"
+    frozen_bytes = (model.params - trainable) * FROZEN_WEIGHT_BYTES[frozen_format]
     comm = communication(scheme, trainable, cluster.devices, rec.weights, grads,
-                         cluster.link_bytes_per_s, compute)
+                         cluster.link_bytes_per_s, compute, frozen_bytes)
+    # QLoRA dequantizes the NF4 base before each matmul: forward and backward (dX) of every
+    # micro-batch, once more under full recompute; memory-bound on HBM
+    passes = shape.accumulation * (3 if shape.recompute == "full" else 2)
+    dequant_s = (passes * (model.params - trainable) * DEQUANT_BYTES_PER_PARAM
+                 / cluster.tensor_parallel / cluster.acc.mem_bytes_per_s) if qlora else 0.0
     # the optimizer step touches every trainable parameter's state once per update (sharded by
-    # ZeRO-1 and up); it is memory-bound: bytes / HBM bandwidth
-    opt_bytes = trainable * rec.update_traffic_bytes / (cluster.devices if cluster.zero else 1)
-    opt_s = 0.0 if cluster.offload else opt_bytes / cluster.acc.mem_bytes_per_s
+    # ZeRO-1 and up); on the GPU it is memory-bound on HBM; offloaded, the gradients go to the
+    # host, the CPU steps in host memory and the BF16 weights come back (not overlapped)
+    shard = trainable / (cluster.devices if cluster.zero else 1)
+    opt_bytes = shard * rec.update_traffic_bytes
+    if cluster.offload:
+        offload = Offload(shard * (grads + rec.weights), cluster.host_link_bytes_per_s,
+                          shard * CPU_ADAM_BYTES_PER_PARAM, cluster.cpu_mem_bytes_per_s)
+        opt_s = offload.time_s
+    else:
+        offload = None
+        opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
     bubble = pipeline_bubble(cluster.pipeline_stages, shape.accumulation)
-    busy = max(compute, comm.time_s) / (1 - bubble) + opt_s
+    busy = max(compute + dequant_s, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, model.params - trainable, fit, per_seq,
                      largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
                                          cluster.reserve_bytes),
-                     comm, opt_bytes, opt_s, bubble, busy, cluster.devices)
+                     comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
