@@ -236,3 +236,50 @@ def test_qlora_pays_dequantization_and_lora_zero3_gathers_the_frozen_base(cli):
 def test_offload_option_errors(cli, args, field):
     code, out, err = cli("train", "llama-2-7b", *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err
+
+
+def test_rl_cycle_in_seconds_and_dollars(cli):
+    """Example 3-4's cycle (Qwen3-8B, 32 answers of 1,024 + 256 tokens, 16 kept) on 8 H100s.
+    Reads and the update are FLOPs / (8 × 989.4 TFLOP/s × 0.4). The roofline rollout at
+    its MFU 0.4 and MBU 0.8 on 8 replicas of 4 answers each: one prefill of 4 × 1,024 tokens (2·N per
+    token) then 255 decode steps, each reading the weights but the embedding (2 B each)."""
+    base = ["rl", "qwen3-8b", "--gpu", "h100-sxm", "--count", "8", "--usd-per-gpu-hour", "3",
+            "--format", "json"]
+    code, out, err = cli(*base, "--calibration", "roofline")
+    assert code == 0, err
+    doc = json.loads(out)
+    c, t = doc["cycle"], doc["timing"]
+    rate = 8 * 989.4e12 * 0.4
+    assert t["read_s"] == pytest.approx(c["reference_flops"] / rate)
+    assert t["update_s"] == pytest.approx(c["update_flops"] / rate)
+    assert t["cycle_s"] == pytest.approx(t["rollout_s"] + t["read_s"] + t["update_s"]
+                                         + t["sync_s"])
+    assert t["usd"] == pytest.approx(8 * t["cycle_s"] / 3600 * 3)
+    assert t["usd_per_kept"] == pytest.approx(t["usd"] / 16)
+    from napkin.catalog import load_model
+
+    m = load_model("qwen3-8b")
+    matmul = m.params - m.embedding_params  # the lookup is no matmul and is not read
+    hand = 4 * 1024 * 2 * matmul / (989.4e12 * 0.4) + 255 * matmul * 2 / (3.35e12 * 0.8)
+    assert t["rollout_s"] == pytest.approx(hand, rel=0.05)  # + attention and KV reads
+    assert t["rollout_s"] > t["read_s"] + t["update_s"]  # decode-bound rollouts dominate
+    code, out, _ = cli(*base[:-2], "--separate", "--rollout-gpus", "4", "--count", "4",
+                       "--format", "json")
+    sep = json.loads(out)["timing"]
+    assert sep["gpus"] == 8
+    assert sep["cycle_s"] == pytest.approx(max(sep["rollout_s"], sep["read_s"]
+                                               + sep["update_s"] + sep["sync_s"]))
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["--gpu", "h100-sxm", "--rollout-gpus", "4"], "rollout-gpus"),
+    (["--gpu", "h100-sxm", "--count", "0"], "count"),
+    (["--gpu", "h100-sxm", "--count", "4", "--rollout-tp", "3"], "rollout-tp"),
+    (["--gpu", "h100-sxm", "--mfu", "nan"], "mfu"),
+    (["--gpu", "h100-sxm", "--usd-per-gpu-hour", "inf"], "usd-per-gpu-hour"),
+    (["--separate"], "gpu"),
+    (["--gpu", "tpu9"], "tpu9"),
+])
+def test_rl_timing_errors(cli, args, field):
+    code, out, err = cli("rl", "qwen3-8b", *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err

@@ -152,10 +152,31 @@ def rl(
     "grpo",
     optimizer: Annotated[str, typer.Option("--optimizer", help="Recipe of trained models.")] =
     "adamw",
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="Accelerator: time and cost the cycle (rollouts simulated).")] = None,
+    count: Annotated[int, typer.Option("--count", min=1, max=100_000,
+                                       help="Training GPUs (and rollout GPUs when colocated).")]
+    = 8,
+    separate: Annotated[bool, typer.Option(
+        "--separate", help="A rollout pool of its own (--rollout-gpus), overlapping the "
+                           "update.")] = False,
+    rollout_gpus: Annotated[int | None, typer.Option(
+        "--rollout-gpus", min=1, max=100_000, help="GPUs of a separate rollout pool.")] = None,
+    rollout_tp: Annotated[int, typer.Option("--rollout-tp", min=1, max=64,
+                                            help="Tensor parallelism of each rollout "
+                                                 "replica.")] = 1,
+    mfu: Annotated[float, typer.Option("--mfu", help="MFU of reads and the update (0, 1].")]
+    = 0.4,
+    calibration: Annotated[str, typer.Option(
+        "--calibration", help="Rollout step times: auto (vLLM profile), roofline, a profile "
+                              "name or file.")] = "auto",
+    usd_per_gpu_hour: Annotated[float | None, typer.Option(
+        "--usd-per-gpu-hour", help="Price (default: the price catalog's for --gpu).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """FLOPs of one RL cycle by role: rollout, reference/teacher/reward reads, update, sync;
-    and the models the method keeps loaded."""
+    the models the method keeps loaded; with --gpu, the cycle's seconds (rollouts through the
+    serving simulator), GPU-hours and $ per cycle and per kept sample."""
     from napkin.catalog import load_model
     from napkin.report.train_views import rl_doc
     from napkin.rl.cycle import rl_cycle
@@ -173,4 +194,25 @@ def rl(
               "keep": keep, "keep_rate": keep_rate, "reference": reference,
               "teacher": teacher, "reward_model": reward_model, "head": head,
               "replicas": replicas, "method": method, "optimizer": optimizer}
-    emit(rl_doc(model.name, cycle, roles, inputs), fmt)
+    timing = None
+    if gpu is not None:
+        from napkin.planning.prices import price_catalog
+        from napkin.rl.timing import RLPools, rl_timing
+
+        pools = RLPools(gpu, count, (rollout_gpus or count) if separate else count,
+                        rollout_tp, not separate, mfu, calibration)
+        require(separate or rollout_gpus is None, "rollout-gpus: only with --separate")
+        if usd_per_gpu_hour is None:
+            price = price_catalog().get(gpu)
+            require(price is not None, f"usd-per-gpu-hour: the price catalog has no {gpu}; "
+                                       "give --usd-per-gpu-hour")
+            assert price is not None
+            usd_per_gpu_hour = price.usd_per_gpu_hour
+        timing = rl_timing(model, cycle, prompt_len, gen_len, pools, usd_per_gpu_hour)
+        inputs.update(gpu=gpu, count=count, separate=separate, rollout_gpus=pools.rollout_gpus,
+                      rollout_tp=rollout_tp, mfu=mfu, calibration=calibration,
+                      usd_per_gpu_hour=usd_per_gpu_hour)
+    else:
+        require(usd_per_gpu_hour is None and not separate and rollout_gpus is None,
+                "gpu: --usd-per-gpu-hour, --separate and --rollout-gpus need --gpu")
+    emit(rl_doc(model.name, cycle, roles, inputs, timing), fmt)

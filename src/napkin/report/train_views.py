@@ -5,6 +5,7 @@ from typing import Any
 from napkin.report.document import Document, Section
 from napkin.rl.cycle import RLCycle
 from napkin.rl.memory import RoleMemory
+from napkin.rl.timing import RLTiming
 from napkin.training.plan import TrainPlan
 from napkin.training.run import TrainingRun
 from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds
@@ -111,8 +112,28 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
                     data)
 
 
+def rl_timing_section(t: RLTiming) -> Section:
+    p = t.pools
+    where = (f"colocated on {p.train_gpus} × {p.gpu}" if p.colocated else
+             f"{p.rollout_gpus} rollout + {p.train_gpus} training × {p.gpu}")
+    rows = [["rollout (simulated, continuous batching)", fmt_seconds(t.rollout_s)],
+            ["reference / teacher / reward reads", fmt_seconds(t.read_s)],
+            ["policy update", fmt_seconds(t.update_s)],
+            ["weight sync", fmt_seconds(t.sync_s)],
+            ["cycle", f"{fmt_seconds(t.cycle_s)} ({where})"],
+            ["rollout share of the work", f"{t.rollout_share:.0%}"],
+            ["GPU-hours per cycle / per kept sample",
+             f"{t.gpu_hours:,.4g} / {t.gpu_hours_per_kept:,.4g}"],
+            ["$ per cycle / per kept sample", f"${t.usd:,.4f} / ${t.usd_per_kept:,.5f}"]]
+    notes = [f"rollout step times: {t.calibration_used}; reads and update at MFU {p.mfu:g}; "
+             f"${t.usd_per_gpu_hour:g}/GPU-hour",
+             "colocated: phases one after another; separate: the next rollout overlaps the "
+             "update (max of the two)", *t.warnings]
+    return Section("seconds and dollars", ["", ""], rows, notes)
+
+
 def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
-           inputs: dict[str, Any]) -> Document:
+           inputs: dict[str, Any], timing: RLTiming | None = None) -> Document:
     rows = [
         ["rollout prefill", str(cycle.generated), _tf(cycle.prefill_flops)],
         ["rollout decode", str(cycle.generated), _tf(cycle.decode_flops)],
@@ -131,8 +152,19 @@ def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
     held = [[r.role, f"{r.params:,}", "trainable" if r.trainable else "frozen",
              fmt_bytes(r.memory.bytes)] for r in roles]
     held.append(["total", "", "", fmt_bytes(sum(r.memory.bytes for r in roles))])
-    return Document(f"{model}: one RL cycle", inputs, {}, [
+    sections = [
         Section("matrix FLOPs by role", ["role", "samples", "TFLOP"], rows, notes),
         Section(f"models held ({inputs.get('method')})", ["role", "params", "", "state"], held,
                 ["parameter state without sharding; activations and KV apart"]),
-    ], {"cycle": cycle, "models_held": roles})
+    ]
+    data: dict[str, Any] = {"cycle": cycle, "models_held": roles}
+    if timing is not None:
+        sections.append(rl_timing_section(timing))
+        data["timing"] = {"rollout_s": timing.rollout_s, "read_s": timing.read_s,
+                          "update_s": timing.update_s, "sync_s": timing.sync_s,
+                          "cycle_s": timing.cycle_s, "gpus": timing.pools.gpus,
+                          "gpu_hours": timing.gpu_hours, "usd": timing.usd,
+                          "usd_per_kept": timing.usd_per_kept,
+                          "calibration": timing.calibration_used,
+                          "warnings": list(timing.warnings)}
+    return Document(f"{model}: one RL cycle", inputs, {}, sections, data)
