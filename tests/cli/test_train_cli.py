@@ -241,8 +241,8 @@ def test_offload_option_errors(cli, args, field):
 def test_rl_cycle_in_seconds_and_dollars(cli):
     """Example 3-4's cycle (Qwen3-8B, 32 answers of 1,024 + 256 tokens, 16 kept) on 8 H100s.
     Reads and the update are FLOPs / (8 × 989.4 TFLOP/s × 0.4). The roofline rollout at
-    its MFU 0.4 and MBU 0.8 on 8 replicas of 4 answers each: one prefill of 4 × 1,024 tokens (2·N per
-    token) then 255 decode steps, each reading the weights but the embedding (2 B each)."""
+    MFU 0.4 and MBU 0.8 on 8 replicas of 4 answers each: one prefill of 4 × 1,024 tokens
+    (2·N per token) then 255 decode steps, each reading the weights but the embedding."""
     base = ["rl", "qwen3-8b", "--gpu", "h100-sxm", "--count", "8", "--usd-per-gpu-hour", "3",
             "--format", "json"]
     code, out, err = cli(*base, "--calibration", "roofline")
