@@ -77,3 +77,33 @@ def test_dated_silicon_rows_ran_the_inferencemax_client(tmp_path: Path):
                                     warmup_requests=0, range_ratio=0.8, range_style="below",
                                     ramp_cycles=0.0)
     assert plain.harness == Harness("closed_loop", concurrency=16, stated=False)
+    # InferenceMAX serves FP8 weights with an FP8 KV cache (its vLLM and TensorRT-LLM scripts)
+    assert (dated.weights, dated.kv_dtype) == ("fp8", "fp8")
+    assert (plain.weights, plain.kv_dtype) == ("bf16", "bf16")
+
+
+def test_fp4_rows_take_their_format_from_gemm_quant_mode(tmp_path: Path):
+    header = ("id,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+              "gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n")
+    row = ("2026_04_06_llama_3_1_70b_b200_sxm_vllm_fp4_agg_1024x1024_c4_tp1_ep1,vllm,,"
+           "nvidia/Llama-3.1-8B-Instruct-FP8,b200_sxm,fp4,agg,1024,1024,nvfp4,4,1,1,50,5\n")
+    path = tmp_path / "s.csv"
+    path.write_text(header + row)
+    (m,) = read_aiconfigurator_csv(path)
+    assert (m.model, m.gpu, m.weights, m.kv_dtype) == ("llama-3.1-8b", "b200", "nvfp4", "fp8")
+
+
+def test_dispatch_intervals_add_mean_lives_over_clients_to_ttft():
+    """k = 1 adds one mean request life / clients to the mean TTFT (and nothing to TPOT)."""
+    from napkin.validation.replay import replay, roofline_timer
+
+    h = Harness("closed_loop", concurrency=4, num_requests=16, ramp_cycles=0.0)
+    base = replay(_row(h), roofline_timer())
+    wait = replay(_row(Harness("closed_loop", concurrency=4, num_requests=16, ramp_cycles=0.0,
+                               dispatch_intervals=1.0)), roofline_timer())
+    life = base.mean_ttft_s + (200 - 1) * base.mean_tpot_s  # every request's own life
+    assert wait.mean_tpot_s == base.mean_tpot_s
+    assert wait.mean_ttft_s - base.mean_ttft_s == pytest.approx(life / 4, rel=1e-6)
+    assert parse_protocol("dispatch_intervals=0.5").dispatch_intervals == 0.5
+    with pytest.raises(NapkinError, match="dispatch_intervals"):
+        parse_protocol("dispatch_intervals=-1")

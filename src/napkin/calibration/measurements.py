@@ -379,9 +379,10 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     closed loop; ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
     the harness is unstated (a profile's protocol fills it in) except for the dated runs of
     :data:`INFERENCEMAX_ID`, which ran InferenceMAX's client;
-    ``precision`` (empty → ``bf16``, else ``gemm_quant_mode``'s name) maps through
-    :func:`weight_format_name`, ``system`` through :func:`catalog_gpu_id`, ``model_path``
-    through :func:`catalog_model_id`. ``source`` is ``<file name>:<id>``.
+    the weights are ``gemm_quant_mode`` (else ``precision``; empty → ``bf16``) through
+    :func:`weight_format_name`, and the KV cache FP8 for InferenceMAX runs of FP8/FP4 weights
+    (:data:`INFERENCEMAX_FP8_KV`), else BF16; ``system`` through :func:`catalog_gpu_id`,
+    ``model_path`` through :func:`catalog_model_id`. ``source`` is ``<file name>:<id>``.
     """
     path = Path(path)
     header, rows = _csv_rows(path, _read_text(path))
@@ -400,6 +401,18 @@ INFERENCEMAX_ID = re.compile(r"^\d{4}_\d{2}_\d{2}_")
 InferenceMAX's grid (1k/1k, 1k/8k, 8k/1k at concurrency 4–64)."""
 
 
+INFERENCEMAX_FP8_KV = ("fp8", "nvfp4", "mxfp4", "mxfp4-w4a4")
+"""Weight formats InferenceMAX serves with an FP8 KV cache: its scripts set
+``kv-cache-dtype: fp8`` for vLLM (``benchmarks/70b_fp8_h200_slurm.sh``) and
+``kv_cache_config: dtype: fp8`` for TensorRT-LLM (``benchmarks/70b_fp8_h200_trt_slurm.sh``)."""
+
+
+def _aiconfigurator_kv(row_id: str, weights: str) -> str:
+    """The KV-cache format of a row: FP8 for InferenceMAX runs of low-precision weights
+    (:data:`INFERENCEMAX_FP8_KV`), else BF16 (the sample does not say)."""
+    return "fp8" if INFERENCEMAX_ID.match(row_id) and weights in INFERENCEMAX_FP8_KV else "bf16"
+
+
 def _aiconfigurator_harness(row_id: str, concurrency: int) -> Harness:
     """A silicon-sample row's harness: InferenceMAX's for its dated runs, else unstated."""
     from napkin.calibration.protocol import PROTOCOLS  # protocol.py builds on this module
@@ -412,13 +425,16 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     """One ``agg``, ``pp_size = 1`` row of an aiconfigurator CSV."""
     if not row["backend"]:
         _fail(where, "backend", "empty")
+    # gemm_quant_mode names the format (nvfp4, fp8_block); precision only its class (fp4)
+    weights = weight_format_name(row["gemm_quant_mode"] or row["precision"])
     return Measurement(
         source=f"{path.name}:{row['id'] or where.rpartition(' ')[2]}",
         backend=row["backend"],
         backend_version=row["backend_version"],
         model=_model_ref(row["model_path"], where, "model_path"),
         gpu=catalog_gpu_id(row["system"]),
-        weights=weight_format_name(row["precision"] or row["gemm_quant_mode"]),
+        weights=weights,
+        kv_dtype=_aiconfigurator_kv(row["id"], weights),
         tensor_parallel=_positive_int(row["tp_size"], where, "tp_size"),
         input_tokens=_positive_int(row["isl"], where, "isl"),
         output_tokens=_positive_int(row["osl"], where, "osl"),
