@@ -283,3 +283,43 @@ def test_rl_cycle_in_seconds_and_dollars(cli):
 def test_rl_timing_errors(cli, args, field):
     code, out, err = cli("rl", "qwen3-8b", *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err
+
+
+def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
+    """Llama-3.1-70B, TP 8 × DP 4 (32 GPUs, 4 nodes of 8), 8 micro-batches of one 4,096-token
+    sequence: each layer all-reduces B_μ·s·h BF16 activations 4 times per micro-batch, a ring
+    sending 2·7/8 of them, over NVLink 4 (450 GB/s per direction); the data-parallel ring
+    crosses nodes, so gradients go at the 400 Gb/s InfiniBand port's 50 GB/s."""
+    code, out, err = cli("train", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "8",
+                         "--devices", "4", "--zero", "1", "--accumulation", "8",
+                         "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    act = 1 * 4096 * 8192 * 2
+    mp = doc["model_parallel"]
+    assert mp["tp_bytes"] == pytest.approx(8 * 4 * 80 * 2 * 7 / 8 * act)
+    assert mp["tp_link_bytes_per_s"] == pytest.approx(450e9)
+    assert doc["gpus"] == 32 and doc["tokens_per_update"] == 4 * 8 * 4096
+    assert doc["communication"]["link_bytes_per_s"] == 50e9
+    n = 70_553_706_496
+    assert doc["memory"]["state"]["weights_bytes"] == pytest.approx(-(-n // 8) * 2)
+    one_node = json.loads(cli("train", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4",
+                              "--devices", "2", "--zero", "1", "--format", "json")[1])
+    assert one_node["communication"]["link_bytes_per_s"] == pytest.approx(450e9)  # 8 GPUs
+    pp = json.loads(cli("train", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "8",
+                        "--pipeline", "2", "--accumulation", "8", "--format", "json")[1])
+    # a stage boundary sends activations forward and gradients back per micro-batch; the
+    # 16 GPUs span two nodes, so it crosses InfiniBand
+    assert pp["model_parallel"]["pp_bytes"] == pytest.approx(8 * 2 * act)
+    assert pp["model_parallel"]["pp_link_bytes_per_s"] == 50e9
+    assert pp["bubble_frac"] == pytest.approx(1 / (8 + 1))
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["--tp", "3"], "tensor_parallel"), (["--tp", "0"], "tp"),
+    (["--pipeline", "1000"], "pipeline"), (["--inter-node-gbs", "inf"], "inter-node-gbs"),
+    (["--gpus-per-node", "0"], "gpus-per-node"),
+])
+def test_model_parallel_errors(cli, args, field):
+    code, out, err = cli("train", "llama-2-7b", *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err

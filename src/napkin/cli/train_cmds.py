@@ -41,7 +41,8 @@ def train(
                             "sgd-momentum.")] = "adamw",
     zero: Annotated[int, typer.Option("--zero", help="ZeRO stage 0–3 (3 = FSDP).")] = 0,
     offload: Annotated[bool, typer.Option("--offload", help="Optimizer states on CPU.")] = False,
-    devices: Annotated[int, typer.Option("--devices", help="Data-parallel devices.")] = 1,
+    devices: Annotated[int, typer.Option("--devices", help="Data-parallel ranks (each --tp × "
+                                                           "--pipeline GPUs).")] = 1,
     gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None,
     mfu: Annotated[float, typer.Option("--mfu", help="Share of dense peak.")] = 0.4,
@@ -54,6 +55,13 @@ def train(
                              "(default: the optimizer recipe's).")] = None,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
     pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
+    tp: Annotated[int, typer.Option("--tp", min=1, max=1024,
+                                    help="Tensor-parallel size t (Megatron).")] = 1,
+    gpus_per_node: Annotated[int, typer.Option(
+        "--gpus-per-node", min=1, max=1024, help="GPUs on one intra-node link.")] = 8,
+    inter_node_gbs: Annotated[float, typer.Option(
+        "--inter-node-gbs", help="Inter-node network per GPU and direction, GB/s (400 Gb/s "
+                                 "InfiniBand: 50).")] = 50.0,
     host_link_gbs: Annotated[float, typer.Option(
         "--host-link-gbs", help="GPU ↔ CPU link per direction for --offload, GB/s "
                                 "(PCIe 4.0 ×16).")] = 32.0,
@@ -94,8 +102,15 @@ def train(
     for name, value, default in (("host-link-gbs", host_link_gbs, 32.0),
                                  ("cpu-mem-gbs", cpu_mem_gbs, 100.0)):
         require(offload or value == default, f"{name}: applies only with --offload")
-    cluster = Cluster(acc, devices, zero, offload, link, mfu, flash=flash,
-                      pipeline_stages=pipeline,
+    require(0 < inter_node_gbs < float("inf"),
+            f"inter-node-gbs: must be a finite number > 0, got {inter_node_gbs}")
+    require(pipeline >= 1 and pipeline <= model.num_layers,
+            f"pipeline: must be in [1, {model.num_layers}] (the layers), got {pipeline}")
+    from napkin.specs.model import check_tensor_parallel
+    check_tensor_parallel(model, tp)
+    cluster = Cluster(acc, devices, zero, offload, link, mfu, tensor_parallel=tp, flash=flash,
+                      pipeline_stages=pipeline, gpus_per_node=gpus_per_node,
+                      inter_node_bytes_per_s=inter_node_gbs * GB,
                       grad_wire_bytes=None if grad_dtype is None else wire[grad_dtype],
                       host_link_bytes_per_s=host_link_gbs * GB,
                       cpu_mem_bytes_per_s=cpu_mem_gbs * GB)
@@ -111,7 +126,9 @@ def train(
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
                    "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
-                   "pipeline_stages": pipeline, "grad_dtype": grad_dtype or "recipe",
+                   "pipeline_stages": pipeline, "tensor_parallel": tp,
+                   "gpus_per_node": gpus_per_node, "inter_node_bytes_per_s": inter_node_gbs * GB,
+                   "grad_dtype": grad_dtype or "recipe",
                    **({"host_link_bytes_per_s": host_link_gbs * GB,
                        "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {})}
     run = None
@@ -128,7 +145,7 @@ def train(
         else:
             usd, source = usd_per_gpu_hour, "--usd-per-gpu-hour"
         run = training_run(tokens, epochs, dataset_tokens, plan.tokens_per_update,
-                           plan.update_s, devices, usd, source)
+                           plan.update_s, plan.gpus, usd, source)
         assumptions.update(usd_per_gpu_hour=usd, price_source=source)
     else:
         require(usd_per_gpu_hour is None, "usd-per-gpu-hour: only with --tokens or --epochs")

@@ -50,6 +50,7 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         ["largest micro-batch that fits", str(plan.max_micro_batch)],
     ]
     c = plan.comm
+    mp = plan.model_parallel
     time_rows = [
         ["tokens per update (DP·a·B_μ·P)", f"{plan.tokens_per_update:,} "
          f"({plan.data_parallel} × {shape.tokens_per_update:,} per rank)"],
@@ -58,6 +59,12 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         [f"communication ({c.scheme}) per device", f"{c.bytes_per_device / GB:,.2f} GB in "
          f"{fmt_seconds(c.time_s)}" + (" (hidden)" if c.hidden else " (exposed)")],
         ["compute per update (each rank, its own micro-batches)", fmt_seconds(c.compute_s)],
+        ["GPUs (DP × TP × PP)", f"{plan.gpus:,} ({plan.data_parallel} × {plan.tensor_parallel}"
+         f" × {plan.pipeline_stages})"],
+        *([["TP all-reduces per device (4 per layer per micro-batch)",
+            f"{fmt_bytes(mp.tp_bytes)} in {fmt_seconds(mp.tp_s)}"]] if mp and mp.tp_bytes else []),
+        *([["PP activation sends per device", f"{fmt_bytes(mp.pp_bytes)} in "
+            f"{fmt_seconds(mp.pp_s)}"]] if mp and mp.pp_bytes else []),
         ["pipeline bubble", f"{plan.bubble_frac:.1%}"],
         ["optimizer step (non-matmul, per device)",
          f"{fmt_bytes(plan.optimizer_bytes)} in {fmt_seconds(plan.optimizer_s)}"
@@ -77,7 +84,9 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "six_nd_flops": f.six_nd_flops, "gap": g,
         "flops_by_kind": {k: {"forward_flops": v[0], "backward_flops": v[1]}
                           for k, v in f.by_kind().items()},
-        "data_parallel": plan.data_parallel,
+        "data_parallel": plan.data_parallel, "tensor_parallel": plan.tensor_parallel,
+        "pipeline_stages": plan.pipeline_stages, "gpus": plan.gpus,
+        "model_parallel": plan.model_parallel,
         "tokens_per_update": plan.tokens_per_update,
         "tokens_per_update_per_rank": shape.tokens_per_update,
         "labels_per_update": plan.data_parallel * shape.labels_per_update,

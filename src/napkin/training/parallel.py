@@ -59,3 +59,47 @@ def pipeline_bubble(stages: int, micro_batches: int) -> float:
     """Idle share of a GPipe/1F1B pipeline: ``(p − 1)/(m + p − 1)``."""
     require(stages >= 1 and micro_batches >= 1, "pipeline: stages and micro-batches >= 1")
     return (stages - 1) / (micro_batches + stages - 1)
+
+
+@dataclass(frozen=True)
+class ModelParallelTraffic:
+    """Per-update traffic of one rank for tensor and pipeline parallelism (Megatron-LM).
+
+    TP (Shoeybi et al. 2019; Korthikanti et al. 2022): each transformer layer all-reduces its
+    activations twice in the forward (after attention, after the MLP) and twice in the
+    backward, ``B_μ·s·h`` elements each; a ring all-reduce sends ``2(t−1)/t`` of them
+    (sequence parallelism's reduce-scatter + all-gather moves the same). PP: each stage
+    boundary passes the activations forward and their gradients back, ``B_μ·s·h`` each way per
+    micro-batch. Both sit on the critical path (napkin does not overlap them).
+    """
+
+    tp_bytes: float
+    tp_link_bytes_per_s: float
+    pp_bytes: float
+    pp_link_bytes_per_s: float
+
+    @property
+    def tp_s(self) -> float:
+        return self.tp_bytes / self.tp_link_bytes_per_s if self.tp_bytes else 0.0
+
+    @property
+    def pp_s(self) -> float:
+        return self.pp_bytes / self.pp_link_bytes_per_s if self.pp_bytes else 0.0
+
+    @property
+    def time_s(self) -> float:
+        return self.tp_s + self.pp_s
+
+
+def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
+                           micro_batches: int, tp: int, pp: int, activation_bytes: float,
+                           tp_link_bytes_per_s: float, pp_link_bytes_per_s: float
+                           ) -> ModelParallelTraffic:
+    """Bytes a rank sends per update for TP ``tp`` and PP ``pp`` (class docstring): TP
+    ``4 · L/p · 2(t−1)/t · B_μ·s·h·bytes`` per micro-batch, PP ``2 · B_μ·s·h·bytes`` per
+    micro-batch at a stage boundary."""
+    require(tp >= 1 and pp >= 1, "tensor-parallel, pipeline: must be >= 1")
+    act = micro_batch * seq * hidden * activation_bytes
+    tp_bytes = (micro_batches * 4 * (layers / pp) * 2 * (tp - 1) / tp * act) if tp > 1 else 0.0
+    pp_bytes = micro_batches * 2 * act if pp > 1 else 0.0
+    return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s)

@@ -23,9 +23,18 @@ from napkin.training.memory import (
     largest_micro_batch,
     state_memory,
 )
-from napkin.training.parallel import Communication, communication, pipeline_bubble
+from napkin.training.parallel import (
+    Communication,
+    ModelParallelTraffic,
+    communication,
+    model_parallel_traffic,
+    pipeline_bubble,
+)
 from napkin.training.schedule import step_time_s
 
+INTER_NODE_BYTES_PER_S = 50e9
+"""One 400 Gb/s InfiniBand NDR port per GPU (the DGX H100 layout: eight ConnectX-7 400 Gb/s
+ports for eight GPUs; NVIDIA DGX H100 user guide), 50 GB/s per direction."""
 HOST_LINK_BYTES_PER_S = 32e9
 """PCIe 4.0 ×16 per direction (16 GT/s × 16 lanes, 128b/130b ≈ 31.5 GB/s; PCI-SIG), the floor
 of current training hosts (PCIe 5.0 doubles it): the default GPU ↔ CPU link."""
@@ -61,6 +70,11 @@ class Cluster:
     grad_wire_bytes: float | None = None
     """Bytes per gradient element in the reduction (FSDP's ``reduce_dtype``; 4 for FP32);
     None: the recipe's gradient precision."""
+    gpus_per_node: int = 8
+    """GPUs that share the intra-node link (``link_bytes_per_s``); beyond, traffic crosses the
+    inter-node network."""
+    inter_node_bytes_per_s: float = INTER_NODE_BYTES_PER_S
+    """Inter-node network per GPU and direction."""
     host_link_bytes_per_s: float = HOST_LINK_BYTES_PER_S
     """GPU ↔ CPU link per direction, for optimizer offload."""
     cpu_mem_bytes_per_s: float = CPU_MEM_BYTES_PER_S
@@ -111,6 +125,15 @@ class TrainPlan:
     """QLoRA: time per update dequantizing the NF4 base for every matmul pass."""
     offload: "Offload | None" = None
     """Optimizer offload: the host link and CPU step that replace the GPU step."""
+    model_parallel: ModelParallelTraffic | None = None
+    """Tensor- and pipeline-parallel traffic of one rank per update."""
+    tensor_parallel: int = 1
+    pipeline_stages: int = 1
+
+    @property
+    def gpus(self) -> int:
+        """Every GPU of the run: DP × TP × PP."""
+        return self.data_parallel * self.tensor_parallel * self.pipeline_stages
 
     @property
     def tokens_per_update(self) -> int:
@@ -155,27 +178,38 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     per_seq = model.num_layers * activation_bytes_per_layer(
         shape.sequence_tokens, 1, model.hidden_size, heads, shape.recompute, cluster.flash,
         cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model))
-    state = state_memory(trainable, model.params - trainable, rec, cluster.devices, cluster.zero,
-                         cluster.offload, "nf4-dq" if qlora else "bf16")
+    tp, pp = cluster.tensor_parallel, cluster.pipeline_stages
+    mp = tp * pp  # a rank holds 1/(TP·PP) of the weights (Megatron's layout)
+    frozen_params = model.params - trainable
+    state = state_memory(-(-trainable // mp), -(-frozen_params // mp), rec, cluster.devices,
+                         cluster.zero, cluster.offload, "nf4-dq" if qlora else "bf16")
     fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
               cluster.acc.memory_bytes)
-    # each data-parallel rank runs its own micro-batches: its FLOPs over its TP group
-    compute = step_time_s(flops.update_flops, cluster.acc, cluster.tensor_parallel, cluster.mfu)
+    # each data-parallel rank runs its own micro-batches: its FLOPs over its TP × PP group
+    compute = step_time_s(flops.update_flops, cluster.acc, mp, cluster.mfu)
+    node = cluster.gpus_per_node
+    intra, inter = cluster.link_bytes_per_s, cluster.inter_node_bytes_per_s
+    world = cluster.devices * mp
+    mp_traffic = model_parallel_traffic(
+        model.num_layers, model.hidden_size, shape.sequence_tokens, shape.micro_batch,
+        shape.accumulation, tp, pp, rec.weights, intra if tp <= node else min(intra, inter),
+        intra if mp <= node else min(intra, inter))
+    dp_link = intra if world <= node else min(intra, inter)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
     frozen_format = "nf4-dq" if qlora else "bf16"
-    frozen_bytes = (model.params - trainable) * FROZEN_WEIGHT_BYTES[frozen_format]
-    comm = communication(scheme, trainable, cluster.devices, rec.weights, grads,
-                         cluster.link_bytes_per_s, compute, frozen_bytes)
+    frozen_bytes = frozen_params / mp * FROZEN_WEIGHT_BYTES[frozen_format]
+    comm = communication(scheme, -(-trainable // mp), cluster.devices, rec.weights, grads,
+                         dp_link, compute, frozen_bytes)
     # QLoRA dequantizes the NF4 base before each matmul: forward and backward (dX) of every
     # micro-batch, once more under full recompute; memory-bound on HBM
     passes = shape.accumulation * (3 if shape.recompute == "full" else 2)
-    dequant_s = (passes * (model.params - trainable) * DEQUANT_BYTES_PER_PARAM
-                 / cluster.tensor_parallel / cluster.acc.mem_bytes_per_s) if qlora else 0.0
+    dequant_s = (passes * frozen_params * DEQUANT_BYTES_PER_PARAM
+                 / mp / cluster.acc.mem_bytes_per_s) if qlora else 0.0
     # the optimizer step touches every trainable parameter's state once per update (sharded by
     # ZeRO-1 and up); on the GPU it is memory-bound on HBM; offloaded, the gradients go to the
     # host, the CPU steps in host memory and the BF16 weights come back (not overlapped)
-    shard = trainable / (cluster.devices if cluster.zero else 1)
+    shard = trainable / mp / (cluster.devices if cluster.zero else 1)
     opt_bytes = shard * rec.update_traffic_bytes
     if cluster.offload:
         offload = Offload(shard * (grads + rec.weights), cluster.host_link_bytes_per_s,
@@ -185,11 +219,12 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         offload = None
         opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
     bubble = pipeline_bubble(cluster.pipeline_stages, shape.accumulation)
-    busy = max(compute + dequant_s, comm.time_s) / (1 - bubble) + opt_s
-    return TrainPlan(model, flops, trainable, model.params - trainable, fit, per_seq,
+    busy = max(compute + dequant_s + mp_traffic.time_s, comm.time_s) / (1 - bubble) + opt_s
+    return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
                      largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
                                          cluster.reserve_bytes),
-                     comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload)
+                     comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
+                     mp_traffic, tp, pp)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
