@@ -81,10 +81,11 @@ def prompt_tokens_for_price(request_usd: float, usd_per_million_input: float) ->
             f"request-usd: must be a finite number > 0, got {request_usd}")
     require(math.isfinite(usd_per_million_input) and usd_per_million_input > 0,
             f"usd-per-million-input: must be a finite number > 0, got {usd_per_million_input}")
-    tokens = round(request_usd / usd_per_million_input * 1e6)
-    require(1 <= tokens <= 100_000_000,
-            f"request-usd: implies {tokens:,} input tokens; allowed 1..100,000,000")
-    return tokens
+    tokens = request_usd / usd_per_million_input * 1e6
+    require(0.5 <= tokens <= 100_000_000,
+            f"request-usd: implies {tokens:,.4g} input tokens at that price; allowed "
+            "1..100,000,000")
+    return round(tokens)
 
 
 def decision_vs_generation(dep: Deployment, prompt_tokens: int, questions: int, gen_tokens: int,
