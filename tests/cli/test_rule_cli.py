@@ -81,3 +81,17 @@ def test_gpu_hours_llama_405b(cli):
 def test_gpu_hours_refused(cli, args, field):
     code, out, err = cli(*args)
     assert code == 2 and out == "" and field in err and err.count("\n") == 1, err
+
+
+def test_capacity_reserve_max_vs_paged_q38(cli):
+    """q38: reserving each request's maximum vs paging KV by what it holds: the same budget
+    fits budget/(kv·max) users or budget/(kv·average) — 3.66× more at 2,240 of 8,192 tokens."""
+    doc = _json(cli, "capacity", "qwen3-8b", "--gpu", "h100-sxm", "--context", "8192",
+                "--avg-context", "2240")
+    cap = doc["capacity"]
+    kv_token = 36 * 2 * 8 * 128 * 2  # Qwen3-8B, BF16: 144 KiB
+    budget = 80e9 - cap["weights_bytes"]
+    assert cap["users"] == int(budget // (kv_token * 8192))
+    assert cap["users_avg"] == int(budget // (kv_token * 2240))
+    _, out, _ = cli("capacity", "qwen3-8b", "--gpu", "h100-sxm", "--avg-context", "2240")
+    assert "each reserves its maximum" in out and "PagedAttention" in out

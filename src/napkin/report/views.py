@@ -282,12 +282,13 @@ def capacity_doc(dep: Deployment, cap: Capacity, inputs: dict[str, Any]) -> Docu
         [f"weights ({dep.precision.weights.name})", "", fmt_bytes(cap.weights_bytes)],
         ["KV budget", "", _gb_gib(cap.kv_budget_bytes)],
         [f"KV per user at {cap.context:,} tokens", "", _gb_gib(cap.kv_bytes_per_user)],
-        ["users at full context", "", str(cap.users)],
+        ["users at full context (each reserves its maximum)", "", str(cap.users)],
     ]
     if cap.avg_context is not None and cap.kv_bytes_per_user_avg is not None:
         rows += [[f"KV per user at {cap.avg_context:,} tokens (average)", "",
                   _gb_gib(cap.kv_bytes_per_user_avg)],
-                 ["users at average context", "", str(cap.users_avg)]]
+                 ["users at average context (paged KV, as PagedAttention)", "",
+                  str(cap.users_avg)]]
     return Document(f"{dep.model.name} serving capacity on {cap.devices} × {dep.acc.name}",
                     inputs, assumptions(dep), [Section("capacity", ["", "", "total"], rows)],
                     {"capacity": cap})
