@@ -18,3 +18,4 @@ def cli(monkeypatch, capsys) -> Callable[..., tuple[int, str, str]]:
         return exit_info.value.code, out, err
 
     return run
+

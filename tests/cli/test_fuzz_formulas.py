@@ -4,11 +4,11 @@ rl --gpu): any number in any option either gives finite JSON (exit 0) or one lin
 option (exit 2), never a traceback."""
 
 import json
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonchecks import assert_finite
 
 ODD = ["nan", "inf", "-inf", "-1", "0", "1e400", "5e-324", "1e308", "x", "",
        "99999999999999999999", "0.5", "3", "1e9"]
@@ -30,22 +30,13 @@ CASES = [
 ]
 
 
-def _finite(doc: object) -> None:
-    if isinstance(doc, dict):
-        for v in doc.values():
-            _finite(v)
-    elif isinstance(doc, list):
-        for v in doc:
-            _finite(v)
-    elif isinstance(doc, float):
-        assert math.isfinite(doc), doc
 
 
 def _check(result: tuple[int, str, str], option: str) -> None:
     code, out, err = result
     assert "Traceback" not in err, err
     if code == 0:
-        _finite(json.loads(out))
+        assert_finite(json.loads(out))
     else:
         assert code == 2 and out == "" and err.count("\n") == 1, (code, err)
 

@@ -3,12 +3,12 @@
 writes nothing; every accepted one prints only finite numbers."""
 
 import json
-import math
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonchecks import assert_finite
 
 BAD_NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e400", "x", ""]
 
@@ -36,16 +36,6 @@ def _refused(result: tuple[int, str, str], field: str | None = None) -> None:
         assert field in err, err
 
 
-def _finite(doc: object) -> None:
-    """Every number of a JSON document is finite (None stands for "not measured")."""
-    if isinstance(doc, dict):
-        for v in doc.values():
-            _finite(v)
-    elif isinstance(doc, list):
-        for v in doc:
-            _finite(v)
-    elif isinstance(doc, float):
-        assert math.isfinite(doc), doc
 
 
 def _file(tmp_path, data: object, name: str = "f.yaml") -> str:
@@ -96,7 +86,7 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
                          "--format", "json")
     if all(0.05 <= v <= 3.0 for v in values):
         assert code == 0, err
-        _finite(json.loads(out))
+        assert_finite(json.loads(out))
     else:
         _refused((code, out, err), "rates")
 
@@ -134,12 +124,12 @@ def test_accepted_disaggregated_and_ep_runs_print_finite_numbers(cli, tmp_path):
     code, out, err = cli("serve", "simulate", _file(tmp_path, SCENARIO), "--set",
                          "engine.disaggregated.decode_replicas=2", "--format", "json")
     assert code == 0, err
-    _finite(json.loads(out))
+    assert_finite(json.loads(out))
     moe = {**SCENARIO, "model": "qwen3-30b-a3b", "engine": {
         "max_num_seqs": 8, "tensor_parallel": 2, "expert_parallel": True}}
     code, out, err = cli("serve", "simulate", _file(tmp_path, moe), "--format", "json")
     assert code == 0, err
-    _finite(json.loads(out))
+    assert_finite(json.loads(out))
 
 
 # --- napkin plan ---
@@ -195,7 +185,7 @@ def test_bad_plan_options(cli, tmp_path, option, value, field):
 def test_accepted_plan_prints_finite_numbers(cli, tmp_path):
     code, out, err = cli("plan", _file(tmp_path, PLAN), "--jobs", "1", "--format", "json")
     assert code == 0, err
-    _finite(json.loads(out))
+    assert_finite(json.loads(out))
 
 
 # --- the plain CSV's range_style column ---
