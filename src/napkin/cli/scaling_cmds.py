@@ -13,22 +13,29 @@ app = typer.Typer(help="Scaling laws: fit observations, compute-optimal sizes.",
                   no_args_is_help=True)
 
 LawOpt = Annotated[str, typer.Option(
-    "--law", help="chinchilla (Hoffmann Approach 3), epoch (Besiroglu et al. 2024) or c4 "
-                  "(napkin's fit of six datablations C4 runs, Example 3-5).")]
+    "--law", help="chinchilla (Hoffmann Approach 3), epoch (Besiroglu et al. 2024), c4 "
+                  "(napkin's fit of six datablations C4 runs, Example 3-5), a law file written "
+                  "by 'napkin scaling fit --out' (PATH.json), or E,A,B,alpha,beta.")]
+
+
+def _c4_law():
+    from napkin.examples.scaling import example_3_5_law
+
+    return example_3_5_law()
 
 
 def _law(name: str):
-    from napkin.scaling.law import CHINCHILLA_APPROACH3, EPOCH_REPLICATION
+    """``--law`` → :class:`napkin.scaling.lawfile.NamedLaw` (NapkinError naming ``law``)."""
+    from napkin.scaling.lawfile import resolve
 
-    if name == "chinchilla":
-        return CHINCHILLA_APPROACH3
-    if name == "epoch":
-        return EPOCH_REPLICATION
-    if name == "c4":
-        from napkin.examples.scaling import example_3_5_holdout
+    return resolve(name, {"c4": _c4_law})
 
-        return example_3_5_holdout().fit.law
-    raise NapkinError(f"law: unknown law {name!r}; allowed: chinchilla, epoch, c4")
+
+def _range_notes(named, points: list[tuple[str, float, float]]) -> list[str]:
+    """Warnings for predictions outside a fitted law's data range."""
+    from napkin.scaling.lawfile import range_warnings
+
+    return range_warnings(named, points)
 
 
 def _sizes(text: str) -> list[float]:
@@ -63,7 +70,8 @@ def pretrain(
 
     acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
     c = budget_flops(acc, count, days, mfu)
-    fitted = _law(law)
+    named = _law(law)
+    fitted = named.law
     n_rule, d_rule = chinchilla_rule(c)
     options = [("Chinchilla rule, √(C/120)", n_rule, d_rule),
                (f"{law} law optimum", n_opt(fitted, c), d_opt(fitted, c))]
@@ -71,16 +79,18 @@ def pretrain(
     rows = [[name, _g(n), _g(d), f"{d / n:,.0f}", f"{float(fitted.loss(n, d)):.3f}",
              f"{n / n_rule:.2f}", f"{d / (days * SECONDS_PER_DAY):,.0f}"]
             for name, n, d in options]
+    warnings = _range_notes(named, options)
     data = {"budget_flops": c, "options": [{"name": name, "params": n, "tokens": d,
                                             "loss": float(fitted.loss(n, d))}
-                                           for name, n, d in options]}
+                                           for name, n, d in options], "warnings": warnings}
     emit(table_doc(f"Pretraining on {count} × {acc.name} for {days:g} days", "options",
                    ["", "params N", "tokens D", "D/N", "loss", "inference cost vs rule",
                     "tokens/s needed"], rows, data,
                    {"gpu": acc.id, "count": count, "days": days},
                    {"mfu": mfu, "law": law, "budget_flops": c},
                    [f"C = {count} × peak × {mfu:g} × {days:g} days = {c:.3g} FLOPs; "
-                    "D = C/(6N); inference cost ∝ 2N per token"]), fmt)
+                    "D = C/(6N); inference cost ∝ 2N per token",
+                    *[f"warning: {w}" for w in warnings]]), fmt)
 
 
 @app.command("fit")
@@ -94,11 +104,14 @@ def fit_cmd(
     grid: Annotated[str, typer.Option("--grid", help="full (4,500 starts) or coarse.")] =
     "coarse",
     plot: Annotated[Path | None, typer.Option("--plot", help="Predicted vs observed.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the fitted law and its data range as JSON (for --law).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit L = E + A/N^α + B/D^β (Hoffmann et al. method), optionally holding rows out."""
     from napkin.report.econ_views import table_doc
     from napkin.scaling.law import COARSE_GRID, HOFFMANN_GRID, fit, holdout, read_observations
+    from napkin.scaling.lawfile import data_range_of, write_law
 
     if grid not in ("full", "coarse"):
         raise NapkinError(f"grid: must be full or coarse, got {grid!r}")
@@ -121,12 +134,23 @@ def fit_cmd(
                  for o, p in zip(result.test, result.predicted, strict=True)]
         rows.append(["hold-out RMSE", f"{result.rmse:.4f}"])
         data.update(predicted=result.predicted, observed=result.observed, rmse=result.rmse)
+    span = data_range_of(fitted, str(path))
+    rows.append(["data range", f"N {_g(span.n_min)}–{_g(span.n_max)}, "
+                               f"D {_g(span.d_min)}–{_g(span.d_max)}"])
+    data["data_range"] = span
+    notes = []
     if plot is not None:
         from napkin.report.scaling_plots import plot_fit
 
         plot_fit(result, plot)
+    if out is not None:
+        write_law(out, law, span, {"method": "Huber on log residuals, Hoffmann et al. 2022 "
+                                             "Approach 3", "delta": fitted.delta,
+                                   "grid": grid, "objective": fitted.objective,
+                                   "holdout_min_n": holdout_min_n})
+        notes.append(f"law written to {out} (use --law {out})")
     emit(table_doc(f"Scaling-law fit of {path.name}", "L = E + A/N^α + B/D^β",
-                   ["", ""], rows, data, {"file": str(path)}, {"grid": grid}), fmt)
+                   ["", ""], rows, data, {"file": str(path)}, {"grid": grid}, notes), fmt)
 
 
 @app.command()
@@ -139,18 +163,22 @@ def optimum(
     from napkin.report.econ_views import table_doc
     from napkin.scaling.optimum import allocation_exponents, chinchilla_rule, d_opt, n_opt
 
-    fitted = _law(law)
+    named = _law(law)
+    fitted = named.law
     n, d = n_opt(fitted, flops), d_opt(fitted, flops)
     rn, rd = chinchilla_rule(flops)
     exps = allocation_exponents(fitted)
+    warnings = _range_notes(named, [("law optimum", n, d), ("20 tokens per parameter", rn, rd)])
     rows = [["law optimum", _g(n), _g(d), f"{float(fitted.loss(n, d)):.3f}"],
             ["20 tokens per parameter", _g(rn), _g(rd), f"{float(fitted.loss(rn, rd)):.3f}"]]
     emit(table_doc(f"Compute-optimal size for {flops:.3g} FLOPs", law,
                    ["", "params N", "tokens D", "loss"], rows,
                    {"params": n, "tokens": d, "rule_params": rn, "rule_tokens": rd,
-                    "n_exponent": exps.n_exponent, "d_exponent": exps.d_exponent},
+                    "n_exponent": exps.n_exponent, "d_exponent": exps.d_exponent,
+                    "warnings": warnings},
                    {"flops": flops}, {"law": law},
-                   [f"N_opt ∝ C^{exps.n_exponent:.3f}, D_opt ∝ C^{exps.d_exponent:.3f}"]), fmt)
+                   [f"N_opt ∝ C^{exps.n_exponent:.3f}, D_opt ∝ C^{exps.d_exponent:.3f}",
+                    *[f"warning: {w}" for w in warnings]]), fmt)
 
 
 def lifecycle(
@@ -169,8 +197,11 @@ def lifecycle(
     from napkin.report.econ_views import table_doc
     from napkin.scaling.lifecycle import break_even_calls, size_costs
 
-    costs = size_costs(_law(law), target_loss, _sizes(sizes), prompt, gen,
+    named = _law(law)
+    costs = size_costs(named.law, target_loss, _sizes(sizes), prompt, gen,
                        load_accelerator(gpu), mfu)
+    warnings = _range_notes(named, [(f"{_g(c.params)} params at loss {target_loss:g}",
+                                     c.params, c.tokens) for c in costs])
     rows = [[_g(c.params), _g(c.tokens), f"{c.train_gpu_hours:,.1f}", f"{c.call_gpu_s:.6f}"]
             for c in costs]
     notes = []
@@ -185,6 +216,7 @@ def lifecycle(
         plot_lifecycle(costs, plot)
     emit(table_doc(f"Lifecycle at loss {target_loss:g}", "per model size",
                    ["params", "tokens to target", "training GPU-h", "GPU-s per call"], rows,
-                   {"sizes": costs}, {"target_loss": target_loss, "prompt_tokens": prompt,
-                                      "gen_tokens": gen},
-                   {"gpu": gpu, "mfu": mfu, "law": law}, notes), fmt)
+                   {"sizes": costs, "warnings": warnings},
+                   {"target_loss": target_loss, "prompt_tokens": prompt, "gen_tokens": gen},
+                   {"gpu": gpu, "mfu": mfu, "law": law},
+                   notes + [f"warning: {w}" for w in warnings]), fmt)
