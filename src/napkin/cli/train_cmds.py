@@ -133,17 +133,10 @@ def train(
                        "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {})}
     run = None
     if tokens is not None or epochs is not None or dataset_tokens is not None:
-        from napkin.planning.prices import price_catalog
+        from napkin.planning.prices import hourly_price
         from napkin.training.run import training_run
 
-        if usd_per_gpu_hour is None:
-            price = price_catalog().get(cluster.acc.id)
-            require(price is not None, f"usd-per-gpu-hour: the price catalog has no "
-                                       f"{cluster.acc.id}; give --usd-per-gpu-hour")
-            assert price is not None
-            usd, source = price.usd_per_gpu_hour, f"{price.source} ({price.date})"
-        else:
-            usd, source = usd_per_gpu_hour, "--usd-per-gpu-hour"
+        usd, source = hourly_price(cluster.acc.id, usd_per_gpu_hour)
         run = training_run(tokens, epochs, dataset_tokens, plan.tokens_per_update,
                            plan.update_s, plan.gpus, usd, source)
         assumptions.update(usd_per_gpu_hour=usd, price_source=source)
@@ -213,18 +206,13 @@ def rl(
               "replicas": replicas, "method": method, "optimizer": optimizer}
     timing = None
     if gpu is not None:
-        from napkin.planning.prices import price_catalog
+        from napkin.planning.prices import hourly_price
         from napkin.rl.timing import RLPools, rl_timing
 
         pools = RLPools(gpu, count, (rollout_gpus or count) if separate else count,
                         rollout_tp, not separate, mfu, calibration)
         require(separate or rollout_gpus is None, "rollout-gpus: only with --separate")
-        if usd_per_gpu_hour is None:
-            price = price_catalog().get(gpu)
-            require(price is not None, f"usd-per-gpu-hour: the price catalog has no {gpu}; "
-                                       "give --usd-per-gpu-hour")
-            assert price is not None
-            usd_per_gpu_hour = price.usd_per_gpu_hour
+        usd_per_gpu_hour, _ = hourly_price(gpu, usd_per_gpu_hour)
         timing = rl_timing(model, cycle, prompt_len, gen_len, pools, usd_per_gpu_hour)
         inputs.update(gpu=gpu, count=count, separate=separate, rollout_gpus=pools.rollout_gpus,
                       rollout_tp=rollout_tp, mfu=mfu, calibration=calibration,

@@ -35,3 +35,15 @@ def price_of(gpu: str, overrides: dict[str, float]) -> Price:
         known = ", ".join(sorted(price_catalog()))
         raise NapkinError(f"prices: no price for {gpu!r} in the catalog ({known}); give "
                           f"prices: {{{gpu}: USD_PER_GPU_HOUR}} in the plan") from None
+
+
+def hourly_price(gpu: str, given: float | None) -> tuple[float, str]:
+    """``(usd_per_gpu_hour, source)``: ``given`` (``--usd-per-gpu-hour``) if set, else the
+    catalog's price for ``gpu`` with its source and date."""
+    if given is not None:
+        return given, "--usd-per-gpu-hour"
+    price = price_catalog().get(gpu)
+    if price is None:
+        raise NapkinError(f"usd-per-gpu-hour: the price catalog has no {gpu}; give "
+                          "--usd-per-gpu-hour")
+    return price.usd_per_gpu_hour, f"{price.source} ({price.date})"
