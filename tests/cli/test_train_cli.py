@@ -51,6 +51,10 @@ def test_pretrain_task_4(cli):
     rule, _, alt = doc["options"]
     assert rule["params"] == pytest.approx((doc["budget_flops"] / 120) ** 0.5)
     assert round(rule["loss"], 2) == 2.43 and round(alt["loss"], 2) == 2.45  # task 4
+    # task 4: "state at 16 B/param ≈ 29 GB, FSDP on 4 cards ≈ 7 GB" against 16 GB cards
+    assert round(rule["ddp_state_bytes"] / 1e9) == 29 and not rule["ddp_fits"]
+    assert round(rule["fsdp_state_bytes"] / 1e9) == 7 and rule["fsdp_fits"]
+    assert alt["ddp_state_bytes"] == pytest.approx(0.5e9 * 16) and alt["ddp_fits"]
 
 
 def test_scaling_commands(cli, tmp_path):

@@ -66,7 +66,9 @@ def pretrain(
     """Pretraining budget → Chinchilla N and D, the law's optimum, alternatives and their loss."""
     from napkin.report.econ_views import table_doc
     from napkin.scaling.optimum import chinchilla_rule, d_opt, n_opt
+    from napkin.training.memory import recipe, state_memory
     from napkin.training.schedule import SECONDS_PER_DAY, budget_flops
+    from napkin.units import GB
 
     acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
     c = budget_flops(acc, count, days, mfu)
@@ -76,20 +78,34 @@ def pretrain(
     options = [("Chinchilla rule, √(C/120)", n_rule, d_rule),
                (f"{law} law optimum", n_opt(fitted, c), d_opt(fitted, c))]
     options += [(f"{_g(n)} params", n, c / (6 * n)) for n in (_sizes(alt) if alt else [])]
+    rec = recipe("adamw")
+    state = {name: (state_memory(int(n), 0, rec).bytes,
+                    state_memory(int(n), 0, rec, count, 3).bytes) for name, n, _ in options}
+
+    def fits(b: float) -> str:
+        return f"{b / GB:,.1f} GB" + ("" if b <= acc.memory_bytes else " ✗")
+
     rows = [[name, _g(n), _g(d), f"{d / n:,.0f}", f"{float(fitted.loss(n, d)):.3f}",
-             f"{n / n_rule:.2f}", f"{d / (days * SECONDS_PER_DAY):,.0f}"]
+             f"{n / n_rule:.2f}", f"{d / (days * SECONDS_PER_DAY):,.0f}",
+             fits(state[name][0]), fits(state[name][1])]
             for name, n, d in options]
     warnings = _range_notes(named, options)
-    data = {"budget_flops": c, "options": [{"name": name, "params": n, "tokens": d,
-                                            "loss": float(fitted.loss(n, d))}
-                                           for name, n, d in options], "warnings": warnings}
+    data = {"budget_flops": c, "options": [
+        {"name": name, "params": n, "tokens": d, "loss": float(fitted.loss(n, d)),
+         "ddp_state_bytes": state[name][0], "fsdp_state_bytes": state[name][1],
+         "ddp_fits": state[name][0] <= acc.memory_bytes,
+         "fsdp_fits": state[name][1] <= acc.memory_bytes}
+        for name, n, d in options], "warnings": warnings}
     emit(table_doc(f"Pretraining on {count} × {acc.name} for {days:g} days", "options",
                    ["", "params N", "tokens D", "D/N", "loss", "inference cost vs rule",
-                    "tokens/s needed"], rows, data,
+                    "tokens/s needed", "state per GPU, DDP", f"FSDP over {count}"], rows, data,
                    {"gpu": acc.id, "count": count, "days": days},
                    {"mfu": mfu, "law": law, "budget_flops": c},
                    [f"C = {count} × peak × {mfu:g} × {days:g} days = {c:.3g} FLOPs; "
                     "D = C/(6N); inference cost ∝ 2N per token",
+                    f"state: AdamW mixed precision, 16 B/param, replicated (DDP) or sharded "
+                    f"(FSDP); ✗ = more than the {acc.memory_bytes / GB:,.0f} GB per GPU before "
+                    "activations",
                     *[f"warning: {w}" for w in warnings]]), fmt)
 
 
