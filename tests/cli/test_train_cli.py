@@ -327,3 +327,17 @@ def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
 def test_model_parallel_errors(cli, args, field):
     code, out, err = cli("train", "llama-2-7b", *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and field in err, err
+
+
+def test_lifecycle_over_a_task_mix(cli):
+    """A call is the mix's mean: 0.7 × 2N·(512 + 127) + 0.3 × 2N·(4096 + 511) per call."""
+    base = ["lifecycle", "--target-loss", "2.5", "--sizes", "1e9,4e9", "--format", "json"]
+    code, out, err = cli(*base, "--mix", "512:128:7,4096:512:3")  # shares normalized
+    assert code == 0, err
+    sizes = json.loads(out)["sizes"]
+    for s in sizes:
+        assert s["call_flops"] == pytest.approx(
+            0.7 * 2 * s["params"] * 639 + 0.3 * 2 * s["params"] * 4607)
+    for bad in ("512:128", "512:x:1", "0:128:1", "512:128:nan", "512:128:-1", ","):
+        code, out, err = cli(*base, "--mix", bad)
+        assert code == 2 and out == "" and "mix" in err and err.count("\n") == 1, err

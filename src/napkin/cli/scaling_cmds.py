@@ -205,17 +205,22 @@ def lifecycle(
     gpu: Annotated[str, typer.Option("--gpu", help="Accelerator for GPU-hours.")] = "h100-sxm",
     mfu: Annotated[float, typer.Option("--mfu", help="Share of dense BF16 peak.")] = 0.4,
     law: LawOpt = "chinchilla",
+    mix: Annotated[str | None, typer.Option(
+        "--mix", help="A task mix instead of --prompt/--gen: P:G:share,… "
+                      "(e.g. 512:128:0.7,4096:512:0.3).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Cost vs calls (PNG).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Training and serving GPU time of each size at a target loss, and break-even calls."""
+    """Training and serving GPU time of each size at a target loss, and break-even calls;
+    a call is one --prompt/--gen request or the mean over a --mix of them."""
     from napkin.catalog import load_accelerator
     from napkin.report.econ_views import table_doc
-    from napkin.scaling.lifecycle import break_even_calls, size_costs
+    from napkin.scaling.lifecycle import break_even_calls, parse_mix, size_costs
 
     named = _law(law)
+    kinds = parse_mix(mix) if mix is not None else None
     costs = size_costs(named.law, target_loss, _sizes(sizes), prompt, gen,
-                       load_accelerator(gpu), mfu)
+                       load_accelerator(gpu), mfu, mix=kinds)
     warnings = _range_notes(named, [(f"{_g(c.params)} params at loss {target_loss:g}",
                                      c.params, c.tokens) for c in costs])
     rows = [[_g(c.params), _g(c.tokens), f"{c.train_gpu_hours:,.1f}", f"{c.call_gpu_s:.6f}"]
@@ -233,6 +238,7 @@ def lifecycle(
     emit(table_doc(f"Lifecycle at loss {target_loss:g}", "per model size",
                    ["params", "tokens to target", "training GPU-h", "GPU-s per call"], rows,
                    {"sizes": costs, "warnings": warnings},
-                   {"target_loss": target_loss, "prompt_tokens": prompt, "gen_tokens": gen},
+                   {"target_loss": target_loss, "prompt_tokens": prompt, "gen_tokens": gen,
+                    "mix": [list(k) for k in kinds] if kinds else None},
                    {"gpu": gpu, "mfu": mfu, "law": law},
                    notes + [f"warning: {w}" for w in warnings]), fmt)

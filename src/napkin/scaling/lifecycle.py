@@ -8,11 +8,12 @@ Both convert to GPU-seconds at one accelerator's dense peak × MFU (the chapter:
 ``Q* = ΔC₀/Δc``, depends only on FLOPs, not on the MFU chosen.
 """
 
+import math
 from dataclasses import dataclass
 
 from napkin.accounting.rules import call_flops_2n, train_flops_6nd
 from napkin.economics import break_even_tasks
-from napkin.errors import require
+from napkin.errors import NapkinError, require
 from napkin.scaling.law import ScalingLaw
 from napkin.scaling.optimum import tokens_for_loss
 from napkin.specs.hardware import Accelerator
@@ -45,15 +46,43 @@ class SizeCost:
         return self.train_gpu_hours + calls * self.call_gpu_s / HOUR_S
 
 
+TaskMix = tuple[tuple[int, int, float], ...]
+"""Request kinds ``(P, G, share)``: input tokens, output tokens, share of the calls."""
+
+
+def parse_mix(text: str) -> TaskMix:
+    """``"512:128:0.7,2048:256:0.3"`` → kinds of ``P:G:share`` (shares normalized to 1)."""
+    kinds = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        fields = part.split(":")
+        try:
+            p, g, share = int(fields[0]), int(fields[1]), float(fields[2])
+        except (ValueError, IndexError):
+            raise NapkinError(f"mix: {part!r} must be P:G:share, e.g. 512:128:0.7") from None
+        require(len(fields) == 3 and p >= 1 and g >= 1 and math.isfinite(share) and share > 0,
+                f"mix: {part!r} needs P >= 1, G >= 1 and a finite share > 0")
+        kinds.append((p, g, share))
+    require(bool(kinds), "mix: give at least one P:G:share")
+    total = sum(k[2] for k in kinds)
+    return tuple((p, g, share / total) for p, g, share in kinds)
+
+
+def mix_call_flops(params: float, mix: TaskMix) -> float:
+    """Mean FLOPs of a call over the mix: ``Σ share · 2N·[P + (G − 1)]``."""
+    return sum(share * call_flops_2n(params, p, g) for p, g, share in mix)
+
+
 def size_costs(law: ScalingLaw, target_loss: float, sizes: list[float], prompt_tokens: int,
                gen_tokens: int, acc: Accelerator, mfu: float = 0.4,
-               compute: str = "bf16") -> tuple[SizeCost, ...]:
-    """Tokens, training GPU-hours and per-call GPU-seconds of each size at ``target_loss``."""
+               compute: str = "bf16", mix: TaskMix | None = None) -> tuple[SizeCost, ...]:
+    """Tokens, training GPU-hours and per-call GPU-seconds of each size at ``target_loss``;
+    a call is one P-in, G-out request, or the mean over ``mix``."""
     require(0 < mfu <= 1, f"mfu: must be in (0, 1], got {mfu}")
     require(len(sizes) >= 1, "sizes: give at least one model size")
     rate = acc.peak_flops_per_s(compute) * mfu
+    kinds = mix or ((prompt_tokens, gen_tokens, 1.0),)
     return tuple(SizeCost(n, tokens_for_loss(law, n, target_loss), rate,
-                          call_flops_2n(n, prompt_tokens, gen_tokens)) for n in sizes)
+                          mix_call_flops(n, kinds)) for n in sizes)
 
 
 def break_even_calls(small: SizeCost, large: SizeCost) -> float | None:
