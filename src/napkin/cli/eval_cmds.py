@@ -7,16 +7,13 @@ from typing import Annotated
 import typer
 
 from napkin.cli.common import Format, FormatOpt, emit
+from napkin.report.econ_views import result_doc
 
-app = typer.Typer(help="Evaluation and preference-tuning formulas: pass@k, pass^k, maj@k, "
-                       "intervals, paired bootstrap, bits per byte, DPO loss, GRPO signal.",
-                  no_args_is_help=True)
-
-
-def _doc(title: str, columns: list[str], rows: list[list[str]], data: dict,
-         inputs: dict, notes: list[str] | None = None):
-    from napkin.report.econ_views import table_doc
-    return table_doc(title, "result", columns, rows, data, inputs, {}, notes)
+app = typer.Typer(
+    help="Evaluation and preference-tuning formulas: pass@k, pass^k, maj@k, "
+    "intervals, paired bootstrap, bits per byte, DPO loss, GRPO signal.",
+    no_args_is_help=True,
+)
 
 
 @app.command("passk")
@@ -30,19 +27,30 @@ def passk(
     from napkin.evaluation import pass_at_k, pass_hat_k
 
     at, hat = pass_at_k(n, c, k), pass_hat_k(n, c, k)
-    emit(_doc("pass@k and pass^k", ["metric", "formula", "value"],
-              [["pass@k", "1 − C(n−c, k)/C(n, k)", f"{at:.4f}"],
-               ["pass^k", "C(c, k)/C(n, k)", f"{hat:.4f}"]],
-              {"pass_at_k": at, "pass_hat_k": hat}, {"n": n, "c": c, "k": k},
-              ["pass@k: at least one of k attempts is right; pass^k: all k are"]), fmt)
+    emit(
+        result_doc(
+            "pass@k and pass^k",
+            [
+                ["pass@k", "1 − C(n−c, k)/C(n, k)", f"{at:.4f}"],
+                ["pass^k", "C(c, k)/C(n, k)", f"{hat:.4f}"],
+            ],
+            {"pass_at_k": at, "pass_hat_k": hat},
+            {"n": n, "c": c, "k": k},
+            ["pass@k: at least one of k attempts is right; pass^k: all k are"],
+            ["metric", "formula", "value"],
+        ),
+        fmt,
+    )
 
 
 @app.command("ci")
 def ci(
     p: Annotated[float, typer.Option("--p", help="Measured accuracy in [0, 1].")] = 0.6,
     n: Annotated[int, typer.Option("--n", help="Items it was measured on.")] = 500,
-    p2: Annotated[float | None, typer.Option("--p2", help="A second model's accuracy on the "
-                                                          "same number of items.")] = None,
+    p2: Annotated[
+        float | None,
+        typer.Option("--p2", help="A second model's accuracy on the same number of items."),
+    ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Standard error √(p(1−p)/n), the 95 % interval p ± 1.96·SE, and with --p2 the standard
@@ -61,26 +69,46 @@ def ci(
     if p2 is not None:
         d_se = difference_standard_error(p, p2, n)
         z = abs(p - p2) / d_se if d_se > 0 else float("inf")
-        rows += [["difference p − p2", f"{p - p2:+.4f}"],
-                 ["SE of the difference (independent items)", f"{d_se:.4f}"],
-                 ["difference / SE", f"{z:.2f}" if d_se > 0 else "—"]]
+        rows += [
+            ["difference p − p2", f"{p - p2:+.4f}"],
+            ["SE of the difference (independent items)", f"{d_se:.4f}"],
+            ["difference / SE", f"{z:.2f}" if d_se > 0 else "—"],
+        ]
         data.update(difference=p - p2, difference_standard_error=d_se)
-        notes.append("|difference| < 1.96·SE: not distinguishable at 95 %" if z < 1.96 else
-                     "|difference| ≥ 1.96·SE: distinguishable at 95 %")
-    emit(_doc("Accuracy interval", ["quantity", "value"], rows, data,
-              {"p": p, "n": n, "p2": p2}, notes), fmt)
+        notes.append(
+            "|difference| < 1.96·SE: not distinguishable at 95 %"
+            if z < 1.96
+            else "|difference| ≥ 1.96·SE: distinguishable at 95 %"
+        )
+    emit(
+        result_doc(
+            "Accuracy interval",
+            rows,
+            data,
+            {"p": p, "n": n, "p2": p2},
+            notes,
+            ["quantity", "value"],
+        ),
+        fmt,
+    )
 
 
-ResultsArg = Annotated[Path, typer.Argument(
-    help="Results file, CSV or JSON Lines: problem, correct (1/0)[, answer][, model].")]
+ResultsArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Results file, CSV or JSON Lines: problem, correct (1/0)[, answer][, model]."
+    ),
+]
 
 
 @app.command("results")
 def results(
     path: ResultsArg,
     k: Annotated[int, typer.Option("--k", help="Attempts k for pass@k, pass^k, maj@k.")] = 1,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Which model's samples, when the file holds several.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Which model's samples, when the file holds several."),
+    ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Score a results file: pass@1 with its 95 % interval, pass@k, pass^k and maj@k averaged
@@ -88,21 +116,33 @@ def results(
     from napkin.eval_results import read_samples, score_samples
 
     s = score_samples(read_samples(path), k, model)
-    rows = [["problems", f"{s.problems:,}"],
-            ["samples per problem", f"{s.samples_per_problem[0]}–{s.samples_per_problem[1]}"],
-            ["pass@1", f"{s.pass_at_1:.4f} [{s.pass_at_1_low:.4f}, {s.pass_at_1_high:.4f}]"],
-            [f"pass@{k}", f"{s.pass_at_k:.4f}"], [f"pass^{k}", f"{s.pass_hat_k:.4f}"],
-            [f"maj@{k}", "— (no answer column)" if s.maj_at_k is None else f"{s.maj_at_k:.4f}"]]
-    emit(_doc(f"Results of {path.name}", ["metric", "value"], rows, {"scores": s},
-              {"results": str(path), "k": k, "model": model},
-              ["interval: normal approximation over problems, 1.96·√(p(1−p)/n)"]), fmt)
+    rows = [
+        ["problems", f"{s.problems:,}"],
+        ["samples per problem", f"{s.samples_per_problem[0]}–{s.samples_per_problem[1]}"],
+        ["pass@1", f"{s.pass_at_1:.4f} [{s.pass_at_1_low:.4f}, {s.pass_at_1_high:.4f}]"],
+        [f"pass@{k}", f"{s.pass_at_k:.4f}"],
+        [f"pass^{k}", f"{s.pass_hat_k:.4f}"],
+        [f"maj@{k}", "— (no answer column)" if s.maj_at_k is None else f"{s.maj_at_k:.4f}"],
+    ]
+    emit(
+        result_doc(
+            f"Results of {path.name}",
+            rows,
+            {"scores": s},
+            {"results": str(path), "k": k, "model": model},
+            ["interval: normal approximation over problems, 1.96·√(p(1−p)/n)"],
+            ["metric", "value"],
+        ),
+        fmt,
+    )
 
 
 @app.command("bootstrap")
 def bootstrap(
     path: ResultsArg,
-    resamples: Annotated[int, typer.Option("--resamples", min=1, max=10_000_000,
-                                           help="Bootstrap resamples.")] = 10_000,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=1, max=10_000_000, help="Bootstrap resamples.")
+    ] = 10_000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = 0,
     level: Annotated[float, typer.Option("--level", help="Interval coverage in (0, 1).")] = 0.95,
     fmt: FormatOpt = Format.table,
@@ -114,15 +154,24 @@ def bootstrap(
 
     c = compare_models(read_samples(path), resamples, seed, level)
     b = c.bootstrap
-    rows = [[f"accuracy {c.model_a}", f"{c.accuracy_a:.4f}"],
-            [f"accuracy {c.model_b}", f"{c.accuracy_b:.4f}"],
-            ["difference A − B", f"{b.mean_difference:+.4f}"],
-            [f"{b.level:.0%} interval", f"[{b.low:+.4f}, {b.high:+.4f}]"],
-            ["share of resamples with A ≤ B", f"{b.share_a_not_better:.4f}"]]
-    emit(_doc(f"Paired bootstrap of {path.name}", ["quantity", "value"], rows,
-              {"comparison": c}, {"results": str(path), "resamples": resamples, "seed": seed,
-                                  "level": level},
-              [f"{c.problems} problems answered by both; first sample of each"]), fmt)
+    rows = [
+        [f"accuracy {c.model_a}", f"{c.accuracy_a:.4f}"],
+        [f"accuracy {c.model_b}", f"{c.accuracy_b:.4f}"],
+        ["difference A − B", f"{b.mean_difference:+.4f}"],
+        [f"{b.level:.0%} interval", f"[{b.low:+.4f}, {b.high:+.4f}]"],
+        ["share of resamples with A ≤ B", f"{b.share_a_not_better:.4f}"],
+    ]
+    emit(
+        result_doc(
+            f"Paired bootstrap of {path.name}",
+            rows,
+            {"comparison": c},
+            {"results": str(path), "resamples": resamples, "seed": seed, "level": level},
+            [f"{c.problems} problems answered by both; first sample of each"],
+            ["quantity", "value"],
+        ),
+        fmt,
+    )
 
 
 @app.command("bpb")
@@ -138,18 +187,28 @@ def bpb(
 
     total = total_loss_nats(loss, tokens)
     value = bits_per_byte(total, bytes_)
-    emit(_doc("Bits per byte", ["quantity", "value"],
-              [["total loss", f"{total:,.2f} nats"], ["bits per byte", f"{value:.4f}"]],
-              {"total_loss_nats": total, "bits_per_byte": value},
-              {"loss": loss, "tokens": tokens, "bytes": bytes_}), fmt)
+    emit(
+        result_doc(
+            "Bits per byte",
+            [["total loss", f"{total:,.2f} nats"], ["bits per byte", f"{value:.4f}"]],
+            {"total_loss_nats": total, "bits_per_byte": value},
+            {"loss": loss, "tokens": tokens, "bytes": bytes_},
+            None,
+            ["quantity", "value"],
+        ),
+        fmt,
+    )
 
 
 @app.command("dpo")
 def dpo(
-    chosen: Annotated[float, typer.Option(
-        "--chosen", help="log πθ/πref of the chosen answer (summed over its tokens).")] = 0.0,
-    rejected: Annotated[float, typer.Option(
-        "--rejected", help="log πθ/πref of the rejected answer.")] = 0.0,
+    chosen: Annotated[
+        float,
+        typer.Option("--chosen", help="log πθ/πref of the chosen answer (summed over its tokens)."),
+    ] = 0.0,
+    rejected: Annotated[
+        float, typer.Option("--rejected", help="log πθ/πref of the rejected answer.")
+    ] = 0.0,
     beta: Annotated[float, typer.Option("--beta", help="DPO β > 0.")] = 0.1,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -157,21 +216,34 @@ def dpo(
     from napkin.evaluation import dpo_loss
 
     value = dpo_loss(chosen, rejected, beta)
-    emit(_doc("DPO loss", ["quantity", "value"],
-              [["margin β·(w − l)", f"{beta * (chosen - rejected):+.4f}"],
-               ["loss", f"{value:.4f} nats"]],
-              {"dpo_loss": value}, {"chosen": chosen, "rejected": rejected, "beta": beta}),
-         fmt)
+    emit(
+        result_doc(
+            "DPO loss",
+            [
+                ["margin β·(w − l)", f"{beta * (chosen - rejected):+.4f}"],
+                ["loss", f"{value:.4f} nats"],
+            ],
+            {"dpo_loss": value},
+            {"chosen": chosen, "rejected": rejected, "beta": beta},
+            None,
+            ["quantity", "value"],
+        ),
+        fmt,
+    )
 
 
 @app.command("grpo")
 def grpo(
-    rewards: Annotated[str, typer.Option("--rewards", help="One group's rewards, comma-"
-                                                           "separated.")] = "1,0,0,0",
-    std: Annotated[str, typer.Option("--std", help="population (÷G) or sample (÷(G−1)).")]
-    = "population",
-    p: Annotated[float | None, typer.Option(
-        "--p", help="Accuracy on the prompt, for the chance a group has signal.")] = None,
+    rewards: Annotated[
+        str, typer.Option("--rewards", help="One group's rewards, comma-separated.")
+    ] = "1,0,0,0",
+    std: Annotated[
+        str, typer.Option("--std", help="population (÷G) or sample (÷(G−1)).")
+    ] = "population",
+    p: Annotated[
+        float | None,
+        typer.Option("--p", help="Accuracy on the prompt, for the chance a group has signal."),
+    ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """GRPO advantages (r − mean)/std of one group (q33); with --p, the chance a group of G is
@@ -202,5 +274,14 @@ def grpo(
             per = expected_generations_per_useful_group(p, g)
             data["generations_per_useful_group"] = per
             notes.append(f"{per:.2f} answers generated per group with signal")
-    emit(_doc("GRPO advantages", ["reward", "advantage"], rows, data,
-              {"rewards": values, "std": std, "p": p}, notes), fmt)
+    emit(
+        result_doc(
+            "GRPO advantages",
+            rows,
+            data,
+            {"rewards": values, "std": std, "p": p},
+            notes,
+            ["reward", "advantage"],
+        ),
+        fmt,
+    )

@@ -7,27 +7,28 @@ import typer
 
 from napkin.cli.common import Format, FormatOpt, emit
 from napkin.errors import require
-
-
-def _doc(title: str, rows: list[list[str]], data: dict, inputs: dict,
-         notes: list[str] | None = None, columns: list[str] | None = None):
-    from napkin.report.econ_views import table_doc
-    return table_doc(title, "result", columns or ["quantity", "value"], rows, data, inputs, {},
-                     notes)
+from napkin.report.econ_views import result_doc
 
 
 def _positive(value: float, field: str) -> float:
-    require(value == value and 0 < value < float("inf"),
-            f"{field}: must be a finite number > 0, got {value}")
+    require(
+        value == value and 0 < value < float("inf"),
+        f"{field}: must be a finite number > 0, got {value}",
+    )
     return value
 
 
 def flops(
-    ref: Annotated[str | None, typer.Argument(
-        help="Catalog id or config.json (its total parameters are N).", metavar="[MODEL]")]
-    = None,
-    params: Annotated[float | None, typer.Option(
-        "--params", help="N, parameters (instead of a model, e.g. a nominal 6.7e9).")] = None,
+    ref: Annotated[
+        str | None,
+        typer.Argument(
+            help="Catalog id or config.json (its total parameters are N).", metavar="[MODEL]"
+        ),
+    ] = None,
+    params: Annotated[
+        float | None,
+        typer.Option("--params", help="N, parameters (instead of a model, e.g. a nominal 6.7e9)."),
+    ] = None,
     tokens: Annotated[float, typer.Option("--tokens", help="D, training tokens.")] = 1e12,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -35,51 +36,77 @@ def flops(
     compute-optimal D/N ≈ 20)."""
     from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
 
-    require((ref is None) != (params is None), "params: give a MODEL or --params, not both "
-                                               "and not neither")
+    require(
+        (ref is None) != (params is None),
+        "params: give a MODEL or --params, not both and not neither",
+    )
     if params is None:
         from napkin.catalog import load_model
+
         params = float(load_model(str(ref)).params)
     n, d = _positive(params, "params"), _positive(tokens, "tokens")
     c, ratio = train_flops_6nd(n, d), tokens_per_parameter(n, d)
-    emit(_doc("Training compute: 6ND", [["N", f"{n:.4g} parameters"], ["D", f"{d:.4g} tokens"],
-                                        ["6ND", f"{c:.4g} FLOPs"], ["D/N", f"{ratio:,.1f}"]],
-              {"params": n, "tokens": d, "train_flops": c, "tokens_per_param": ratio},
-              {"model": ref, "params": n, "tokens": d},
-              [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]), fmt)
+    emit(
+        result_doc(
+            "Training compute: 6ND",
+            [
+                ["N", f"{n:.4g} parameters"],
+                ["D", f"{d:.4g} tokens"],
+                ["6ND", f"{c:.4g} FLOPs"],
+                ["D/N", f"{ratio:,.1f}"],
+            ],
+            {"params": n, "tokens": d, "train_flops": c, "tokens_per_param": ratio},
+            {"model": ref, "params": n, "tokens": d},
+            [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"],
+        ),
+        fmt,
+    )
 
 
 def speculative(
-    alpha: Annotated[float, typer.Option("--alpha", help="Acceptance rate per drafted token "
-                                                         "in [0, 1].")] = 0.8,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Acceptance rate per drafted token in [0, 1].")
+    ] = 0.8,
     k: Annotated[int, typer.Option("--k", help="Drafted tokens per verification.")] = 4,
-    draft_cost: Annotated[float, typer.Option(
-        "--draft-cost", help="One draft step's time in target steps (0: free draft).")] = 0.0,
+    draft_cost: Annotated[
+        float,
+        typer.Option("--draft-cost", help="One draft step's time in target steps (0: free draft)."),
+    ] = 0.0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Speculative decoding: tokens per verification (1 − α^{k+1})/(1 − α) and the speed-up
     over plain decode (1 − α^{k+1})/((1 − α)(k·c + 1)) (Leviathan et al. 2023; q39)."""
     from napkin.inference.speculative import expected_tokens, speedup
 
-    require(draft_cost == draft_cost and draft_cost < float("inf"),
-            f"draft-cost: must be finite, got {draft_cost}")
+    require(
+        draft_cost == draft_cost and draft_cost < float("inf"),
+        f"draft-cost: must be finite, got {draft_cost}",
+    )
     per, gain = expected_tokens(alpha, k), speedup(alpha, k, draft_cost)
-    emit(_doc("Speculative decoding", [["tokens per verification", f"{per:.3f}"],
-                                       ["speed-up in steps", f"{gain:.3f}×"]],
-              {"tokens_per_verification": per, "speedup": gain},
-              {"alpha": alpha, "k": k, "draft_cost": draft_cost},
-              ["tokens are accepted independently with probability α; the first rejection "
-               "ends the run and the target adds one token of its own"]), fmt)
+    emit(
+        result_doc(
+            "Speculative decoding",
+            [["tokens per verification", f"{per:.3f}"], ["speed-up in steps", f"{gain:.3f}×"]],
+            {"tokens_per_verification": per, "speedup": gain},
+            {"alpha": alpha, "k": k, "draft_cost": draft_cost},
+            [
+                "tokens are accepted independently with probability α; the first rejection "
+                "ends the run and the target adds one token of its own"
+            ],
+        ),
+        fmt,
+    )
 
 
 def attention_matrix(
     ref: Annotated[str, typer.Argument(help="Catalog id or config.json.", metavar="MODEL")],
-    seq: Annotated[int, typer.Option("--seq", min=1, max=10_000_000,
-                                     help="Sequence length T.")] = 8192,
-    batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000,
-                                       help="Sequences B.")] = 1,
-    dtype: Annotated[str, typer.Option("--dtype", help="Score precision: bf16 fp16 fp8 "
-                                                       "int8.")] = "bf16",
+    seq: Annotated[
+        int, typer.Option("--seq", min=1, max=10_000_000, help="Sequence length T.")
+    ] = 8192,
+    batch: Annotated[int, typer.Option("--batch", min=1, max=1_000_000, help="Sequences B.")] = 1,
+    dtype: Annotated[
+        str, typer.Option("--dtype", help="Score precision: bf16 fp16 fp8 int8.")
+    ] = "bf16",
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Memory of naive attention's T×T score matrix: B·H·T²·bytes per layer (and ×2 with the
@@ -95,24 +122,38 @@ def attention_matrix(
     heads = max(g.block.attention.num_heads for g in model.layer_groups)
     one = attention_scores_bytes(batch, heads, seq, fmt_.bytes_per_element)
     kv_layer = model.kv_bytes(seq, fmt_.bytes_per_element) * batch / model.num_layers
-    rows = [["heads H", str(heads)],
-            ["scores per layer", f"{one / GB:,.3f} GB ({one / GiB:,.3f} GiB)"],
-            ["scores + softmax kept for backward", f"{2 * one / GB:,.3f} GB"],
-            ["KV cache of the same layer", f"{kv_layer / GB:,.3f} GB"],
-            ["scores / KV", f"{one / kv_layer:,.1f}×" if kv_layer else "—"]]
-    emit(_doc(f"Naive attention matrix of {model.name}", rows,
-              {"heads": heads, "scores_bytes_per_layer": one,
-               "scores_and_probs_bytes_per_layer": 2 * one, "kv_bytes_per_layer": kv_layer},
-              {"model": ref, "seq": seq, "batch": batch, "dtype": dtype},
-              ["grows as T²; the KV cache grows as T"]), fmt)
+    rows = [
+        ["heads H", str(heads)],
+        ["scores per layer", f"{one / GB:,.3f} GB ({one / GiB:,.3f} GiB)"],
+        ["scores + softmax kept for backward", f"{2 * one / GB:,.3f} GB"],
+        ["KV cache of the same layer", f"{kv_layer / GB:,.3f} GB"],
+        ["scores / KV", f"{one / kv_layer:,.1f}×" if kv_layer else "—"],
+    ]
+    emit(
+        result_doc(
+            f"Naive attention matrix of {model.name}",
+            rows,
+            {
+                "heads": heads,
+                "scores_bytes_per_layer": one,
+                "scores_and_probs_bytes_per_layer": 2 * one,
+                "kv_bytes_per_layer": kv_layer,
+            },
+            {"model": ref, "seq": seq, "batch": batch, "dtype": dtype},
+            ["grows as T²; the KV cache grows as T"],
+        ),
+        fmt,
+    )
 
 
 def loss_mask(
-    prompt: Annotated[int, typer.Option("--prompt", min=0, max=10**9,
-                                        help="Prompt tokens P.")] = 3000,
-    answer: Annotated[int, typer.Option("--answer", min=1, max=10**9,
-                                        help="Answer tokens A, closing token included.")]
-    = 100,
+    prompt: Annotated[
+        int, typer.Option("--prompt", min=0, max=10**9, help="Prompt tokens P.")
+    ] = 3000,
+    answer: Annotated[
+        int,
+        typer.Option("--answer", min=1, max=10**9, help="Answer tokens A, closing token included."),
+    ] = 100,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """SFT without a loss mask: the share P/(P + A) of the loss terms that model the prompt
@@ -120,22 +161,35 @@ def loss_mask(
     from napkin.training.loss_norm import unmasked_prompt_share
 
     share = unmasked_prompt_share(prompt, answer)
-    emit(_doc("SFT loss mask", [["loss terms without a mask", f"{prompt + answer:,}"],
-                                ["of them about the prompt", f"{share:.1%}"],
-                                ["loss terms with the mask", f"{answer:,}"]],
-              {"prompt_share_unmasked": share, "terms_unmasked": prompt + answer,
-               "terms_masked": answer},
-              {"prompt": prompt, "answer": answer}), fmt)
+    emit(
+        result_doc(
+            "SFT loss mask",
+            [
+                ["loss terms without a mask", f"{prompt + answer:,}"],
+                ["of them about the prompt", f"{share:.1%}"],
+                ["loss terms with the mask", f"{answer:,}"],
+            ],
+            {
+                "prompt_share_unmasked": share,
+                "terms_unmasked": prompt + answer,
+                "terms_masked": answer,
+            },
+            {"prompt": prompt, "answer": answer},
+        ),
+        fmt,
+    )
 
 
 def gpu_hours(
     hours: Annotated[float, typer.Argument(help="GPU-hours of --gpu.", metavar="GPU_HOURS")],
-    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator the hours are on.")]
-    = "h100-sxm",
-    devices: Annotated[int, typer.Option("--devices", min=1, max=10_000_000,
-                                         help="Accelerators running at once.")] = 1,
-    as_gpu: Annotated[list[str] | None, typer.Option(
-        "--as", help="Express in hours of this accelerator too (repeatable).")] = None,
+    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator the hours are on.")] = "h100-sxm",
+    devices: Annotated[
+        int, typer.Option("--devices", min=1, max=10_000_000, help="Accelerators running at once.")
+    ] = 1,
+    as_gpu: Annotated[
+        list[str] | None,
+        typer.Option("--as", help="Express in hours of this accelerator too (repeatable)."),
+    ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """GPU-hours ↔ calendar days (hours / devices / 24, running without stops) ↔ another
@@ -146,14 +200,19 @@ def gpu_hours(
     h = _positive(hours, "gpu-hours")
     acc = load_accelerator(gpu)
     days = calendar_days(h, devices)
-    rows = [[f"{acc.id} GPU-hours", f"{h:,.6g}"], [f"calendar days on {devices:,}",
-                                                   f"{days:,.2f}"]]
+    rows = [[f"{acc.id} GPU-hours", f"{h:,.6g}"], [f"calendar days on {devices:,}", f"{days:,.2f}"]]
     others = {}
     for other in as_gpu or []:
         target = load_accelerator(other)
         others[target.id] = equivalent_hours(h, acc, target)
         rows.append([f"as {target.id} GPU-hours (BF16 peak ratio)", f"{others[target.id]:,.6g}"])
-    emit(_doc("GPU-hours", rows, {"gpu_hours": h, "days": days, "equivalent_hours": others},
-              {"gpu_hours": h, "gpu": acc.id, "devices": devices, "as": as_gpu or []},
-              ["equivalence assumes the same MFU on both; memory or interconnect limits may "
-               "differ"]), fmt)
+    emit(
+        result_doc(
+            "GPU-hours",
+            rows,
+            {"gpu_hours": h, "days": days, "equivalent_hours": others},
+            {"gpu_hours": h, "gpu": acc.id, "devices": devices, "as": as_gpu or []},
+            ["equivalence assumes the same MFU on both; memory or interconnect limits may differ"],
+        ),
+        fmt,
+    )

@@ -12,3 +12,11 @@ def table_doc(title: str, section: str, columns: list[str], rows: list[list[str]
     """A one-table document (the economics and scaling commands are all this shape)."""
     return Document(title, inputs or {}, assumptions or {},
                     [Section(section, columns, rows, notes or [])], data)
+
+
+def result_doc(title: str, rows: list[list[str]], data: dict[str, Any],
+               inputs: dict[str, Any], notes: list[str] | None = None,
+               columns: list[str] | None = None) -> Document:
+    """One ``result`` table of a formula command (no assumptions beyond its inputs)."""
+    return table_doc(title, "result", columns or ["quantity", "value"], rows, data, inputs, {},
+                     notes)

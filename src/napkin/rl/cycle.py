@@ -34,6 +34,8 @@ class RLCycle:
     reward_flops: float
     update_flops: float
     sync_bytes: float
+    weight_bytes: float = 0.0
+    """``M_W``: one copy of the policy's weights (what each replica receives)."""
 
     @property
     def per_answer_flops(self) -> float:
@@ -96,4 +98,5 @@ def rl_cycle(policy: ModelSpec, prompt_tokens: int, gen_tokens: int, keep: int,
         reward_flops=n * reads[reward_model] if reward_model is not None else 0.0,
         update_flops=update.update_flops,
         sync_bytes=replicas * policy.params * precision.weights.bytes_per_weight,
+        weight_bytes=policy.params * precision.weights.bytes_per_weight,
     )

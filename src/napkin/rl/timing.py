@@ -6,7 +6,7 @@ rollout pool's ``replicas`` engines (TP ``tp`` each) and decode in continuous ba
 is the simulated makespan, under a calibration profile (``auto``: the backend's) or the
 roofline. Decode is memory-bound, so the rollout usually dominates the cycle.
 Reads (reference, teacher, reward model) and the update: ``FLOPs / (train GPUs · peak · MFU)``.
-Sync: the BF16 weights to each rollout replica over the GPU link (separate pools); colocated,
+Sync: the policy's weights to each rollout replica over the GPU link (separate pools); colocated,
 the trainer's weights are re-laid in place: ``weights / HBM bandwidth``.
 Colocated (one pool takes turns): ``cycle = rollout + reads + update + sync``. Separate pools
 (rollout of the next batch overlaps this update, one step off-policy):
@@ -21,6 +21,7 @@ from napkin.errors import require
 from napkin.rl.cycle import RLCycle
 from napkin.serving.scenario import Scenario, build
 from napkin.specs.model import ModelSpec
+from napkin.training.schedule import step_time_s
 from napkin.units import HOUR_S
 
 
@@ -124,13 +125,12 @@ def rl_timing(policy: ModelSpec, cycle: RLCycle, prompt_tokens: int, gen_tokens:
     r = run.records
     rollout_s = float(r.finish_s.max() - r.arrival_s.min())
     acc = load_accelerator(pools.gpu)
-    rate = pools.train_gpus * acc.peak_flops_per_s("bf16") * pools.mfu
     reads = cycle.reference_flops + cycle.teacher_flops + cycle.reward_flops
-    weights_bytes = policy.params * 2.0  # BF16 copy of the trained policy
     if pools.colocated:
-        sync_s = weights_bytes / pools.train_gpus / acc.mem_bytes_per_s
+        sync_s = cycle.weight_bytes / pools.train_gpus / acc.mem_bytes_per_s
     else:
-        sync_s = cycle.sync_bytes / acc.allreduce_bytes_per_s if cycle.sync_bytes else \
-            (pools.rollout_gpus // pools.tp) * weights_bytes / acc.allreduce_bytes_per_s
-    return RLTiming(pools, rollout_s, reads / rate, cycle.update_flops / rate, sync_s,
+        sync_s = (pools.rollout_gpus // pools.tp) * cycle.weight_bytes / acc.allreduce_bytes_per_s
+    return RLTiming(pools, rollout_s,
+                    step_time_s(reads, acc, pools.train_gpus, pools.mfu),
+                    step_time_s(cycle.update_flops, acc, pools.train_gpus, pools.mfu), sync_s,
                     cycle.kept, usd_per_gpu_hour, built.calibration, built.warnings)

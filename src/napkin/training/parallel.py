@@ -11,7 +11,12 @@ Pipeline parallel with p stages and m micro-batches idles ``(p−1)/(m+p−1)`` 
 
 from dataclasses import dataclass
 
-from napkin.accounting.collectives import ring_allreduce_bytes, ring_gather_bytes
+from napkin.accounting.collectives import (
+    TP_ACTIVATION_BYTES,
+    ring_allreduce_bytes,
+    ring_gather_bytes,
+    tp_allreduce_bytes_per_token,
+)
 from napkin.errors import NapkinError, require
 
 
@@ -92,14 +97,14 @@ class ModelParallelTraffic:
 
 
 def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
-                           micro_batches: int, tp: int, pp: int, activation_bytes: float,
-                           tp_link_bytes_per_s: float, pp_link_bytes_per_s: float
-                           ) -> ModelParallelTraffic:
-    """Bytes a rank sends per update for TP ``tp`` and PP ``pp`` (class docstring): TP
-    ``4 · L/p · 2(t−1)/t · B_μ·s·h·bytes`` per micro-batch, PP ``2 · B_μ·s·h·bytes`` per
-    micro-batch at a stage boundary."""
+                           micro_batches: int, tp: int, pp: int, tp_link_bytes_per_s: float,
+                           pp_link_bytes_per_s: float) -> ModelParallelTraffic:
+    """Bytes a rank sends per update for TP ``tp`` and PP ``pp`` (class docstring): the
+    forward's TP all-reduces (:func:`~napkin.accounting.collectives.tp_allreduce_bytes_per_token`)
+    once more for the backward, over its ``L/p`` layers and ``B_μ·s`` tokens per micro-batch;
+    PP ``2·B_μ·s·h`` 16-bit activations per micro-batch at a stage boundary."""
     require(tp >= 1 and pp >= 1, "tensor-parallel, pipeline: must be >= 1")
-    act = micro_batch * seq * hidden * activation_bytes
-    tp_bytes = (micro_batches * 4 * (layers / pp) * 2 * (tp - 1) / tp * act) if tp > 1 else 0.0
-    pp_bytes = micro_batches * 2 * act if pp > 1 else 0.0
+    tokens = micro_batches * micro_batch * seq
+    tp_bytes = 2 * tp_allreduce_bytes_per_token(hidden, layers, tp) / pp * tokens
+    pp_bytes = 2 * tokens * hidden * TP_ACTIVATION_BYTES if pp > 1 else 0.0
     return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s)

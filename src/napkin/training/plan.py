@@ -192,7 +192,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     world = cluster.devices * mp
     mp_traffic = model_parallel_traffic(
         model.num_layers, model.hidden_size, shape.sequence_tokens, shape.micro_batch,
-        shape.accumulation, tp, pp, rec.weights, intra if tp <= node else min(intra, inter),
+        shape.accumulation, tp, pp, intra if tp <= node else min(intra, inter),
         intra if mp <= node else min(intra, inter))
     dp_link = intra if world <= node else min(intra, inter)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
