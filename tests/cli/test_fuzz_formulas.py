@@ -26,8 +26,22 @@ CASES = [
     (["gpu-hours", "100"], ["--devices"]),
     (["decision", "qwen3-0.6b"], ["--decode-batch", "--usd-per-gpu-hour"]),
     (["train", "qwen3-0.6b", "--seq", "512"], ["--tokens", "--tp", "--inter-node-gbs",
-                                                "--gpus-per-node"]),
+                                                "--gpus-per-node", "--pipeline",
+                                                "--usd-per-gpu-hour"]),
+    (["train", "qwen3-0.6b", "--seq", "512", "--offload"], ["--host-link-gbs",
+                                                             "--cpu-mem-gbs"]),
+    (["train", "qwen3-0.6b", "--seq", "512", "--dataset-tokens", "1e9"], ["--epochs"]),
+    (["rl", "qwen3-0.6b", "--prompt-len", "64", "--gen-len", "16", "--keep", "4",
+      "--gpu", "h100-sxm", "--count", "2", "--calibration", "roofline"],
+     ["--count", "--rollout-tp", "--mfu", "--usd-per-gpu-hour"]),
 ]
+
+MIXES = ["512:128:1", "512:128", "512:128:0", "512:128:nan", "512:128:inf", "0:1:1",
+         "99999999999999999999:1:1", "1:1:1e308,1:1:1e308", ":::", ",,", "a:b:c", ""]
+RESULTS = ["problem,correct\n1,1\n", "problem,correct\n1,nan\n", "problem,correct\n,1\n",
+           "correct\n1\n", "problem,correct,answer\n1,1,\n1,0,x\n",
+           "problem,correct,model\n1,1,a\n1,0,b\n", "\ufeffproblem,correct\n1,1\n",
+           "problem,correct\n" + "1,1\n" * 3]
 
 
 
@@ -56,3 +70,41 @@ def test_decision_gen_range_and_bill(cli):
                   ["--request-usd", "1e300", "--usd-per-million-input", "1e-300"],
                   ["--request-usd", "5e-324", "--usd-per-million-input", "1"]):
         _check(cli("decision", "qwen3-0.6b", *extra, "--format", "json"), extra[0])
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(MIXES))
+def test_lifecycle_mix(cli, mix):
+    _check(cli("lifecycle", "--target-loss", "2.5", "--sizes", "1e9,4e9", "--mix", mix,
+               "--format", "json"), "--mix")
+
+
+@pytest.mark.parametrize("text", RESULTS)
+@pytest.mark.parametrize("command", ["results", "bootstrap"])
+def test_results_files(cli, tmp_path, text, command):
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    _check(cli("eval", command, str(path), "--format", "json"), command)
+
+
+@pytest.mark.parametrize("text", ["{", "[1, 2]", "{\"problem\": 1}", "[" * 100_000,
+                                  "{\"problem\": 1, \"correct\": \"maybe\"}"])
+def test_results_jsonl_files(cli, tmp_path, text):
+    path = tmp_path / "r.jsonl"
+    path.write_text(text)
+    _check(cli("eval", "results", str(path), "--format", "json"), "results")
+
+
+@pytest.mark.parametrize("value", ["dispatch_intervals=nan", "dispatch_intervals=inf",
+                                   "dispatch_intervals=-1", "dispatch_intervals=11",
+                                   "dispatch_intervals=x"])
+def test_calibrate_dispatch_intervals(cli, tmp_path, value):
+    plain = tmp_path / "m.csv"
+    plain.write_text("backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,"
+                     "mean_ttft_ms,mean_tpot_ms\n"
+                     "vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5\n")
+    code, out, err = cli("calibrate", str(plain), "--backend", "vllm", "--harness", value,
+                         "--out", str(tmp_path / "p.yaml"))
+    assert code == 2 and out == "" and "dispatch_intervals" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "p.yaml").exists()
