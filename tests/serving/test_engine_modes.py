@@ -77,3 +77,20 @@ def test_fast_and_exact_modes_agree(model_id, kind, seed, n, blocks, seqs, budge
         np.testing.assert_allclose(fast[key], exact[key], rtol=1e-9, atol=1e-12, err_msg=key)
     assert peak_fast == peak_exact
     assert kv_fast == pytest.approx(kv_exact, rel=1e-9, abs=1e-9)
+
+
+def test_fast_mode_breaks_decode_runs_at_the_compressed_sparse_span():
+    """DeepSeek V4-Flash's CSA layers stop growing at ratio·top-k = 4 × 512 = 2,048 tokens of
+    context (besides the 128-token window): decodes that cross it are costed alike in fast mode
+    (closed-form runs cut at the span) and exact mode (every step by ``forward``)."""
+    assert load_model("deepseek-v4-flash").cost_windows == (128, 2048)
+    wl = {"seed": 3, "classes": {"a": {"input_tokens": {"dist": "uniform", "low": 2000,
+                                                        "high": 2040},
+                                       "output_tokens": {"dist": "uniform", "low": 20,
+                                                         "high": 60}}},
+          "arrivals": {"kind": "poisson", "rate_per_s": 20.0, "num_requests": 6}}
+    args = (wl, 2000, 8, 8192, False, 1, 1, "round_robin", 16)
+    fast, _, _ = _run("deepseek-v4-flash", "fast", *args)
+    exact, _, _ = _run("deepseek-v4-flash", "exact", *args)
+    for key in ("first_token_s", "finish_s"):
+        np.testing.assert_allclose(fast[key], exact[key], rtol=1e-9, err_msg=key)

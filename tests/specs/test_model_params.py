@@ -70,6 +70,10 @@ PUBLISHED_TOTALS = [
     # notes, model card); exact totals are hand derivations from DualARModelArgs below.
     pytest.param("fish-s2-pro-slow", 4_032_298_496, id="fish-s2-pro-slow"),
     pytest.param("fish-s2-pro-fast", 424_696_320, id="fish-s2-pro-fast"),
+    # DeepSeek publishes only "284B" (V4-Flash) and "1.6T" (V4-Pro), MTP apart (DeepSeek-V4
+    # report); the exact totals are hand derivations from config.json in test_deepseek_v4.py.
+    pytest.param("deepseek-v4-flash", 284_332_240_471, id="deepseek-v4-flash"),
+    pytest.param("deepseek-v4-pro", 1_572_997_201_763, id="deepseek-v4-pro"),
 ]
 
 

@@ -55,11 +55,30 @@ def linear_ops(prefix: str, linears: Sequence[Linear], tokens: int, precision: P
 
 
 def group_label(model: ModelSpec, block: Block) -> str:
-    """``layers`` for uniform models; ``dense``/``moe`` and ``-swa<W>`` where groups differ."""
+    """``layers`` for uniform models; where groups differ ``dense``/``moe``, ``-hash`` for
+    hash-routed experts, ``-swa<W>`` for a sliding window and ``-csa<r>``/``-hca<r>`` for a
+    compressed KV stream (DeepSeek-V4), then ``-2``, ``-3``… should two groups still match."""
+    return _group_labels(model)[block]
+
+
+@lru_cache(maxsize=128)
+def _group_labels(model: ModelSpec) -> dict[Block, str]:
     if len(model.layer_groups) == 1:
-        return "layers"
-    label = "moe" if block.experts else "dense"
-    return f"{label}-swa{block.window}" if block.window else label
+        return {model.layer_groups[0].block: "layers"}
+    labels: dict[Block, str] = {}
+    seen: dict[str, int] = {}
+    for g in model.layer_groups:
+        b = g.block
+        label = "moe" if b.experts else "dense"
+        if b.experts and b.experts.routing != "top-k":
+            label += f"-{b.experts.routing}"
+        if b.window:
+            label += f"-swa{b.window}"
+        if b.compressed:
+            label += f"-{'csa' if b.compressed.top_k else 'hca'}{b.compressed.ratio}"
+        seen[label] = seen.get(label, 0) + 1
+        labels[b] = label if seen[label] == 1 else f"{label}-{seen[label]}"
+    return labels
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,10 @@ def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCo
     values, "MQA with a 576-wide head"); a prefill decompresses its cached latents through
     ``kv_b`` (op ``attn/kv_b_cached``) and attends per head (``qk_head_dim``, ``v_head_dim``).
     The absorbed projections cost what ``kv_b`` costs per token, so linears are unchanged.
+
+    DeepSeek-V4 layers attend over their sliding window (``attn/scores``, ``attn/values``: one
+    shared K=V head, cached once) and, in CSA/HCA layers, over the compressed stream and its
+    indexer (``attn/compressed_*``, ``attn/indexer_scores``; see :func:`_compressed_rates`).
     """
     if batch.new_tokens == 0:
         return CallCost(())
@@ -156,6 +179,40 @@ def op_rates(model: ModelSpec, precision: Precision) -> tuple[OpRates, ...]:
                          flops_per_readout=2.0 * h * model.vocab_size,
                          weight_bytes=head_bytes, weight_read="readout"))
     return tuple(rates)
+
+
+def _compressed_rates(label: str, block: Block, n: int, kvb: float) -> list[OpRates]:
+    """Attention over a compressed KV stream (DeepSeek-V4 CSA/HCA), per pair of the token
+    span it covers.
+
+    A query at position p sees (p+1)/r entries of ``entry_elements`` numbers (HCA: all; CSA: at
+    most ``top_k``, i.e. the token span ``r·top_k``): scores and values cost
+    ``2·heads·head_dim`` per entry, so ``2·heads·head_dim/r`` per token pair of that span; a
+    decode step reads the entries it attends (``entry_elements·bytes/r`` per cached token of
+    the span) and every token adds ``entry_elements/r`` numbers. The indexer (CSA) scores every
+    entry, ``2·index_heads·index_head_dim/r`` per token pair over the whole context, and reads
+    and writes ``index_head_dim/r`` numbers per token. Entries are counted in fractions (⌊·⌋
+    dropped): within one entry per query of the exact count.
+    """
+    c, att = block.compressed, block.attention
+    if c is None:
+        return []
+    r, heads, span = c.ratio, att.num_heads, c.attended_window
+    entry = c.entry_elements * kvb * n / r
+    rates = [
+        OpRates(f"{label}/attn/compressed_scores", "attn/compressed_scores", OpKind.ATTN_SCORE,
+                Stage.SCORE, n, span, flops_per_pair=2.0 * heads * att.qk_head_dim * n / r,
+                kv_read_per_cached=entry, kv_write_per_token=entry),
+        OpRates(f"{label}/attn/compressed_values", "attn/compressed_values", OpKind.ATTN_VALUE,
+                Stage.VALUE, n, span, flops_per_pair=2.0 * heads * att.v_head_dim * n / r),
+    ]
+    if c.index_heads:
+        key = c.index_head_dim * kvb * n / r
+        rates.append(OpRates(
+            f"{label}/attn/indexer_scores", "attn/indexer_scores", OpKind.ATTN_SCORE,
+            Stage.SCORE, n, None, flops_per_pair=2.0 * c.index_heads * c.index_head_dim * n / r,
+            kv_read_per_cached=key, kv_write_per_token=key))
+    return rates
 
 
 def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> list[OpRates]:
@@ -190,6 +247,8 @@ def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> 
         flops_per_decode_pair=2.0 * heads * v_extra * n,
         kv_read_per_cached=att.v_elements * kvb * n, kv_write_per_token=att.v_elements * kvb * n,
     ))
+    if block.compressed:
+        rates += _compressed_rates(label, block, n, kvb)
     rates += [linear(lin) for lin in block.linears if lin.stage > Stage.ATTN_UP]
     if block.experts:
         ex = block.experts

@@ -2,7 +2,9 @@
 
 Decode step j of a batch of B sequences at context ``c0 + j`` costs FLOPs and bytes that are
 affine in j (attention pairs and KV read grow by one token per sequence per step), except where a
-sliding-window layer reaches its window (context W−1), after which its part stops growing.
+sliding-window layer reaches its window (context W−1), after which its part stops growing (as
+does a compressed-sparse layer's part at the span ``ratio·top_k`` it attends:
+``ModelSpec.cost_windows``).
 :func:`decode_runs` splits a run of steps at those points and evaluates the accounting layer at
 the first two steps of each piece, so long chains cost O(1) forward evaluations.
 """
@@ -60,7 +62,7 @@ def decode_runs(
     if steps <= 0:
         return ()
     end = first_context + steps
-    windows = {g.block.window - 1 for g in model.layer_groups if g.block.window}
+    windows = {w - 1 for w in model.cost_windows}
     cuts = sorted({first_context, end} | {w for w in windows if first_context < w < end})
     runs = []
     for start, stop in pairwise(cuts):

@@ -33,32 +33,48 @@ def flops(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18; Chinchilla's
-    compute-optimal D/N ≈ 20)."""
+    compute-optimal D/N ≈ 20). For a MoE model also its routed + shared expert matmuls,
+    18·n_L·h·f·(k_routed + k_shared) FLOPs per token and × D (§3.6.2, DeepSeek V4)."""
     from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
 
     require(
         (ref is None) != (params is None),
         "params: give a MODEL or --params, not both and not neither",
     )
+    model = None
     if params is None:
         from napkin.catalog import load_model
 
-        params = float(load_model(str(ref)).params)
+        model = load_model(str(ref))
+        params = float(model.params)
     n, d = _positive(params, "params"), _positive(tokens, "tokens")
     c, ratio = train_flops_6nd(n, d), tokens_per_parameter(n, d)
+    rows = [
+        ["N", f"{n:.4g} parameters"],
+        ["D", f"{d:.4g} tokens"],
+        ["6ND", f"{c:.4g} FLOPs"],
+        ["D/N", f"{ratio:,.1f}"],
+    ]
+    data: dict[str, float] = {"params": n, "tokens": d, "train_flops": c,
+                              "tokens_per_param": ratio}
+    notes = [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]
+    if model is not None and model.is_moe:
+        from napkin.training.flops import expert_train_flops_per_token
+
+        per_token = expert_train_flops_per_token(model)
+        rows += [["active N (top-k + shared experts)", f"{model.active_params:.4g} parameters"],
+                 ["expert matmuls per token (fwd + bwd)", f"{per_token / 1e9:,.4f} GFLOPs"],
+                 ["expert matmuls × D", f"{per_token * d:.6g} FLOPs"]]
+        data |= {"active_params": float(model.active_params),
+                 "expert_train_flops_per_token": per_token,
+                 "expert_train_flops": per_token * d}
+        notes.append("expert matmuls: 3 SwiGLU projections × 2 FLOPs per multiply-add × 3 "
+                     "(forward + backward) per routed and shared expert a token passes, "
+                     "18·n_L·h·f·(k_routed + k_shared); attention, routers, head, MTP, "
+                     "optimizer and recompute come on top")
     emit(
-        result_doc(
-            "Training compute: 6ND",
-            [
-                ["N", f"{n:.4g} parameters"],
-                ["D", f"{d:.4g} tokens"],
-                ["6ND", f"{c:.4g} FLOPs"],
-                ["D/N", f"{ratio:,.1f}"],
-            ],
-            {"params": n, "tokens": d, "train_flops": c, "tokens_per_param": ratio},
-            {"model": ref, "params": n, "tokens": d},
-            [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"],
-        ),
+        result_doc("Training compute: 6ND", rows, data,
+                   {"model": ref, "params": n, "tokens": d}, notes),
         fmt,
     )
 

@@ -24,7 +24,7 @@ from napkin.evaluation import (
 from napkin.examples.row import Example, Row, rounded
 from napkin.rl.cycle import generated_for, rl_cycle
 from napkin.specs.lora import adapter_params, lora_params, with_lora
-from napkin.training.flops import TrainShape, train_flops
+from napkin.training.flops import TrainShape, expert_train_flops_per_token, train_flops
 from napkin.training.loss_norm import loss_normalization
 from napkin.training.memory import (
     FROZEN_WEIGHT_BYTES,
@@ -150,7 +150,8 @@ def ex_3_7() -> list[Row]:
 
 
 def ex_3_6_2() -> list[Row]:
-    """§3.6.2: D/N and 6ND of 7–8B models; GPU-hours to calendar days; H100 → A100 hours."""
+    """§3.6.2: D/N and 6ND of 7–8B models; GPU-hours to calendar days; H100 → A100 hours;
+    DeepSeek V4's parameters and expert-matmul FLOPs."""
     rec = training_records()
     rows = []
     printed = {"llama-1-6.7b": (149, 4.02e22), "llama-2-7b": (286, 8.40e22),
@@ -173,6 +174,31 @@ def ex_3_6_2() -> list[Row]:
                 calendar_days(rec["llama-3.1-405b"]["gpu_hours"], 16384), 78.43, 2, "days"),
         rounded("one H100 hour in A100 hours", equivalent_hours(1, h100, a100), 3.17, 2, "×"),
     ]
+    return rows + _deepseek_v4_rows(rec)
+
+
+def _deepseek_v4_rows(rec: dict[str, dict]) -> list[Row]:
+    """§3.6.2: DeepSeek V4 total and active parameters from the shipped config.json, and the
+    routed + shared expert matmuls 18·n_L·h·f·(6 + 1) per token through the accounting layer,
+    × the published pre-training tokens. The published "active" figures leave out the input
+    embedding (a lookup): napkin's ``active_params`` includes it (13.80 B, 49.78 B)."""
+    rows = []
+    printed = {"deepseek-v4-flash": ("V4-Flash", 284, 0, 13, 45.4495, 1.45438),
+               "deepseek-v4-pro": ("V4-Pro", 1.6, 1, 49, 169.2465, 5.58513)}
+    for mid, (name, total, decimals, active, gflops, flops_e24) in printed.items():
+        model = load_model(mid)
+        per_token = expert_train_flops_per_token(model)
+        scale = 1e9 if decimals == 0 else 1e12
+        rows += [
+            rounded(f"DeepSeek {name}: total parameters (MTP apart)", model.params / scale,
+                    total, decimals, "B" if decimals == 0 else "T"),
+            rounded(f"DeepSeek {name}: active parameters, input embedding excluded",
+                    (model.active_params - model.embedding_params) / 1e9, active, 0, "B"),
+            rounded(f"DeepSeek {name}: expert matmuls per training token", per_token / 1e9,
+                    gflops, 4, "GFLOP"),
+            rounded(f"DeepSeek {name}: expert matmuls × {rec[mid]['tokens'] / 1e12:g}T tokens",
+                    per_token * rec[mid]["tokens"] / 1e24, flops_e24, 5, "1e24 FLOP"),
+        ]
     return rows
 
 

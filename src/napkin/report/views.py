@@ -103,17 +103,30 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
                         ["MTP as stored (embedding + head copies)",
                          _int(model.mtp.params_as_stored), fmt_count(model.mtp.params_as_stored)]]
     layer_rows, layer_data = [], []
+    part_names = ["attention", "mlp", "shared_experts", "routed_experts", "router", "norms"]
+    if any("hyper_connections" in g.block.params_by_part() for g in model.layer_groups):
+        part_names.append("hyper_connections")
     for g in model.layer_groups:
-        parts = g.block.params_by_part()
-        kind = "moe" if g.block.experts else "dense"
-        window = f", window {g.block.window}" if g.block.window else ""
+        b = g.block
+        parts = {k: b.params_by_part().get(k, 0) for k in part_names}
+        kind = "moe" if b.experts else "dense"
+        routing = b.experts.routing if b.experts else None
+        label = kind + (f" {routing}-routed" if routing not in (None, "top-k") else "")
+        label += f", window {b.window}" if b.window else ""
+        c = b.compressed
+        if c is not None:
+            label += f", CSA r{c.ratio} top-{c.top_k}" if c.top_k else f", HCA r{c.ratio}"
         first, last = g.layer_indices[0], g.layer_indices[-1]
-        layer_rows.append([f"{kind}{window}: {g.num_layers} layers ({first}…{last})"]
-                          + [_int(v) for v in parts.values()] + [_int(g.block.params)])
+        layer_rows.append([f"{label}: {g.num_layers} layers ({first}…{last})"]
+                          + [_int(v) for v in parts.values()] + [_int(b.params)])
         layer_data.append({"layers": list(g.layer_indices), "kind": kind,
-                           "window_tokens": g.block.window,
+                           "window_tokens": b.window,
+                           **({"routing": routing} if routing else {}),
+                           **({"kv_compress_ratio": c.ratio, "kv_compressed_top_k": c.top_k,
+                               "kv_elements_per_compressed_entry": c.elements_per_entry}
+                              if c is not None else {}),
                            **{f"{k}_params": v for k, v in parts.items()},
-                           "params_per_layer": g.block.params})
+                           "params_per_layer": b.params})
     kv_token = model.kv_bytes_per_token(kv_bytes_per_element)
     kv_window = model.kv_bytes(model.max_position_embeddings, kv_bytes_per_element) - (
         kv_token * model.max_position_embeddings)
@@ -121,6 +134,8 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
     mem_rows = [
         [f"weights ({weights})", _gb_gib(weights_bytes)],
         [f"KV per token ({kv_dtype})" if model.min_window is None else
+         f"KV per token past the window: compressed entries only ({kv_dtype})"
+         if model.has_compressed_kv else
          f"KV per token past the window: full-attention layers only ({kv_dtype})",
          f"{kv_token:,.0f} B = {kv_token / KiB:,.3f} KiB"],
         [f"KV at max context ({model.max_position_embeddings:,} tokens)",
@@ -140,6 +155,7 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
         "num_layers": model.num_layers, "vocab_size": model.vocab_size,
         "max_position_embeddings": model.max_position_embeddings,
         "tie_word_embeddings": model.tie_word_embeddings,
+        **({"hc_mult": model.hc_mult} if model.hc_mult else {}),
         "attention": {"kind": a.kind, "num_heads": a.num_heads, "num_kv_heads": a.num_kv_heads,
                       "qk_head_dim": a.qk_head_dim, "v_head_dim": a.v_head_dim,
                       "kv_elements_per_token_per_layer": a.kv_elements_per_token},
@@ -159,8 +175,8 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
     }
     sections = [
         Section("parameters", ["", "count", "≈"], params_rows),
-        Section("per layer", ["layer group", "attention", "mlp", "shared experts",
-                              "routed experts", "router", "norms", "total"], layer_rows),
+        Section("per layer", ["layer group", *(n.replace("_", " ") for n in part_names),
+                              "total"], layer_rows),
         Section("memory and traffic", ["", "bytes"], mem_rows,
                 ["GB = 1e9 B, GiB = 2^30 B. A decode step reads every weight but the embedding "
                  "table (the chapter's convention); --read-embedding counts it too."]),

@@ -125,7 +125,7 @@ class Engine:
             if record else None
         self.basis_sum = np.zeros(len(TERMS)) if record else None
         self.cost = LinearCost.of(model, precision)
-        self.windows = sorted({b.window for b in model.blocks if b.window})
+        self.windows = list(model.cost_windows)
         self.bs = spec.block_size
         self.policy = policy(spec.backend)
         self.reserve_all = (self.policy.reservation == "max_length"

@@ -4,8 +4,11 @@ Supported: Llama 2/3/3.1 and other Llama-like configs (Mistral, Qwen2/2.5 with q
 Qwen3 with per-head q/k RMSNorm, Qwen3-VL's ``text_config``), MoE (Mixtral, Qwen2-MoE with a
 gated shared expert, Qwen3-MoE with ``decoder_sparse_step``/``mlp_only_layers``, DeepSeek-V3 with
 MLA, shared experts, ``first_k_dense_replace`` and MTP modules), gpt-oss (attention biases and
-sinks, biased experts, alternating sliding-window layers). Unknown ``model_type`` values are read
-as Llama-like with SwiGLU MLPs, as long as the standard keys are present.
+sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepseek_v4``: sliding
+window plus compressed KV layers, an indexer, mHC, hash routing; read by
+:mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out). Unknown
+``model_type`` values are read as Llama-like with SwiGLU MLPs, as long as the standard keys are
+present.
 """
 
 import json
@@ -15,8 +18,17 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.deepseek_v4 import from_deepseek_v4
 from napkin.specs.model import ModelSpec, MTPSpec
-from napkin.specs.modules import AttentionShape, Block, Experts, Linear, OpKind, Stage
+from napkin.specs.modules import (
+    AttentionShape,
+    Block,
+    Experts,
+    Linear,
+    OpKind,
+    Stage,
+    gated_mlp,
+)
 
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
@@ -97,6 +109,8 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         err = e.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise NapkinError(f"model: {source}: field {field!r}: {err['msg']}") from None
+    if cfg.model_type == "deepseek_v4":
+        return from_deepseek_v4(cfg, raw, name, source)
     attention = _attention_shape(cfg, source)
     blocks = tuple(
         _block(cfg, attention, source, _is_moe_layer(cfg, i), _window(cfg, i))
@@ -200,15 +214,6 @@ def _attention_linears(cfg: HFConfig, att: AttentionShape) -> tuple[list[Linear]
     return linears, other
 
 
-def _mlp(prefix: str, kind: OpKind, h: int, inter: int, bias: bool) -> tuple[Linear, ...]:
-    """A gated (SwiGLU) MLP: gate and up ``h → inter``, down ``inter → h``."""
-    return (
-        Linear(f"{prefix}/gate", kind, h, inter, bias, Stage.MLP_IN),
-        Linear(f"{prefix}/up", kind, h, inter, bias, Stage.MLP_IN),
-        Linear(f"{prefix}/down", kind, inter, h, bias, Stage.MLP_OUT),
-    )
-
-
 def _is_moe_layer(cfg: HFConfig, i: int) -> bool:
     if not cfg.num_experts:
         return False
@@ -248,14 +253,14 @@ def _block(
             other.append(("moe/e_score_correction_bias", e))
         shared = (cfg.n_shared_experts or 0) * inter or (cfg.shared_expert_intermediate_size or 0)
         if shared:
-            linears += _mlp("moe/shared", OpKind.EXPERT, h, shared, False)
+            linears += gated_mlp("moe/shared", OpKind.EXPERT, h, shared, False)
             if cfg.shared_expert_intermediate_size:  # Qwen2-MoE gates its shared expert
                 linears.append(Linear("moe/shared_gate", OpKind.ROUTER, h, 1, False, Stage.MLP_IN))
-        experts = Experts(e, k, _mlp("moe/experts", OpKind.EXPERT, h, inter, gpt_oss))
+        experts = Experts(e, k, gated_mlp("moe/experts", OpKind.EXPERT, h, inter, gpt_oss))
     else:
         if not cfg.intermediate_size:
             raise NapkinError(f"model: {source}: field 'intermediate_size' is required")
-        linears += _mlp("mlp", OpKind.FFN, h, cfg.intermediate_size, cfg.mlp_bias)
+        linears += gated_mlp("mlp", OpKind.FFN, h, cfg.intermediate_size, cfg.mlp_bias)
     return Block(
         attention=att,
         window=window,

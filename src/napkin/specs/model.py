@@ -27,21 +27,24 @@ class LayerGroup:
 class MTPSpec:
     """DeepSeek-V3 multi-token-prediction modules, reported apart from the main model.
 
-    Each module: two norms (``enorm``, ``hnorm``), ``eh_proj`` (2h × h), one decoder block and
-    a head norm; it shares the embedding and LM head with the main model, but the Hugging Face
-    checkpoint stores both again (``params_as_stored``).
+    Each module: two norms (``enorm``, ``hnorm``), ``eh_proj`` (2h × h; DeepSeek-V4 splits it
+    into ``e_proj`` and ``h_proj``, h × h each), one decoder block and a head norm, plus
+    ``extra_params`` (DeepSeek-V4: the module's own mHC head mixer); it shares the embedding and
+    LM head with the main model, but the Hugging Face checkpoint stores both again
+    (``params_as_stored``).
     """
 
     num_modules: int
     block: Block
     hidden_size: int
     vocab_size: int
+    extra_params: int = 0
 
     @property
     def params(self) -> int:
         """Unique parameters of all MTP modules."""
         h = self.hidden_size
-        per_module = 2 * h + 2 * h * h + self.block.params + h
+        per_module = 2 * h + 2 * h * h + self.block.params + h + self.extra_params
         return self.num_modules * per_module
 
     @property
@@ -52,7 +55,12 @@ class MTPSpec:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A decoder-only transformer: embeddings, ``blocks`` (one per layer), final norm, LM head."""
+    """A decoder-only transformer: embeddings, ``blocks`` (one per layer), final norm, LM head.
+
+    ``hc_mult`` ≥ 1 (DeepSeek-V4's mHC; 0 for a plain residual stream) keeps that many residual
+    streams of ``hidden_size``; a head mixer folds them into one before the final norm (see
+    :attr:`final_norm_params`).
+    """
 
     name: str
     model_type: str
@@ -62,6 +70,7 @@ class ModelSpec:
     tie_word_embeddings: bool
     blocks: tuple[Block, ...]
     mtp: MTPSpec | None = None
+    hc_mult: int = 0
 
     def __hash__(self) -> int:
         return self._hash
@@ -71,7 +80,7 @@ class ModelSpec:
         """Hashing every block is slow; specs are frozen, so hash once (caches key on specs)."""
         return hash((self.name, self.model_type, self.hidden_size, self.vocab_size,
                      self.max_position_embeddings, self.tie_word_embeddings, self.blocks,
-                     self.mtp))
+                     self.mtp, self.hc_mult))
 
     @property
     def num_layers(self) -> int:
@@ -97,7 +106,12 @@ class ModelSpec:
 
     @property
     def final_norm_params(self) -> int:
-        return self.hidden_size
+        """The final RMSNorm (``h``), plus, with ``hc_mult`` = m ≥ 1 streams, mHC's head mixer
+        ``m·(m·h) + m + 1`` (``hc_head_fn``, ``hc_head_base``, ``hc_head_scale``). The mixer is a
+        tiny matmul (2·m²·h FLOPs per token, 131 kFLOP for V4-Flash); like a norm it is counted
+        as weights read and 0 FLOPs."""
+        h, m = self.hidden_size, self.hc_mult
+        return h + (m * m * h + m + 1 if m else 0)
 
     @cached_property
     def params(self) -> int:
@@ -133,25 +147,38 @@ class ModelSpec:
         """Numbers held in the KV cache for one sequence of ``context_tokens`` tokens.
 
         Full-attention layers hold every token; sliding-window layers only the last ``window``.
+        A layer with a compressed stream (DeepSeek-V4) also holds ``⌊C/ratio⌋`` entries of
+        ``entry_elements + index_head_dim`` numbers.
         """
         require(context_tokens >= 0, f"context: must be >= 0 tokens, got {context_tokens}")
         total = 0
         for g in self.layer_groups:
             held = context_tokens if g.block.window is None else min(context_tokens, g.block.window)
             total += g.num_layers * held * g.block.attention.kv_elements_per_token
+            c = g.block.compressed
+            if c is not None:
+                total += g.num_layers * (context_tokens // c.ratio) * c.elements_per_entry
         return total
 
     def kv_bytes(self, context_tokens: int, bytes_per_element: float) -> float:
         """KV-cache bytes of one sequence: 2·L·kv_heads·head_dim·bytes per token for GQA/MHA/MQA,
-        L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA; sliding layers capped at the window."""
+        L·(kv_lora_rank + qk_rope_head_dim)·bytes for MLA; sliding layers capped at the window;
+        compressed streams ``⌊C/ratio⌋·(head_dim + index_head_dim)·bytes`` per layer."""
         return self.kv_elements(context_tokens) * bytes_per_element
+
+    def _compressed_elements_per_token(self) -> float:
+        """Compressed-stream numbers cached per token of context: ``Σ layers·elements/ratio``."""
+        return sum(g.num_layers * g.block.compressed.elements_per_entry / g.block.compressed.ratio
+                   for g in self.layer_groups if g.block.compressed is not None)
 
     def kv_bytes_per_token_in_window(self, bytes_per_element: float) -> float:
         """KV bytes per token while the context is within every sliding window: all layers
-        hold each token, ``Σ_groups layers·kv_elements·bytes`` (equal to
-        :meth:`kv_bytes_per_token` for a model without sliding layers)."""
-        return sum(g.num_layers * g.block.attention.kv_elements_per_token
-                   for g in self.layer_groups) * bytes_per_element
+        hold each token, ``Σ_groups layers·kv_elements·bytes``, plus compressed streams at
+        ``elements/ratio`` per token (equal to :meth:`kv_bytes_per_token` for a model without
+        sliding layers)."""
+        return (sum(g.num_layers * g.block.attention.kv_elements_per_token
+                    for g in self.layer_groups)
+                + self._compressed_elements_per_token()) * bytes_per_element
 
     @property
     def min_window(self) -> int | None:
@@ -159,18 +186,34 @@ class ModelSpec:
         windows = [g.block.window for g in self.layer_groups if g.block.window]
         return min(windows) if windows else None
 
+    @property
+    def cost_windows(self) -> tuple[int, ...]:
+        """Every token span past which some layer's attention stops growing: the sliding
+        windows, and ``ratio·top_k`` of compressed-sparse (CSA) layers, ascending. A decode
+        step's cost is affine in its context between two of them (minus one)."""
+        spans = {g.block.window for g in self.layer_groups if g.block.window}
+        spans |= {g.block.compressed.attended_window for g in self.layer_groups
+                  if g.block.compressed is not None and g.block.compressed.attended_window}
+        return tuple(sorted(spans))
+
+    @property
+    def has_compressed_kv(self) -> bool:
+        return any(g.block.compressed is not None for g in self.layer_groups)
+
     def kv_bytes_per_token(self, bytes_per_element: float) -> float:
         """KV bytes per token of context in full-attention terms (sliding layers at 1 token).
 
         For models with sliding-window layers this is the marginal cost of one more token
         once the context is past the window; use :meth:`kv_bytes` for a given context.
+        Compressed streams (DeepSeek-V4) add ``(head_dim + index_head_dim)/ratio`` numbers per
+        token and layer (the ``⌊C/ratio⌋`` entries spread over the tokens they pool).
         """
         per_token = sum(
             g.num_layers * g.block.attention.kv_elements_per_token
             for g in self.layer_groups
             if g.block.window is None
         )
-        return per_token * bytes_per_element
+        return (per_token + self._compressed_elements_per_token()) * bytes_per_element
 
 
 def check_tensor_parallel(model: ModelSpec, tp: int) -> None:

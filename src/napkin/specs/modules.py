@@ -21,6 +21,7 @@ class OpKind(StrEnum):
     ROUTER = "router"
     NORM = "norm"
     LM_HEAD = "lm-head"
+    HYPER_CONNECTION = "hyper-connection"
 
 
 class Stage(IntEnum):
@@ -61,13 +62,28 @@ class Linear:
         return self.in_features * self.out_features
 
 
+def gated_mlp(prefix: str, kind: OpKind, h: int, inter: int, bias: bool) -> tuple[Linear, ...]:
+    """A gated (SwiGLU) MLP: gate and up ``h → inter``, down ``inter → h``."""
+    return (
+        Linear(f"{prefix}/gate", kind, h, inter, bias, Stage.MLP_IN),
+        Linear(f"{prefix}/up", kind, h, inter, bias, Stage.MLP_IN),
+        Linear(f"{prefix}/down", kind, inter, h, bias, Stage.MLP_OUT),
+    )
+
+
 @dataclass(frozen=True)
 class Experts:
-    """Routed experts of a MoE layer: ``num_experts`` copies of ``linears``, top-k per token."""
+    """Routed experts of a MoE layer: ``num_experts`` copies of ``linears``, top-k per token.
+
+    ``routing`` is ``top-k`` (a learned router picks the experts) or ``hash`` (DeepSeek-V4's
+    first ``num_hash_layers`` layers: a fixed token-id → experts table picks them, the router
+    only weighs them); the cost of a token is the same either way.
+    """
 
     num_experts: int
     num_active: int
     linears: tuple[Linear, ...]
+    routing: str = "top-k"
 
     @property
     def params_per_expert(self) -> int:
@@ -84,7 +100,8 @@ class AttentionShape:
 
     ``k_elements`` and ``v_elements`` are the cached numbers per token per layer: GQA stores
     ``num_kv_heads·head_dim`` of each; MLA stores one latent of ``kv_lora_rank + qk_rope_head_dim``
-    (counted as K, shared by V); ``latent_dim`` is that ``kv_lora_rank`` (0 for GQA).
+    (counted as K, shared by V); ``latent_dim`` is that ``kv_lora_rank`` (0 for GQA). DeepSeek-V4
+    (``csa-hca``) stores one ``head_dim`` vector that is both K and V (counted as K).
     """
 
     kind: str
@@ -103,14 +120,45 @@ class AttentionShape:
 
 
 @dataclass(frozen=True)
+class CompressedKV:
+    """A second, compressed KV stream of one layer (DeepSeek-V4's CSA and HCA layers).
+
+    Every ``ratio`` tokens are pooled into one entry of ``entry_elements`` numbers (the layer's
+    shared K=V head). A query attends to all entries (HCA, ``top_k`` None) or to the ``top_k``
+    entries a lightweight indexer picks (CSA); the indexer scores every entry with
+    ``index_heads`` heads of ``index_head_dim`` against its own cached key per entry
+    (``index_head_dim`` numbers; 0 without an indexer). Both streams are cached per entry.
+    """
+
+    ratio: int
+    entry_elements: int
+    top_k: int | None = None
+    index_heads: int = 0
+    index_head_dim: int = 0
+
+    @property
+    def elements_per_entry(self) -> int:
+        """Numbers cached per compressed entry: the KV entry plus the indexer's key."""
+        return self.entry_elements + self.index_head_dim
+
+    @property
+    def attended_window(self) -> int | None:
+        """Token span whose entries a query attends: ``ratio·top_k`` for CSA (a query reads at
+        most ``top_k`` entries), None (everything) for HCA."""
+        return None if self.top_k is None else self.ratio * self.top_k
+
+
+@dataclass(frozen=True)
 class Block:
-    """One decoder layer: attention (full or sliding ``window``), dense linears, MoE experts."""
+    """One decoder layer: attention (full or sliding ``window``), dense linears, MoE experts,
+    and optionally a compressed KV stream beside the window (``compressed``)."""
 
     attention: AttentionShape
     window: int | None
     linears: tuple[Linear, ...]
     experts: Experts | None
     other_params: tuple[tuple[str, int], ...]
+    compressed: CompressedKV | None = None
 
     @property
     def params(self) -> int:
@@ -125,20 +173,25 @@ class Block:
 
     def params_by_part(self) -> dict[str, int]:
         """Parameters of the layer split into attention, MLP, shared/routed experts, router,
-        norms (attention sinks and q/k/latent norms count as attention)."""
+        norms (attention sinks and q/k/latent norms count as attention); layers with
+        hyper-connections (DeepSeek-V4's mHC mixing weights, ``hc/…``) add a
+        ``hyper_connections`` part."""
         parts = dict.fromkeys(
             ("attention", "mlp", "shared_experts", "routed_experts", "router", "norms"), 0
         )
         part_of_kind = {OpKind.PROJECTION: "attention", OpKind.FFN: "mlp",
-                        OpKind.EXPERT: "shared_experts", OpKind.ROUTER: "router"}
+                        OpKind.EXPERT: "shared_experts", OpKind.ROUTER: "router",
+                        OpKind.HYPER_CONNECTION: "hyper_connections"}
+        if any(lin.kind == OpKind.HYPER_CONNECTION for lin in self.linears):
+            parts["hyper_connections"] = 0
         for lin in self.linears:
             parts[part_of_kind[lin.kind]] += lin.params
         if self.experts:
             parts["routed_experts"] = self.experts.params
+        prefixes = {"attn/": "attention", "moe/": "router", "hc/": "hyper_connections"}
         for name, count in self.other_params:
-            part = "attention" if name.startswith("attn/") else "router" if name.startswith(
-                "moe/") else "norms"
-            parts[part] += count
+            part = next((v for k, v in prefixes.items() if name.startswith(k)), "norms")
+            parts[part] = parts.get(part, 0) + count
         return parts
 
     @property

@@ -159,6 +159,19 @@ def train_flops(model: ModelSpec, shape: TrainShape, frozen: tuple[str, ...] = (
                       _gap(model, fwd, bwd, recompute, tokens))
 
 
+def expert_train_flops_per_token(model: ModelSpec) -> float:
+    """FLOPs of the routed and shared expert matmuls per training token, forward + backward.
+
+    The ``expert`` ops of :func:`train_flops` on one token, nothing frozen: per MoE layer the
+    token passes k routed and s shared SwiGLU experts of three ``h × f`` matmuls, 2 FLOPs per
+    multiply-add, and backward (dX + dW) doubles the forward, so in sum
+    ``18·n_L·h·f·(k + s)`` FLOPs/token (chapter 3, §3.6.2: 18 = 3 projections × 2 × 3). 0 for
+    a dense model. Attention, routers, the LM head, MTP and the optimizer are not in it.
+    """
+    fwd, bwd = train_flops(model, TrainShape((1,))).by_kind().get("expert", (0.0, 0.0))
+    return fwd + bwd
+
+
 def _gap(model: ModelSpec, fwd: CallCost, bwd: CallCost, recompute: float,
          tokens: int) -> GapTo6ND:
     hv = model.hidden_size * model.vocab_size
