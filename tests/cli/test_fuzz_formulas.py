@@ -28,6 +28,8 @@ CASES = [
     (["train", "qwen3-0.6b", "--seq", "512"], ["--tokens", "--tp", "--inter-node-gbs",
                                                 "--gpus-per-node", "--pipeline",
                                                 "--usd-per-gpu-hour"]),
+    (["train", "qwen3-0.6b", "--seq", "512", "--pipeline", "4", "--sequence-parallel"],
+     ["--virtual-stages", "--accumulation"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--offload"], ["--host-link-gbs",
                                                              "--cpu-mem-gbs"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--dataset-tokens", "1e9"], ["--epochs"]),

@@ -312,9 +312,10 @@ def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
     assert one_node["communication"]["link_bytes_per_s"] == pytest.approx(450e9)  # 8 GPUs
     pp = json.loads(cli("train", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "8",
                         "--pipeline", "2", "--accumulation", "8", "--format", "json")[1])
-    # a stage boundary sends activations forward and gradients back per micro-batch; the
-    # 16 GPUs span two nodes, so it crosses InfiniBand
-    assert pp["model_parallel"]["pp_bytes"] == pytest.approx(8 * 2 * act)
+    # a stage boundary sends activations forward and gradients back per micro-batch, each of
+    # the 8 TP ranks its eighth (Narayanan et al. 2021 §4.1, scatter/gather); the 16 GPUs span
+    # two nodes, so it crosses InfiniBand
+    assert pp["model_parallel"]["pp_bytes"] == pytest.approx(8 * 2 * act / 8)
     assert pp["model_parallel"]["pp_link_bytes_per_s"] == 50e9
     assert pp["bubble_frac"] == pytest.approx(1 / (8 + 1))
 
@@ -323,6 +324,8 @@ def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
     (["--tp", "3"], "tensor_parallel"), (["--tp", "0"], "tp"),
     (["--pipeline", "1000"], "pipeline"), (["--inter-node-gbs", "inf"], "inter-node-gbs"),
     (["--gpus-per-node", "0"], "gpus-per-node"),
+    (["--virtual-stages", "2"], "virtual-stages"), (["--virtual-stages", "0"], "virtual-stages"),
+    (["--pipeline", "16", "--virtual-stages", "4"], "virtual-stages"),
 ])
 def test_model_parallel_errors(cli, args, field):
     code, out, err = cli("train", "llama-2-7b", *args)

@@ -57,6 +57,18 @@ def test_korthikanti_formulas():
         18.25, abs=0.01)
 
 
+def test_pipeline_activation_factor():
+    from napkin.training.memory import pipeline_activation_factor
+
+    # 1F1B: the first stage holds p micro-batches of L/p layers (L layers' worth), fewer when
+    # m < p; interleaved: 1 + (p − 1)/(p·v) (Korthikanti et al. 2022 §4.2.3, §5)
+    assert pipeline_activation_factor(1, 4) == 1.0
+    assert pipeline_activation_factor(8, 64) == 1.0
+    assert pipeline_activation_factor(8, 2) == 2 / 8
+    assert pipeline_activation_factor(8, 64, 3) == 1 + 7 / 24
+    assert pipeline_activation_factor(16, 32, 8) == 1 + 15 / 128
+
+
 def test_largest_micro_batch():
     state = state_memory(1_000_000_000, 0, recipe("adamw"))  # 16 GB
     assert largest_micro_batch(state, 3e9, 80e9, reserve_bytes=4e9) == 20  # (80−4−16)/3
@@ -76,6 +88,12 @@ def test_communication_task_1():
 def test_bubble_and_time():
     assert pipeline_bubble(4, 8) == 3 / 11
     assert pipeline_bubble(1, 8) == 0
+    # interleaved 1F1B, v chunks per rank: bubble/ideal = (p − 1)/(v·m) (Narayanan et al. 2021
+    # §2.2.2), so the idle share is (p − 1)/(v·m + p − 1); Llama 3 405B: p 16, V 8, M 32
+    assert pipeline_bubble(4, 8, 2) == 3 / 19
+    assert pipeline_bubble(16, 32, 8) == 15 / 271
+    with pytest.raises(NapkinError, match="virtual"):
+        pipeline_bubble(4, 8, 0)
     rtx = load_accelerator("rtx-4080")
     # task 4: 4 × 97.5 TFLOP/s × 0.4 × 30 days ≈ 4.0e20
     assert budget_flops(rtx, 4, 30) == pytest.approx(4 * 97.5e12 * 0.4 * 30 * 86_400)

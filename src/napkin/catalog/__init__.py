@@ -20,15 +20,19 @@ from napkin.units import GB, TFLOP, MiB
 
 @dataclass(frozen=True)
 class CatalogModel:
-    """A shipped model: its id, the Hugging Face repository its config.json comes from."""
+    """A shipped model: its id, the Hugging Face repository its config.json comes from, and
+    where the shipped copy was taken from when that is not the repository itself."""
 
     id: str
     hf_repo: str
+    copied_from: str = ""
 
 
-MODELS: tuple[CatalogModel, ...] = tuple(
-    CatalogModel(i, repo)
-    for i, repo in (
+_AIC = ("ai-dynamo/aiconfigurator@095f58a51c4ca8e61b66ec108d86f223f8d559ce "
+        "aic-core/src/aiconfigurator_core/model_configs/")
+
+MODELS: tuple[CatalogModel, ...] = (
+    *(CatalogModel(i, repo) for i, repo in (
         ("qwen3-0.6b", "Qwen/Qwen3-0.6B"),
         ("qwen3-8b", "Qwen/Qwen3-8B"),
         ("qwen3-32b", "Qwen/Qwen3-32B"),
@@ -48,7 +52,13 @@ MODELS: tuple[CatalogModel, ...] = tuple(
         ("gpt-oss-20b", "openai/gpt-oss-20b"),
         ("fish-s2-pro-slow", "fishaudio/s2-pro slow AR (DualARModelArgs as a Qwen3 config)"),
         ("fish-s2-pro-fast", "fishaudio/s2-pro fast AR (DualARModelArgs as a Llama config)"),
-    )
+    )),
+    # Verbatim copies of the Hugging Face config.json that NVIDIA's aiconfigurator ships
+    # (Apache-2.0); read by napkin.specs.deepseek_v4.
+    CatalogModel("deepseek-v4-flash", "deepseek-ai/DeepSeek-V4-Flash",
+                 _AIC + "deepseek-ai--DeepSeek-V4-Flash_config.json"),
+    CatalogModel("deepseek-v4-pro", "deepseek-ai/DeepSeek-V4-Pro",
+                 _AIC + "deepseek-ai--DeepSeek-V4-Pro_config.json"),
 )
 
 
@@ -166,7 +176,9 @@ def scaling_data(name: str) -> Path:
 
 @cache
 def training_records() -> dict[str, dict]:
-    """Published pretraining records (params, tokens, GPU-hours) by id, with sources."""
+    """Published training records by id, with sources: pretraining runs (params, tokens,
+    GPU-hours) and measured layouts (``layout``, ``measured``: TP/PP/DP, batch, iteration time,
+    MFU), the latter checked by ``tests/training/test_published_runs.py``."""
     import yaml
 
     text = resources.files(__name__).joinpath("training_records.yaml").read_text()

@@ -45,7 +45,10 @@ def train(
                                                            "--pipeline GPUs).")] = 1,
     gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None,
-    mfu: Annotated[float, typer.Option("--mfu", help="Share of dense peak.")] = 0.4,
+    mfu: Annotated[float, typer.Option(
+        "--mfu", help="Share of dense peak while computing; bubble and exposed TP/PP traffic "
+                      "come on top (the output's achieved_mfu is the end-to-end figure).")] =
+    0.4,
     link_gbs: Annotated[float | None, typer.Option(
         "--link-gbs", help="Gradient/weight link per device, GB/s (default: the GPU's "
                            "interconnect per direction from the catalog, PCIe 4 where none).")]
@@ -55,6 +58,12 @@ def train(
                              "(default: the optimizer recipe's).")] = None,
     flash: Annotated[bool, typer.Option("--flash/--no-flash", help="FlashAttention.")] = True,
     pipeline: Annotated[int, typer.Option("--pipeline", help="Pipeline stages p.")] = 1,
+    virtual_stages: Annotated[int, typer.Option(
+        "--virtual-stages", min=1, max=1024,
+        help="Model chunks per pipeline stage v (interleaved 1F1B; 1: plain 1F1B).")] = 1,
+    sequence_parallel: Annotated[bool, typer.Option(
+        "--sequence-parallel/--no-sequence-parallel",
+        help="Megatron sequence parallelism: norms and dropout split over --tp.")] = False,
     tp: Annotated[int, typer.Option("--tp", min=1, max=1024,
                                     help="Tensor-parallel size t (Megatron).")] = 1,
     gpus_per_node: Annotated[int, typer.Option(
@@ -109,7 +118,8 @@ def train(
     from napkin.specs.model import check_tensor_parallel
     check_tensor_parallel(model, tp)
     cluster = Cluster(acc, devices, zero, offload, link, mfu, tensor_parallel=tp, flash=flash,
-                      pipeline_stages=pipeline, gpus_per_node=gpus_per_node,
+                      sequence_parallel=sequence_parallel, pipeline_stages=pipeline,
+                      virtual_stages=virtual_stages, gpus_per_node=gpus_per_node,
                       inter_node_bytes_per_s=inter_node_gbs * GB,
                       grad_wire_bytes=None if grad_dtype is None else wire[grad_dtype],
                       host_link_bytes_per_s=host_link_gbs * GB,
@@ -126,7 +136,8 @@ def train(
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
                    "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
-                   "pipeline_stages": pipeline, "tensor_parallel": tp,
+                   "pipeline_stages": pipeline, "virtual_stages": virtual_stages,
+                   "tensor_parallel": tp, "sequence_parallel": sequence_parallel,
                    "gpus_per_node": gpus_per_node, "inter_node_bytes_per_s": inter_node_gbs * GB,
                    "grad_dtype": grad_dtype or "recipe",
                    **({"host_link_bytes_per_s": host_link_gbs * GB,

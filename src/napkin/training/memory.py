@@ -15,6 +15,10 @@ recompute) drops the ``5·a·s/h`` attention-matrix term; with tensor parallel `
 figure is ``s·b·h·(10 + 24/t [+ 5as/(ht)])`` and with sequence parallel ``34/t``; full
 recomputation keeps only each layer's input, ``2·s·b·h``. For SwiGLU MLPs Megatron's
 generalization replaces 34 by ``18 + 4·ffn/h`` (``mlp_coefficient``).
+
+With pipeline parallelism the first stage holds the most (Korthikanti et al. 2022 §4.2.3): 1F1B
+keeps p micro-batches in flight on its L/p layers, L layers' worth of one micro-batch
+(:func:`pipeline_activation_factor` scales that).
 """
 
 import math
@@ -120,6 +124,24 @@ def activation_bytes_per_layer(seq: int, batch: int, hidden: int, heads: int,
     if sequence_parallel:
         return sbh * (mlp_coefficient + score) / t
     return sbh * (10.0 + (mlp_coefficient - 10.0) / t + score / t)
+
+
+def pipeline_activation_factor(stages: int, micro_batches: int, virtual_stages: int = 1) -> float:
+    """Activations of the first pipeline stage as a multiple of L layers of one micro-batch.
+
+    Korthikanti et al. 2022 §4.2.3: under 1F1B the first stage holds p micro-batches of its
+    ``L/p`` layers (factor 1), or all m of them when ``m < p`` (``m/p``); the interleaved
+    schedule with v chunks per rank holds ``1 + (p − 1)/(p·v)`` times more (§5, eq. 6's
+    remark). Megatron-LM applies the same factors (``theoretical_memory_usage.py``:
+    ``interleaved_schedule_memory_penalty``, and ``min(1, m/p)`` without interleaving).
+    """
+    require(stages >= 1 and micro_batches >= 1 and virtual_stages >= 1,
+            "pipeline: stages, micro-batches and virtual stages >= 1")
+    if stages == 1:
+        return 1.0
+    if virtual_stages > 1:
+        return 1.0 + (stages - 1) / (stages * virtual_stages)
+    return min(1.0, micro_batches / stages)
 
 
 @dataclass(frozen=True)

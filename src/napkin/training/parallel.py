@@ -6,7 +6,8 @@ gradients and all-gather updated weights, the same volume; ZeRO-3/FSDP all-gathe
 before forward and again before backward and reduce-scatters gradients:
 ``(n−1)/n·(2W + G)`` (W weight bytes in the gather format, G gradient bytes). The question bank's
 task 1: 7B, 4 devices, BF16 weights, FP32 gradients → 3/4·(28 + 28) = 42 GB, 4.2 s at 10 GB/s.
-Pipeline parallel with p stages and m micro-batches idles ``(p−1)/(m+p−1)`` of the time.
+Pipeline parallel with p stages, m micro-batches and v model chunks per stage (the interleaved
+1F1B schedule; v = 1 is plain 1F1B) idles ``(p−1)/(v·m + p−1)`` of the time.
 """
 
 from dataclasses import dataclass
@@ -60,10 +61,18 @@ def communication(scheme: str, params: int, devices: int, weight_bytes: float = 
     return Communication(scheme, volume, link_bytes_per_s, compute_s)
 
 
-def pipeline_bubble(stages: int, micro_batches: int) -> float:
-    """Idle share of a GPipe/1F1B pipeline: ``(p − 1)/(m + p − 1)``."""
-    require(stages >= 1 and micro_batches >= 1, "pipeline: stages and micro-batches >= 1")
-    return (stages - 1) / (micro_batches + stages - 1)
+def pipeline_bubble(stages: int, micro_batches: int, virtual_stages: int = 1) -> float:
+    """Idle share of a pipeline's update: ``(p − 1)/(v·m + p − 1)``.
+
+    Narayanan et al. 2021 (§2.2.1–2.2.2): with p stages and m micro-batches the bubble takes
+    ``(p − 1)/m`` of the ideal compute time for GPipe and 1F1B, and ``(p − 1)/(v·m)`` for the
+    interleaved 1F1B schedule in which each rank runs v model chunks of ``L/(p·v)`` layers
+    (Megatron-LM's ``--num-layers-per-virtual-pipeline-stage``; the Llama 3 paper's V, §3.3.2,
+    "bubble ratio (PP − 1)/(V·M)"). As a share of the update (compute + bubble):
+    ``t_pb/(t_id + t_pb) = (p − 1)/(v·m + p − 1)``."""
+    require(stages >= 1 and micro_batches >= 1 and virtual_stages >= 1,
+            "pipeline: stages, micro-batches and virtual stages >= 1")
+    return (stages - 1) / (virtual_stages * micro_batches + stages - 1)
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,12 @@ class ModelParallelTraffic:
     backward, ``B_μ·s·h`` elements each; a ring all-reduce sends ``2(t−1)/t`` of them
     (sequence parallelism's reduce-scatter + all-gather moves the same). PP: each stage
     boundary passes the activations forward and their gradients back, ``B_μ·s·h`` each way per
-    micro-batch. Both sit on the critical path (napkin does not overlap them).
+    micro-batch, split over the t tensor-parallel ranks (Narayanan et al. 2021 §4.1, the
+    scatter/gather optimization: each rank sends ``B_μ·s·h/t`` over its own network port and
+    the receivers all-gather over NVLink; with sequence parallelism the boundary tensor is
+    already split ``s/t``); the interleaved schedule crosses v times as many boundaries
+    (§2.2.2: "the amount of communication also increases by v"). Both sit on the critical
+    path (napkin does not overlap them).
     """
 
     tp_bytes: float
@@ -98,13 +112,17 @@ class ModelParallelTraffic:
 
 def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
                            micro_batches: int, tp: int, pp: int, tp_link_bytes_per_s: float,
-                           pp_link_bytes_per_s: float) -> ModelParallelTraffic:
+                           pp_link_bytes_per_s: float, virtual_stages: int = 1
+                           ) -> ModelParallelTraffic:
     """Bytes a rank sends per update for TP ``tp`` and PP ``pp`` (class docstring): the
     forward's TP all-reduces (:func:`~napkin.accounting.collectives.tp_allreduce_bytes_per_token`)
     once more for the backward, over its ``L/p`` layers and ``B_μ·s`` tokens per micro-batch;
-    PP ``2·B_μ·s·h`` 16-bit activations per micro-batch at a stage boundary."""
-    require(tp >= 1 and pp >= 1, "tensor-parallel, pipeline: must be >= 1")
+    PP ``v·2·B_μ·s·h/t`` 16-bit activations per micro-batch (forward and back across each of
+    the rank's v chunk boundaries, its 1/t share of the tensor)."""
+    require(tp >= 1 and pp >= 1 and virtual_stages >= 1,
+            "tensor-parallel, pipeline, virtual stages: must be >= 1")
     tokens = micro_batches * micro_batch * seq
     tp_bytes = 2 * tp_allreduce_bytes_per_token(hidden, layers, tp) / pp * tokens
-    pp_bytes = 2 * tokens * hidden * TP_ACTIVATION_BYTES if pp > 1 else 0.0
+    pp_bytes = (virtual_stages * 2 * tokens * hidden * TP_ACTIVATION_BYTES / tp
+                if pp > 1 else 0.0)
     return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s)

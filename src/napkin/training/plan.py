@@ -5,6 +5,18 @@ Ties :mod:`napkin.training.flops`, :mod:`~napkin.training.memory`,
 update shape and cluster. Activations use Korthikanti et al.'s per-layer formula with Megatron's
 SwiGLU generalization ``18 + 4·ffn/h`` (for MoE layers ffn counts the k routed experts and the
 shared ones), FlashAttention on by default.
+
+Time of one update on a rank (seconds)::
+
+    compute = itemized FLOPs (recompute included) / (TP·PP · peak · mfu)
+    update  = max(compute + dequant + TP/PP traffic, DP traffic) / (1 − bubble) + optimizer step
+
+so ``mfu`` is the share of peak the matmuls run at *while computing*; the bubble, the exposed
+TP/PP traffic and the optimizer step come on top. The end-to-end utilization a paper reports
+(model FLOPs over wall time; Korthikanti et al. 2022 Table 5, the Llama 3 paper's Table 4) is
+:attr:`TrainPlan.achieved_mfu`, which is below ``mfu`` whenever there is a bubble or exposed
+traffic: a published MFU passed as ``mfu`` counts those twice
+(``tests/training/test_published_runs.py`` measures by how much).
 """
 
 from dataclasses import dataclass
@@ -21,6 +33,7 @@ from napkin.training.memory import (
     Recipe,
     activation_bytes_per_layer,
     largest_micro_batch,
+    pipeline_activation_factor,
     state_memory,
 )
 from napkin.training.parallel import (
@@ -52,9 +65,9 @@ buffer; Dettmers et al. 2023)."""
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where training runs: ``devices`` data-parallel ranks (each ``tensor_parallel`` wide,
-    each running the shape's ``accumulation × micro_batch`` sequences per update), ZeRO stage,
-    CPU offload, link bandwidth for gradient/weight traffic."""
+    """Where training runs: ``devices`` data-parallel ranks (each ``tensor_parallel`` ×
+    ``pipeline_stages`` GPUs, each running the shape's ``accumulation × micro_batch`` sequences
+    per update), ZeRO stage, CPU offload, link bandwidth for gradient/weight traffic."""
 
     acc: Accelerator
     devices: int = 1
@@ -62,6 +75,8 @@ class Cluster:
     offload: bool = False
     link_bytes_per_s: float = 10e9
     mfu: float = 0.4
+    """Share of the dense peak the matmuls run at while computing (module docstring); not the
+    end-to-end MFU, which napkin reports as :attr:`TrainPlan.achieved_mfu`."""
     tensor_parallel: int = 1
     sequence_parallel: bool = False
     flash: bool = True
@@ -79,6 +94,10 @@ class Cluster:
     """GPU ↔ CPU link per direction, for optimizer offload."""
     cpu_mem_bytes_per_s: float = CPU_MEM_BYTES_PER_S
     """Host memory bandwidth the CPU optimizer step achieves, for optimizer offload."""
+    virtual_stages: int = 1
+    """Model chunks per pipeline rank: 1 is 1F1B, v > 1 the interleaved 1F1B schedule
+    (Narayanan et al. 2021 §2.2.2): a bubble v times smaller, v times the PP traffic, and the
+    first stage holds ``1 + (p − 1)/(p·v)`` times the activations."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +148,9 @@ class TrainPlan:
     """Tensor- and pipeline-parallel traffic of one rank per update."""
     tensor_parallel: int = 1
     pipeline_stages: int = 1
+    virtual_stages: int = 1
+    peak_flops_per_s: float = 0.0
+    """Dense BF16 peak of one GPU, the denominator of :attr:`achieved_mfu`."""
 
     @property
     def gpus(self) -> int:
@@ -148,6 +170,28 @@ class TrainPlan:
     @property
     def tokens_per_s(self) -> float:
         return self.tokens_per_update / self.update_s
+
+    @property
+    def model_flops(self) -> float:
+        """Model FLOPs of one update over every rank: :attr:`update_flops` without the
+        recompute (Korthikanti et al. 2022 §6.3: "the floating point operations required to
+        perform a single forward and backward pass ... regardless of the implementations")."""
+        shape = self.flops.shape
+        return self.update_flops - self.data_parallel * shape.accumulation * (
+            self.flops.recompute_flops)
+
+    @property
+    def achieved_mfu(self) -> float:
+        """End-to-end model FLOPs utilization: ``model_flops / (update_s · GPUs · peak)``
+        (PaLM's and Korthikanti et al.'s definition, with napkin's itemized FLOPs: causal
+        attention pairs, no embedding matmul)."""
+        return self.model_flops / (self.update_s * self.gpus * self.peak_flops_per_s)
+
+    @property
+    def achieved_hfu(self) -> float:
+        """End-to-end hardware FLOPs utilization: as :attr:`achieved_mfu` with the recompute
+        counted (``update_flops``)."""
+        return self.update_flops / (self.update_s * self.gpus * self.peak_flops_per_s)
 
 
 def _mlp_coefficient(model: ModelSpec) -> float:
@@ -173,12 +217,20 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         trainable = lora_params(model)
     else:
         trainable = model.params if not frozen else _trainable(model, frozen)
+    tp, pp, v = cluster.tensor_parallel, cluster.pipeline_stages, cluster.virtual_stages
+    require(v == 1 or pp > 1, "virtual-stages: needs a pipeline (--pipeline > 1)")
+    # a chunk holds at least one layer, or only the embedding or only the head (Llama 3
+    # §3.3.2: 126 layers in 16 × 8 chunks)
+    require(pp * v <= model.num_layers + 2,
+            f"virtual-stages: pipeline × virtual stages ({pp} × {v}) exceeds "
+            f"{model.name}'s {model.num_layers} layers + embedding + head (one per chunk)")
     flops = train_flops(model, shape, frozen)
     heads = model.blocks[0].attention.num_heads
+    # the first pipeline stage holds the most: L layers of one micro-batch under 1F1B
     per_seq = model.num_layers * activation_bytes_per_layer(
         shape.sequence_tokens, 1, model.hidden_size, heads, shape.recompute, cluster.flash,
-        cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model))
-    tp, pp = cluster.tensor_parallel, cluster.pipeline_stages
+        cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model)
+    ) * pipeline_activation_factor(pp, shape.accumulation, v)
     mp = tp * pp  # a rank holds 1/(TP·PP) of the weights (Megatron's layout)
     frozen_params = model.params - trainable
     state = state_memory(-(-trainable // mp), -(-frozen_params // mp), rec, cluster.devices,
@@ -193,7 +245,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     mp_traffic = model_parallel_traffic(
         model.num_layers, model.hidden_size, shape.sequence_tokens, shape.micro_batch,
         shape.accumulation, tp, pp, intra if tp <= node else min(intra, inter),
-        intra if mp <= node else min(intra, inter))
+        intra if mp <= node else min(intra, inter), v)
     dp_link = intra if world <= node else min(intra, inter)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
@@ -218,13 +270,13 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     else:
         offload = None
         opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
-    bubble = pipeline_bubble(cluster.pipeline_stages, shape.accumulation)
+    bubble = pipeline_bubble(pp, shape.accumulation, v)
     busy = max(compute + dequant_s + mp_traffic.time_s, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
                      largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
                                          cluster.reserve_bytes),
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
-                     mp_traffic, tp, pp)
+                     mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"))
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
