@@ -65,37 +65,26 @@ def pretrain(
 ) -> None:
     """Pretraining budget → Chinchilla N and D, the law's optimum, alternatives and their loss."""
     from napkin.report.econ_views import table_doc
-    from napkin.scaling.optimum import chinchilla_rule, d_opt, n_opt
-    from napkin.training.memory import recipe, state_memory
-    from napkin.training.schedule import SECONDS_PER_DAY, budget_flops
+    from napkin.scaling.pretrain import plan_pretrain
     from napkin.units import GB
 
     acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
-    c = budget_flops(acc, count, days, mfu)
-    named = _law(law)
-    fitted = named.law
-    n_rule, d_rule = chinchilla_rule(c)
-    options = [("Chinchilla rule, √(C/120)", n_rule, d_rule),
-               (f"{law} law optimum", n_opt(fitted, c), d_opt(fitted, c))]
-    options += [(f"{_g(n)} params", n, c / (6 * n)) for n in (_sizes(alt) if alt else [])]
-    rec = recipe("adamw")
-    state = {name: (state_memory(int(n), 0, rec).bytes,
-                    state_memory(int(n), 0, rec, count, 3).bytes) for name, n, _ in options}
+    plan = plan_pretrain(acc, count, days, mfu, _law(law), _sizes(alt) if alt else [])
 
     def fits(b: float) -> str:
         return f"{b / GB:,.1f} GB" + ("" if b <= acc.memory_bytes else " ✗")
 
-    rows = [[name, _g(n), _g(d), f"{d / n:,.0f}", f"{float(fitted.loss(n, d)):.3f}",
-             f"{n / n_rule:.2f}", f"{d / (days * SECONDS_PER_DAY):,.0f}",
-             fits(state[name][0]), fits(state[name][1])]
-            for name, n, d in options]
-    warnings = _range_notes(named, options)
-    data = {"budget_flops": c, "options": [
-        {"name": name, "params": n, "tokens": d, "loss": float(fitted.loss(n, d)),
-         "ddp_state_bytes": state[name][0], "fsdp_state_bytes": state[name][1],
-         "ddp_fits": state[name][0] <= acc.memory_bytes,
-         "fsdp_fits": state[name][1] <= acc.memory_bytes}
-        for name, n, d in options], "warnings": warnings}
+    rows = [[o.name, _g(o.params), _g(o.tokens), f"{o.tokens / o.params:,.0f}",
+             f"{o.loss:.3f}", f"{o.inference_cost_vs_rule:.2f}", f"{o.tokens_per_s:,.0f}",
+             fits(o.ddp_state_bytes), fits(o.fsdp_state_bytes)] for o in plan.options]
+    data = {"budget_flops": plan.budget_flops,
+            "options": [{"name": o.name, "params": o.params, "tokens": o.tokens, "loss": o.loss,
+                         "tokens_per_s": o.tokens_per_s,
+                         "ddp_state_bytes": o.ddp_state_bytes,
+                         "fsdp_state_bytes": o.fsdp_state_bytes, "ddp_fits": o.ddp_fits,
+                         "fsdp_fits": o.fsdp_fits} for o in plan.options],
+            "warnings": list(plan.warnings)}
+    c = plan.budget_flops
     emit(table_doc(f"Pretraining on {count} × {acc.name} for {days:g} days", "options",
                    ["", "params N", "tokens D", "D/N", "loss", "inference cost vs rule",
                     "tokens/s needed", "state per GPU, DDP", f"FSDP over {count}"], rows, data,
@@ -106,7 +95,7 @@ def pretrain(
                     f"state: AdamW mixed precision, 16 B/param, replicated (DDP) or sharded "
                     f"(FSDP); ✗ = more than the {acc.memory_bytes / GB:,.0f} GB per GPU before "
                     "activations",
-                    *[f"warning: {w}" for w in warnings]]), fmt)
+                    *[f"warning: {w}" for w in plan.warnings]]), fmt)
 
 
 @app.command("fit")
