@@ -22,6 +22,11 @@ DEFAULT_MFU = 1.0
 DEFAULT_MBU = 1.0
 
 
+MIN_EFFICIENCY = 1e-3
+"""Smallest MFU/MBU accepted: below a tenth of a percent of peak, times overflow (``5e-324``
+makes every step infinite) and no real deployment runs there."""
+
+
 @dataclass(frozen=True)
 class Efficiency:
     """Achieved fractions of peak compute (``mfu``) and bandwidth (``mbu``), and a fixed
@@ -32,8 +37,9 @@ class Efficiency:
     overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
-        require(0 < self.mfu <= 1, f"mfu: must be in (0, 1], got {self.mfu}")
-        require(0 < self.mbu <= 1, f"mbu: must be in (0, 1], got {self.mbu}")
+        for name, value in (("mfu", self.mfu), ("mbu", self.mbu)):
+            require(MIN_EFFICIENCY <= value <= 1,
+                    f"{name}: must be in [{MIN_EFFICIENCY:g}, 1], got {value:g}")
         require(self.overhead_s >= 0, f"overhead: must be >= 0 s, got {self.overhead_s}")
 
 

@@ -44,6 +44,22 @@ def test_calibrate_writes_the_profile_it_prints(cli, tmp_path):
     assert json.loads(out)["scenarios"][0]["inputs"]["calibration"] == "mine"
 
 
+def test_calibrate_terms_hold_the_others_at_zero_and_are_recorded(cli, tmp_path):
+    """``--terms dense,weights,kv``: every other coefficient is 0 in the profile, which
+    records the terms for its cross-validation refits, and the table says "not fitted"."""
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN)
+    out_path = tmp_path / "few.yaml"
+    code, out, err = cli("calibrate", str(path), "--backend", "vllm", "--out", str(out_path),
+                         "--rounds", "1", "--terms", "weights,dense,kv")
+    assert code == 0, err
+    written = yaml.safe_load(out_path.read_text())
+    assert written["fitted_terms"] == ["dense", "weights", "kv"]
+    assert all(v == 0 for k, v in written["coefficients"].items()
+               if k not in ("dense", "weights", "kv"))
+    assert written["coefficients"]["dense"] >= 1 and "0 (not fitted)" in out
+
+
 def test_calibrate_refuses_bad_output_and_unknown_backend(cli, tmp_path):
     path = tmp_path / "m.csv"
     path.write_text(PLAIN)

@@ -44,6 +44,14 @@ def test_calibrate_harness(cli, tmp_path, value):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("value", ["", ",", "mfu", "dense,mfu", "all,dense", "Dense", "nan"])
+def test_calibrate_terms(cli, tmp_path, value):
+    out = tmp_path / "p.yaml"
+    _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
+                 str(out), "--terms", value), "terms")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--rounds", "21"),
                                                ("--rounds", "x"), ("--jobs", "-1"),
                                                ("--jobs", "257")])

@@ -75,7 +75,7 @@ def test_gpu_hours_llama_405b(cli):
 
 
 @pytest.mark.parametrize(("args", "field"), [
-    (["gpu-hours", "nan"], "gpu-hours"), (["gpu-hours", "--", "-5"], "gpu-hours"),
+    (["gpu-hours", "nan"], "GPU_HOURS"), (["gpu-hours", "--", "-5"], "gpu-hours"),
     (["gpu-hours", "10", "--devices", "0"], "devices"), (["gpu-hours", "10", "--as", "tpu9"],
                                                           "tpu9")])
 def test_gpu_hours_refused(cli, args, field):

@@ -97,7 +97,7 @@ def test_sessions_grow_their_prompts():
 
 @pytest.mark.parametrize("bad, field", [
     ({"classes": CHAT, "arrivals": {"kind": "poisson", "rate_per_s": -1, "duration_s": 1}},
-     "arrivals.poisson.rate_per_s"),
+     "arrivals.rate_per_s"),
     ({"classes": CHAT, "arrivals": {"kind": "warp"}}, "arrivals"),
     ({"classes": CHAT, "arrivals": {"kind": "poisson", "rate_per_s": 1}}, "duration_s"),
     ({"classes": CHAT, "arrivals": {"kind": "poisson", "rate_per_s": 1, "duration_s": 5,

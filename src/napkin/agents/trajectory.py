@@ -22,20 +22,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from napkin.errors import NapkinError
-from napkin.specs.files import read_yaml, validation_message
+from napkin.specs.files import InputModel, read_yaml, tagged, validation_message
 
 NonNeg = Annotated[float, Field(ge=0)]
 Count = Annotated[int, Field(ge=0)]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _Step(_Model):
+class _Step(InputModel):
     id: str = Field(min_length=1)
     after: tuple[str, ...] = ()
     """Steps that must finish before this one starts."""
@@ -93,10 +89,10 @@ class ControlStep(_Step):
     duration_s: NonNeg
 
 
-Step = Annotated[ModelStep | ToolStep | EncodeStep | ControlStep, Field(discriminator="kind")]
+Step = tagged("kind", ModelStep, ToolStep, EncodeStep, ControlStep)
 
 
-class State(_Model):
+class State(InputModel):
     """Memory held while a step that names it runs: ``gib``, ``bytes`` or KV ``tokens``."""
 
     gib: NonNeg | None = None
@@ -112,16 +108,16 @@ class State(_Model):
         return self
 
 
-class Check(_Model):
+class Check(InputModel):
     """The task's check: did it pass, the named checks (``{"return value": "1013/1013"}``)."""
 
     passed: bool
-    checks: dict[str, str | int | float] = {}
+    checks: dict[str, str | int | float] = Field(default_factory=dict)
     reason: str = ""
     """Why it failed (a failed batch reports these instead of a cost per success)."""
 
 
-class Prices(_Model):
+class Prices(InputModel):
     """What a task costs: GPU time of model steps, or tokens; tools by the second."""
 
     usd_per_gpu_hour: NonNeg = 0
@@ -133,7 +129,7 @@ class Prices(_Model):
     """Environment or verification cost per task (sandbox start-up, graders)."""
 
 
-class Realtime(_Model):
+class Realtime(InputModel):
     """Timing requirements and arrivals of a real-time task (seconds from the task's start)."""
 
     first_response_s: NonNeg | None = None
@@ -147,7 +143,7 @@ class Realtime(_Model):
     """The player's start-up (jitter) buffer."""
 
 
-class Trajectory(_Model):
+class Trajectory(InputModel):
     """One agent task. ``model`` is a catalog id or config.json path (for KV ``tokens`` and
     computed durations); ``model_version`` is recorded as logged."""
 
@@ -157,7 +153,7 @@ class Trajectory(_Model):
     kv_dtype: str = "bf16"
     arrival_s: NonNeg = 0
     check: Check | None = None
-    states: dict[str, State] = {}
+    states: dict[str, State] = Field(default_factory=dict)
     steps: tuple[Step, ...] = Field(min_length=1)
     prices: Prices = Prices()
     realtime: Realtime | None = None
@@ -252,7 +248,7 @@ def parse_trajectory(data: Any, source: str = "trajectory") -> Trajectory:
     try:
         return Trajectory.model_validate(data)
     except ValidationError as e:
-        raise NapkinError(f"{source}: {validation_message(e)}") from None
+        raise NapkinError(f"{source}: {validation_message(e, data)}") from None
 
 
 def load_trajectory(path: str | Path) -> Trajectory:

@@ -42,6 +42,18 @@ TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "attention", "weigh
                           "allreduce", "allreduce_bytes")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
 
+
+def parse_terms(text: str) -> tuple[str, ...]:
+    """A comma-separated subset of :data:`TERMS` (``all``: every term), in TERMS order."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if names == ["all"]:
+        return TERMS
+    unknown = [t for t in names if t not in TERMS]
+    require(bool(names) and not unknown,
+            f"terms: {', '.join(unknown) or 'none given'} not basis terms; allowed: all or a "
+            f"comma-separated subset of {', '.join(TERMS)}")
+    return tuple(t for t in TERMS if t in names)
+
 Parts = tuple[float, float, float, float]
 """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of a step on the whole group."""
 

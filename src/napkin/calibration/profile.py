@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from napkin.calibration.basis import TERMS, StepModel
+from napkin.calibration.basis import TERMS, StepModel, parse_terms
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
 
@@ -85,6 +85,9 @@ class Profile:
     sources: tuple[dict[str, Any], ...] = ()
     harness: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
+    terms: tuple[str, ...] = TERMS
+    """The terms the fit was free to use (the others held at 0); cross-validation refits of
+    the profile use the same."""
 
     def to_dict(self) -> dict[str, Any]:
         d = self.domain
@@ -92,6 +95,7 @@ class Profile:
             "name": self.name, "backend": self.backend, "notes": self.notes,
             "coefficients": {k: float(f"{v:.6g}") for k, v in self.model.as_dict().items()},
             "request_s": float(f"{self.model.request_s:.6g}"),
+            "fitted_terms": list(self.terms),
             "domain": {"gpus": list(d.gpus), "models": list(d.models),
                        "tensor_parallel": list(d.tensor_parallel),
                        "concurrency": list(d.concurrency), "input_tokens": list(d.input_tokens),
@@ -124,9 +128,10 @@ class Profile:
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
                              float(b["median_abs_error"]), int(b["rows"]))
                      for k, b in (data.get("bands") or {}).items()}
+            terms = parse_terms(",".join(data.get("fitted_terms") or TERMS))
             return cls(str(data.get("name", where)), str(data["backend"]), model, domain, bands,
                        tuple(data.get("sources") or ()), dict(data.get("harness") or {}),
-                       str(data.get("notes", "")))
+                       str(data.get("notes", "")), terms)
         except KeyError as e:
             raise NapkinError(f"{where}: profile field {e.args[0]} is missing") from None
         except (TypeError, ValueError, AttributeError) as e:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from napkin.cli.common import (
+    FiniteOption,
     Format,
     FormatOpt,
     GpuOpt,
@@ -13,6 +14,7 @@ from napkin.cli.common import (
     MbuOpt,
     MfuOpt,
     ModelArg,
+    PlotOption,
     WeightsOpt,
     accelerator,
     deployment,
@@ -40,8 +42,8 @@ def agent(
     kv: KvOpt = "bf16",
     mfu: MfuOpt = 1.0,
     mbu: MbuOpt = 1.0,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write the timeline and "
-                                                             "M(t) figure (png/svg).")] = None,
+    plot: Annotated[Path | None, PlotOption(help="Write the timeline and "
+                                                 "M(t) figure (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Critical path vs serial sum, model/tool shares, state held (GiB·s), Amdahl speedups,
@@ -166,9 +168,9 @@ def growth(
     steps: Annotated[int, typer.Option("--steps", help="n: steps.")],
     model_ref: Annotated[str | None, typer.Option("--model", help="Cost prefill FLOPs on "
                                                                   "this model.")] = None,
-    usd_in: Annotated[float, typer.Option("--usd-per-m-input", help="$ per 1M uncached "
+    usd_in: Annotated[float, FiniteOption("--usd-per-m-input", help="$ per 1M uncached "
                                                                     "input tokens.")] = 0.0,
-    usd_cached: Annotated[float, typer.Option("--usd-per-m-cached", help="$ per 1M cached "
+    usd_cached: Annotated[float, FiniteOption("--usd-per-m-cached", help="$ per 1M cached "
                                                                          "input tokens.")] = 0.0,
     fmt: FormatOpt = Format.table,
 ) -> None:

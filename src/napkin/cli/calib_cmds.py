@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import Format, FormatOpt, emit
+from napkin.cli.common import Format, FormatOpt, PlotOption, emit
 
 FilesArg = Annotated[list[Path], typer.Argument(
     metavar="FILE...", help="Measurements: aiconfigurator CSV, vllm bench serve JSON, "
@@ -38,10 +38,15 @@ def calibrate(
         "--harness", help="How closed loops whose file does not say ran: steady, burst, "
                           "inferencemax, or key=value,… (ramp_cycles, requests_per_client, "
                           "warmup_per_client, range_ratio, range_style).")] = "steady",
+    terms: Annotated[str, typer.Option(
+        "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
+                        "step, layer, token, dense, attention, weights, kv, allreduce, "
+                        "allreduce_bytes (the rest stay 0).")] = "all",
     jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit a step-time profile to measurements, cross-validated by (GPU, model, TP) group."""
+    from napkin.calibration.basis import parse_terms
     from napkin.calibration.measurements import read_measurements
     from napkin.calibration.protocol import parse_protocol
     from napkin.report.calib_views import calibrate_doc
@@ -50,10 +55,11 @@ def calibrate(
 
     check_output(out, (".yaml", ".yml"), "out")
     protocol = parse_protocol(harness)
+    fitted_terms = parse_terms(terms)
     rows = read_measurements([str(f) for f in files], gpu=gpu, model=model,
                              tensor_parallel=tp, weights=weights, backend=None)
     cal = fit_profile(rows, backend, out.stem, rounds=rounds, protocol=protocol,
-                      progress=_say(fmt), jobs=jobs)
+                      progress=_say(fmt), jobs=jobs, terms=fitted_terms)
     cal.profile.save(out)
     emit(calibrate_doc(cal.profile, cal.holdout, str(out)), fmt)
 
@@ -66,8 +72,8 @@ def validate(
         "--calibration", help="Profile name or file to score as is (no refit); default: "
                               "cross-validated refits of each backend's shipped profile.")] = None,
     gpu: GpuOpt = None, model: ModelOpt = None, tp: TpOpt = None, weights: WeightsOpt = None,
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", help="Predicted-vs-measured figure (PNG, SVG or PDF).")] = None,
+    plot: Annotated[Path | None, PlotOption(
+        help="Predicted-vs-measured figure (PNG, SVG or PDF).")] = None,
     jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -75,13 +81,10 @@ def validate(
     from napkin.calibration.measurements import read_measurements
     from napkin.calibration.profile import load_profile
     from napkin.report.calib_views import validate_doc
-    from napkin.specs.files import check_output
     from napkin.validation.calibrate import holdout
     from napkin.validation.calibrate import validate as score
     from napkin.validation.sets import FITTED, SETS, load_set
 
-    if plot is not None:
-        check_output(plot, (".png", ".svg", ".pdf"), "plot")
     results = []
     for name in sets or list(SETS):
         if name in SETS:

@@ -1,8 +1,10 @@
 """Options shared by commands, and building specs from them."""
 
+import math
 import sys
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -11,6 +13,7 @@ from napkin.catalog import load_accelerator
 from napkin.errors import NapkinError
 from napkin.report.document import Document
 from napkin.report.render import render
+from napkin.specs.files import PLOT_SUFFIXES, check_output
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
 from napkin.timing import Deployment, Efficiency
@@ -23,15 +26,46 @@ class Format(StrEnum):
     json = "json"
 
 
+def finite(text: str) -> float:
+    """A finite number: ``inf``, ``nan`` and what overflows to them (``1e400``) are refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def FiniteOption(*flags: str, **kwargs: Any) -> Any:
+    """``typer.Option`` for every float option: parsed by :func:`finite`, so no command sees
+    a non-finite number (the error names the flag). Ranges are the library's to check."""
+    return typer.Option(*flags, parser=finite, **kwargs)
+
+
+def FiniteArgument(**kwargs: Any) -> Any:
+    """``typer.Argument`` for a float argument, parsed by :func:`finite`."""
+    return typer.Argument(parser=finite, **kwargs)
+
+
+def plot_path(text: str) -> Path:
+    """A figure path, checked when parsed (before any work): a known extension, an existing
+    writable folder; the figure is written to exactly this path."""
+    check_output(text, PLOT_SUFFIXES, None)
+    return Path(text)
+
+
+def PlotOption(**kwargs: Any) -> Any:
+    """``--plot`` of every command, parsed by :func:`plot_path`."""
+    return typer.Option("--plot", parser=plot_path, **kwargs)
+
+
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output: table, md or json.")]
 ModelArg = Annotated[
     str, typer.Argument(metavar="MODEL", help="Catalog id (napkin models) or config.json path.")
 ]
 GpuOpt = Annotated[str | None, typer.Option("--gpu", help="Accelerator id (napkin gpus).")]
-MemOpt = Annotated[float | None, typer.Option("--gpu-mem-gb", help="Override memory, GB.")]
-BwOpt = Annotated[float | None, typer.Option("--gpu-bw-gbs", help="Override bandwidth, GB/s.")]
+MemOpt = Annotated[float | None, FiniteOption("--gpu-mem-gb", help="Override memory, GB.")]
+BwOpt = Annotated[float | None, FiniteOption("--gpu-bw-gbs", help="Override bandwidth, GB/s.")]
 TflopsOpt = Annotated[
-    float | None, typer.Option("--gpu-tflops", help="Override dense peak, TFLOP/s.")
+    float | None, FiniteOption("--gpu-tflops", help="Override dense peak, TFLOP/s.")
 ]
 WeightsOpt = Annotated[
     str, typer.Option("--weights", help="Weight format: bf16 fp16 fp8 int8 int4 int4-g128 "
@@ -39,9 +73,9 @@ WeightsOpt = Annotated[
                                         "rate) q4_k_m fp32.")
 ]
 KvOpt = Annotated[str, typer.Option("--kv-dtype", help="KV-cache format: bf16 fp16 fp8 int8.")]
-MfuOpt = Annotated[float, typer.Option("--mfu", help="Achieved share of peak FLOP/s (0, 1].")]
-MbuOpt = Annotated[float, typer.Option("--mbu", help="Achieved share of bandwidth (0, 1].")]
-OverheadOpt = Annotated[float, typer.Option("--overhead-ms", help="Fixed time per call, ms.")]
+MfuOpt = Annotated[float, FiniteOption("--mfu", help="Achieved share of peak FLOP/s (0, 1].")]
+MbuOpt = Annotated[float, FiniteOption("--mbu", help="Achieved share of bandwidth (0, 1].")]
+OverheadOpt = Annotated[float, FiniteOption("--overhead-ms", help="Fixed time per call, ms.")]
 ReadEmbOpt = Annotated[
     bool, typer.Option("--read-embedding", help="Count the embedding table as read every step "
                                                 "(question-bank convention).")

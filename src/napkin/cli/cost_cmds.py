@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import Format, FormatOpt, emit
+from napkin.cli.common import FiniteOption, Format, FormatOpt, emit
 from napkin.errors import require
 
 app = typer.Typer(help="Cost per successful task, price changes, escalation, break-even.",
@@ -62,10 +62,10 @@ def success(
 
 @app.command()
 def price(
-    price_ratio: Annotated[float, typer.Option("--price-ratio", help="New/old token price.")],
-    tokens_ratio: Annotated[float, typer.Option("--tokens-ratio", help="New/old tokens.")],
-    success_old: Annotated[float, typer.Option("--success-old")],
-    success_new: Annotated[float, typer.Option("--success-new")],
+    price_ratio: Annotated[float, FiniteOption("--price-ratio", help="New/old token price.")],
+    tokens_ratio: Annotated[float, FiniteOption("--tokens-ratio", help="New/old tokens.")],
+    success_old: Annotated[float, FiniteOption("--success-old")],
+    success_new: Annotated[float, FiniteOption("--success-new")],
     fmt: FormatOpt = Format.table,
 ) -> None:
     """New over old cost per success after a price change (§3.2.2)."""
@@ -81,8 +81,8 @@ def price(
 
 @app.command()
 def escalation(
-    decision_cost: Annotated[float, typer.Option("--decision-cost", help="$ per request.")],
-    llm_cost: Annotated[float, typer.Option("--llm-cost", help="$ per escalated request.")],
+    decision_cost: Annotated[float, FiniteOption("--decision-cost", help="$ per request.")],
+    llm_cost: Annotated[float, FiniteOption("--llm-cost", help="$ per escalated request.")],
     share: Annotated[str, typer.Option("--share", help="Escalated shares, e.g. 0.01,0.05.")] =
     "0.01,0.05",
     fmt: FormatOpt = Format.table,
@@ -106,9 +106,9 @@ def escalation(
 
 @app.command()
 def breakeven(
-    extra_upfront: Annotated[float, typer.Option("--extra-upfront",
+    extra_upfront: Annotated[float, FiniteOption("--extra-upfront",
                                                  help="ΔC₀: extra up-front cost.")],
-    saving: Annotated[float, typer.Option("--saving", help="Δc: saving per task.")],
+    saving: Annotated[float, FiniteOption("--saving", help="Δc: saving per task.")],
     tasks: Annotated[str | None, typer.Option("--tasks", help="Task counts to compare.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:

@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from napkin.cli.common import (
+    FiniteOption,
     Format,
     FormatOpt,
     GpuOpt,
@@ -32,16 +33,16 @@ def decision(
     kv: KvOpt = "bf16",
     mfu: MfuOpt = 0.4,
     mbu: MbuOpt = 0.5,
-    usd_per_gpu_hour: Annotated[float, typer.Option("--usd-per-gpu-hour")] = 2.0,
+    usd_per_gpu_hour: Annotated[float, FiniteOption("--usd-per-gpu-hour")] = 2.0,
     decode_batch: Annotated[int, typer.Option(
         "--decode-batch", help="Requests sharing each decode step, for the generating "
                                "request's GPU time.")] = 64,
     gen_range: Annotated[str | None, typer.Option(
         "--gen-range", help="Generated lengths to compare GPU time over, e.g. 64,512.")] = None,
-    request_usd: Annotated[float | None, typer.Option(
+    request_usd: Annotated[float | None, FiniteOption(
         "--request-usd", help="A request's bill: with --usd-per-million-input it sets P.")]
     = None,
-    usd_per_million_input: Annotated[float | None, typer.Option(
+    usd_per_million_input: Annotated[float | None, FiniteOption(
         "--usd-per-million-input", help="Price per 1M input tokens (for --request-usd).")]
     = None,
     fmt: FormatOpt = Format.table,

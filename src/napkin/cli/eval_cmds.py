@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import Format, FormatOpt, emit
+from napkin.cli.common import FiniteOption, Format, FormatOpt, emit
 from napkin.report.econ_views import result_doc
 
 app = typer.Typer(
@@ -45,11 +45,11 @@ def passk(
 
 @app.command("ci")
 def ci(
-    p: Annotated[float, typer.Option("--p", help="Measured accuracy in [0, 1].")] = 0.6,
+    p: Annotated[float, FiniteOption("--p", help="Measured accuracy in [0, 1].")] = 0.6,
     n: Annotated[int, typer.Option("--n", help="Items it was measured on.")] = 500,
     p2: Annotated[
         float | None,
-        typer.Option("--p2", help="A second model's accuracy on the same number of items."),
+        FiniteOption("--p2", help="A second model's accuracy on the same number of items."),
     ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -144,7 +144,7 @@ def bootstrap(
         int, typer.Option("--resamples", min=1, max=10_000_000, help="Bootstrap resamples.")
     ] = 10_000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = 0,
-    level: Annotated[float, typer.Option("--level", help="Interval coverage in (0, 1).")] = 0.95,
+    level: Annotated[float, FiniteOption("--level", help="Interval coverage in (0, 1).")] = 0.95,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Paired bootstrap of two models' accuracy on the same problems (the file's ``model``
@@ -176,7 +176,7 @@ def bootstrap(
 
 @app.command("bpb")
 def bpb(
-    loss: Annotated[float, typer.Option("--loss", help="Mean loss per token, nats.")] = 2.0,
+    loss: Annotated[float, FiniteOption("--loss", help="Mean loss per token, nats.")] = 2.0,
     tokens: Annotated[int, typer.Option("--tokens", help="Tokens of the text.")] = 250,
     bytes_: Annotated[int, typer.Option("--bytes", help="UTF-8 bytes of the text.")] = 1000,
     fmt: FormatOpt = Format.table,
@@ -204,12 +204,12 @@ def bpb(
 def dpo(
     chosen: Annotated[
         float,
-        typer.Option("--chosen", help="log πθ/πref of the chosen answer (summed over its tokens)."),
+        FiniteOption("--chosen", help="log πθ/πref of the chosen answer (summed over its tokens)."),
     ] = 0.0,
     rejected: Annotated[
-        float, typer.Option("--rejected", help="log πθ/πref of the rejected answer.")
+        float, FiniteOption("--rejected", help="log πθ/πref of the rejected answer.")
     ] = 0.0,
-    beta: Annotated[float, typer.Option("--beta", help="DPO β > 0.")] = 0.1,
+    beta: Annotated[float, FiniteOption("--beta", help="DPO β > 0.")] = 0.1,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """DPO loss −log σ(β[(log πθ/πref)_w − (log πθ/πref)_l]) of one pair (q31; ln 2 at step 0)."""
@@ -242,7 +242,7 @@ def grpo(
     ] = "population",
     p: Annotated[
         float | None,
-        typer.Option("--p", help="Accuracy on the prompt, for the chance a group has signal."),
+        FiniteOption("--p", help="Accuracy on the prompt, for the chance a group has signal."),
     ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:

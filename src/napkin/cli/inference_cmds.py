@@ -10,6 +10,7 @@ from napkin.accounting.series import decode_runs
 from napkin.catalog import load_model
 from napkin.cli.common import (
     BwOpt,
+    FiniteOption,
     Format,
     FormatOpt,
     GpuOpt,
@@ -39,7 +40,7 @@ from napkin.units import GB
 
 BatchesOpt = Annotated[str, typer.Option("--batch", help="Batch sizes, comma-separated.")]
 ContextOpt = Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")]
-ReserveOpt = Annotated[float, typer.Option("--reserve-gb", help="Memory kept free per device, GB.")]
+ReserveOpt = Annotated[float, FiniteOption("--reserve-gb", help="Memory kept free per device, GB.")]
 
 
 CalibrationOpt = Annotated[str | None, typer.Option(

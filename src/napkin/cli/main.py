@@ -75,7 +75,7 @@ def main() -> None:
         sys.exit(0)
     except TyperException as e:  # usage errors: unknown option, bad value, missing argument
         message = e.format_message() if hasattr(e, "format_message") else "aborted"
-        _fail(" ".join(message.split()))
+        _fail(" ".join(message.replace("Value error, ", "").split()))
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -6,11 +6,13 @@ from typing import Annotated
 import typer
 
 from napkin.cli.common import (
+    FiniteOption,
     Format,
     FormatOpt,
     GpuOpt,
     MbuOpt,
     MfuOpt,
+    PlotOption,
     WeightsOpt,
     accelerator,
     deployment,
@@ -22,7 +24,7 @@ from napkin.units import MB, MS
 app = typer.Typer(help="Multimodal and real time: vision tokens, EC and KV; diffusion; speech "
                        "generation; jitter buffer; interruption.", no_args_is_help=True)
 
-PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a figure (png/svg/pdf).")]
+PlotOpt = Annotated[Path | None, PlotOption(help="Write a figure (png/svg/pdf).")]
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -44,7 +46,7 @@ def vision(
                                                        "vision_config).")] = "qwen3-vl-4b",
     text_tokens: Annotated[int, typer.Option("--text-tokens", help="Text tokens in the "
                                                                    "prompt.")] = 0,
-    file_mb: Annotated[float | None, typer.Option("--file-mb", help="Compressed file size "
+    file_mb: Annotated[float | None, FiniteOption("--file-mb", help="Compressed file size "
                                                                     "of all images, MB.")] = None,
     resize: Annotated[bool, typer.Option("--resize/--no-resize", help="Resize like the "
                                                                       "preprocessor.")] = True,
@@ -112,7 +114,7 @@ def audio(
     fast: Annotated[str, typer.Option("--fast", help="Fast (per-codebook) model.")] =
     "fish-s2-pro-fast",
     codebooks: Annotated[int, typer.Option("--codebooks", help="Fast forwards per frame.")] = 10,
-    sample_rate: Annotated[float, typer.Option("--sample-rate", help="Codec Hz.")] = 44_100,
+    sample_rate: Annotated[float, FiniteOption("--sample-rate", help="Codec Hz.")] = 44_100,
     hop: Annotated[int, typer.Option("--hop", help="Codec samples per frame.")] = 2_048,
     context: Annotated[int, typer.Option("--context", help="Slow-path context, tokens.")] = 1_000,
     gpu: Annotated[str, typer.Option("--gpu", help="Accelerator id.")] = "h100-sxm",
@@ -162,18 +164,18 @@ def _late(items: list[str]) -> tuple[tuple[int, float], ...]:
 def jitter(
     buffer_ms: Annotated[str, typer.Option("--buffer-ms", help="Start-up buffer(s), ms, "
                                                                "comma-separated.")] = "40,60",
-    block_ms: Annotated[float, typer.Option("--block-ms")] = 20,
+    block_ms: Annotated[float, FiniteOption("--block-ms")] = 20,
     blocks: Annotated[int, typer.Option("--blocks")] = 8,
-    process_ms: Annotated[float, typer.Option("--process-ms", help="Model time per block.")] = 12,
-    send_ms: Annotated[float, typer.Option("--send-ms")] = 1,
-    network_ms: Annotated[float, typer.Option("--network-ms")] = 5,
+    process_ms: Annotated[float, FiniteOption("--process-ms", help="Model time per block.")] = 12,
+    send_ms: Annotated[float, FiniteOption("--send-ms")] = 1,
+    network_ms: Annotated[float, FiniteOption("--network-ms")] = 5,
     late: Annotated[list[str], typer.Option(
         "--network", help="BLOCK:MS network delay of one block (from 1); repeatable.")] =
     ["3:50"],  # noqa: B006
-    sample_rate: Annotated[float, typer.Option("--sample-rate")] = 24_000,
+    sample_rate: Annotated[float, FiniteOption("--sample-rate")] = 24_000,
     channels: Annotated[int, typer.Option("--channels")] = 1,
     bytes_per_sample: Annotated[int, typer.Option("--bytes-per-sample")] = 2,
-    clock: Annotated[float, typer.Option("--clock-ratio", help="Device clock / nominal.")] = 1.0,
+    clock: Annotated[float, FiniteOption("--clock-ratio", help="Device clock / nominal.")] = 1.0,
     plot: PlotOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -202,13 +204,13 @@ def jitter(
 
 @app.command()
 def interrupt(
-    command_ms: Annotated[float, typer.Option("--command-ms")] = 123,
-    control_ms: Annotated[float, typer.Option("--control-ms", help="Control delay.")] = 5,
-    poll_ms: Annotated[float, typer.Option("--poll-ms", help="Device poll interval.")] = 10,
-    phase_ms: Annotated[float, typer.Option("--phase-ms", help="First poll time.")] = 0,
-    stop_ms: Annotated[float | None, typer.Option("--stop-compute-ms",
+    command_ms: Annotated[float, FiniteOption("--command-ms")] = 123,
+    control_ms: Annotated[float, FiniteOption("--control-ms", help="Control delay.")] = 5,
+    poll_ms: Annotated[float, FiniteOption("--poll-ms", help="Device poll interval.")] = 10,
+    phase_ms: Annotated[float, FiniteOption("--phase-ms", help="First poll time.")] = 0,
+    stop_ms: Annotated[float | None, FiniteOption("--stop-compute-ms",
                                                   help="Delay until compute stops.")] = None,
-    free_ms: Annotated[float | None, typer.Option("--free-state-ms",
+    free_ms: Annotated[float | None, FiniteOption("--free-state-ms",
                                                   help="Delay until state is freed.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -225,9 +227,9 @@ def interrupt(
 
 @app.command()
 def drain(
-    buffered_s: Annotated[float, typer.Option("--buffered-s", help="Audio buffered at "
+    buffered_s: Annotated[float, FiniteOption("--buffered-s", help="Audio buffered at "
                                                                    "start, s.")] = 0.3,
-    rate: Annotated[float, typer.Option("--arrival-rate", help="Seconds of audio arriving "
+    rate: Annotated[float, FiniteOption("--arrival-rate", help="Seconds of audio arriving "
                                                                "per second.")] = 0.9,
     fmt: FormatOpt = Format.table,
 ) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import Format, FormatOpt, emit
+from napkin.cli.common import Format, FormatOpt, PlotOption, emit
 from napkin.errors import NapkinError
 
 
@@ -16,8 +16,8 @@ def plan(
                                       help="Worker processes (0: one per core).")] = 0,
     top: Annotated[int, typer.Option("--top", min=1, max=10_000,
                                      help="Feasible configurations listed.")] = 15,
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", help="Pareto figure: output tokens/s per GPU vs tokens/s per user.")] = None,
+    plot: Annotated[Path | None, PlotOption(
+        help="Pareto figure: output tokens/s per GPU vs tokens/s per user.")] = None,
     export: Annotated[Path | None, typer.Option(
         "--export", help="Every evaluated configuration: .csv, .parquet or .json.")] = None,
     executor: Annotated[str, typer.Option(
@@ -33,8 +33,6 @@ def plan(
     from napkin.report.plan_views import evaluation_columns, plan_doc
     from napkin.specs.files import check_output
 
-    if plot is not None:
-        check_output(plot, (".png", ".svg", ".pdf"), "plot")
     if export is not None:
         check_output(export, (".csv", ".parquet", ".json"), "export")
     spec, base = load_plan(plan_path)

@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import Format, FormatOpt, emit
+from napkin.cli.common import FiniteArgument, FiniteOption, Format, FormatOpt, emit
 from napkin.errors import require
 from napkin.report.econ_views import result_doc
 
@@ -27,9 +27,9 @@ def flops(
     ] = None,
     params: Annotated[
         float | None,
-        typer.Option("--params", help="N, parameters (instead of a model, e.g. a nominal 6.7e9)."),
+        FiniteOption("--params", help="N, parameters (instead of a model, e.g. a nominal 6.7e9)."),
     ] = None,
-    tokens: Annotated[float, typer.Option("--tokens", help="D, training tokens.")] = 1e12,
+    tokens: Annotated[float, FiniteOption("--tokens", help="D, training tokens.")] = 1e12,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18; Chinchilla's
@@ -81,12 +81,12 @@ def flops(
 
 def speculative(
     alpha: Annotated[
-        float, typer.Option("--alpha", help="Acceptance rate per drafted token in [0, 1].")
+        float, FiniteOption("--alpha", help="Acceptance rate per drafted token in [0, 1].")
     ] = 0.8,
     k: Annotated[int, typer.Option("--k", help="Drafted tokens per verification.")] = 4,
     draft_cost: Annotated[
         float,
-        typer.Option("--draft-cost", help="One draft step's time in target steps (0: free draft)."),
+        FiniteOption("--draft-cost", help="One draft step's time in target steps (0: free draft)."),
     ] = 0.0,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -197,7 +197,7 @@ def loss_mask(
 
 
 def gpu_hours(
-    hours: Annotated[float, typer.Argument(help="GPU-hours of --gpu.", metavar="GPU_HOURS")],
+    hours: Annotated[float, FiniteArgument(help="GPU-hours of --gpu.", metavar="GPU_HOURS")],
     gpu: Annotated[str, typer.Option("--gpu", help="Accelerator the hours are on.")] = "h100-sxm",
     devices: Annotated[
         int, typer.Option("--devices", min=1, max=10_000_000, help="Accelerators running at once.")

@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import BwOpt, Format, FormatOpt, MemOpt, TflopsOpt, accelerator, emit
+from napkin.cli.common import (
+    BwOpt,
+    FiniteOption,
+    Format,
+    FormatOpt,
+    MemOpt,
+    PlotOption,
+    TflopsOpt,
+    accelerator,
+    emit,
+)
 from napkin.errors import NapkinError
 
 app = typer.Typer(help="Scaling laws: fit observations, compute-optimal sizes.",
@@ -55,8 +65,8 @@ def _g(x: float) -> str:
 def pretrain(
     gpu: Annotated[str, typer.Option("--gpu", help="Accelerator id.")] = "rtx-4080",
     count: Annotated[int, typer.Option("--count", help="Accelerators.")] = 4,
-    days: Annotated[float, typer.Option("--days", help="Wall-clock days.")] = 30.0,
-    mfu: Annotated[float, typer.Option("--mfu", help="Share of dense BF16 peak.")] = 0.4,
+    days: Annotated[float, FiniteOption("--days", help="Wall-clock days.")] = 30.0,
+    mfu: Annotated[float, FiniteOption("--mfu", help="Share of dense BF16 peak.")] = 0.4,
     law: LawOpt = "chinchilla",
     alt: Annotated[str | None, typer.Option("--alt", help="Other sizes to compare (params).")] =
     None,
@@ -104,11 +114,11 @@ def fit_cmd(
     n_col: Annotated[str, typer.Option("--n-col", help="Parameters column.")] = "params",
     d_col: Annotated[str, typer.Option("--d-col", help="Tokens column.")] = "tokens",
     loss_col: Annotated[str, typer.Option("--loss-col", help="Loss column.")] = "loss",
-    holdout_min_n: Annotated[float | None, typer.Option(
+    holdout_min_n: Annotated[float | None, FiniteOption(
         "--holdout-min-n", help="Hold out rows with at least this many parameters.")] = None,
     grid: Annotated[str, typer.Option("--grid", help="full (4,500 starts) or coarse.")] =
     "coarse",
-    plot: Annotated[Path | None, typer.Option("--plot", help="Predicted vs observed.")] = None,
+    plot: Annotated[Path | None, PlotOption(help="Predicted vs observed.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the fitted law and its data range as JSON (for --law).")] = None,
     fmt: FormatOpt = Format.table,
@@ -160,7 +170,7 @@ def fit_cmd(
 
 @app.command()
 def optimum(
-    flops: Annotated[float, typer.Option("--flops", help="Training budget C, FLOPs.")],
+    flops: Annotated[float, FiniteOption("--flops", help="Training budget C, FLOPs.")],
     law: LawOpt = "chinchilla",
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -187,17 +197,17 @@ def optimum(
 
 
 def lifecycle(
-    target_loss: Annotated[float, typer.Option("--target-loss", help="Loss to reach.")],
+    target_loss: Annotated[float, FiniteOption("--target-loss", help="Loss to reach.")],
     sizes: Annotated[str, typer.Option("--sizes", help="Model sizes (params), comma-sep.")],
     prompt: Annotated[int, typer.Option("--prompt", help="Input tokens per call.")] = 512,
     gen: Annotated[int, typer.Option("--gen", help="Output tokens per call.")] = 128,
     gpu: Annotated[str, typer.Option("--gpu", help="Accelerator for GPU-hours.")] = "h100-sxm",
-    mfu: Annotated[float, typer.Option("--mfu", help="Share of dense BF16 peak.")] = 0.4,
+    mfu: Annotated[float, FiniteOption("--mfu", help="Share of dense BF16 peak.")] = 0.4,
     law: LawOpt = "chinchilla",
     mix: Annotated[str | None, typer.Option(
         "--mix", help="A task mix instead of --prompt/--gen: P:G:share,… "
                       "(e.g. 512:128:0.7,4096:512:0.3).")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Cost vs calls (PNG).")] = None,
+    plot: Annotated[Path | None, PlotOption(help="Cost vs calls (PNG).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Training and serving GPU time of each size at a target loss, and break-even calls;

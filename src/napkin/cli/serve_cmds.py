@@ -1,6 +1,5 @@
 """``napkin serve demand | fluid | simulate | sweep``."""
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -8,14 +7,14 @@ from typing import Annotated
 
 import typer
 
-from napkin.cli.common import Format, FormatOpt, emit
+from napkin.cli.common import FiniteOption, Format, FormatOpt, PlotOption, emit
 from napkin.errors import NapkinError, require
 
 app = typer.Typer(help="Serving: workload demand, the fluid queue, the serving simulator.",
                   no_args_is_help=True)
 
 WorkloadArg = Annotated[Path, typer.Argument(metavar="WORKLOAD.yaml", help="Workload file.")]
-WindowOpt = Annotated[float | None, typer.Option(
+WindowOpt = Annotated[float | None, FiniteOption(
     "--window-s", help="Window length, s (default: the workload's windows, else 60).")]
 
 
@@ -63,7 +62,7 @@ def demand(workload_path: WorkloadArg, window_s: WindowOpt = None,
 @app.command()
 def fluid(
     workload_path: WorkloadArg,
-    capacity_steps_s: Annotated[float | None, typer.Option(
+    capacity_steps_s: Annotated[float | None, FiniteOption(
         "--capacity-steps-s", help="Decode steps per second the service completes.")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="Derive capacity: accelerator.")] = None,
     count: Annotated[int, typer.Option("--count", help="Accelerators (one replica each).")] = 1,
@@ -73,9 +72,9 @@ def fluid(
     context: Annotated[int | None, typer.Option(
         "--context", help="Decode context (default: the workload's step-weighted mean).")] = None,
     weights: Annotated[str, typer.Option("--weights")] = "bf16",
-    mbu: Annotated[float, typer.Option("--mbu")] = 1.0,
+    mbu: Annotated[float, FiniteOption("--mbu")] = 1.0,
     window_s: WindowOpt = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write the backlog curve.")] = None,
+    plot: Annotated[Path | None, PlotOption(help="Write the backlog curve.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Backlog of decode steps per window, its peak and drain time (chapter Example 3-1)."""
@@ -131,23 +130,28 @@ def simulate(
         "--set", help="Override a field: engine.max_num_seqs=128, mfu=0.5 (repeatable).")] = None,
     mode: Annotated[str | None, typer.Option("--mode", help="fast or exact.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Workload seed override.")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write figures (PNG).")] = None,
+    plot: Annotated[Path | None, PlotOption(help="Write figures (PNG).")] = None,
     export: Annotated[Path | None, typer.Option(
         "--export", help="Folder for <name>.requests.csv and <name>.timeseries.csv.")] = None,
     parquet: Annotated[bool, typer.Option("--parquet", help="Export Parquet, not CSV.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Run scenario files through the discrete-event serving simulator and compare them."""
+    from napkin.report.export import export_paths, request_columns, timeseries_columns, write_table
     from napkin.report.serve_views import SimReport, sim_doc
     from napkin.serving.metrics import summarize
     from napkin.serving.scenario import build, load_scenario
+    from napkin.specs.files import check_folder
 
+    if export is not None:
+        check_folder(export, "export")
     overrides = list(set_ or [])
     if mode is not None:
         overrides.append(f"engine.mode={mode}")
+    loaded = [load_scenario(path, overrides) for path in scenarios]  # every file, before work
+    files = export_paths([s.name for s, _ in loaded], export, parquet) if export else {}
     reports, runs = [], []
-    for path in scenarios:
-        scenario, base = load_scenario(path, overrides)
+    for scenario, base in loaded:
         built = build(scenario, base, seed)
         start = time.perf_counter()
         with _progress(scenario.name, built, fmt) as progress:
@@ -156,8 +160,10 @@ def simulate(
         summary = summarize(run, built.slo, built.warmup)
         reports.append(SimReport(scenario.name, built, summary, wall))
         runs.append((scenario.name, run))
-        if export is not None:
-            _export(run, scenario.name, export, parquet)
+    for name, run in runs:  # outputs only once every run has succeeded
+        if name in files:
+            write_table(request_columns(run), files[name][0])
+            write_table(timeseries_columns(run), files[name][1])
     if plot is not None:
         from napkin.report.plots import plot_runs
 
@@ -195,7 +201,7 @@ def sweep(
                                             "when every seed meets the SLO.")] = 1,
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="Override a field: slo.share=0.95, engine.replicas=2 (repeatable).")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write the sweep figure.")] = None,
+    plot: Annotated[Path | None, PlotOption(help="Write the sweep figure.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Offered load vs latency percentiles, throughput and goodput; the maximum sustainable load
@@ -203,11 +209,8 @@ def sweep(
     from napkin.report.serve_views import sweep_doc
     from napkin.serving.scenario import build, load_scenario
     from napkin.serving.sweep import sweep as run_sweep
-    from napkin.specs.files import check_output
 
     loads = _loads(rates)
-    if plot is not None:
-        check_output(plot, (".png", ".svg", ".pdf"), "plot")
     scenario, base = load_scenario(scenario_path, list(set_ or []))
     built = build(scenario, base)
     result = run_sweep(scenario, base, loads, tuple(range(seeds)))
@@ -216,18 +219,6 @@ def sweep(
 
         plot_sweep(result, plot)
     emit(sweep_doc(result, built), fmt)
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "scenario"
-
-
-def _export(run, name: str, folder: Path, parquet: bool) -> None:
-    from napkin.report.export import request_columns, timeseries_columns, write_table
-
-    ext = "parquet" if parquet else "csv"
-    write_table(request_columns(run), folder / f"{_slug(name)}.requests.{ext}")
-    write_table(timeseries_columns(run), folder / f"{_slug(name)}.timeseries.{ext}")
 
 
 class _progress:

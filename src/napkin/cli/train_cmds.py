@@ -6,6 +6,7 @@ import typer
 
 from napkin.cli.common import (
     BwOpt,
+    FiniteOption,
     Format,
     FormatOpt,
     GpuOpt,
@@ -45,11 +46,11 @@ def train(
                                                            "--pipeline GPUs).")] = 1,
     gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None,
-    mfu: Annotated[float, typer.Option(
+    mfu: Annotated[float, FiniteOption(
         "--mfu", help="Share of dense peak while computing; bubble and exposed TP/PP traffic "
                       "come on top (the output's achieved_mfu is the end-to-end figure).")] =
     0.4,
-    link_gbs: Annotated[float | None, typer.Option(
+    link_gbs: Annotated[float | None, FiniteOption(
         "--link-gbs", help="Gradient/weight link per device, GB/s (default: the GPU's "
                            "interconnect per direction from the catalog, PCIe 4 where none).")]
     = None,
@@ -68,22 +69,22 @@ def train(
                                     help="Tensor-parallel size t (Megatron).")] = 1,
     gpus_per_node: Annotated[int, typer.Option(
         "--gpus-per-node", min=1, max=1024, help="GPUs on one intra-node link.")] = 8,
-    inter_node_gbs: Annotated[float, typer.Option(
+    inter_node_gbs: Annotated[float, FiniteOption(
         "--inter-node-gbs", help="Inter-node network per GPU and direction, GB/s (400 Gb/s "
                                  "InfiniBand: 50).")] = 50.0,
-    host_link_gbs: Annotated[float, typer.Option(
+    host_link_gbs: Annotated[float, FiniteOption(
         "--host-link-gbs", help="GPU ↔ CPU link per direction for --offload, GB/s "
                                 "(PCIe 4.0 ×16).")] = 32.0,
-    cpu_mem_gbs: Annotated[float, typer.Option(
+    cpu_mem_gbs: Annotated[float, FiniteOption(
         "--cpu-mem-gbs", help="Host memory bandwidth of the offloaded CPU Adam step, GB/s "
                               "(half of 8-channel DDR4-3200's 204.8).")] = 100.0,
-    tokens: Annotated[float | None, typer.Option(
+    tokens: Annotated[float | None, FiniteOption(
         "--tokens", help="Train on this many tokens: wall time, GPU-hours, days, $.")] = None,
-    epochs: Annotated[float | None, typer.Option(
+    epochs: Annotated[float | None, FiniteOption(
         "--epochs", help="Or epochs over --dataset-tokens.")] = None,
-    dataset_tokens: Annotated[float | None, typer.Option(
+    dataset_tokens: Annotated[float | None, FiniteOption(
         "--dataset-tokens", help="Tokens of one epoch.")] = None,
-    usd_per_gpu_hour: Annotated[float | None, typer.Option(
+    usd_per_gpu_hour: Annotated[float | None, FiniteOption(
         "--usd-per-gpu-hour", help="Price (default: the price catalog's for --gpu).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -161,7 +162,7 @@ def rl(
     prompt_len: Annotated[int, typer.Option("--prompt-len", help="Prompt tokens P.")] = 1024,
     gen_len: Annotated[int, typer.Option("--gen-len", help="Answer tokens G.")] = 256,
     keep: Annotated[int, typer.Option("--keep", help="Samples kept for the update.")] = 16,
-    keep_rate: Annotated[float, typer.Option("--keep-rate", help="Share of answers kept.")] = 0.5,
+    keep_rate: Annotated[float, FiniteOption("--keep-rate", help="Share of answers kept.")] = 0.5,
     reference: Annotated[bool, typer.Option("--reference/--no-reference",
                                             help="A reference-model forward per answer.")] = True,
     teacher: Annotated[str | None, typer.Option("--teacher", help="Teacher model.")] = None,
@@ -186,12 +187,12 @@ def rl(
     rollout_tp: Annotated[int, typer.Option("--rollout-tp", min=1, max=64,
                                             help="Tensor parallelism of each rollout "
                                                  "replica.")] = 1,
-    mfu: Annotated[float, typer.Option("--mfu", help="MFU of reads and the update (0, 1].")]
+    mfu: Annotated[float, FiniteOption("--mfu", help="MFU of reads and the update (0, 1].")]
     = 0.4,
     calibration: Annotated[str, typer.Option(
         "--calibration", help="Rollout step times: auto (vLLM profile), roofline, a profile "
                               "name or file.")] = "auto",
-    usd_per_gpu_hour: Annotated[float | None, typer.Option(
+    usd_per_gpu_hour: Annotated[float | None, FiniteOption(
         "--usd-per-gpu-hour", help="Price (default: the price catalog's for --gpu).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from napkin.errors import NapkinError
 from napkin.serving.scenario import DisaggConfig, EngineConfig, Scenario, SLOConfig
 from napkin.serving.workload import Workload
-from napkin.specs.files import read_yaml, validation_message
+from napkin.specs.files import InputModel, read_yaml, validation_message
 
 Backend = Literal["vllm", "trtllm", "sglang"]
 XPYD = re.compile(r"(\d+)P(\d+)D", re.IGNORECASE)
@@ -46,11 +46,7 @@ def xpyd(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SearchSpace(_Model):
+class SearchSpace(InputModel):
     gpus: list[str] = Field(default=["h100-sxm"], min_length=1)
     tensor_parallel: list[int] = Field(default=[1, 2, 4, 8], min_length=1)
     replicas: list[int] = Field(default=[1, 2, 4], min_length=1)
@@ -87,7 +83,7 @@ class SearchSpace(_Model):
         return self
 
 
-class PlanFile(_Model):
+class PlanFile(InputModel):
     name: str = "plan"
     model: str
     weights: str = "bf16"
@@ -198,4 +194,4 @@ def load_plan(path: str | Path) -> tuple[PlanFile, Path]:
     try:
         return PlanFile.model_validate(data), Path(path).resolve().parent
     except ValidationError as e:
-        raise NapkinError(f"{path}: {validation_message(e)}") from None
+        raise NapkinError(f"{path}: {validation_message(e, data)}") from None

@@ -53,7 +53,8 @@ def report_json(rep: ValidationReport) -> dict[str, Any]:
 
 
 def profile_section(p: Profile) -> Section:
-    rows = [[k, f"{v:.4g}"] for k, v in p.model.as_dict().items()]
+    rows = [[k, f"{v:.4g}" if k in p.terms else "0 (not fitted)"]
+            for k, v in p.model.as_dict().items()]
     rows.append(["request_s", f"{p.model.request_s:.4g}"])
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
                    ["dense/attention/weights/kv/allreduce_bytes: multiples of the ideal "

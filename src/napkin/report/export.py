@@ -1,12 +1,15 @@
 """Per-request and time-series exports of a simulation (CSV; Parquet with pyarrow)."""
 
 import csv
+import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
 
 from napkin.errors import NapkinError
 from napkin.serving.simulate import SimRun
+from napkin.specs.files import atomic_write
 
 REQUEST_COLUMNS = ("rid", "label", "engine", "arrival_s", "first_scheduled_s", "first_token_s",
                    "finish_s", "input_tokens", "output_tokens", "preemptions", "queue_wait_s",
@@ -25,22 +28,45 @@ def request_columns(run: SimRun) -> dict[str, np.ndarray]:
     return cols
 
 
+def export_paths(names: list[str], folder: Path, parquet: bool) -> dict[str, tuple[Path, Path]]:
+    """Each scenario's ``<name>.requests`` and ``<name>.timeseries`` files in ``folder``,
+    checked before any run: two scenarios whose names give one file name are refused."""
+    ext = "parquet" if parquet else "csv"
+    if parquet and importlib.util.find_spec("pyarrow") is None:
+        raise NapkinError("export: Parquet needs pyarrow (pip install pyarrow)")
+    paths: dict[str, tuple[Path, Path]] = {}
+    seen: dict[str, str] = {}
+    for name in names:
+        slug = _slug(name)
+        if slug in seen:
+            raise NapkinError(f"export: scenarios {seen[slug]!r} and {name!r} would write the "
+                              f"same files ({slug}.*); give them different names")
+        seen[slug] = name
+        paths[name] = (folder / f"{slug}.requests.{ext}", folder / f"{slug}.timeseries.{ext}")
+    return paths
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "scenario"
+
+
 def write_table(cols: dict[str, np.ndarray], path: Path) -> Path:
-    """CSV, or Parquet when ``path`` ends in ``.parquet``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".parquet":
-        try:
+    """CSV, or Parquet when ``path`` ends in ``.parquet``; written whole or not at all
+    (:func:`~napkin.specs.files.atomic_write`). The folder itself is created if missing."""
+    path.parent.mkdir(exist_ok=True)
+    with atomic_write(path) as tmp:
+        if path.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
-        except ImportError:
-            raise NapkinError("export: Parquet needs pyarrow (pip install pyarrow)") from None
-        pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), path)
-        return path
-    names = list(cols)
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(names)
-        writer.writerows(zip(*(np.asarray(cols[n]).tolist() for n in names), strict=True))
+
+            pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), tmp)
+        else:
+            names = list(cols)
+            with tmp.open("w", newline="") as f:
+                writer = csv.writer(f)
+                writer.writerow(names)
+                writer.writerows(zip(*(np.asarray(cols[n]).tolist() for n in names),
+                                     strict=True))
     return path
 
 

@@ -152,8 +152,7 @@ def sim_doc(reports: list[SimReport]) -> Document:
                            "calibration": r.built.profile.to_dict() if r.built.profile
                            else {"name": "roofline"},
                            "bands": latency_bands(r.summary, r.built.profile),
-                           "warnings": list(r.built.warnings),
-                           "wall_s": r.wall_s} for r in reports]}
+                           "warnings": list(r.built.warnings)} for r in reports]}
     return Document("Serving simulation", {"scenarios": ", ".join(names)}, shared,
                     [lat, totals], data)
 

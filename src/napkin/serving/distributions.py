@@ -10,11 +10,12 @@ without rounding, clipped at 0.
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from napkin.specs.files import InputModel, tagged
 
 
-class _Dist(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Dist(InputModel):
     min: float | None = None
     max: float | None = None
 
@@ -73,7 +74,7 @@ class Empirical(_Dist):
         return rng.choice(np.asarray(self.values, dtype=np.float64), n)
 
 
-Dist = Annotated[Uniform | Lognormal | Normal | Empirical, Field(discriminator="dist")]
+Dist = tagged("dist", Uniform, Lognormal, Normal, Empirical)
 Length = Annotated[int, Field(ge=1)] | Dist
 Duration = Annotated[float, Field(ge=0)] | Dist
 

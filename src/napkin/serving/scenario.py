@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from napkin.accounting.forward import Precision
 from napkin.calibration.basis import FittedTimer, StepBasis
@@ -28,18 +28,14 @@ from napkin.serving.metrics import SLO
 from napkin.serving.request import Request
 from napkin.serving.simulate import Disaggregation, SimRun, simulate
 from napkin.serving.workload import Workload, load_workload
-from napkin.specs.files import read_yaml, validation_message
+from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DisaggConfig(_Model):
+class DisaggConfig(InputModel):
     """Disaggregated prefill/decode: pools of their own size (and prefill TP); each request's
     KV moves from its prefill replica to a decode replica over a link of ``kv_link_gbs`` GB/s
     (default: the GPU's interconnect per direction from the catalog × the prefill TP, one link
@@ -52,7 +48,7 @@ class DisaggConfig(_Model):
     kv_link_latency_us: float = Field(default=20.0, ge=0, allow_inf_nan=False)
 
 
-class EngineConfig(_Model):
+class EngineConfig(InputModel):
     """Scheduler, KV pool and parallelism (vLLM's names and defaults where they exist)."""
 
     max_num_seqs: int = Field(default=256, ge=1)
@@ -81,7 +77,7 @@ class EngineConfig(_Model):
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
 
 
-class SLOConfig(_Model):
+class SLOConfig(InputModel):
     ttft_s: float = Field(default=2.0, gt=0, allow_inf_nan=False)
     tpot_s: float = Field(default=0.05, gt=0, allow_inf_nan=False)
     e2e_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
@@ -91,7 +87,7 @@ class SLOConfig(_Model):
     (``napkin serve sweep``; DistServe's SLO attainment, 90 % by default)."""
 
 
-class Scenario(_Model):
+class Scenario(InputModel):
     """A scenario file: ``workload`` is a path (relative to the file) or an inline workload."""
 
     name: str = "scenario"
@@ -193,7 +189,10 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             node = node.setdefault(key, {})
             if not isinstance(node, dict):
                 raise NapkinError(f"set: {path!r}: {key!r} is not a mapping")
-        node[keys[-1]] = yaml.safe_load(raw)
+        try:
+            node[keys[-1]] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise NapkinError(f"set: {item!r}: the value is not valid YAML") from None
     return out
 
 
@@ -206,7 +205,7 @@ def load_scenario(path: str | Path, overrides: list[str] = ()) -> tuple[Scenario
     try:
         return Scenario.model_validate(data), Path(path).resolve().parent
     except ValidationError as e:
-        raise NapkinError(f"{path}: {validation_message(e)}") from None
+        raise NapkinError(f"{path}: {validation_message(e, data)}") from None
 
 
 def activation_peak_bytes(model: ModelSpec, tokens: int, max_num_seqs: int) -> float:

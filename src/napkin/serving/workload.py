@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -30,14 +28,10 @@ from pydantic import (
 
 from napkin.errors import NapkinError
 from napkin.serving.distributions import Duration, Length
-from napkin.specs.files import read_yaml, validation_message
+from napkin.specs.files import InputModel, read_yaml, tagged, validation_message
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RequestClass(_Model):
+class RequestClass(InputModel):
     """Input and output lengths of one kind of request."""
 
     input_tokens: Length
@@ -49,7 +43,7 @@ class RequestClass(_Model):
 Mix = dict[str, Annotated[float, Field(ge=0)]]
 
 
-class Window(_Model):
+class Window(InputModel):
     duration_s: float = Field(gt=0)
     requests: int | None = Field(default=None, ge=0)
     rate_per_s: float | None = Field(default=None, ge=0)
@@ -67,7 +61,7 @@ class Window(_Model):
             (self.rate_per_s or 0) * self.duration_s)
 
 
-class WindowsArrivals(_Model):
+class WindowsArrivals(InputModel):
     """Uniform arrivals inside consecutive windows, each with its own count and class mix."""
 
     kind: Literal["windows"]
@@ -75,7 +69,7 @@ class WindowsArrivals(_Model):
     spacing: Literal["even", "random"] = "even"
 
 
-class _Bounded(_Model):
+class _Bounded(InputModel):
     duration_s: float | None = Field(default=None, gt=0)
     num_requests: int | None = Field(default=None, ge=1)
     mix: Mix | None = None
@@ -104,13 +98,13 @@ class GammaArrivals(_Bounded):
     cv: float = Field(gt=0)
 
 
-class Segment(_Model):
+class Segment(InputModel):
     duration_s: float = Field(gt=0)
     rate_per_s: float = Field(ge=0)
     mix: Mix | None = None
 
 
-class ScheduleArrivals(_Model):
+class ScheduleArrivals(InputModel):
     """A time-varying rate: Poisson (or gamma with ``cv``) arrivals at each segment's rate."""
 
     kind: Literal["schedule"]
@@ -119,17 +113,16 @@ class ScheduleArrivals(_Model):
     mix: Mix | None = None
 
 
-Process = Annotated[PoissonArrivals | GammaArrivals | ScheduleArrivals,
-                    Field(discriminator="kind")]
+Process = tagged("kind", PoissonArrivals, GammaArrivals, ScheduleArrivals)
 
 
-class Client(_Model):
+class Client(InputModel):
     name: str
     mix: Mix | None = None
     arrivals: Process
 
 
-class ClientsArrivals(_Model):
+class ClientsArrivals(InputModel):
     """Several clients with their own class mix and arrival process (ServeGen-style)."""
 
     kind: Literal["clients"]
@@ -148,7 +141,7 @@ class ClosedLoopArrivals(_Bounded):
     exactly together); 0 starts them all at once."""
 
 
-class SessionsArrivals(_Model):
+class SessionsArrivals(InputModel):
     """Multi-turn sessions: first rounds arrive as a Poisson process (or evenly); each later
     round arrives ``think_time_s`` after the previous answer, with the whole history as its
     prefix (prompt = earlier prompts + answers + ``turn_input_tokens``)."""
@@ -164,7 +157,7 @@ class SessionsArrivals(_Model):
     think_time_s: Duration = 0.0
 
 
-class TraceArrivals(_Model):
+class TraceArrivals(InputModel):
     """A public trace (see :mod:`napkin.serving.traces`), scaled and sliced."""
 
     kind: Literal["trace"]
@@ -181,14 +174,11 @@ class TraceArrivals(_Model):
     end_s: float | None = Field(default=None, gt=0)
 
 
-Arrivals = Annotated[
-    WindowsArrivals | PoissonArrivals | GammaArrivals | ScheduleArrivals | ClientsArrivals
-    | ClosedLoopArrivals | SessionsArrivals | TraceArrivals,
-    Field(discriminator="kind"),
-]
+Arrivals = tagged("kind", WindowsArrivals, PoissonArrivals, GammaArrivals, ScheduleArrivals,
+                  ClientsArrivals, ClosedLoopArrivals, SessionsArrivals, TraceArrivals)
 
 
-class Workload(_Model):
+class Workload(InputModel):
     """A workload file."""
 
     name: str = "workload"
@@ -269,4 +259,4 @@ def parse_workload(data: Any, source: str = "workload") -> Workload:
     try:
         return Workload.model_validate(data)
     except ValidationError as e:
-        raise NapkinError(f"{source}: {validation_message(e)}") from None
+        raise NapkinError(f"{source}: {validation_message(e, data)}") from None

@@ -79,7 +79,7 @@ CSA_RATIO = 4  # the reference overlaps and indexes only ratio-4 compressors
 class DeepseekV4Keys(BaseModel):
     """The ``config.json`` keys only DeepSeek-V4 has (the rest are read by ``HFConfig``)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
 
     head_dim: int = Field(gt=0)
     q_lora_rank: int = Field(gt=0)

@@ -38,7 +38,7 @@ def _stack(name: str, model_type: str, hidden: int, heads: int, layers: int,
 class VisionTower(BaseModel):
     """A Qwen-VL vision encoder (``vision_config`` of the model's config.json)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
 
     depth: int = Pos
     hidden_size: int = Pos
@@ -86,7 +86,7 @@ class VisionTower(BaseModel):
 class DiT(BaseModel):
     """A two-stream MMDiT (diffusers ``transformer/config.json`` of Qwen-Image)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
 
     num_layers: int = Pos
     num_attention_heads: int = Pos

@@ -1,13 +1,28 @@
 """Reading spec files (workloads, scenarios, trajectories): YAML in, one-line errors out."""
 
+import operator
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, get_args
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
 
 from napkin.errors import NapkinError
+
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+"""Figure formats every ``--plot`` writes (matplotlib picks the format from the suffix)."""
+
+
+class InputModel(BaseModel):
+    """Base of every file-format model (workload, scenario, trajectory, plan): unknown keys are
+    refused, values frozen, and every float finite (``.inf``, ``.nan`` refused by field)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def read_yaml(path: str | Path, what: str = "file") -> Any:
@@ -28,30 +43,104 @@ def read_yaml(path: str | Path, what: str = "file") -> Any:
         raise NapkinError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
 
 
-def validation_message(e: ValidationError) -> str:
-    """One line: the first error's field path (``arrivals.windows.0.duration_s``) and message.
-    Where a field takes a path or an inline mapping (``str | Workload``), the inline branch's
-    error wins over "not a string"; union member names (``Workload``) leave the path."""
+def tagged(key: str, *members: type[BaseModel]) -> Any:
+    """A union of ``members`` told apart by ``key`` (each member's ``Literal`` field). A value
+    without the key, or with an unknown one, is refused listing the allowed kinds."""
+    tags = [get_args(m.model_fields[key].annotation)[0] for m in members]
+    allowed = ", ".join(repr(t) for t in tags)
+
+    def tag_of(value: Any) -> str | None:
+        found = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+        return found if found in tags else None
+
+    union = reduce(operator.or_, (Annotated[m, Tag(t)] for m, t in zip(members, tags, strict=True)))
+    return Annotated[union, Discriminator(tag_of, custom_error_type="union_tag",
+                                          custom_error_message=f"{key} must be one of {allowed}")]
+
+
+def _holds(data: Any, part: Any) -> bool:
+    if isinstance(data, dict):
+        return part in data
+    return isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
+
+
+def _field_path(data: Any, err: Any) -> list[str]:
+    """The parts of an error's ``loc`` that are keys (or indices) of the user's data, plus the
+    missing key itself: pydantic adds union members (``str``, ``constrained-int``,
+    ``Workload``) and tags that the file does not have."""
+    path: list[str] = []
+    for part in err["loc"]:
+        if _holds(data, part):
+            data = data[part]
+            path.append(str(part))
+    if err["type"] == "missing" and err["loc"]:
+        path.append(str(err["loc"][-1]))
+    return path
+
+
+def _mismatch(err: Any) -> bool:
+    """A union member that does not take this kind of value at all (an int member shown a
+    mapping): its error loses to a member that took the value and found a real problem."""
+    if err["type"] == "union_tag":
+        return not isinstance(err.get("input"), dict)
+    return err["type"].endswith(("_type", "_parsing"))
+
+
+def validation_message(e: ValidationError, data: Any) -> str:
+    """One line: the field path in the user's terms (``arrivals.windows.0.duration_s``) and
+    the message. Of a union's errors, the one reaching deepest into ``data`` wins (the inline
+    mapping's real error over "not a string", a distribution's bad key over "not an int"),
+    then one from a member that took the value's type."""
     errors = e.errors()
-    inline = [x for x in errors if x["type"] != "string_type"]
-    err = inline[0] if inline and len(errors) > 1 else errors[0]
-    loc = ".".join(str(p) for p in err["loc"]
-                   if not str(p).startswith(("function-", "tagged")) and not str(p)[:1].isupper())
+    paths = [_field_path(data, x) for x in errors]
+    rank = [(len(p), not _mismatch(x)) for x, p in zip(errors, paths, strict=True)]
+    err, loc = next((x, p) for x, p, r in zip(errors, paths, rank, strict=True)
+                    if r == max(rank))
     value = err.get("input")
     shown = f" (got {value!r})" if isinstance(value, int | float | str) else ""
-    return f"field {loc or '(root)'}: {err['msg']}{shown}"
+    return f"field {'.'.join(loc) or '(root)'}: {err['msg']}{shown}"
 
 
-def check_output(path: str | Path, suffixes: tuple[str, ...], field: str) -> None:
+def check_output(path: str | Path, suffixes: tuple[str, ...], field: str | None) -> None:
     """Refuse, before any work, an output path that cannot be written as given: a wrong
-    extension, a missing or read-only folder, or an existing folder."""
+    extension, a missing or read-only folder, or an existing folder (``field`` None: the
+    message starts at the path, for a CLI parser that names the flag itself)."""
     p = Path(path)
+    at = f"{field}: " if field else ""
     if p.suffix.lower() not in suffixes:
-        raise NapkinError(f"{field}: {str(p)!r} must end in {', '.join(suffixes)}")
+        raise NapkinError(f"{at}{str(p)!r} must end in {', '.join(suffixes)}")
     if p.is_dir():
-        raise NapkinError(f"{field}: {str(p)!r} is a folder; give a file name")
+        raise NapkinError(f"{at}{str(p)!r} is a folder; give a file name")
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.is_dir():
-        raise NapkinError(f"{field}: folder {str(folder)!r} does not exist")
+        raise NapkinError(f"{at}folder {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK):
-        raise NapkinError(f"{field}: folder {str(folder)!r} is not writable")
+        raise NapkinError(f"{at}folder {str(folder)!r} is not writable")
+
+
+def check_folder(path: str | Path, field: str) -> None:
+    """Refuse, before any work, an output folder that cannot be written: an existing file, a
+    missing parent (only the folder itself is created), or a read-only place."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise NapkinError(f"{field}: {str(p)!r} is a file; give a folder")
+    where = p if p.is_dir() else (p.parent if str(p.parent) else Path("."))
+    if not where.is_dir():
+        raise NapkinError(f"{field}: folder {str(where)!r} does not exist")
+    if not os.access(where, os.W_OK):
+        raise NapkinError(f"{field}: folder {str(where)!r} is not writable")
+
+
+@contextmanager
+def atomic_write(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename,
+    on any failure (an error, Ctrl-C) it is removed: a reader never sees half a file."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

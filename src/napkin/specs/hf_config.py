@@ -37,7 +37,7 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_tex
 class HFConfig(BaseModel):
     """The ``config.json`` keys napkin reads; other keys are kept but ignored."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
 
     model_type: str = "llama"
     hidden_size: int = Field(gt=0)
@@ -94,6 +94,8 @@ def load_hf_config(path: Path, name: str | None = None) -> ModelSpec:
         raise NapkinError(f"model: cannot read {str(path)!r}: {e}") from None
     except json.JSONDecodeError as e:
         raise NapkinError(f"model: {str(path)!r} is not valid JSON ({e})") from None
+    except RecursionError:
+        raise NapkinError(f"model: {str(path)!r} is nested too deeply to read") from None
     return from_hf_config(raw, name or path.stem, source=str(path))
 
 

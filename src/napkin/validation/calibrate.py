@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from napkin.calibration.basis import TERMS
 from napkin.calibration.measurements import Measurement
 from napkin.calibration.profile import BAND_COVERAGE, Band, Domain, Profile
 from napkin.calibration.protocol import PROTOCOLS, Protocol, assume
@@ -127,23 +128,25 @@ class Calibration:
 def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None,
               rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
               protocol: Protocol = PROTOCOLS["steady"], progress: Progress | None = None,
-              jobs: int = 1) -> Calibration:
+              jobs: int = 1, terms: Sequence[str] = TERMS) -> Calibration:
     """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
     cross-validate it by group; ``protocol`` is how the closed loops that do not describe their
     harness ran (see :func:`napkin.calibration.protocol.assume`), recorded in the profile so
-    validation replays the same way."""
+    validation replays the same way; ``terms`` are the basis terms the fit may use (the rest
+    stay 0), also recorded."""
     mine = assume([m for m in rows if m.backend == backend], protocol)
     require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
-    model = fit(mine, START, rounds, progress=progress)
-    held = cross_validate(mine, model, cv_rounds, progress=progress, jobs=jobs)
+    model = fit(mine, START, rounds, terms, progress=progress)
+    held = cross_validate(mine, model, cv_rounds, terms, progress=progress, jobs=jobs)
     harness = protocol.as_dict()
     profile = Profile(name or backend, backend, model, domain(mine), bands(held),
                       tuple(sources_of(mine, source_notes)), harness,
                       notes=f"fitted by napkin calibrate on {len(mine)} rows; bands from "
-                            "leave-one-group-out (GPU, model, TP) predictions")
+                            "leave-one-group-out (GPU, model, TP) predictions",
+                      terms=tuple(terms))
     return Calibration(profile, report(held))
 
 
@@ -157,4 +160,5 @@ def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
     """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
     coefficients) on the other groups."""
     rows = assume(list(rows), Protocol.of(profile.harness))
-    return report(cross_validate(rows, profile.model, cv_rounds, progress=progress, jobs=jobs))
+    return report(cross_validate(rows, profile.model, cv_rounds, profile.terms,
+                                 progress=progress, jobs=jobs))
