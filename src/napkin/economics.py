@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from napkin.errors import require
 from napkin.inference.decision import escalation_cost
 
+RATIO_RANGE = (1e-12, 1e12)
+"""New/old ratios of prices and token counts accepted: positive (a price does not go
+negative) and within twelve orders of magnitude either way."""
+MIN_SUCCESS_RATE = 1e-12
+"""Smallest success rate a ratio divides by (one success in a trillion attempts)."""
+
 
 @dataclass(frozen=True)
 class SuccessCost:
@@ -59,7 +65,12 @@ def price_change_ratio(price_ratio: float, tokens_ratio: float, success_old: flo
     """New over old cost per success when token price scales by ``price_ratio``, tokens per
     attempt by ``tokens_ratio`` and success moves from ``success_old`` to ``success_new``
     (§3.2.2: price ÷10, tokens ×20, 50% → 80% gives 2 × 0.5/0.8 = 1.25)."""
-    require(0 < success_old <= 1 and 0 < success_new <= 1, "success rates: must be in (0, 1]")
+    lo, hi = RATIO_RANGE
+    for name, value in (("price-ratio", price_ratio), ("tokens-ratio", tokens_ratio)):
+        require(lo <= value <= hi, f"{name}: must be in [{lo:g}, {hi:g}], got {value}")
+    for name, value in (("success-old", success_old), ("success-new", success_new)):
+        require(MIN_SUCCESS_RATE <= value <= 1,
+                f"{name}: must be in [{MIN_SUCCESS_RATE:g}, 1], got {value}")
     return price_ratio * tokens_ratio * success_old / success_new
 
 

@@ -13,3 +13,11 @@ def require(condition: bool, message: str) -> None:
     """Raise :class:`NapkinError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise NapkinError(message)
+
+
+def refuse_unused(given: dict[str, object], needs: str) -> None:
+    """Refuse options the user gave (not None) that nothing will use without ``needs``: a
+    silently ignored ``--mfu -1`` would look accepted. The first one is named."""
+    used = [name for name, value in given.items() if value is not None]
+    require(not used, f"{used[0] if used else ''}: only used with {needs}; give {needs} or "
+                      "drop it")

@@ -27,6 +27,13 @@ MIN_EFFICIENCY = 1e-3
 makes every step infinite) and no real deployment runs there."""
 
 
+def check_efficiency(value: float, field: str) -> None:
+    """Refuse an achieved share of peak (MFU, MBU) outside ``[MIN_EFFICIENCY, 1]``, naming
+    ``field`` (the user's option): more than the peak is a unit mistake, not a deployment."""
+    require(MIN_EFFICIENCY <= value <= 1,
+            f"{field}: must be in [{MIN_EFFICIENCY:g}, 1], got {value}")
+
+
 @dataclass(frozen=True)
 class Efficiency:
     """Achieved fractions of peak compute (``mfu``) and bandwidth (``mbu``), and a fixed
@@ -37,10 +44,10 @@ class Efficiency:
     overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
-        for name, value in (("mfu", self.mfu), ("mbu", self.mbu)):
-            require(MIN_EFFICIENCY <= value <= 1,
-                    f"{name}: must be in [{MIN_EFFICIENCY:g}, 1], got {value:g}")
-        require(self.overhead_s >= 0, f"overhead: must be >= 0 s, got {self.overhead_s}")
+        check_efficiency(self.mfu, "mfu")
+        check_efficiency(self.mbu, "mbu")
+        require(self.overhead_s >= 0,
+                f"overhead-ms: must be >= 0 ms, got {self.overhead_s * 1e3:g}")
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,17 @@ def test_aiconfigurator_reads_agg_pp1_rows_only(tmp_path):
     assert second.mean_tpot_s == pytest.approx(0.0085)
 
 
+def test_fp4_rows_on_hopper_run_as_weight_only_fp4(tmp_path):
+    """The sample labels gpt-oss-120b's H200 rows ``nvfp4``; Hopper has no FP4 rate, so they
+    run as FP4 weights with BF16 matmuls (``mxfp4``); on B200 they stay W4A4 ``nvfp4``."""
+    rows = [f"g_{gpu},vllm,0.11.2,openai/gpt-oss-120b,{gpu},fp4,agg,1024,1024,nvfp4,8,1,1,"
+            "90,4" for gpu in ("h200_sxm", "b200_sxm")]
+    path = _write(tmp_path / "s.csv", AIC_HEADER + "\n" + "\n".join(rows) + "\n")
+    hopper, blackwell = read_aiconfigurator_csv(path)
+    assert (hopper.gpu, hopper.weights) == ("h200", "mxfp4")
+    assert (blackwell.gpu, blackwell.weights) == ("b200", "nvfp4")
+
+
 def test_aiconfigurator_missing_column_is_named(tmp_path):
     header = AIC_HEADER.replace(",silicon_tpot_ms", "")
     row = AIC_ROWS[0].rsplit(",", 1)[0]

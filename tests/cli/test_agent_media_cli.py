@@ -66,9 +66,9 @@ def test_agent_logged_set(cli, tmp_path):
     (["media", "vision", "--model", "qwen3-8b"], "vision model"),
     (["media", "diffusion", "--size", "1000x1000"], "multiples"),
     (["media", "jitter", "--buffer-ms", "x"], "milliseconds"),
-    (["media", "jitter", "--network", "9:50"], "network_overrides"),
-    (["media", "interrupt", "--poll-ms", "0"], "poll_interval_s"),
-    (["media", "drain", "--arrival-rate", "-1"], "arrival_rate"),
+    (["media", "jitter", "--network", "9:50"], "network: block must be in [1, 8]"),
+    (["media", "interrupt", "--poll-ms", "0"], "poll-ms"),
+    (["media", "drain", "--arrival-rate", "-1"], "arrival-rate"),
 ])
 def test_bad_input_is_one_line(cli, args, match):
     code, out, err = cli(*args)

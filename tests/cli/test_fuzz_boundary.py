@@ -179,3 +179,102 @@ def test_trajectory_floats_are_finite(cli, tmp_path):
     traj = yaml.safe_load(Path("examples/agent-dag.yaml").read_text())
     traj["arrival_s"] = float("inf")
     _refused(cli("agent", _file(tmp_path, traj)), "arrival_s")
+
+
+# --- the remaining examples of issue 11: ranges, bounds, silent acceptance, field names ---
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["scaling", "optimum", "--flops", "5e-324"], "flops:"),
+    (["scaling", "optimum", "--flops", "1e41"], "flops:"),
+    (["rl", "qwen3-0.6b", "--keep-rate", "1e-308"], "keep-rate:"),
+    (["rl", "qwen3-0.6b", "--keep-rate", "1e-5"], "keep-rate:"),
+    (["media", "diffusion", "--vae-factor", "0"], "vae-factor:"),
+    (["media", "jitter", "--blocks", "2147483648"], "blocks:"),
+    (["media", "audio", "--codebooks", "2147483648"], "codebooks:"),
+    (["context", "growth", "--system", "1", "--step", "1", "--steps", "2147483648"], "steps:"),
+    (["capacity", "deepseek-v3", "--gpu", "h100-sxm"], "--count >= 17"),
+    (["capacity", "qwen3-8b", "--gpu", "h100-sxm", "--reserve-gb", "80"], "reserve-gb:"),
+    (["decode", "qwen3-8b", "--gpu", "h100-sxm", "--reserve-gb", "1000"], "reserve-gb:"),
+    (["decode", "qwen3-8b", "--gpu", "h100-sxm", "--context", "-1"], "context:"),
+    (["agent", "examples/agent-dag.yaml", "--mfu", "-1"], "mfu: only used with --gpu"),
+    (["agent", "examples/agent-dag.yaml", "--weights", "fp8"], "weights: only used with --gpu"),
+    (["cost", "price", "--price-ratio", "-1", "--tokens-ratio", "1", "--success-old", "0.5",
+      "--success-new", "0.6"], "price-ratio:"),
+    (["pretrain", "--mfu", "1.0000001"], "mfu:"),
+    (["pretrain", "--count", "-1"], "count:"),
+    (["pretrain", "--days", "1e300"], "days:"),
+    (["pretrain", "--alt", "5e-324"], "alt:"),
+    (["decode", "qwen3-8b", "--gpu-mem-gb", "5e-324", "--gpu-bw-gbs", "1", "--gpu-tflops", "1"],
+     "gpu-mem-gb:"),
+])
+def test_remaining_examples_are_refused_naming_the_flag(cli, args, field):
+    _refused(cli(*args, "--format", "json"), field)
+
+
+def _workload(tmp_path, arrivals: dict, name: str = "w.yaml") -> str:
+    return _file(tmp_path, {"classes": {"a": {"input_tokens": 16, "output_tokens": 10}},
+                            "arrivals": arrivals}, name)
+
+
+@pytest.mark.parametrize(("arrivals", "field"), [
+    ({"kind": "gamma", "rate_per_s": 1, "cv": 1e-300, "num_requests": 10}, "arrivals.cv"),
+    ({"kind": "poisson", "rate_per_s": 5e-324, "num_requests": 10}, "arrivals.rate_per_s"),
+    ({"kind": "windows", "windows": [{"duration_s": 1e308, "requests": 1}]},
+     "arrivals.windows.0.duration_s"),
+    ({"kind": "windows", "windows": [{"duration_s": 10, "requests": 0}]}, "arrivals:"),
+    ({"kind": "closed_loop", "clients": 10**12, "num_requests": 5}, "arrivals.clients"),
+])
+def test_workload_ranges(cli, tmp_path, arrivals, field):
+    _refused(cli("serve", "demand", _workload(tmp_path, arrivals)), field)
+
+
+def test_a_workload_of_no_requests_is_refused_by_the_simulator(cli, tmp_path):
+    scenario = {**SCENARIO, "workload": {**WORKLOAD, "arrivals": {
+        "kind": "windows", "windows": [{"duration_s": 20, "requests": 0}]}}}
+    _refused(cli("serve", "simulate", _file(tmp_path, scenario)), "arrivals:")
+
+
+def test_window_s_is_positive_and_bounded(cli, tmp_path):
+    wl = _workload(tmp_path, WORKLOAD["arrivals"])
+    _refused(cli("serve", "demand", wl, "--window-s", "0"), "window-s: must be > 0")
+    (tmp_path / "t.csv").write_text("t,i,o\n0,10,20\n1e308,10,20\n")
+    trace = _file(tmp_path, {"arrivals": {"kind": "trace", "format": "csv", "path": "t.csv",
+                                          "arrival_column": "t", "input_column": "i",
+                                          "output_column": "o"}}, "trace.yaml")
+    _refused(cli("serve", "demand", trace), "window-s: 1e+308 s of arrivals")
+    code, out, _ = cli("serve", "demand", trace, "--window-s", "1e308", "--format", "json")
+    assert code == 0 and len(json.loads(out)["windows"]) == 2
+
+
+@pytest.mark.parametrize(("fmt", "name", "text", "field"), [
+    ("azure", "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+     "2023-11-16 18:15:46.68,99999999999999999999,20\n", "'ContextTokens'"),
+    ("azure", "t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+     "2023-11-16 18:15:46.68-99:99,10,20\n", "'TIMESTAMP'"),
+    ("mooncake", "t.jsonl", '{"timestamp": 0, "input_length": 99999999999999999999, '
+     '"output_length": 5}\n', "'input_length'"),
+    ("csv", "t.csv", "t,i,o\n-1e308,1,1\n1e308,1,1\n", "arrival times span"),
+])
+def test_trace_values_out_of_range(cli, tmp_path, fmt, name, text, field):
+    (tmp_path / name).write_text(text)
+    columns = ({"arrival_column": "t", "input_column": "i", "output_column": "o"}
+               if fmt == "csv" else {})
+    path = _file(tmp_path, {"arrivals": {"kind": "trace", "format": fmt, "path": name,
+                                         **columns}})
+    _refused(cli("serve", "demand", path), field)
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"num_hidden_layers": 2**63}, "num_hidden_layers"),
+    ({"vocab_size": 10**30}, "vocab_size"),
+    ({"num_attention_heads": 3000}, "hidden_size (256) must be a multiple of num_attention_heads"),
+])
+def test_config_sizes_are_bounded(cli, tmp_path, change, field):
+    config = {"hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "intermediate_size": 512, "vocab_size": 1000, **change}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    _refused(cli("model", str(path)), field)
+    path.write_text(json.dumps({**config, "num_hidden_layers": 2, "vocab_size": 1000,
+                                "head_dim": 64}))
+    assert cli("model", str(path))[0] == 0  # head_dim given: heads need not divide hidden

@@ -92,7 +92,7 @@ def test_lifecycle_and_cost(cli, tmp_path):
     (["train", "qwen3-8b", "--qlora"], "qlora"),
     (["rl", "qwen3-8b", "--keep-rate", "1.5"], "keep-rate"),
     (["pretrain", "--law", "kaplan"], "law"),
-    (["lifecycle", "--target-loss", "1.0", "--sizes", "1e9"], "target_loss"),
+    (["lifecycle", "--target-loss", "1.0", "--sizes", "1e9"], "target-loss"),
     (["scaling", "fit", "missing.csv"], "missing.csv"),
     (["cost", "success", "--cost", "1", "--success", "0"], "success"),
 ])

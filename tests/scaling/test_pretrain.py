@@ -35,5 +35,7 @@ def test_bad_inputs_name_their_field():
     acc = load_accelerator("rtx-4080")
     with pytest.raises(NapkinError, match="count"):
         plan_pretrain(acc, 0, 30.0, 0.4, resolve("chinchilla", {}))
-    with pytest.raises(NapkinError, match="sizes"):
+    with pytest.raises(NapkinError, match="alt"):  # the --alt option
         plan_pretrain(acc, 4, 30.0, 0.4, resolve("chinchilla", {}), [-1.0])
+    with pytest.raises(NapkinError, match=r"mfu: must be in \[0.001, 1\], got 1.0000001"):
+        plan_pretrain(acc, 4, 30.0, 1.0000001, resolve("chinchilla", {}))

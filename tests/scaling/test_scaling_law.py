@@ -230,7 +230,7 @@ def test_tokens_for_loss_below_the_floor_is_an_error():
     # Floor for N = 1e9 under Approach 3: 1.69 + 406.4/(1e9)^0.34 ≈ 1.69 + 0.3475
     with pytest.raises(NapkinError, match="floor"):
         tokens_for_loss(CHINCHILLA_APPROACH3, 1e9, 2.0)
-    with pytest.raises(NapkinError, match="target_loss"):
+    with pytest.raises(NapkinError, match="target-loss"):
         tokens_for_loss(CHINCHILLA_APPROACH3, 1e12, CHINCHILLA_APPROACH3.E)
 
 

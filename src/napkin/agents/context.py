@@ -131,6 +131,10 @@ def rounds_after_edits(context_tokens: int, edits: Sequence[Edit]) -> list[Round
     return rounds
 
 
+MAX_AGENT_STEPS = 10_000
+"""Most agent steps laid out as rounds (each round is costed on its own: ~0.2 ms)."""
+
+
 def agent_input_tokens(system_tokens: int, step_tokens: int, steps: int) -> int:
     """Input tokens an agent sends over ``n`` steps when step i resends ``S + d·(i − 1)``:
     ``n·S + d·n(n − 1)/2``."""
@@ -149,4 +153,5 @@ def agent_rounds(system_tokens: int, step_tokens: int, steps: int) -> list[Round
 def _check_agent(system_tokens: int, step_tokens: int, steps: int) -> None:
     require(system_tokens >= 1, f"system: S must be >= 1 token, got {system_tokens}")
     require(step_tokens >= 0, f"step: d must be >= 0 tokens, got {step_tokens}")
-    require(steps >= 1, f"steps: n must be >= 1, got {steps}")
+    require(1 <= steps <= MAX_AGENT_STEPS,
+            f"steps: n must be in [1, {MAX_AGENT_STEPS:,}], got {steps}")

@@ -421,18 +421,37 @@ def _aiconfigurator_harness(row_id: str, concurrency: int) -> Harness:
     return PROTOCOLS["inferencemax"].harness(h) if INFERENCEMAX_ID.match(row_id) else h
 
 
+FP4_WITHOUT_FP4_RATE = "mxfp4"
+"""What an FP4 (W4A4) row runs as on a GPU with no FP4 tensor rate (Hopper): FP4 weights with
+16-bit matmuls, W4A16 — vLLM's Marlin and TensorRT-LLM's Hopper MXFP4 MoE kernels; the
+sample labels gpt-oss-120b's H100/H200 rows ``nvfp4`` by class only."""
+
+
+def _runnable_weights(weights: str, gpu: str) -> str:
+    """``weights``, or :data:`FP4_WITHOUT_FP4_RATE` for a W4A4 format on a catalog GPU that has
+    no FP4 rate (a GPU napkin does not know is left to fail where it is replayed)."""
+    from napkin.catalog import accelerators
+
+    acc = accelerators().get(gpu)
+    w4a4 = weights in ("nvfp4", "mxfp4-w4a4")
+    return FP4_WITHOUT_FP4_RATE if w4a4 and acc and "fp4" not in acc.dense_flops_per_s \
+        else weights
+
+
 def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurement:
     """One ``agg``, ``pp_size = 1`` row of an aiconfigurator CSV."""
     if not row["backend"]:
         _fail(where, "backend", "empty")
     # gemm_quant_mode names the format (nvfp4, fp8_block); precision only its class (fp4)
-    weights = weight_format_name(row["gemm_quant_mode"] or row["precision"])
+    gpu = catalog_gpu_id(row["system"])
+    weights = _runnable_weights(weight_format_name(row["gemm_quant_mode"] or row["precision"]),
+                                gpu)
     return Measurement(
         source=f"{path.name}:{row['id'] or where.rpartition(' ')[2]}",
         backend=row["backend"],
         backend_version=row["backend_version"],
         model=_model_ref(row["model_path"], where, "model_path"),
-        gpu=catalog_gpu_id(row["system"]),
+        gpu=gpu,
         weights=weights,
         kv_dtype=_aiconfigurator_kv(row["id"], weights),
         tensor_parallel=_positive_int(row["tp_size"], where, "tp_size"),

@@ -20,7 +20,7 @@ from napkin.cli.common import (
     deployment,
     emit,
 )
-from napkin.errors import NapkinError, require
+from napkin.errors import NapkinError, refuse_unused, require
 
 if TYPE_CHECKING:
     from napkin.agents.context import Edit
@@ -38,10 +38,11 @@ def agent(
     model: Annotated[str | None, typer.Option(
         "--model", help="Override the trajectory's model (catalog id or config.json).")] = None,
     gpu: GpuOpt = None,
-    weights: WeightsOpt = "bf16",
-    kv: KvOpt = "bf16",
-    mfu: MfuOpt = 1.0,
-    mbu: MbuOpt = 1.0,
+    # the shared options, defaulting to None so that one given without --gpu can be refused
+    weights: Annotated[str | None, WeightsOpt.__metadata__[0]] = None,
+    kv: Annotated[str | None, KvOpt.__metadata__[0]] = None,
+    mfu: Annotated[float | None, MfuOpt.__metadata__[0]] = None,
+    mbu: Annotated[float | None, MbuOpt.__metadata__[0]] = None,
     plot: Annotated[Path | None, PlotOption(help="Write the timeline and "
                                                  "M(t) figure (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
@@ -56,6 +57,10 @@ def agent(
     from napkin.report.agent_views import agent_doc, logged_doc
 
     require(len(files) >= 1, "trajectory: give at least one file")
+    if not gpu:
+        refuse_unused({"mfu": mfu, "mbu": mbu, "weights": weights, "kv-dtype": kv}, "--gpu")
+    weights, kv = weights or "bf16", kv or "bf16"
+    mfu, mbu = 1.0 if mfu is None else mfu, 1.0 if mbu is None else mbu
     factors = parse_speedups(speedup)
     require(plot is None or plot.suffix in (".png", ".svg", ".pdf"),
             f"plot: {plot} must end in .png, .svg or .pdf")

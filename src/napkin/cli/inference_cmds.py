@@ -107,7 +107,6 @@ def decode(
     model = load_model(ref)
     dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
                      kv_dtype, read_embedding, mfu, mbu, overhead_ms)
-    require(reserve_gb >= 0, f"reserve-gb: must be >= 0, got {reserve_gb}")
     batches = parse_ints(batch, "batch")
     table = decode_table(dep, batches, context, reserve_gb * GB)
     inputs = {"model": model.name, "context_tokens": context, "reserve_bytes": reserve_gb * GB}

@@ -33,7 +33,7 @@ def _size(text: str) -> tuple[int, int]:
         size = (int(h), int(w))
     except ValueError:
         size = (0, 0)
-    require(bool(sep) and min(size) >= 1, f"image: {text!r} must be HEIGHTxWIDTH pixels, "
+    require(bool(sep) and min(size) >= 1, f"size: {text!r} must be HEIGHTxWIDTH pixels, "
                                           "e.g. 640x640")
     return size
 

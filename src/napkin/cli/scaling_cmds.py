@@ -16,8 +16,9 @@ from napkin.cli.common import (
     TflopsOpt,
     accelerator,
     emit,
+    finite,
 )
-from napkin.errors import NapkinError
+from napkin.errors import NapkinError, require
 
 app = typer.Typer(help="Scaling laws: fit observations, compute-optimal sizes.",
                   no_args_is_help=True)
@@ -48,13 +49,14 @@ def _range_notes(named, points: list[tuple[str, float, float]]) -> list[str]:
     return range_warnings(named, points)
 
 
-def _sizes(text: str) -> list[float]:
+def _sizes(text: str, field: str) -> list[float]:
+    """Comma-separated parameter counts (their range is the library's to check)."""
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        values = [finite(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise NapkinError(f"sizes: {text!r} must be comma-separated parameter counts") from None
-    if not values or min(values) <= 0:
-        raise NapkinError(f"sizes: parameter counts must be > 0, got {text!r}")
+        raise NapkinError(f"{field}: {text!r} must be comma-separated finite parameter "
+                          "counts") from None
+    require(bool(values), f"{field}: give at least one parameter count")
     return values
 
 
@@ -79,7 +81,7 @@ def pretrain(
     from napkin.units import GB
 
     acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
-    plan = plan_pretrain(acc, count, days, mfu, _law(law), _sizes(alt) if alt else [])
+    plan = plan_pretrain(acc, count, days, mfu, _law(law), _sizes(alt, "alt") if alt else [])
 
     def fits(b: float) -> str:
         return f"{b / GB:,.1f} GB" + ("" if b <= acc.memory_bytes else " ✗")
@@ -218,7 +220,7 @@ def lifecycle(
 
     named = _law(law)
     kinds = parse_mix(mix) if mix is not None else None
-    costs = size_costs(named.law, target_loss, _sizes(sizes), prompt, gen,
+    costs = size_costs(named.law, target_loss, _sizes(sizes, "sizes"), prompt, gen,
                        load_accelerator(gpu), mfu, mix=kinds)
     warnings = _range_notes(named, [(f"{_g(c.params)} params at loss {target_loss:g}",
                                      c.params, c.tokens) for c in costs])

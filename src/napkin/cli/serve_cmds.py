@@ -18,22 +18,6 @@ WindowOpt = Annotated[float | None, FiniteOption(
     "--window-s", help="Window length, s (default: the workload's windows, else 60).")]
 
 
-def _windows(workload, reqs, window_s: float | None) -> list[float]:
-    from napkin.serving.workload import WindowsArrivals
-
-    arr = workload.arrivals
-    if window_s is None and isinstance(arr, WindowsArrivals):
-        edges = [0.0]
-        for w in arr.windows:
-            edges.append(edges[-1] + w.duration_s)
-        return edges
-    step = window_s or 60.0
-    require(step > 0, f"window-s: must be > 0, got {step}")
-    end = float(reqs.arrival_s.max()) if len(reqs) else step
-    n = max(1, int(end // step) + 1)
-    return [i * step for i in range(n + 1)]
-
-
 def _open_requests(path: Path):
     from napkin.serving.arrivals import OpenLoop, generate
     from napkin.serving.workload import load_workload
@@ -52,10 +36,10 @@ def demand(workload_path: WorkloadArg, window_s: WindowOpt = None,
     """New input tokens/s, decode steps/s and mean decode context per window."""
     from napkin.report.serve_views import demand_doc
     from napkin.serving.demand import demand as window_demand
-    from napkin.serving.demand import total
+    from napkin.serving.demand import total, window_edges
 
     workload, reqs = _open_requests(workload_path)
-    edges = _windows(workload, reqs, window_s)
+    edges = window_edges(workload.arrivals, reqs, window_s)
     emit(demand_doc(workload.name, window_demand(reqs, edges), total(reqs, edges[-1])), fmt)
 
 
@@ -80,11 +64,11 @@ def fluid(
     """Backlog of decode steps per window, its peak and drain time (chapter Example 3-1)."""
     from napkin.report.serve_views import fluid_doc
     from napkin.serving.demand import demand as window_demand
-    from napkin.serving.demand import total
+    from napkin.serving.demand import total, window_edges
     from napkin.serving.fluid import fluid as run_fluid
 
     workload, reqs = _open_requests(workload_path)
-    edges = _windows(workload, reqs, window_s)
+    edges = window_edges(workload.arrivals, reqs, window_s)
     windows = window_demand(reqs, edges)
     info: dict[str, object]
     if capacity_steps_s is not None:

@@ -8,9 +8,10 @@ the full context and at an average context (PagedAttention allocates by use, not
 import math
 from dataclasses import dataclass
 
-from napkin.errors import require
-from napkin.inference.decode import weights_bytes
+from napkin.errors import NapkinError, require
+from napkin.inference.decode import check_reserve, weights_bytes
 from napkin.timing import Deployment
+from napkin.units import GB
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,19 @@ class Capacity:
         return max(0, math.floor(self.kv_budget_bytes / self.kv_bytes_per_user_avg))
 
 
+def _tp_hint(dep: Deployment, devices: int) -> str:
+    """The smallest tensor-parallel size >= ``devices`` that divides every layer's heads."""
+    heads = math.gcd(*(g.block.attention.num_heads for g in dep.model.layer_groups))
+    tp = next((t for t in range(devices, heads + 1) if heads % t == 0), None)
+    return "" if tp is None or tp == devices else f" (as tensor parallelism: {tp})"
+
+
 def capacity(dep: Deployment, devices: int, context: int, avg_context: int | None = None,
              reserve_bytes_per_device: float = 0.0) -> Capacity:
     """Users whose KV fits on ``devices`` copies of the accelerator at ``context`` tokens."""
     require(devices >= 1, f"count: must be >= 1 device, got {devices}")
     require(context >= 1, f"context: must be >= 1 token, got {context}")
-    require(reserve_bytes_per_device >= 0, "reserve-gb: must be >= 0")
+    check_reserve(dep, reserve_bytes_per_device)
     dep.model.check_context(context)
     kvb = dep.precision.kv.bytes_per_element
     avg_kv = None
@@ -55,7 +63,7 @@ def capacity(dep: Deployment, devices: int, context: int, avg_context: int | Non
         require(1 <= avg_context <= context,
                 f"avg-context: must be between 1 and the context {context}, got {avg_context}")
         avg_kv = dep.model.kv_bytes(avg_context, kvb)
-    return Capacity(
+    cap = Capacity(
         devices=devices,
         memory_bytes=devices * dep.acc.memory_bytes,
         reserve_bytes=devices * reserve_bytes_per_device,
@@ -65,3 +73,13 @@ def capacity(dep: Deployment, devices: int, context: int, avg_context: int | Non
         avg_context=avg_context,
         kv_bytes_per_user_avg=avg_kv,
     )
+    if cap.kv_budget_bytes <= 0:  # a negative KV budget is no answer: say what would fit
+        usable = dep.acc.memory_bytes - reserve_bytes_per_device
+        one_user = math.ceil((cap.weights_bytes + cap.kv_bytes_per_user) / usable)
+        raise NapkinError(
+            f"count: {cap.weights_bytes / GB:,.1f} GB of {dep.precision.weights.name} weights "
+            f"do not fit in {devices} × {usable / GB:,.1f} GB of {dep.acc.id}"
+            f"{' after the reserve' if reserve_bytes_per_device else ''}; one user at "
+            f"{context:,} tokens needs --count >= {one_user}{_tp_hint(dep, one_user)}, or a "
+            "smaller --weights format")
+    return cap

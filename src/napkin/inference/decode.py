@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from napkin.accounting.batch import Batch
 from napkin.errors import require
 from napkin.timing import Deployment, RooflineTime
+from napkin.units import GB
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,19 @@ def weights_bytes(dep: Deployment) -> float:
     return dep.model.params * dep.precision.weights.bytes_per_weight
 
 
+def check_reserve(dep: Deployment, reserve_bytes: float) -> None:
+    """Refuse a per-device reserve (``--reserve-gb``) that is negative or leaves no memory."""
+    limit = dep.acc.memory_bytes
+    require(0 <= reserve_bytes < limit,
+            f"reserve-gb: must be in [0, {limit / GB:,.1f}) GB, the memory of {dep.acc.id}, "
+            f"got {reserve_bytes / GB:g}")
+
+
 def decode_row(dep: Deployment, batch: int, context: int, reserve_bytes: float = 0.0) -> DecodeRow:
     """One decode step of ``batch`` sequences with ``context`` cached tokens each."""
     require(batch >= 1, f"batch: must be >= 1, got {batch}")
+    require(context >= 0, f"context: must be >= 0 tokens, got {context}")
+    check_reserve(dep, reserve_bytes)
     dep.model.check_context(context + 1)
     cost = dep.cost(Batch.decode(context, batch))
     return DecodeRow(

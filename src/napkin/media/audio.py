@@ -57,10 +57,14 @@ class SpeechRate:
         return self.frames_per_s * self.frame.time_s
 
 
+MAX_CODEBOOKS = 1024
+"""Most codebooks per frame costed (one fast step each; published codecs use 8 to 32)."""
+
+
 def frames_per_s(sample_rate_hz: float = S2_PRO_SAMPLE_RATE_HZ,
                  hop_samples: int = S2_PRO_HOP_SAMPLES) -> float:
     """Codec frames per second of audio: ``sample_rate / hop``."""
-    require(sample_rate_hz > 0, f"sample rate: must be > 0 Hz, got {sample_rate_hz}")
+    require(sample_rate_hz > 0, f"sample-rate: must be > 0 Hz, got {sample_rate_hz}")
     require(hop_samples >= 1, f"hop: must be >= 1 sample, got {hop_samples}")
     return sample_rate_hz / hop_samples
 
@@ -68,7 +72,8 @@ def frames_per_s(sample_rate_hz: float = S2_PRO_SAMPLE_RATE_HZ,
 def frame_cost(slow: Deployment, fast: Deployment, context_tokens: int,
                codebooks: int = S2_PRO_CODEBOOKS) -> FrameCost:
     """One frame: a slow step at ``context_tokens`` of context, then ``codebooks`` fast steps."""
-    require(codebooks >= 1, f"codebooks: must be >= 1, got {codebooks}")
+    require(1 <= codebooks <= MAX_CODEBOOKS,
+            f"codebooks: must be in [1, {MAX_CODEBOOKS}], got {codebooks}")
     require(context_tokens >= 0, f"context: must be >= 0 tokens, got {context_tokens}")
     slow.model.check_context(context_tokens + 1)
     calls = [(slow, slow.cost(Batch.decode(context_tokens)))]

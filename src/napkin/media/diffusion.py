@@ -21,13 +21,18 @@ from napkin.specs.encoders import DiT
 
 QWEN_IMAGE_VAE_FACTOR = 8
 """Qwen-Image VAE spatial downsampling (``2 ** len(temperal_downsample)``)."""
+MAX_VAE_FACTOR = 64
+"""Largest VAE downsampling accepted (published VAEs use 8 to 32)."""
 
 
 def latent_positions(height: int, width: int, patch: int, vae_factor: int) -> int:
     """``(H / f / p) · (W / f / p)``: the DiT's sequence length for one image."""
+    require(1 <= vae_factor <= MAX_VAE_FACTOR,
+            f"vae-factor: must be an integer in [1, {MAX_VAE_FACTOR}], got {vae_factor}")
+    require(patch >= 1, f"patch: must be >= 1, got {patch}")
     unit = vae_factor * patch
     require(height >= unit and width >= unit and height % unit == 0 and width % unit == 0,
-            f"image: {height}×{width} must be positive multiples of VAE factor × patch = {unit}")
+            f"size: {height}×{width} must be positive multiples of vae-factor × patch = {unit}")
     return (height // unit) * (width // unit)
 
 
@@ -35,7 +40,7 @@ def dit_forward(dit: DiT, positions: int, text_tokens: int,
                 precision: Precision | None = None) -> CallCost:
     """One DiT forward: image stream on ``positions``, text stream on ``text_tokens``, joint
     attention over both, per-sample modulation, ``img_in``/``proj_out``/``txt_in``/norm_out."""
-    require(text_tokens >= 0, f"text: must be >= 0 tokens, got {text_tokens}")
+    require(text_tokens >= 0, f"text-tokens: must be >= 0 tokens, got {text_tokens}")
     precision = precision or Precision.of()
     layers = dit.num_layers
     image = forward(dit.stack(), Bidirectional(positions, extra_keys=text_tokens), precision)

@@ -44,18 +44,27 @@ class AudioFormat:
     bytes_per_sample: int = 2
 
     def __post_init__(self) -> None:
-        require(self.sample_rate_hz > 0,
-                f"sample_rate_hz: must be > 0, got {self.sample_rate_hz}")
+        require(0 < self.sample_rate_hz <= MAX_SAMPLE_RATE_HZ,
+                f"sample-rate: must be in (0, {MAX_SAMPLE_RATE_HZ:g}] Hz, "
+                f"got {self.sample_rate_hz}")
         require(isinstance(self.channels, int) and self.channels >= 1,
                 f"channels: must be an integer >= 1, got {self.channels}")
         require(isinstance(self.bytes_per_sample, int) and self.bytes_per_sample >= 1,
-                f"bytes_per_sample: must be an integer >= 1, got {self.bytes_per_sample}")
+                f"bytes-per-sample: must be an integer >= 1, got {self.bytes_per_sample}")
 
     def block_bytes(self, block_s: float) -> int:
         """Bytes in ``block_s`` seconds: ``round(sample_rate_hz · block_s) · channels ·
         bytes_per_sample`` (whole samples per channel)."""
-        require(block_s > 0, f"block_s: must be > 0 s, got {block_s}")
+        require(block_s > 0, f"block-ms: must be > 0 ms, got {block_s * 1e3:g}")
         return round(self.sample_rate_hz * block_s) * self.channels * self.bytes_per_sample
+
+
+MAX_BLOCKS = 10_000
+"""Most blocks one timeline lays out (each is a row of the output: 200 s of 20-ms audio)."""
+MAX_PLAYBACK_S = 86_400.0
+"""Longest block, delay or buffer a timeline takes (a day; sample counts stay integers)."""
+MAX_SAMPLE_RATE_HZ = 1e7
+"""Highest sample rate accepted (studio audio is 192 kHz)."""
 
 
 @dataclass(frozen=True)
@@ -77,21 +86,25 @@ class PlaybackParams:
     audio: AudioFormat = field(default_factory=AudioFormat)
 
     def __post_init__(self) -> None:
-        require(self.block_s > 0, f"block_s: must be > 0 s, got {self.block_s}")
-        require(isinstance(self.blocks, int) and self.blocks >= 1,
-                f"blocks: must be an integer >= 1, got {self.blocks}")
-        for name in ("process_s", "send_s", "network_s", "buffer_s"):
+        require(0 < self.block_s <= MAX_PLAYBACK_S,
+                f"block-ms: must be in (0, {MAX_PLAYBACK_S * 1e3:g}] ms, "
+                f"got {self.block_s * 1e3:g}")
+        require(isinstance(self.blocks, int) and 1 <= self.blocks <= MAX_BLOCKS,
+                f"blocks: must be an integer in [1, {MAX_BLOCKS:,}], got {self.blocks}")
+        for name in ("process_s", "send_s", "network_s", "buffer_s"):  # --process-ms …
             value = getattr(self, name)
-            require(value >= 0, f"{name}: must be >= 0 s, got {value}")
-        require(self.device_clock_ratio > 0,
-                f"device_clock_ratio: must be > 0, got {self.device_clock_ratio}")
+            require(0 <= value <= MAX_PLAYBACK_S, f"{name[:-2]}-ms: must be in [0, "
+                    f"{MAX_PLAYBACK_S * 1e3:g}] ms, got {value * 1e3:g}")
+        require(1e-3 <= self.device_clock_ratio <= 1e3,
+                f"clock-ratio: must be in [0.001, 1000], got {self.device_clock_ratio}")
         indices = [i for i, _ in self.network_overrides]
         require(len(set(indices)) == len(indices),
-                f"network_overrides: block indices must be distinct, got {indices}")
+                f"network: each block once, got blocks {[i + 1 for i in indices]}")
         for i, delay in self.network_overrides:
             require(0 <= i < self.blocks,
-                    f"network_overrides: block index must be in [0, {self.blocks}), got {i}")
-            require(delay >= 0, f"network_overrides: delay must be >= 0 s, got {delay}")
+                    f"network: block must be in [1, {self.blocks}] (--blocks), got {i + 1}")
+            require(0 <= delay <= MAX_PLAYBACK_S, f"network: delay must be in [0, "
+                    f"{MAX_PLAYBACK_S * 1e3:g}] ms, got {delay * 1e3:g}")
 
     @property
     def play_s(self) -> float:
@@ -214,8 +227,8 @@ def buffer_drain_s(buffered_s: float, arrival_rate: float) -> float | None:
     1 s of audio per second and arrivals supply ``arrival_rate`` seconds of audio per second:
     ``buffered_s / (1 − arrival_rate)``. ``None`` when ``arrival_rate >= 1`` (it never
     empties)."""
-    require(buffered_s >= 0, f"buffered_s: must be >= 0 s, got {buffered_s}")
-    require(arrival_rate >= 0, f"arrival_rate: must be >= 0 s of audio per s, got {arrival_rate}")
+    require(buffered_s >= 0, f"buffered-s: must be >= 0 s, got {buffered_s}")
+    require(arrival_rate >= 0, f"arrival-rate: must be >= 0 s of audio per s, got {arrival_rate}")
     if arrival_rate >= 1:
         return None
     return buffered_s / (1 - arrival_rate)
@@ -258,13 +271,13 @@ def interruption(
     first poll at or after ``c``. Compute stops at ``command_s + stop_compute_delay_s`` and state
     is freed at ``command_s + free_state_delay_s`` (each ``None`` if its delay is not given).
     Defaults: the chapter's example, 123 ms + 5 ms = 128 ms, muted at the 130 ms poll."""
-    require(command_s >= 0, f"command_s: must be >= 0 s, got {command_s}")
-    require(control_delay_s >= 0, f"control_delay_s: must be >= 0 s, got {control_delay_s}")
-    require(poll_interval_s > 0, f"poll_interval_s: must be > 0 s, got {poll_interval_s}")
-    require(poll_phase_s >= 0, f"poll_phase_s: must be >= 0 s, got {poll_phase_s}")
-    for name, delay in (("stop_compute_delay_s", stop_compute_delay_s),
-                        ("free_state_delay_s", free_state_delay_s)):
-        require(delay is None or delay >= 0, f"{name}: must be >= 0 s or None, got {delay}")
+    # messages name the CLI's options (milliseconds) the values came from
+    for name, value in (("command-ms", command_s), ("control-ms", control_delay_s),
+                        ("phase-ms", poll_phase_s), ("stop-compute-ms", stop_compute_delay_s),
+                        ("free-state-ms", free_state_delay_s)):
+        if value is not None:
+            require(value >= 0, f"{name}: must be >= 0 ms, got {value * 1e3:g}")
+    require(poll_interval_s > 0, f"poll-ms: must be > 0 ms, got {poll_interval_s * 1e3:g}")
     reaches = command_s + control_delay_s
     k = max(0, math.ceil((reaches - poll_phase_s - _TOL_S) / poll_interval_s))
     return Interruption(

@@ -54,11 +54,24 @@ class RLCycle:
         return self.total_flops / self.kept
 
 
+MIN_KEEP_RATE = 1e-6
+"""Smallest share of answers kept: below one in a million a cycle is all rejection."""
+MAX_ANSWERS = 100_000
+"""Most answers one cycle generates (a few seconds of simulated rollout with ``--gpu``;
+published RL recipes generate thousands per step)."""
+
+
 def generated_for(keep: int, keep_rate: float) -> int:
-    """Answers to generate to keep ``keep`` at ``keep_rate``: ``⌈n_keep / a⌉`` (16 at ½: 32)."""
-    require(keep >= 1, f"keep: must be >= 1, got {keep}")
-    require(0 < keep_rate <= 1, f"keep-rate: must be in (0, 1], got {keep_rate}")
-    return math.ceil(round(keep / keep_rate, 9))
+    """Answers to generate to keep ``keep`` at ``keep_rate``: ``⌈n_keep / a⌉`` (16 at ½: 32),
+    at most :data:`MAX_ANSWERS`."""
+    require(1 <= keep <= MAX_ANSWERS, f"keep: must be in [1, {MAX_ANSWERS:,}], got {keep}")
+    require(MIN_KEEP_RATE <= keep_rate <= 1,
+            f"keep-rate: must be in [{MIN_KEEP_RATE:g}, 1], got {keep_rate}")
+    n = math.ceil(round(keep / keep_rate, 9))
+    require(n <= MAX_ANSWERS, f"keep-rate: keeping {keep} at {keep_rate:g} generates {n:,} "
+                              f"answers; at most {MAX_ANSWERS:,} per cycle (raise --keep-rate "
+                              "or lower --keep)")
+    return n
 
 
 def _read_flops(model: ModelSpec, prompt: int, gen: int, head: str,

@@ -15,8 +15,9 @@ from napkin.accounting.rules import call_flops_2n, train_flops_6nd
 from napkin.economics import break_even_tasks
 from napkin.errors import NapkinError, require
 from napkin.scaling.law import ScalingLaw
-from napkin.scaling.optimum import tokens_for_loss
+from napkin.scaling.optimum import check_param_count, tokens_for_loss
 from napkin.specs.hardware import Accelerator
+from napkin.timing import check_efficiency
 from napkin.units import HOUR_S
 
 
@@ -77,8 +78,10 @@ def size_costs(law: ScalingLaw, target_loss: float, sizes: list[float], prompt_t
                compute: str = "bf16", mix: TaskMix | None = None) -> tuple[SizeCost, ...]:
     """Tokens, training GPU-hours and per-call GPU-seconds of each size at ``target_loss``;
     a call is one P-in, G-out request, or the mean over ``mix``."""
-    require(0 < mfu <= 1, f"mfu: must be in (0, 1], got {mfu}")
+    check_efficiency(mfu, "mfu")
     require(len(sizes) >= 1, "sizes: give at least one model size")
+    for n in sizes:
+        check_param_count(n, "sizes")
     rate = acc.peak_flops_per_s(compute) * mfu
     kinds = mix or ((prompt_tokens, gen_tokens, 1.0),)
     return tuple(SizeCost(n, tokens_for_loss(law, n, target_loss), rate,

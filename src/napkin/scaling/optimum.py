@@ -19,11 +19,25 @@ from napkin.scaling.law import AllocationExponents, ScalingLaw
 
 FLOPS_PER_PARAM_TOKEN = train_flops_6nd(1.0, 1.0)  # the 6 in C = 6ND
 CHINCHILLA_TOKENS_PER_PARAM = 20.0  # Hoffmann et al. 2022, Table 3: ~20 tokens per parameter
+COMPUTE_FLOPS_RANGE = (1.0, 1e40)
+"""Training budgets C accepted (FLOPs): from one FLOP to ~10^15 times today's largest runs;
+outside it the optimum's N or D underflow or overflow a float."""
+PARAMS_RANGE = (1.0, 1e16)
+"""Parameter counts N accepted (a model larger than 10^16 parameters has no data to train on)."""
 
 
-def _require_budget(compute_flops: float) -> None:
-    require(math.isfinite(compute_flops) and compute_flops > 0,
-            f"C: training compute must be > 0 FLOPs, got {compute_flops}")
+def _require_budget(compute_flops: float, field: str = "flops") -> None:
+    lo, hi = COMPUTE_FLOPS_RANGE
+    require(math.isfinite(compute_flops) and lo <= compute_flops <= hi,
+            f"{field}: training compute C must be in [{lo:g}, {hi:g}] FLOPs, "
+            f"got {compute_flops:g}")
+
+
+def check_param_count(params: float, field: str) -> None:
+    """Refuse a parameter count outside :data:`PARAMS_RANGE`, naming ``field``."""
+    lo, hi = PARAMS_RANGE
+    require(math.isfinite(params) and lo <= params <= hi,
+            f"{field}: parameter counts must be in [{lo:g}, {hi:g}], got {params:g}")
 
 
 def _require_exponents(law: ScalingLaw) -> None:
@@ -86,10 +100,10 @@ def tokens_for_loss(law: ScalingLaw, N: float, target_loss: float) -> float:
     Inverts ``L(N, D) = target``: ``D = (B/(target − E − A/N^α))^(1/β)``. No amount of data
     gets below the floor ``E + A/N^α``; a target at or under it raises :class:`NapkinError`.
     """
-    require(math.isfinite(N) and N > 0, f"N: parameters must be > 0, got {N}")
+    check_param_count(N, "N")
     require(law.beta > 0, f"beta: must be > 0 to invert the data term, got {law.beta}")
     floor = law.E + law.A / N**law.alpha
     require(target_loss > floor,
-            f"target_loss: {target_loss} nats/token is not above the floor E + A/N^α = "
+            f"target-loss: {target_loss} nats/token is not above the floor E + A/N^α = "
             f"{floor:.4f} for N = {N:.3g}; more tokens cannot reach it (use a larger model)")
     return (law.B / (target_loss - floor)) ** (1.0 / law.beta)

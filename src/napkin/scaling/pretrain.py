@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from napkin.errors import require
 from napkin.scaling.lawfile import NamedLaw, range_warnings
-from napkin.scaling.optimum import chinchilla_rule, d_opt, n_opt
+from napkin.scaling.optimum import (
+    COMPUTE_FLOPS_RANGE,
+    check_param_count,
+    chinchilla_rule,
+    d_opt,
+    n_opt,
+)
 from napkin.specs.hardware import Accelerator
 from napkin.training.memory import recipe, state_memory
 from napkin.training.schedule import SECONDS_PER_DAY, budget_flops
@@ -53,9 +59,12 @@ class PretrainPlan:
 def plan_pretrain(acc: Accelerator, count: int, days: float, mfu: float, law: NamedLaw,
                   sizes: Sequence[float] = ()) -> PretrainPlan:
     """See the module docstring; ``sizes`` are extra parameter counts to compare."""
-    require(count >= 1, f"count: must be >= 1, got {count}")
-    require(all(n > 0 for n in sizes), "sizes: parameter counts must be > 0")
+    for n in sizes:
+        check_param_count(n, "alt")
     c = budget_flops(acc, count, days, mfu)
+    require(c >= COMPUTE_FLOPS_RANGE[0],
+            f"days: {count} × peak × {mfu:g} × {days:g} days is {c:.3g} FLOPs, under the "
+            f"{COMPUTE_FLOPS_RANGE[0]:g} FLOP a budget needs; give more --days")
     n_rule, d_rule = chinchilla_rule(c)
     points = [("Chinchilla rule, √(C/120)", n_rule, d_rule),
               (f"{law.name} law optimum", n_opt(law.law, c), d_opt(law.law, c))]

@@ -7,13 +7,14 @@ every ten); Poisson and gamma processes are renewal processes with the given rat
 coefficient of variation.
 """
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from napkin.errors import NapkinError
+from napkin.errors import NapkinError, require
 from napkin.serving.distributions import sample_durations, sample_lengths
 from napkin.serving.request import Request
 from napkin.serving.requests import RequestSet
@@ -47,16 +48,23 @@ def _exact_counts(n: int, weights: np.ndarray) -> np.ndarray:
 
 
 def _interleave(counts: np.ndarray) -> np.ndarray:
-    """Class sequence spreading each class evenly (smooth weighted round robin)."""
-    n = int(counts.sum())
-    out = np.empty(n, dtype=np.int32)
-    credit = np.zeros(len(counts))
+    """Class sequence spreading each class evenly (smooth weighted round robin). The credits
+    return to zero after every ``sum(counts / g)`` picks (g = their gcd), so one period is
+    computed and tiled; one class needs no loop at all."""
+    g = math.gcd(*(int(c) for c in counts)) or 1
+    weights = [int(c) // g for c in counts]
+    if sum(1 for w in weights if w) <= 1:
+        return np.repeat(np.arange(len(weights), dtype=np.int32), counts)
+    n = sum(weights)
+    period = np.empty(n, dtype=np.int32)
+    credit = [0] * len(weights)
     for i in range(n):
-        credit += counts
-        k = int(np.argmax(credit))
+        for j, w in enumerate(weights):
+            credit[j] += w
+        k = max(range(len(credit)), key=credit.__getitem__)  # first maximum, as argmax
         credit[k] -= n
-        out[i] = k
-    return out
+        period[i] = k
+    return np.tile(period, g)
 
 
 def _renewal(rng: np.random.Generator, rate: float, cv: float, start: float,
@@ -108,8 +116,12 @@ def generate(workload: Workload,
                            input_column=arr.input_column, output_column=arr.output_column,
                            time_unit=arr.time_unit, model=arr.model, max_rows=arr.max_rows)
         reqs = trace.requests.scaled(arr.time_scale).sliced(arr.start_s, arr.end_s)
+        require(len(reqs) > 0, f"arrivals.end_s: no request of the trace arrives in "
+                               f"[start_s, end_s) = [{arr.start_s:g}, {arr.end_s}) s")
         return OpenLoop(reqs, (0,) * len(reqs.labels))
     times, labels = _arrivals(arr, rng, names)
+    require(len(times) > 0, f"arrivals: the {arr.kind} arrivals draw no request; give a "
+                            "positive requests, rate_per_s or duration_s")
     if isinstance(arr, ClientsArrivals):
         names = [f"{c.name}/{k}" for c in arr.clients for k in workload.classes]
     return _open_loop(workload, rng, times, labels, names)

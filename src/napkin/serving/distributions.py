@@ -3,8 +3,9 @@
 A length is a fixed integer or one of: ``uniform`` (low..high inclusive), ``lognormal`` (``median``
 and ``sigma`` of the underlying normal, or ``mean`` and ``sigma``), ``normal`` (``mean``,
 ``std``), ``empirical`` (``values`` drawn uniformly). Samples are rounded to integers and clipped
-to ``[min, max]`` (min defaults to 1). Durations (think times) use the same forms in seconds,
-without rounding, clipped at 0.
+to ``[min, max]`` (min defaults to 1, max to
+:data:`napkin.serving.requests.MAX_REQUEST_TOKENS`, the most a fixed length may be).
+Durations (think times) use the same forms in seconds, without rounding, clipped at 0.
 """
 
 from typing import Annotated, Literal
@@ -12,6 +13,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from napkin.serving.requests import MAX_REQUEST_TOKENS
 from napkin.specs.files import InputModel, tagged
 
 
@@ -75,7 +77,7 @@ class Empirical(_Dist):
 
 
 Dist = tagged("dist", Uniform, Lognormal, Normal, Empirical)
-Length = Annotated[int, Field(ge=1)] | Dist
+Length = Annotated[int, Field(ge=1, le=MAX_REQUEST_TOKENS)] | Dist
 Duration = Annotated[float, Field(ge=0)] | Dist
 
 
@@ -84,8 +86,9 @@ def sample_lengths(spec: Length, rng: np.random.Generator, n: int) -> np.ndarray
     if isinstance(spec, int):
         return np.full(n, spec, dtype=np.int64)
     values = np.rint(spec.draw(rng, n))
-    low = 1 if spec.min is None else max(1, spec.min)
-    return np.clip(values, low, spec.max if spec.max is not None else None).astype(np.int64)
+    low = 1 if spec.min is None else min(max(1, spec.min), MAX_REQUEST_TOKENS)
+    high = MAX_REQUEST_TOKENS if spec.max is None else min(spec.max, MAX_REQUEST_TOKENS)
+    return np.clip(values, low, max(low, high)).astype(np.int64)
 
 
 def sample_durations(spec: Duration, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -11,6 +11,11 @@ import numpy as np
 
 from napkin.errors import require
 
+MAX_REQUEST_TOKENS = 100_000_000
+"""Most input or output tokens of one request (ten times the longest context window of a
+2025 model): workload lengths and trace counts above it are refused, distributions clipped to
+it, so per-window sums stay far inside int64."""
+
 
 @dataclass(frozen=True)
 class RequestSet:
@@ -35,8 +40,11 @@ class RequestSet:
         if n:
             require(bool(np.all(np.diff(self.arrival_s) >= 0)),
                     "requests: arrival times must be sorted")
-            require(bool(np.all(self.input_tokens >= 1)), "input tokens: must be >= 1")
-            require(bool(np.all(self.output_tokens >= 1)), "output tokens: must be >= 1")
+            require(bool(np.all(np.isfinite(self.arrival_s))),
+                    "requests: arrival times must be finite")
+            for name, tokens in (("input", self.input_tokens), ("output", self.output_tokens)):
+                require(bool(np.all((tokens >= 1) & (tokens <= MAX_REQUEST_TOKENS))),
+                        f"{name} tokens: must be in [1, {MAX_REQUEST_TOKENS:,}] per request")
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -58,7 +66,10 @@ class RequestSet:
     def scaled(self, time_scale: float) -> "RequestSet":
         """Arrival times multiplied by ``time_scale`` (0.5 replays twice as fast)."""
         require(time_scale > 0, f"time_scale: must be > 0, got {time_scale}")
-        return RequestSet(self.arrival_s * time_scale, self.input_tokens, self.output_tokens,
+        scaled = self.arrival_s * time_scale
+        require(not len(scaled) or bool(np.isfinite(scaled[-1])),
+                f"time_scale: {time_scale:g} × the last arrival overflows a float")
+        return RequestSet(scaled, self.input_tokens, self.output_tokens,
                           self.label, self.labels, self.prefix_hashes, self.hash_block_tokens)
 
     def sliced(self, start_s: float = 0.0, end_s: float | None = None,

@@ -53,10 +53,12 @@ class EngineConfig(InputModel):
 
     max_num_seqs: int = Field(default=256, ge=1)
     max_num_batched_tokens: int = Field(default=8192, ge=1)
-    block_size: int = Field(default=16, ge=1)
-    kv_pool_gib: float | None = Field(default=None, gt=0)
+    block_size: int = Field(default=16, ge=1, le=4096)
+    """Tokens per KV block (vLLM: 1 to 256; at most 4,096)."""
+    kv_pool_gib: float | None = Field(default=None, gt=0, le=1e6)
+    """KV pool per device, GiB (at most 10^6: a million GiB)."""
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
-    reserve_gib: float = Field(default=1.0, ge=0)
+    reserve_gib: float = Field(default=1.0, ge=0, le=1e6)
     enable_prefix_caching: bool = False
     long_prefill_token_threshold: int = Field(default=0, ge=0)
     tensor_parallel: int = Field(default=1, ge=1)
@@ -304,6 +306,10 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
             )
         pool = per_device * tp
     num_blocks = int(pool // (e.block_size * kv_token))
+    if num_blocks < 1:
+        field = "engine.kv_pool_gib" if e.kv_pool_gib is not None else "engine.reserve_gib"
+        raise NapkinError(f"{field}: a KV pool of {pool / GiB:.3g} GiB holds no block of "
+                          f"{e.block_size} tokens ({e.block_size * kv_token / GiB:.3g} GiB)")
     spec = EngineSpec(
         num_blocks=num_blocks, max_num_seqs=e.max_num_seqs,
         max_num_batched_tokens=e.max_num_batched_tokens, block_size=e.block_size,

@@ -32,7 +32,9 @@ Formats (``fmt``), as the public datasets write them:
 Every format: arrivals are converted to seconds, sorted (stable) and rebased so the first request
 arrives at 0.0 s. Rows whose input or output length is missing or not positive are dropped and
 counted in :attr:`Trace.rows_dropped`. Anything else that cannot be read (a missing file or
-column, a number or timestamp that does not parse) raises :class:`NapkinError` with one line that
+column, a number or timestamp that does not parse, a token count above
+:data:`napkin.serving.requests.MAX_REQUEST_TOKENS`, a zone offset beyond ±14:00, arrivals
+spanning more than a float holds) raises :class:`NapkinError` with one line that
 names the file, the line or row, and the column.
 """
 
@@ -48,7 +50,7 @@ from typing import Any, Literal
 import numpy as np
 
 from napkin.errors import NapkinError
-from napkin.serving.requests import RequestSet
+from napkin.serving.requests import MAX_REQUEST_TOKENS, RequestSet
 
 TraceFormat = Literal["azure", "burstgpt", "mooncake", "csv", "parquet"]
 TimeUnit = Literal["s", "ms", "us", "datetime"]
@@ -200,26 +202,39 @@ def _parse_datetime(text: str) -> tuple[int, float]:
     if zone and zone.upper() != "Z":
         sign = -1 if zone[0] == "-" else 1
         z = zone[1:].replace(":", "")
-        offset = sign * (int(z[:2]) * 3600 + int(z[2:4] or 0) * 60)
+        zone_h, zone_m = int(z[:2]), int(z[2:4] or 0)
+        if zone_h * 60 + zone_m > 14 * 60 or zone_m > 59:  # UTC−12:00 … UTC+14:00 exist
+            raise ValueError(f"zone offset {zone} beyond ±14:00 in {s!r}")
+        offset = sign * (zone_h * 3600 + zone_m * 60)
     whole = days * 86400 + hour * 3600 + minute * 60 + second - offset
     frac = int(digits) / 10 ** len(digits) if digits else 0.0
     return whole, frac
 
 
+_COUNT = f"a token count (a whole number up to {MAX_REQUEST_TOKENS:,})"
+
+
+def _bounded(n: int) -> int:
+    if n > MAX_REQUEST_TOKENS:
+        raise ValueError(f"{n} is more than {MAX_REQUEST_TOKENS:,} tokens")
+    return n
+
+
 def _parse_count(text: str) -> int | None:
-    """A token count from a table cell; None when the cell is empty or NaN."""
+    """A token count from a table cell; None when the cell is empty or NaN; ValueError when
+    it is no whole number or above :data:`MAX_REQUEST_TOKENS`."""
     s = text.strip()
     if s.lower() in _MISSING:
         return None
     try:
-        return int(s)
+        return _bounded(int(s))
     except ValueError:
         value = float(s)  # "374.0" from tools that wrote an int column as float
     if math.isnan(value):
         return None
     if not value.is_integer():
         raise ValueError(f"{s!r} is not a whole number")
-    return int(value)
+    return _bounded(int(value))
 
 
 def _parse_number(text: str) -> float:
@@ -264,7 +279,11 @@ def _finish(path: Path, fmt: str, arrival: Any, inp: Any, out: Any, *, per_secon
             f"trace: {path}: no requests left after dropping {dropped} of {rows_read} rows "
             f"({reason})"
         )
-    t = (t - t.min()) / per_second if per_second != 1.0 else t - t.min()
+    with np.errstate(over="ignore"):  # an overflowing span is refused just below
+        t = (t - t.min()) / per_second if per_second != 1.0 else t - t.min()
+    if not np.isfinite(t.max()):
+        raise NapkinError(f"trace: {path}: arrival times span more than a float holds "
+                          f"(from {np.min(arrival):.4g} to {np.max(arrival):.4g})")
     requests = RequestSet.build(t, inp, out, label=label, labels=labels or (fmt,),
                                 prefix_hashes=prefix_hashes,
                                 hash_block_tokens=hash_block_tokens)
@@ -341,8 +360,8 @@ def _read_csv(path: Path, fmt: str, arrival_col: str, input_col: str, output_col
                         counts.append(_parse_count(text))
                     except ValueError:
                         raise NapkinError(
-                            f"trace: {path}:{line}: column {col!r}: cannot parse {text!r} as a "
-                            "token count (a whole number)"
+                            f"trace: {path}:{line}: column {col!r}: cannot parse {text!r} as "
+                            f"{_COUNT}"
                         ) from None
                 n_in, n_out = counts
                 reason = _drop_reason(fmt, n_in, n_out)
@@ -386,13 +405,10 @@ def _json_count(path: Path, line: int, key: str, value: Any) -> int | None:
         raise NapkinError(
             f"trace: {path}:{line}: field {key!r}: expected a token count, got {value!r}"
         )
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if not value.is_integer():
-            raise NapkinError(
-                f"trace: {path}:{line}: field {key!r}: {value!r} is not a whole number"
-            )
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if (isinstance(value, float) and not value.is_integer()) or value > MAX_REQUEST_TOKENS:
+        raise NapkinError(f"trace: {path}:{line}: field {key!r}: {value!r} is not {_COUNT}")
     return int(value)
 
 
@@ -586,16 +602,22 @@ def _arrow_counts(pa: Any, path: Path, col: Any, name: str) -> tuple[np.ndarray,
     missing = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     if pa.types.is_integer(typ):
         values = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if (values > MAX_REQUEST_TOKENS).any():
+            i = int(np.argmax(values > MAX_REQUEST_TOKENS))
+            raise NapkinError(
+                f"trace: {path}: row {i + 1}: column {name!r}: {values[i]} is not {_COUNT}"
+            )
         return values, missing
     if pa.types.is_floating(typ):
         values = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
         missing |= np.isnan(values)
-        bad = ~missing & (~np.isfinite(values) | (values != np.floor(values)))
+        bad = ~missing & (~np.isfinite(values) | (values != np.floor(values))
+                          | (values > MAX_REQUEST_TOKENS))
         if bad.any():
             i = int(np.argmax(bad))
             raise NapkinError(
-                f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {values[i]!r} as a "
-                "token count (a whole number)"
+                f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {values[i]!r} as "
+                f"{_COUNT}"
             )
         return np.where(missing, 0, values).astype(np.int64), missing
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
@@ -606,8 +628,8 @@ def _arrow_counts(pa: Any, path: Path, col: Any, name: str) -> tuple[np.ndarray,
                 n = None if text is None else _parse_count(text)
             except ValueError:
                 raise NapkinError(
-                    f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {text!r} as a "
-                    "token count (a whole number)"
+                    f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {text!r} as "
+                    f"{_COUNT}"
                 ) from None
             if n is None:
                 missing[i] = True

@@ -42,11 +42,24 @@ class RequestClass(InputModel):
 
 Mix = dict[str, Annotated[float, Field(ge=0)]]
 
+MAX_DURATION_S = 1e9
+"""Longest window, segment or run a workload may ask for (about 32 years)."""
+MIN_RATE_PER_S, MAX_RATE_PER_S = 1e-9, 1e12
+"""Positive arrival rates accepted (one request per 32 years to a trillion per second)."""
+CV_RANGE = (1e-3, 1e3)
+"""Coefficients of variation of gamma inter-arrival times accepted (shape 1/cv² stays a
+float; 1e-3 is a metronome, 1e3 a handful of bursts)."""
+
+Seconds = Annotated[float, Field(gt=0, le=MAX_DURATION_S)]
+Rate = Annotated[float, Field(ge=MIN_RATE_PER_S, le=MAX_RATE_PER_S)]
+RateOrZero = Annotated[float, Field(ge=0, le=MAX_RATE_PER_S)]
+CV = Annotated[float, Field(ge=CV_RANGE[0], le=CV_RANGE[1])]
+
 
 class Window(InputModel):
-    duration_s: float = Field(gt=0)
+    duration_s: Seconds
     requests: int | None = Field(default=None, ge=0)
-    rate_per_s: float | None = Field(default=None, ge=0)
+    rate_per_s: RateOrZero | None = None
     mix: Mix | None = None
 
     @model_validator(mode="after")
@@ -70,7 +83,7 @@ class WindowsArrivals(InputModel):
 
 
 class _Bounded(InputModel):
-    duration_s: float | None = Field(default=None, gt=0)
+    duration_s: Seconds | None = None
     num_requests: int | None = Field(default=None, ge=1)
     mix: Mix | None = None
     warmup_requests: int = Field(default=0, ge=0)
@@ -86,7 +99,7 @@ class _Bounded(InputModel):
 
 class PoissonArrivals(_Bounded):
     kind: Literal["poisson"]
-    rate_per_s: float = Field(gt=0)
+    rate_per_s: Rate
 
 
 class GammaArrivals(_Bounded):
@@ -94,13 +107,13 @@ class GammaArrivals(_Bounded):
     (cv = 1 is Poisson; cv > 1 is burstier)."""
 
     kind: Literal["gamma"]
-    rate_per_s: float = Field(gt=0)
-    cv: float = Field(gt=0)
+    rate_per_s: Rate
+    cv: CV
 
 
 class Segment(InputModel):
-    duration_s: float = Field(gt=0)
-    rate_per_s: float = Field(ge=0)
+    duration_s: Seconds
+    rate_per_s: RateOrZero
     mix: Mix | None = None
 
 
@@ -109,7 +122,7 @@ class ScheduleArrivals(InputModel):
 
     kind: Literal["schedule"]
     segments: list[Segment] = Field(min_length=1)
-    cv: float = Field(default=1.0, gt=0)
+    cv: CV = 1.0
     mix: Mix | None = None
 
 
@@ -134,7 +147,8 @@ class ClosedLoopArrivals(_Bounded):
     plus ``think_time_s``. Stops after ``num_requests`` in total or at ``duration_s``."""
 
     kind: Literal["closed_loop"]
-    clients: int = Field(ge=1)
+    clients: int = Field(ge=1, le=100_000)
+    """Concurrent clients, at most 100,000 (each holds a request in flight)."""
     think_time_s: Duration = 0.0
     ramp_s: float = Field(default=0.0, ge=0)
     """Clients start at uniformly random times in [0, ramp_s] (real harnesses never fire
@@ -148,7 +162,7 @@ class SessionsArrivals(InputModel):
 
     kind: Literal["sessions"]
     num_sessions: int = Field(ge=1)
-    rate_per_s: float = Field(gt=0)
+    rate_per_s: Rate
     spacing: Literal["poisson", "even"] = "poisson"
     rounds: Length
     first_input_tokens: Length

@@ -63,6 +63,12 @@ class Accelerator:
             ) from None
 
 
+OVERRIDE_RANGE = (1e-3, 1e6)
+"""Accepted ``--gpu-mem-gb`` (GB), ``--gpu-bw-gbs`` (GB/s) and ``--gpu-tflops`` (TFLOP/s):
+from a microcontroller's to a thousand times a 2025 GPU's; outside it times and capacities
+underflow or overflow."""
+
+
 def override(
     acc: Accelerator | None,
     mem_gb: float | None = None,
@@ -74,8 +80,10 @@ def override(
     With ``acc`` None, all three define a custom device (the question bank's "RTX 4080 with
     32 GB" is ``rtx-4080`` with ``mem_gb=32``).
     """
+    lo, hi = OVERRIDE_RANGE
     for name, value in (("gpu-mem-gb", mem_gb), ("gpu-bw-gbs", bw_gbs), ("gpu-tflops", tflops)):
-        require(value is None or value > 0, f"{name}: must be > 0, got {value}")
+        require(value is None or lo <= value <= hi,
+                f"{name}: must be in [{lo:g}, {hi:g}], got {value}")
     if acc is None:
         if mem_gb is None or bw_gbs is None or tflops is None:
             raise NapkinError(

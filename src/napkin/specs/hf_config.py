@@ -13,7 +13,7 @@ present.
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,25 +34,39 @@ _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_m
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
 
 
+MAX_LAYERS = 10_000
+"""Most layers a config may have (one block each is built: 10,000 is ~100× any released model)."""
+MAX_WIDTH = 1 << 24
+"""Largest hidden, intermediate, head, rank and vocabulary size (16.8 M; 2025 models: < 300 k)."""
+MAX_COUNT = 1 << 16
+"""Most heads or experts (65,536; 2025 models: at most 384 experts, 128 heads)."""
+MAX_POSITIONS = 1 << 34
+"""Longest context a config may declare (17 G tokens)."""
+
+Width = Annotated[int, Field(gt=0, le=MAX_WIDTH)]
+Count = Annotated[int, Field(gt=0, le=MAX_COUNT)]
+
+
 class HFConfig(BaseModel):
-    """The ``config.json`` keys napkin reads; other keys are kept but ignored."""
+    """The ``config.json`` keys napkin reads, each size bounded (one clear error, no runaway
+    build); other keys are kept but ignored."""
 
     model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
 
     model_type: str = "llama"
-    hidden_size: int = Field(gt=0)
-    num_hidden_layers: int = Field(gt=0)
-    num_attention_heads: int = Field(gt=0)
-    num_key_value_heads: int | None = Field(default=None, gt=0)
-    head_dim: int | None = Field(default=None, gt=0)
-    intermediate_size: int | None = Field(default=None, gt=0)
-    vocab_size: int = Field(gt=0)
-    max_position_embeddings: int | None = Field(default=None, gt=0)
+    hidden_size: Width
+    num_hidden_layers: int = Field(gt=0, le=MAX_LAYERS)
+    num_attention_heads: Count
+    num_key_value_heads: Count | None = None
+    head_dim: Width | None = None
+    intermediate_size: Width | None = None
+    vocab_size: Width
+    max_position_embeddings: int | None = Field(default=None, gt=0, le=MAX_POSITIONS)
     tie_word_embeddings: bool = False
     attention_bias: bool | None = None
     mlp_bias: bool = False
     # sliding windows
-    sliding_window: int | None = Field(default=None, gt=0)
+    sliding_window: int | None = Field(default=None, gt=0, le=MAX_POSITIONS)
     use_sliding_window: bool | None = None
     max_window_layers: int | None = Field(default=None, ge=0)
     layer_types: list[str] | None = None
@@ -60,28 +74,30 @@ class HFConfig(BaseModel):
     num_experts: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_COUNT,
         validation_alias=AliasChoices("num_local_experts", "num_experts", "n_routed_experts"),
     )
     num_experts_per_tok: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_COUNT,
         validation_alias=AliasChoices("num_experts_per_tok", "experts_per_token"),
     )
-    moe_intermediate_size: int | None = Field(default=None, gt=0)
-    n_shared_experts: int | None = Field(default=None, ge=0)
-    shared_expert_intermediate_size: int | None = Field(default=None, ge=0)
+    moe_intermediate_size: Width | None = None
+    n_shared_experts: int | None = Field(default=None, ge=0, le=MAX_COUNT)
+    shared_expert_intermediate_size: int | None = Field(default=None, ge=0, le=MAX_WIDTH)
     first_k_dense_replace: int = Field(default=0, ge=0)
     moe_layer_freq: int = Field(default=1, gt=0)
     decoder_sparse_step: int = Field(default=1, gt=0)
     mlp_only_layers: list[int] = Field(default_factory=list)
     topk_method: str | None = None
     # multi-head latent attention
-    kv_lora_rank: int | None = Field(default=None, gt=0)
-    q_lora_rank: int | None = Field(default=None, gt=0)
-    qk_nope_head_dim: int | None = Field(default=None, ge=0)
-    qk_rope_head_dim: int | None = Field(default=None, ge=0)
-    v_head_dim: int | None = Field(default=None, gt=0)
-    num_nextn_predict_layers: int = Field(default=0, ge=0)
+    kv_lora_rank: Width | None = None
+    q_lora_rank: Width | None = None
+    qk_nope_head_dim: int | None = Field(default=None, ge=0, le=MAX_WIDTH)
+    qk_rope_head_dim: int | None = Field(default=None, ge=0, le=MAX_WIDTH)
+    v_head_dim: Width | None = None
+    num_nextn_predict_layers: int = Field(default=0, ge=0, le=MAX_LAYERS)
 
 
 def load_hf_config(path: Path, name: str | None = None) -> ModelSpec:
@@ -162,6 +178,11 @@ def _attention_shape(cfg: HFConfig, source: str) -> AttentionShape:
         raise NapkinError(
             f"model: {source}: num_attention_heads ({heads}) must be a multiple of "
             f"num_key_value_heads ({kv_heads})"
+        )
+    if cfg.head_dim is None and cfg.hidden_size % heads:
+        raise NapkinError(
+            f"model: {source}: hidden_size ({cfg.hidden_size}) must be a multiple of "
+            f"num_attention_heads ({heads}), or give head_dim"
         )
     head_dim = cfg.head_dim or cfg.hidden_size // heads
     kind = "mha" if kv_heads == heads else "mqa" if kv_heads == 1 else "gqa"

@@ -64,7 +64,8 @@ BACKENDS: dict[str, BackendDefaults] = {
     "trtllm": BackendDefaults(
         2048, 8192, 0.9, "trtllm",
         source="trtllm-serve defaults (max_batch_size 2048, max_num_tokens 8192, "
-               "kv_cache_free_gpu_memory_fraction 0.9)"),
+               "kv_cache_free_gpu_memory_fraction 0.9), chunked prefill on as the measured "
+               "deployments ran it (trtllm-serve's own default is off)"),
     "sglang": BackendDefaults(
         1024, 8192, 0.88, "sglang",
         source="SGLang server defaults on 80 GB GPUs (chunked_prefill_size 8192, "
