@@ -278,3 +278,12 @@ def test_config_sizes_are_bounded(cli, tmp_path, change, field):
     path.write_text(json.dumps({**config, "num_hidden_layers": 2, "vocab_size": 1000,
                                 "head_dim": 64}))
     assert cli("model", str(path))[0] == 0  # head_dim given: heads need not divide hidden
+
+
+@pytest.mark.parametrize(("option", "value", "field"), [
+    ("--replay", "-1", "replay"), ("--encoder-layers", "-2", "encoder-layers"),
+    ("--decoder-layers", "10001", "decoder-layers"), ("--prompt", "0", "prompt"),
+    ("--prompt", "100000001", "prompt")])
+def test_ced_names_each_field(cli, option, value, field):
+    """Each of ``napkin ced``'s counts is checked on its own and named (not lumped)."""
+    _refused(cli("ced", option, value), field)

@@ -118,7 +118,6 @@ def ced(
     from napkin.inference.ced import expert_layer_passes
     from napkin.report.econ_views import table_doc
 
-    require(min(encoder_layers, decoder_layers, replay) >= 0, "layers, replay: must be >= 0")
     p = expert_layer_passes(prompt, encoder_layers, decoder_layers, replay)
     emit(table_doc("CED expert-layer passes", f"P = {prompt:,}", ["path", "passes"],
                    [["all layers (E + D)·P", f"{p.full:,}"],
