@@ -94,10 +94,6 @@ def speculative(
     over plain decode (1 − α^{k+1})/((1 − α)(k·c + 1)) (Leviathan et al. 2023; q39)."""
     from napkin.inference.speculative import expected_tokens, speedup
 
-    require(
-        draft_cost == draft_cost and draft_cost < float("inf"),
-        f"draft-cost: must be finite, got {draft_cost}",
-    )
     per, gain = expected_tokens(alpha, k), speedup(alpha, k, draft_cost)
     emit(
         result_doc(

@@ -20,5 +20,6 @@ def expected_tokens(alpha: float, k: int) -> float:
 
 def speedup(alpha: float, k: int, draft_cost: float) -> float:
     """Expected speed-up over plain decode when a draft step costs ``draft_cost`` target steps."""
-    require(draft_cost >= 0, f"draft-cost: must be >= 0, got {draft_cost}")
+    require(0 <= draft_cost < float("inf"),
+            f"draft-cost: must be finite and >= 0, got {draft_cost}")
     return expected_tokens(alpha, k) / (k * draft_cost + 1)
