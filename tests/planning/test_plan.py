@@ -156,10 +156,26 @@ def test_bad_disaggregated_layouts_are_refused(text):
 def test_python_api_plans_a_file(tmp_path):
     import yaml
 
-    import napkin
+    from napkin.api.planning import plan
 
     path = tmp_path / "plan.yaml"
     path.write_text(yaml.safe_dump(_plan(1.5).model_dump(exclude_none=True)))
-    result = napkin.plan(path, jobs=1)
+    result = plan(path, jobs=1).value
     assert result.cheapest.candidate.replicas == 2
     assert result.cheapest.slo_met_best >= result.cheapest.slo_met_frac
+    # the frontier: no feasible configuration beats a frontier one on both axes, and every
+    # feasible one off it is matched or beaten on both by one on it
+    feasible = [e for e in result.evaluations if e.status == "feasible"]
+    front = result.pareto
+    assert front and all(e in feasible for e in front)
+
+    def dominates(a, b):
+        return (a.tokens_per_s_per_user >= b.tokens_per_s_per_user
+                and a.tokens_per_s_per_gpu >= b.tokens_per_s_per_gpu and a is not b)
+
+    for f in front:
+        assert not any(dominates(e, f) and (e.tokens_per_s_per_user > f.tokens_per_s_per_user
+                                            or e.tokens_per_s_per_gpu > f.tokens_per_s_per_gpu)
+                       for e in feasible)
+    for e in feasible:
+        assert e in front or any(dominates(f, e) for f in front)

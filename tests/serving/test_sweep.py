@@ -112,11 +112,11 @@ def test_overload_is_flagged_with_its_factor():
 
 
 def test_python_api_sweeps_a_scenario_file():
-    import napkin
+    from napkin.api.serving import sweep
     from napkin.catalog import scenario_file
 
-    result = napkin.sweep(scenario_file("chapter-3-1-uniform.yaml"), rates=[0.5, 4.0],
-                          overrides=["slo.share=0.95"])
+    result = sweep(scenario_file("chapter-3-1-uniform.yaml"), rates=[0.5, 4.0],
+                   overrides=["slo.share=0.95"]).value
     assert result.share == 0.95
     assert result.points[0].sustainable(0.95) and not result.points[-1].sustainable(0.95)
     assert result.points[-1].summaries[0].overload_factor > 2

@@ -12,8 +12,8 @@ from napkin.economics import (
     price_change_ratio,
 )
 from napkin.errors import NapkinError
-from napkin.rl.cycle import generated_for, rl_cycle
-from napkin.rl.memory import rl_memory
+from napkin.reinforcement.cycle import generated_for, rl_cycle
+from napkin.reinforcement.memory import rl_memory
 from napkin.training.memory import recipe
 
 T = 1e12

@@ -1,11 +1,13 @@
-"""``napkin calibrate`` and ``napkin validate``."""
+"""``napkin calibrate`` and ``napkin validate`` (over :mod:`napkin.api.calibration`)."""
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from napkin.api import calibration as api
 from napkin.cli.common import Format, FormatOpt, PlotOption, emit
 
 FilesArg = Annotated[list[Path], typer.Argument(
@@ -21,7 +23,8 @@ JobsOpt = Annotated[int, typer.Option("--jobs", min=0, max=256,
                                            "(0: one per core).")]
 
 
-def _say(fmt: Format):
+def _say(fmt: Format) -> Callable[[str], None] | None:
+    """Progress lines on stderr on a terminal (none in JSON mode or when piped)."""
     if fmt == Format.json or not sys.stderr.isatty():
         return None
     return lambda s: print(f"  {s}", file=sys.stderr)
@@ -46,22 +49,9 @@ def calibrate(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit a step-time profile to measurements, cross-validated by (GPU, model, TP) group."""
-    from napkin.calibration.basis import parse_terms
-    from napkin.calibration.measurements import read_measurements
-    from napkin.calibration.protocol import parse_protocol
-    from napkin.report.calib_views import calibrate_doc
-    from napkin.specs.files import check_output
-    from napkin.validation.calibrate import calibrate as fit_profile
-
-    check_output(out, (".yaml", ".yml"), "out")
-    protocol = parse_protocol(harness)
-    fitted_terms = parse_terms(terms)
-    rows = read_measurements([str(f) for f in files], gpu=gpu, model=model,
-                             tensor_parallel=tp, weights=weights, backend=None)
-    cal = fit_profile(rows, backend, out.stem, rounds=rounds, protocol=protocol,
-                      progress=_say(fmt), jobs=jobs, terms=fitted_terms)
-    cal.profile.save(out)
-    emit(calibrate_doc(cal.profile, cal.holdout, str(out)), fmt)
+    emit(api.calibrate(files, backend=backend, out=out, gpu=gpu, model=model, tp=tp,
+                       weights=weights, rounds=rounds, harness=harness, terms=terms, jobs=jobs,
+                       progress=_say(fmt)), fmt)
 
 
 def validate(
@@ -78,37 +68,8 @@ def validate(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Replay measurements through the simulator and report the errors."""
-    from napkin.calibration.measurements import read_measurements
-    from napkin.calibration.profile import load_profile
-    from napkin.report.calib_views import validate_doc
-    from napkin.validation.calibrate import holdout
-    from napkin.validation.calibrate import validate as score
-    from napkin.validation.sets import FITTED, SETS, load_set
-
-    results = []
-    for name in sets or list(SETS):
-        if name in SETS:
-            rows = load_set(name)
-        else:
-            rows = read_measurements([name], gpu=gpu, model=model, tensor_parallel=tp,
-                                     weights=weights)
-        if calibration is not None:  # one profile: its backend's rows if there are any
-            profile = load_profile(calibration)
-            mine = [m for m in rows if m.backend == profile.backend] or rows
-            results.append((f"{name} · {profile.backend}", f"profile {calibration}, as fitted",
-                            score(mine, profile)))
-            continue
-        for backend in sorted({m.backend for m in rows}):
-            mine = [m for m in rows if m.backend == backend]
-            if name in SETS and name not in FITTED:  # no profile saw it: score as fitted
-                rep = score(mine, load_profile(backend))
-                how = f"profile {backend} as fitted (not fitted on this set)"
-            else:
-                rep = holdout(mine, load_profile(backend), progress=_say(fmt), jobs=jobs)
-                how = f"leave-one-group-out refits of profile {backend}"
-            results.append((f"{name} · {backend}", how, rep))
+    result = api.validate(sets or None, calibration=calibration, gpu=gpu, model=model, tp=tp,
+                          weights=weights, jobs=jobs, progress=_say(fmt))
     if plot is not None:
-        from napkin.report.calib_plots import plot_validation
-
-        plot_validation(results, plot)
-    emit(validate_doc(results), fmt)
+        result.plot(plot)
+    emit(result, fmt)

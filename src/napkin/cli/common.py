@@ -1,4 +1,4 @@
-"""Options shared by commands, and building specs from them."""
+"""Options shared by commands, and printing a result."""
 
 import math
 import sys
@@ -8,16 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from napkin.accounting.forward import Precision
-from napkin.catalog import load_accelerator
+from napkin.api.result import Result
 from napkin.errors import NapkinError
-from napkin.report.document import Document
 from napkin.report.render import render
 from napkin.specs.files import PLOT_SUFFIXES, check_output
-from napkin.specs.hardware import Accelerator, override
-from napkin.specs.model import ModelSpec
-from napkin.timing import Deployment, Efficiency
-from napkin.units import MS
 
 
 class Format(StrEnum):
@@ -95,18 +89,7 @@ def parse_ints(text: str, field: str) -> list[int]:
     return values
 
 
-def accelerator(gpu: str | None, mem: float | None, bw: float | None,
-                tflops: float | None) -> Accelerator:
-    """A catalog accelerator with overrides, or a custom one from all three overrides."""
-    return override(load_accelerator(gpu) if gpu else None, mem, bw, tflops)
-
-
-def deployment(model: ModelSpec, acc: Accelerator, weights: str, kv: str, read_embedding: bool,
-               mfu: float, mbu: float, overhead_ms: float) -> Deployment:
-    return Deployment(model, acc, Precision.of(weights, kv, read_embedding),
-                      Efficiency(mfu, mbu, overhead_ms * MS))
-
-
-def emit(doc: Document, fmt: Format) -> None:
-    sys.stdout.write(render(doc, fmt.value))
+def emit(result: Result, fmt: Format) -> None:
+    """Print an API :class:`~napkin.api.result.Result` in the asked format."""
+    sys.stdout.write(render(result.document, fmt.value))
 

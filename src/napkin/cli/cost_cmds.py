@@ -1,19 +1,19 @@
-"""``napkin cost``: cost per success, price changes, escalation, break-even."""
+"""``napkin cost``: cost per success, price changes, escalation, break-even (over
+:mod:`napkin.api.cost`)."""
 
 from typing import Annotated
 
 import typer
 
+from napkin.api import cost as api
 from napkin.cli.common import FiniteOption, Format, FormatOpt, emit
-from napkin.errors import require
+from napkin.errors import NapkinError
 
 app = typer.Typer(help="Cost per successful task, price changes, escalation, break-even.",
                   no_args_is_help=True)
 
 
 def _floats(text: str, field: str) -> list[float]:
-    from napkin.errors import NapkinError
-
     try:
         return [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
@@ -35,29 +35,11 @@ def success(
 ) -> None:
     """Cost per success c/p of each method (c = generation + verification + tools +
     environment), and the success rate each needs to match the first."""
-    from napkin.agents.success import attempt_cost
-    from napkin.economics import cost_per_success, min_success_rate
-    from napkin.report.econ_views import table_doc
-
-    generation, rates = _floats(cost, "cost"), _floats(rate, "success")
-    require(len(generation) == len(rates) and generation, "success: give one rate per cost")
-    extra = []
-    for text, field in ((verification, "verification"), (tools, "tools"),
-                        (environment, "environment")):
-        values = _floats(text, field) if text else [0.0] * len(generation)
-        require(len(values) == len(generation), f"{field}: give one value per method")
-        extra.append(values)
-    costs = [attempt_cost(g, v, t, e) for g, v, t, e in zip(generation, *extra, strict=True)]
-    per = [cost_per_success(c, p) for c, p in zip(costs, rates, strict=True)]
-    rows = [[f"method {i + 1}", f"{c:g}", f"{p:.1%}", f"{x:,.4g}",
-             f"{min_success_rate(c, per[0]):.1%}"]
-            for i, (c, p, x) in enumerate(zip(costs, rates, per, strict=True))]
-    emit(table_doc("Cost per successful task", "methods",
-                   ["", "cost/attempt", "success", "cost/success", "success to match #1"], rows,
-                   {"cost_per_success": per, "cost_per_attempt": costs},
-                   {"generation": generation, "verification": extra[0], "tools": extra[1],
-                    "environment": extra[2], "success_rates": rates},
-                   notes=["every attempt's cost over the successes: c/p"]), fmt)
+    emit(api.cost_success(
+        cost=_floats(cost, "cost"), success=_floats(rate, "success"),
+        verification=_floats(verification, "verification") if verification else None,
+        tools=_floats(tools, "tools") if tools else None,
+        environment=_floats(environment, "environment") if environment else None), fmt)
 
 
 @app.command()
@@ -69,14 +51,8 @@ def price(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """New over old cost per success after a price change (§3.2.2)."""
-    from napkin.economics import price_change_ratio
-    from napkin.report.econ_views import table_doc
-
-    ratio = price_change_ratio(price_ratio, tokens_ratio, success_old, success_new)
-    emit(table_doc("Price change", "cost per success", ["", ""],
-                   [["new / old", f"{ratio:,.4g}"]], {"cost_per_success_ratio": ratio},
-                   {"price_ratio": price_ratio, "tokens_ratio": tokens_ratio,
-                    "success_old": success_old, "success_new": success_new}), fmt)
+    emit(api.cost_price(price_ratio=price_ratio, tokens_ratio=tokens_ratio,
+                        success_old=success_old, success_new=success_new), fmt)
 
 
 @app.command()
@@ -88,20 +64,8 @@ def escalation(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Mean cost c_dec + e·c_LLM, the success gain escalation must buy, the break-even share."""
-    from napkin.economics import escalated_cost, min_success_gain
-    from napkin.inference.decision import break_even_escalation
-    from napkin.report.econ_views import table_doc
-
-    shares = _floats(share, "share")
-    rows = [[f"{e:.2%}", f"{escalated_cost(decision_cost, llm_cost, e):.6g}",
-             f"{min_success_gain(decision_cost, llm_cost, e):,.3f}"] for e in shares]
-    even = break_even_escalation(decision_cost, llm_cost)
-    emit(table_doc("Escalation to an LLM", "per request",
-                   ["share e", "mean cost", "minimum p₂/p₁"], rows,
-                   {"shares": shares, "break_even_share": even},
-                   {"decision_cost": decision_cost, "llm_cost": llm_cost},
-                   notes=[f"escalation costs as much as the decision model at e = {even:.3%}"]),
-         fmt)
+    emit(api.cost_escalation(decision_cost=decision_cost, llm_cost=llm_cost,
+                             share=_floats(share, "share")), fmt)
 
 
 @app.command()
@@ -113,15 +77,5 @@ def breakeven(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Q* = ΔC₀/Δc, and the lifecycle difference at given task counts (§3.6.3)."""
-    from napkin.economics import break_even_tasks
-    from napkin.report.econ_views import table_doc
-
-    q = break_even_tasks(extra_upfront, saving)
-    counts = _floats(tasks, "tasks") if tasks else []
-    rows = [["break-even tasks Q*", f"{q:,.4g}"]]
-    rows += [[f"{n:,.4g} tasks: cheaper-to-run model's total − other's",
-              f"{extra_upfront - n * saving:,.4g}"] for n in counts]
-    emit(table_doc("Lifecycle break-even", "break-even", ["", ""], rows,
-                   {"break_even_tasks": q,
-                    "differences": [extra_upfront - n * saving for n in counts]},
-                   {"extra_upfront": extra_upfront, "saving_per_task": saving}), fmt)
+    emit(api.cost_breakeven(extra_upfront=extra_upfront, saving=saving,
+                            tasks=_floats(tasks, "tasks") if tasks else []), fmt)

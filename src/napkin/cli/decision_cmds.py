@@ -1,9 +1,11 @@
-"""``napkin decision`` (prefill-only decision request vs generation) and ``napkin ced``."""
+"""``napkin decision`` (prefill-only decision request vs generation) and ``napkin ced`` (over
+:mod:`napkin.api.decision`)."""
 
 from typing import Annotated
 
 import typer
 
+from napkin.api import decision as api
 from napkin.cli.common import (
     FiniteOption,
     Format,
@@ -14,12 +16,9 @@ from napkin.cli.common import (
     MfuOpt,
     ModelArg,
     WeightsOpt,
-    accelerator,
-    deployment,
     emit,
     parse_ints,
 )
-from napkin.errors import require
 
 
 def decision(
@@ -50,60 +49,12 @@ def decision(
     """One P-token forward reading out Q answers vs prefill + G generated tokens: latency, GPU
     time (decode batched), $ per million input tokens (§3.2.4; defaults are the chapter's).
     --request-usd with --usd-per-million-input infers P from a bill."""
-    from napkin.catalog import load_model
-    from napkin.inference.decision import (
-        batched_generation_gpu_s,
-        decision_vs_generation,
-        prompt_tokens_for_price,
-        usd_per_million,
-    )
-    from napkin.report.econ_views import table_doc
-    from napkin.units import MS, TFLOP
-
-    require(gpu is not None, "gpu: give an accelerator id")
-    require((request_usd is None) == (usd_per_million_input is None),
-            "request-usd: give it together with --usd-per-million-input")
-    notes = []
-    if request_usd is not None and usd_per_million_input is not None:
-        prompt = prompt_tokens_for_price(request_usd, usd_per_million_input)
-        notes.append(f"P = ${request_usd:g} / ${usd_per_million_input:g} per 1M = "
-                     f"{prompt:,} input tokens")
-    lengths = parse_ints(gen_range, "gen-range") if gen_range else []
-    dep = deployment(load_model(ref), accelerator(gpu, None, None, None), weights, kv, False,
-                     mfu, mbu, 0.0)
-    c = decision_vs_generation(dep, prompt, questions, gen, usd_per_gpu_hour, decode_batch)
-    g = c.generation
-    gen_usd = usd_per_million(g.e2e_s, prompt, usd_per_gpu_hour)
-    by_length = {n: batched_generation_gpu_s(dep, prompt, n, decode_batch)
-                 / c.decision_time.time_s for n in lengths}
-    rows = [
-        ["decision forward", f"{c.decision.flops / TFLOP:,.2f} TFLOPs",
-         f"{c.decision_time.time_s / MS:,.1f} ms",
-         f"${c.decision_usd_per_million_input_tokens:.4f}"],
-        [f"prefill + {gen} tokens", f"{(g.prefill.flops + g.decode_flops) / TFLOP:,.2f} TFLOPs",
-         f"{g.e2e_s / MS:,.1f} ms (TPOT {g.tpot_s / MS:,.2f} ms)",
-         f"${gen_usd:.4f} (one sequence alone)"],
-        [f"prefill + {gen} tokens, decode batched at {decode_batch}", "",
-         f"{c.generation_gpu_s / MS:,.1f} ms GPU time ({c.gpu_time_ratio:.2f}× the decision)",
-         f"${usd_per_million(c.generation_gpu_s, prompt, usd_per_gpu_hour):.4f}"],
-    ]
-    rows += [[f"prefill + {n} tokens, decode batched at {decode_batch}", "", f"{r:.2f}× the "
-              "decision's GPU time", ""] for n, r in by_length.items()]
-    emit(table_doc("Decision request vs generation", "one request",
-                   ["path", "work", "latency", "$ per 1M input tokens"], rows,
-                   {"comparison": c, "generation_usd_per_million_input_tokens": gen_usd,
-                    "latency_ratio": c.latency_ratio, "gpu_time_ratio": c.gpu_time_ratio,
-                    "gpu_time_ratio_by_gen": {str(n): r for n, r in by_length.items()}},
-                   {"model": ref, "prompt": prompt, "questions": questions, "gen": gen,
-                    "gpu": gpu, "request_usd": request_usd,
-                    "usd_per_million_input": usd_per_million_input},
-                   {"mfu": mfu, "mbu": mbu, "weights": weights, "usd_per_gpu_hour":
-                    usd_per_gpu_hour, "decode_batch": decode_batch},
-                   [*notes,
-                    f"generation is {c.latency_ratio:.1f}× the decision latency but "
-                    f"{c.gpu_time_ratio:.2f}× its GPU time: batched decode shares each step "
-                    f"among {decode_batch} requests",
-                    "escalation: napkin cost escalation --decision-cost … --llm-cost …"]), fmt)
+    emit(api.decision(ref, prompt=prompt, questions=questions, gen=gen, gpu=gpu,
+                      weights=weights, kv_dtype=kv, mfu=mfu, mbu=mbu,
+                      usd_per_gpu_hour=usd_per_gpu_hour, decode_batch=decode_batch,
+                      gen_range=parse_ints(gen_range, "gen-range") if gen_range else [],
+                      request_usd=request_usd, usd_per_million_input=usd_per_million_input),
+         fmt)
 
 
 def ced(
@@ -115,13 +66,5 @@ def ced(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Expert-layer passes of a prefill: (E + D)·P vs CED's E·P + D·min(P, replay)."""
-    from napkin.inference.ced import expert_layer_passes
-    from napkin.report.econ_views import table_doc
-
-    p = expert_layer_passes(prompt, encoder_layers, decoder_layers, replay)
-    emit(table_doc("CED expert-layer passes", f"P = {prompt:,}", ["path", "passes"],
-                   [["all layers (E + D)·P", f"{p.full:,}"],
-                    ["CED E·P + D·min(P, replay)", f"{p.ced:,}"],
-                    ["CED / full", f"{p.ced_frac:.1%}"]],
-                   {"passes": p}, {"prompt": prompt, "encoder_layers": encoder_layers,
-                                   "decoder_layers": decoder_layers, "replay": replay}), fmt)
+    emit(api.ced(prompt=prompt, encoder_layers=encoder_layers, decoder_layers=decoder_layers,
+                 replay=replay), fmt)

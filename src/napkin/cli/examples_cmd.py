@@ -1,9 +1,10 @@
-"""``napkin examples [list | run ID | run --all]``."""
+"""``napkin examples [list | run ID | run --all]`` (over :mod:`napkin.api.examples`)."""
 
 from typing import Annotated
 
 import typer
 
+from napkin.api import examples as api
 from napkin.cli.common import Format, FormatOpt, emit
 from napkin.errors import NapkinError
 
@@ -20,10 +21,7 @@ def _default(ctx: typer.Context, fmt: FormatOpt = Format.table) -> None:
 @app.command("list")
 def list_(fmt: FormatOpt = Format.table) -> None:
     """List the worked examples."""
-    from napkin.examples.catalog import EXAMPLES
-    from napkin.report.examples_view import examples_list_doc
-
-    emit(examples_list_doc(EXAMPLES), fmt)
+    emit(api.list_examples(), fmt)
 
 
 @app.command()
@@ -33,13 +31,9 @@ def run(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Compute examples through the library; exit 1 if any row misses its published value."""
-    from napkin.examples.catalog import EXAMPLES, find_example
-    from napkin.report.examples_view import examples_run_doc
-
     if all_ == (example_id is not None):
         raise NapkinError("examples run: give one example id or --all")
-    chosen = list(EXAMPLES) if all_ else [find_example(example_id or "")]
-    results = [(e, e.rows()) for e in chosen]
-    emit(examples_run_doc(results), fmt)
-    if any(r.status == "FAIL" for _, rows in results for r in rows):
+    result = api.run_examples(None if all_ else example_id)
+    emit(result, fmt)
+    if result.data["failed_rows"]:
         raise typer.Exit(1)

@@ -1,13 +1,11 @@
-"""``napkin call``, ``napkin decode``, ``napkin capacity``, ``napkin moe``."""
+"""``napkin call``, ``napkin decode``, ``napkin capacity``, ``napkin moe`` (over
+:mod:`napkin.api.inference`)."""
 
 from typing import Annotated
 
 import typer
 
-from napkin.accounting.batch import Batch
-from napkin.accounting.forward import Precision, forward
-from napkin.accounting.series import decode_runs
-from napkin.catalog import load_model
+from napkin.api import inference as api
 from napkin.cli.common import (
     BwOpt,
     FiniteOption,
@@ -23,20 +21,10 @@ from napkin.cli.common import (
     ReadEmbOpt,
     TflopsOpt,
     WeightsOpt,
-    accelerator,
-    deployment,
     emit,
     parse_ints,
 )
-from napkin.errors import require
-from napkin.inference.capacity import capacity as capacity_of
-from napkin.inference.chain import request_chain
-from napkin.inference.decode import decode_table
-from napkin.inference.moe import moe_table
-from napkin.report import views
-from napkin.specs.model import check_tensor_parallel
 from napkin.timing import DEFAULT_MBU, DEFAULT_MFU
-from napkin.units import GB
 
 BatchesOpt = Annotated[str, typer.Option("--batch", help="Batch sizes, comma-separated.")]
 ContextOpt = Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")]
@@ -65,34 +53,10 @@ def call(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Operator list of one prefill; with --gpu, the request chain's TTFT, TPOT, end-to-end."""
-    model = load_model(ref)
-    require(new >= 1, f"new: must be >= 1 token, got {new}")
-    require(batch >= 1, f"batch: must be >= 1, got {batch}")
-    require(gen >= 1, f"gen: must be >= 1 token, got {gen}")
-    model.check_context(cached + new + gen - 1)
-    precision = Precision.of(weights, kv_dtype, read_embedding)
-    prefill = forward(model, Batch.uniform(cached, new, batch), precision)
-    runs = decode_runs(model, precision, batch, cached + new, gen - 1)
-    dep = chain = None
-    if gpu or gpu_mem_gb or gpu_bw_gbs or gpu_tflops:
-        dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
-                         kv_dtype, read_embedding, mfu, mbu, overhead_ms)
-        chain = request_chain(dep, new=new, gen=gen, cached=cached, batch=batch)
-    calibrated = None
-    if calibration is not None:
-        from napkin.calibration.predict import calibrated_call
-        from napkin.calibration.profile import load_profile
-
-        require(dep is not None, "calibration: needs --gpu (a catalog accelerator)")
-        assert dep is not None
-        check_tensor_parallel(model, tp)
-        calibrated = calibrated_call(load_profile(calibration), model, dep.acc, precision, new,
-                                     gen, cached, batch, tp, ref)
-    inputs = {"model": model.name, "cached_tokens": cached, "new_tokens": new,
-              "gen_tokens": gen, "batch": batch, **(
-                  {} if dep else {"weights": weights, "kv_dtype": kv_dtype,
-                                  "read_embedding": read_embedding})}
-    emit(views.call_doc(model, prefill, runs, dep, chain, inputs, calibrated), fmt)
+    emit(api.call(ref, new=new, cached=cached, gen=gen, batch=batch, gpu=gpu,
+                  gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
+                  weights=weights, kv_dtype=kv_dtype, read_embedding=read_embedding, mfu=mfu,
+                  mbu=mbu, overhead_ms=overhead_ms, calibration=calibration, tp=tp), fmt)
 
 
 def decode(
@@ -104,22 +68,11 @@ def decode(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Decode table over batch sizes: memory, fit, step time, tokens/s (question bank task 2)."""
-    model = load_model(ref)
-    dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
-                     kv_dtype, read_embedding, mfu, mbu, overhead_ms)
-    batches = parse_ints(batch, "batch")
-    table = decode_table(dep, batches, context, reserve_gb * GB)
-    inputs = {"model": model.name, "context_tokens": context, "reserve_bytes": reserve_gb * GB}
-    calibrated = None
-    if calibration is not None:
-        from napkin.calibration.predict import calibrated_decode
-        from napkin.calibration.profile import load_profile
-
-        check_tensor_parallel(model, tp)
-        profile = load_profile(calibration)
-        calibrated = (profile, calibrated_decode(profile, model, dep.acc, dep.precision,
-                                                 batches, context, tp), tp)
-    emit(views.decode_doc(dep, table, inputs, calibrated), fmt)
+    emit(api.decode_table(ref, gpu=gpu, batch=parse_ints(batch, "batch"), context=context,
+                          reserve_gb=reserve_gb, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
+                          gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
+                          read_embedding=read_embedding, mfu=mfu, mbu=mbu,
+                          overhead_ms=overhead_ms, calibration=calibration, tp=tp), fmt)
 
 
 def capacity(
@@ -133,13 +86,9 @@ def capacity(
     kv_dtype: KvOpt = "bf16", fmt: FormatOpt = Format.table,
 ) -> None:
     """Users whose KV fits at a context on N accelerators (question bank task 3)."""
-    model = load_model(ref)
-    dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
-                     kv_dtype, False, DEFAULT_MFU, DEFAULT_MBU, 0.0)
-    cap = capacity_of(dep, count, context, avg_context, reserve_gb * GB)
-    inputs = {"model": model.name, "count": count, "context_tokens": context,
-              "avg_context_tokens": avg_context, "reserve_bytes_per_device": reserve_gb * GB}
-    emit(views.capacity_doc(dep, cap, inputs), fmt)
+    emit(api.capacity(ref, gpu=gpu, count=count, context=context, avg_context=avg_context,
+                      reserve_gb=reserve_gb, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
+                      gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype), fmt)
 
 
 def moe(
@@ -152,8 +101,7 @@ def moe(
     mbu: MbuOpt = DEFAULT_MBU, overhead_ms: OverheadOpt = 0.0, fmt: FormatOpt = Format.table,
 ) -> None:
     """MoE decode: experts touched, bytes per step, FLOPs per token, compute-bound batch."""
-    model = load_model(ref)
-    dep = deployment(model, accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops), weights,
-                     kv_dtype, read_embedding, mfu, mbu, overhead_ms)
-    table = moe_table(dep, parse_ints(batch, "batch"), context)
-    emit(views.moe_doc(dep, table, {"model": model.name, "context_tokens": context}), fmt)
+    emit(api.moe(ref, batch=parse_ints(batch, "batch"), context=context, gpu=gpu,
+                 gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
+                 weights=weights, kv_dtype=kv_dtype, read_embedding=read_embedding, mfu=mfu,
+                 mbu=mbu, overhead_ms=overhead_ms), fmt)

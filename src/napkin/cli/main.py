@@ -1,11 +1,13 @@
 """The ``napkin`` entry point: one line on bad input, exit status 2."""
 
 import sys
+from typing import Annotated, Any
 
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
+from napkin import __version__
 from napkin.cli import (
     agent_cmds,
     calib_cmds,
@@ -21,6 +23,7 @@ from napkin.cli import (
     scaling_cmds,
     serve_cmds,
     train_cmds,
+    web_cmd,
 )
 from napkin.errors import NapkinError
 
@@ -32,7 +35,23 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"max_content_width": 120},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"napkin {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print napkin's version and exit.")] = False) -> None:
+    pass
+
+
 app.command("models")(catalog_cmds.models)
 app.command("gpus")(catalog_cmds.gpus)
 app.command("model")(catalog_cmds.model)
@@ -55,6 +74,7 @@ app.command("speculative")(rule_cmds.speculative)
 app.command("attention-matrix")(rule_cmds.attention_matrix)
 app.command("loss-mask")(rule_cmds.loss_mask)
 app.command("gpu-hours")(rule_cmds.gpu_hours)
+app.command("web")(web_cmd.web)
 app.add_typer(agent_cmds.context_app, name="context")
 app.add_typer(media_cmds.app, name="media")
 app.add_typer(examples_cmd.app, name="examples")
@@ -64,10 +84,26 @@ app.add_typer(scaling_cmds.app, name="scaling")
 app.add_typer(eval_cmds.app, name="eval")
 
 
+def _full_short_help(command: Any) -> None:
+    """Show each command's whole first paragraph in the listing (click cuts it at 45
+    characters)."""
+    for sub in getattr(command, "commands", {}).values():
+        if sub.help and not sub.short_help:
+            sub.short_help = " ".join(sub.help.split("\n\n")[0].split())
+        _full_short_help(sub)
+
+
+def command() -> Any:
+    """The click command of the app, with full descriptions in ``--help``."""
+    cmd = typer.main.get_command(app)
+    _full_short_help(cmd)
+    return cmd
+
+
 def main() -> None:
     """Run the CLI; library errors and usage errors print one line and exit 2."""
     try:
-        code = app(standalone_mode=False)
+        code = command()(standalone_mode=False)
     except NapkinError as e:
         _fail(str(e))
     except NoArgsIsHelpError as e:  # bare `napkin`: the help text, as asked

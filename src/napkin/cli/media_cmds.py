@@ -1,10 +1,12 @@
-"""``napkin media``: vision tokens and EC/KV, diffusion, speech generation, playback."""
+"""``napkin media``: vision tokens and EC/KV, diffusion, speech generation, playback (over
+:mod:`napkin.api.media`)."""
 
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from napkin.api import media as api
 from napkin.cli.common import (
     FiniteOption,
     Format,
@@ -14,12 +16,9 @@ from napkin.cli.common import (
     MfuOpt,
     PlotOption,
     WeightsOpt,
-    accelerator,
-    deployment,
     emit,
 )
 from napkin.errors import NapkinError, require
-from napkin.units import MB, MS
 
 app = typer.Typer(help="Multimodal and real time: vision tokens, EC and KV; diffusion; speech "
                        "generation; jitter buffer; interruption.", no_args_is_help=True)
@@ -55,23 +54,9 @@ def vision(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Visual tokens n_v = H·W/(p²r²), encoder FLOPs, EC bytes (DeepStack width) and KV."""
-    from napkin.catalog import load_model, load_vision_tower
-    from napkin.media.vision import image_cost, prompt_state
-    from napkin.report.media_views import vision_doc
-    from napkin.timing import Efficiency, call_time
-
-    require(file_mb is None or file_mb >= 0, "file-mb: must be >= 0")
-    tower, language = load_vision_tower(model), load_model(model)
-    costs = [image_cost(tower, language, *_size(s), resize=resize) for s in image]
-    prompt = prompt_state(costs, text_tokens, language)
-    times = None
-    if gpu:
-        acc = accelerator(gpu, None, None, None)
-        times = [call_time(c.encoder, acc, "bf16", Efficiency(mfu, 1.0)).time_s for c in costs]
-    emit(vision_doc(costs, prompt, None if file_mb is None else file_mb * MB, times,
-                    {"images": image, "model": model, "text_tokens": text_tokens,
-                     "resize": resize, "gpu": gpu},
-                    {"ec_dtype": "bf16", "kv_dtype": "bf16", "mfu": mfu}), fmt)
+    emit(api.media_vision(images=[_size(s) for s in image], model=model,
+                          text_tokens=text_tokens, file_mb=file_mb, resize=resize, gpu=gpu,
+                          mfu=mfu), fmt)
 
 
 @app.command()
@@ -90,21 +75,9 @@ def diffusion(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """n_s · n_b · F_step(n_v): DiT forwards and FLOPs of one generated image."""
-    from napkin.catalog import load_dit
-    from napkin.media.diffusion import image_generation
-    from napkin.report.media_views import diffusion_doc
-    from napkin.timing import Efficiency, call_time
-
-    g = image_generation(load_dit(model), *_size(size), steps, 2 if cfg else 1, text_tokens,
-                         vae_factor)
-    time_s = None
-    if gpu:
-        step = call_time(g.step_forward, accelerator(gpu, None, None, None), "bf16",
-                         Efficiency(mfu, 1.0))
-        time_s = g.forwards * step.time_s
-    emit(diffusion_doc(g, time_s, {"size": size, "model": model, "steps": steps,
-                                   "true_cfg": cfg, "text_tokens": text_tokens, "gpu": gpu},
-                       {"vae_factor": vae_factor, "mfu": mfu}), fmt)
+    emit(api.media_diffusion(size=_size(size), model=model, steps=steps, true_cfg=cfg,
+                             text_tokens=text_tokens, vae_factor=vae_factor, gpu=gpu, mfu=mfu),
+         fmt)
 
 
 @app.command()
@@ -125,39 +98,28 @@ def audio(
 ) -> None:
     """Speech generation: frames/s, forwards per frame (slow + fast), FLOPs and real-time
     factor at batch 1."""
-    from napkin.catalog import load_model
-    from napkin.media.audio import speech_rate
-    from napkin.report.media_views import audio_doc
-
-    acc = accelerator(gpu, None, None, None)
-    deps = [deployment(load_model(m), acc, weights, "bf16", False, mfu, mbu, 0.0)
-            for m in (slow, fast)]
-    rate = speech_rate(deps[0], deps[1], context, codebooks, sample_rate, hop)
-    emit(audio_doc(rate, {"slow": slow, "fast": fast, "codebooks": codebooks,
-                          "sample_rate": sample_rate, "hop": hop, "context": context,
-                          "gpu": gpu},
-                   {"weights": weights, "mfu": mfu, "mbu": mbu}), fmt)
+    emit(api.media_audio(slow=slow, fast=fast, codebooks=codebooks, sample_rate=sample_rate,
+                         hop=hop, context=context, gpu=gpu, weights=weights, mfu=mfu, mbu=mbu),
+         fmt)
 
 
 def _ms_list(text: str, field: str) -> list[float]:
     try:
-        values = [float(v) * MS for v in text.split(",") if v.strip()]
+        return [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise NapkinError(f"{field}: {text!r} must be comma-separated milliseconds") from None
-    require(bool(values), f"{field}: give at least one value")
-    return values
 
 
-def _late(items: list[str]) -> tuple[tuple[int, float], ...]:
+def _late(items: list[str]) -> list[tuple[int, float]]:
     out = []
     for item in items:
         block, _, ms = item.partition(":")
         try:
-            out.append((int(block) - 1, float(ms) * MS))
+            out.append((int(block), float(ms)))
         except ValueError:
             raise NapkinError(f"network: {item!r} must be BLOCK:MS (block from 1), "
                               "e.g. 3:50") from None
-    return tuple(out)
+    return out
 
 
 @app.command()
@@ -180,26 +142,14 @@ def jitter(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The jitter-buffer timeline: block bytes, arrivals, first play, gaps, total stall."""
-    from napkin.media.playback import AudioFormat, PlaybackParams, playback_timeline
-    from napkin.report.media_views import jitter_doc
-
-    fmt_audio = AudioFormat(sample_rate, channels, bytes_per_sample)
-    timelines = [playback_timeline(PlaybackParams(
-        block_ms * MS, blocks, process_ms * MS, send_ms * MS, network_ms * MS, _late(late),
-        buf, clock, fmt_audio)) for buf in _ms_list(buffer_ms, "buffer-ms")]
+    result = api.media_jitter(buffer_ms=_ms_list(buffer_ms, "buffer-ms"), block_ms=block_ms,
+                              blocks=blocks, process_ms=process_ms, send_ms=send_ms,
+                              network_ms=network_ms, network=_late(late),
+                              sample_rate=sample_rate, channels=channels,
+                              bytes_per_sample=bytes_per_sample, clock_ratio=clock)
     if plot is not None:
-        from napkin.report.media_plots import plot_playback
-
-        require(plot.suffix in (".png", ".svg", ".pdf"), f"plot: {plot} must end in .png, "
-                                                         ".svg or .pdf")
-        for t in timelines:
-            name = plot if len(timelines) == 1 else plot.with_stem(
-                f"{plot.stem}-{t.params.buffer_s / MS:g}ms")
-            plot_playback(t, name)
-    emit(jitter_doc(timelines, {"buffer_ms": buffer_ms, "block_ms": block_ms, "blocks": blocks,
-                                "process_ms": process_ms, "send_ms": send_ms,
-                                "network_ms": network_ms, "network": late,
-                                "clock_ratio": clock}), fmt)
+        result.plot(plot)
+    emit(result, fmt)
 
 
 @app.command()
@@ -215,14 +165,9 @@ def interrupt(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Interruption latency: control delay, then the device's next poll."""
-    from napkin.media.playback import interruption
-    from napkin.report.media_views import interrupt_doc
-
-    i = interruption(command_ms * MS, control_ms * MS, poll_ms * MS, phase_ms * MS,
-                     None if stop_ms is None else stop_ms * MS,
-                     None if free_ms is None else free_ms * MS)
-    emit(interrupt_doc(i, {"command_ms": command_ms, "control_ms": control_ms,
-                           "poll_ms": poll_ms, "phase_ms": phase_ms}), fmt)
+    emit(api.media_interrupt(command_ms=command_ms, control_ms=control_ms, poll_ms=poll_ms,
+                             phase_ms=phase_ms, stop_compute_ms=stop_ms,
+                             free_state_ms=free_ms), fmt)
 
 
 @app.command()
@@ -234,12 +179,4 @@ def drain(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """When a buffer empties if audio arrives slower than it plays: B / (1 − r)."""
-    from napkin.media.playback import buffer_drain_s
-    from napkin.report.econ_views import table_doc
-
-    t = buffer_drain_s(buffered_s, rate)
-    emit(table_doc("Buffer drain", "long run", ["", ""],
-                   [["empties after", "never (arrivals keep up)" if t is None else f"{t:,.3f} s"]],
-                   {"drain_s": t}, {"buffered_s": buffered_s, "arrival_rate": rate},
-                   notes=["a larger start-up buffer only delays the stall when arrivals are "
-                          "slower on average"]), fmt)
+    emit(api.media_drain(buffered_s=buffered_s, arrival_rate=rate), fmt)

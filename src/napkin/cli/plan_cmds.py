@@ -1,4 +1,4 @@
-"""``napkin plan``."""
+"""``napkin plan`` (over :mod:`napkin.api.planning`)."""
 
 import sys
 from pathlib import Path
@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from napkin.api import planning as api
 from napkin.cli.common import Format, FormatOpt, PlotOption, emit
-from napkin.errors import NapkinError
 
 
 def plan(
@@ -28,39 +28,15 @@ def plan(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The cheapest deployment that meets an SLO: search GPUs, TP, replicas, engine settings."""
-    from napkin.planning.search import run_plan
-    from napkin.planning.spec import load_plan
-    from napkin.report.plan_views import evaluation_columns, plan_doc
-    from napkin.specs.files import check_output
+    shown = fmt != Format.json and sys.stderr.isatty()
 
-    if export is not None:
-        check_output(export, (".csv", ".parquet", ".json"), "export")
-    spec, base = load_plan(plan_path)
-    progress = None
-    if fmt != Format.json and sys.stderr.isatty():
-        def progress(done: int, total: int) -> None:
-            print(f"\r  {done}/{total} configuration groups", end="", file=sys.stderr)
-    if executor not in ("process", "ray"):
-        raise NapkinError(f"executor: must be process or ray, got {executor!r}")
-    if ray_address is not None and executor != "ray":
-        raise NapkinError("ray-address: applies with --executor ray only")
-    result = run_plan(spec, base, jobs, progress, executor, ray_address)
-    if progress is not None:
+    def progress(done: int, total: int) -> None:
+        print(f"\r  {done}/{total} configuration groups", end="", file=sys.stderr)
+
+    result = api.plan(plan_path, jobs=jobs, top=top, export=export, executor=executor,
+                      ray_address=ray_address, progress=progress if shown else None)
+    if shown:
         print(file=sys.stderr)
-    doc = plan_doc(result, top)
-    if export is not None:
-        if export.suffix == ".json":
-            import json
-
-            from napkin.report.document import jsonable
-
-            export.write_text(json.dumps(jsonable(doc.data["evaluations"]), indent=1))
-        else:
-            from napkin.report.export import write_table
-
-            write_table(evaluation_columns(result), export)
     if plot is not None:
-        from napkin.report.plots import plot_pareto
-
-        plot_pareto(result, plot)
-    emit(doc, fmt)
+        result.plot(plot)
+    emit(result, fmt)

@@ -1,21 +1,13 @@
 """Worked-example formulas as commands: ``napkin flops`` (6ND, D/N), ``napkin speculative``,
-``napkin attention-matrix`` (naive score memory) and ``napkin loss-mask`` (q26)."""
+``napkin attention-matrix`` (naive score memory), ``napkin loss-mask`` (q26) and
+``napkin gpu-hours`` (over :mod:`napkin.api.rules`)."""
 
 from typing import Annotated
 
 import typer
 
+from napkin.api import rules as api
 from napkin.cli.common import FiniteArgument, FiniteOption, Format, FormatOpt, emit
-from napkin.errors import require
-from napkin.report.econ_views import result_doc
-
-
-def _positive(value: float, field: str) -> float:
-    require(
-        value == value and 0 < value < float("inf"),
-        f"{field}: must be a finite number > 0, got {value}",
-    )
-    return value
 
 
 def flops(
@@ -35,48 +27,7 @@ def flops(
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18; Chinchilla's
     compute-optimal D/N ≈ 20). For a MoE model also its routed + shared expert matmuls,
     18·n_L·h·f·(k_routed + k_shared) FLOPs per token and × D (§3.6.2, DeepSeek V4)."""
-    from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
-
-    require(
-        (ref is None) != (params is None),
-        "params: give a MODEL or --params, not both and not neither",
-    )
-    model = None
-    if params is None:
-        from napkin.catalog import load_model
-
-        model = load_model(str(ref))
-        params = float(model.params)
-    n, d = _positive(params, "params"), _positive(tokens, "tokens")
-    c, ratio = train_flops_6nd(n, d), tokens_per_parameter(n, d)
-    rows = [
-        ["N", f"{n:.4g} parameters"],
-        ["D", f"{d:.4g} tokens"],
-        ["6ND", f"{c:.4g} FLOPs"],
-        ["D/N", f"{ratio:,.1f}"],
-    ]
-    data: dict[str, float] = {"params": n, "tokens": d, "train_flops": c,
-                              "tokens_per_param": ratio}
-    notes = [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]
-    if model is not None and model.is_moe:
-        from napkin.training.flops import expert_train_flops_per_token
-
-        per_token = expert_train_flops_per_token(model)
-        rows += [["active N (top-k + shared experts)", f"{model.active_params:.4g} parameters"],
-                 ["expert matmuls per token (fwd + bwd)", f"{per_token / 1e9:,.4f} GFLOPs"],
-                 ["expert matmuls × D", f"{per_token * d:.6g} FLOPs"]]
-        data |= {"active_params": float(model.active_params),
-                 "expert_train_flops_per_token": per_token,
-                 "expert_train_flops": per_token * d}
-        notes.append("expert matmuls: 3 SwiGLU projections × 2 FLOPs per multiply-add × 3 "
-                     "(forward + backward) per routed and shared expert a token passes, "
-                     "18·n_L·h·f·(k_routed + k_shared); attention, routers, head, MTP, "
-                     "optimizer and recompute come on top")
-    emit(
-        result_doc("Training compute: 6ND", rows, data,
-                   {"model": ref, "params": n, "tokens": d}, notes),
-        fmt,
-    )
+    emit(api.flops(ref, params=params, tokens=tokens), fmt)
 
 
 def speculative(
@@ -92,22 +43,7 @@ def speculative(
 ) -> None:
     """Speculative decoding: tokens per verification (1 − α^{k+1})/(1 − α) and the speed-up
     over plain decode (1 − α^{k+1})/((1 − α)(k·c + 1)) (Leviathan et al. 2023; q39)."""
-    from napkin.inference.speculative import expected_tokens, speedup
-
-    per, gain = expected_tokens(alpha, k), speedup(alpha, k, draft_cost)
-    emit(
-        result_doc(
-            "Speculative decoding",
-            [["tokens per verification", f"{per:.3f}"], ["speed-up in steps", f"{gain:.3f}×"]],
-            {"tokens_per_verification": per, "speedup": gain},
-            {"alpha": alpha, "k": k, "draft_cost": draft_cost},
-            [
-                "tokens are accepted independently with probability α; the first rejection "
-                "ends the run and the target adds one token of its own"
-            ],
-        ),
-        fmt,
-    )
+    emit(api.speculative(alpha=alpha, k=k, draft_cost=draft_cost), fmt)
 
 
 def attention_matrix(
@@ -124,38 +60,7 @@ def attention_matrix(
     """Memory of naive attention's T×T score matrix: B·H·T²·bytes per layer (and ×2 with the
     softmax output kept for backward), against the layer's KV cache; FlashAttention never
     materializes it."""
-    from napkin.accounting.rules import attention_scores_bytes
-    from napkin.catalog import load_model
-    from napkin.specs.dtypes import kv_format
-    from napkin.units import GB, GiB
-
-    model = load_model(ref)
-    fmt_ = kv_format(dtype)
-    heads = max(g.block.attention.num_heads for g in model.layer_groups)
-    one = attention_scores_bytes(batch, heads, seq, fmt_.bytes_per_element)
-    kv_layer = model.kv_bytes(seq, fmt_.bytes_per_element) * batch / model.num_layers
-    rows = [
-        ["heads H", str(heads)],
-        ["scores per layer", f"{one / GB:,.3f} GB ({one / GiB:,.3f} GiB)"],
-        ["scores + softmax kept for backward", f"{2 * one / GB:,.3f} GB"],
-        ["KV cache of the same layer", f"{kv_layer / GB:,.3f} GB"],
-        ["scores / KV", f"{one / kv_layer:,.1f}×" if kv_layer else "—"],
-    ]
-    emit(
-        result_doc(
-            f"Naive attention matrix of {model.name}",
-            rows,
-            {
-                "heads": heads,
-                "scores_bytes_per_layer": one,
-                "scores_and_probs_bytes_per_layer": 2 * one,
-                "kv_bytes_per_layer": kv_layer,
-            },
-            {"model": ref, "seq": seq, "batch": batch, "dtype": dtype},
-            ["grows as T²; the KV cache grows as T"],
-        ),
-        fmt,
-    )
+    emit(api.attention_matrix(ref, seq=seq, batch=batch, dtype=dtype), fmt)
 
 
 def loss_mask(
@@ -170,26 +75,7 @@ def loss_mask(
 ) -> None:
     """SFT without a loss mask: the share P/(P + A) of the loss terms that model the prompt
     instead of the answer (q26); with the mask (prompt labels −100) it is 0."""
-    from napkin.training.loss_norm import unmasked_prompt_share
-
-    share = unmasked_prompt_share(prompt, answer)
-    emit(
-        result_doc(
-            "SFT loss mask",
-            [
-                ["loss terms without a mask", f"{prompt + answer:,}"],
-                ["of them about the prompt", f"{share:.1%}"],
-                ["loss terms with the mask", f"{answer:,}"],
-            ],
-            {
-                "prompt_share_unmasked": share,
-                "terms_unmasked": prompt + answer,
-                "terms_masked": answer,
-            },
-            {"prompt": prompt, "answer": answer},
-        ),
-        fmt,
-    )
+    emit(api.loss_mask(prompt=prompt, answer=answer), fmt)
 
 
 def gpu_hours(
@@ -206,25 +92,4 @@ def gpu_hours(
 ) -> None:
     """GPU-hours ↔ calendar days (hours / devices / 24, running without stops) ↔ another
     accelerator's hours at the same utilization (× dense BF16 peak ratio; §3.6.2)."""
-    from napkin.catalog import load_accelerator
-    from napkin.training.schedule import calendar_days, equivalent_hours
-
-    h = _positive(hours, "gpu-hours")
-    acc = load_accelerator(gpu)
-    days = calendar_days(h, devices)
-    rows = [[f"{acc.id} GPU-hours", f"{h:,.6g}"], [f"calendar days on {devices:,}", f"{days:,.2f}"]]
-    others = {}
-    for other in as_gpu or []:
-        target = load_accelerator(other)
-        others[target.id] = equivalent_hours(h, acc, target)
-        rows.append([f"as {target.id} GPU-hours (BF16 peak ratio)", f"{others[target.id]:,.6g}"])
-    emit(
-        result_doc(
-            "GPU-hours",
-            rows,
-            {"gpu_hours": h, "days": days, "equivalent_hours": others},
-            {"gpu_hours": h, "gpu": acc.id, "devices": devices, "as": as_gpu or []},
-            ["equivalence assumes the same MFU on both; memory or interconnect limits may differ"],
-        ),
-        fmt,
-    )
+    emit(api.gpu_hours(hours, gpu=gpu, devices=devices, as_gpu=as_gpu or ()), fmt)

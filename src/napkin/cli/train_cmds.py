@@ -1,9 +1,10 @@
-"""``napkin train`` and ``napkin rl``."""
+"""``napkin train`` and ``napkin rl`` (over :mod:`napkin.api.training`)."""
 
 from typing import Annotated
 
 import typer
 
+from napkin.api import training as api
 from napkin.cli.common import (
     BwOpt,
     FiniteOption,
@@ -13,12 +14,9 @@ from napkin.cli.common import (
     MemOpt,
     ModelArg,
     TflopsOpt,
-    accelerator,
     emit,
     parse_ints,
 )
-from napkin.errors import require
-from napkin.units import GB
 
 
 def train(
@@ -90,71 +88,17 @@ def train(
 ) -> None:
     """FLOPs (itemized, against 6ND), memory per device, communication and time of an update;
     with --tokens or --epochs, the whole run's wall time, GPU-hours, days and cost."""
-    from napkin.catalog import load_model
-    from napkin.report.train_views import train_doc
-    from napkin.training.flops import TrainShape
-    from napkin.training.memory import recipe
-    from napkin.training.plan import Cluster, plan_training
-
-    model = load_model(ref)
-    documents = tuple(parse_ints(docs, "docs")) if docs else (seq,)
-    shape = TrainShape(documents, micro_batch, accumulation, labels, head, recompute)
-    model.check_context(shape.sequence_tokens, "seq")
-    require(link_gbs is None or 0 < link_gbs < float("inf"),
-            f"link-gbs: must be a finite number > 0, got {link_gbs}")
-    acc = accelerator(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops)
-    link = link_gbs * GB if link_gbs is not None else acc.allreduce_bytes_per_s
-    wire = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
-    require(grad_dtype is None or grad_dtype in wire,
-            f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
-    for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
-        require(0 < value < float("inf"), f"{name}: must be a finite number > 0, got {value}")
-    for name, value, default in (("host-link-gbs", host_link_gbs, 32.0),
-                                 ("cpu-mem-gbs", cpu_mem_gbs, 100.0)):
-        require(offload or value == default, f"{name}: applies only with --offload")
-    require(0 < inter_node_gbs < float("inf"),
-            f"inter-node-gbs: must be a finite number > 0, got {inter_node_gbs}")
-    require(pipeline >= 1 and pipeline <= model.num_layers,
-            f"pipeline: must be in [1, {model.num_layers}] (the layers), got {pipeline}")
-    from napkin.specs.model import check_tensor_parallel
-    check_tensor_parallel(model, tp)
-    cluster = Cluster(acc, devices, zero, offload, link, mfu, tensor_parallel=tp, flash=flash,
-                      sequence_parallel=sequence_parallel, pipeline_stages=pipeline,
-                      virtual_stages=virtual_stages, gpus_per_node=gpus_per_node,
-                      inter_node_bytes_per_s=inter_node_gbs * GB,
-                      grad_wire_bytes=None if grad_dtype is None else wire[grad_dtype],
-                      host_link_bytes_per_s=host_link_gbs * GB,
-                      cpu_mem_bytes_per_s=cpu_mem_gbs * GB)
-    plan = plan_training(model, shape, cluster, recipe(optimizer), tuple(freeze or ()),
-                         lora_rank, qlora=qlora)
-    inputs = {"model": model.name, "documents": list(documents), "micro_batch": micro_batch,
-              "accumulation": accumulation, "labels": labels, "head": head,
-              "recompute": recompute, "frozen": list(freeze or ()), "lora_rank": lora_rank,
-              "qlora": qlora}
-    assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
-                   "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
-                   "link_bytes_per_s": link,
-                   "link_source": "--link-gbs" if link_gbs is not None else
-                   f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
-                   "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
-                   "pipeline_stages": pipeline, "virtual_stages": virtual_stages,
-                   "tensor_parallel": tp, "sequence_parallel": sequence_parallel,
-                   "gpus_per_node": gpus_per_node, "inter_node_bytes_per_s": inter_node_gbs * GB,
-                   "grad_dtype": grad_dtype or "recipe",
-                   **({"host_link_bytes_per_s": host_link_gbs * GB,
-                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {})}
-    run = None
-    if tokens is not None or epochs is not None or dataset_tokens is not None:
-        from napkin.planning.prices import hourly_price
-        from napkin.training.run import training_run
-
-        usd, source = hourly_price(cluster.acc.id, usd_per_gpu_hour)
-        run = training_run(tokens, epochs, dataset_tokens, plan.tokens_per_update,
-                           plan.update_s, plan.gpus, usd, source)
-        assumptions.update(usd_per_gpu_hour=usd, price_source=source)
-    else:
-        require(usd_per_gpu_hour is None, "usd-per-gpu-hour: only with --tokens or --epochs")
-    emit(train_doc(plan, inputs, assumptions, run), fmt)
+    emit(api.train(ref, seq=seq, docs=parse_ints(docs, "docs") if docs else None,
+                   micro_batch=micro_batch, accumulation=accumulation, labels=labels, head=head,
+                   recompute=recompute, freeze=freeze or (), lora_rank=lora_rank, qlora=qlora,
+                   optimizer=optimizer, zero=zero, offload=offload, devices=devices, gpu=gpu,
+                   gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
+                   mfu=mfu, link_gbs=link_gbs, grad_dtype=grad_dtype, flash=flash,
+                   pipeline=pipeline, virtual_stages=virtual_stages,
+                   sequence_parallel=sequence_parallel, tp=tp, gpus_per_node=gpus_per_node,
+                   inter_node_gbs=inter_node_gbs, host_link_gbs=host_link_gbs,
+                   cpu_mem_gbs=cpu_mem_gbs, tokens=tokens, epochs=epochs,
+                   dataset_tokens=dataset_tokens, usd_per_gpu_hour=usd_per_gpu_hour), fmt)
 
 
 def rl(
@@ -199,37 +143,8 @@ def rl(
     """FLOPs of one RL cycle by role: rollout, reference/teacher/reward reads, update, sync;
     the models the method keeps loaded; with --gpu, the cycle's seconds (rollouts through the
     serving simulator), GPU-hours and $ per cycle and per kept sample."""
-    from napkin.catalog import load_model
-    from napkin.report.train_views import rl_doc
-    from napkin.rl.cycle import rl_cycle
-    from napkin.rl.memory import rl_memory
-    from napkin.training.memory import recipe
-
-    model = load_model(ref)
-    model.check_context(prompt_len + gen_len, "prompt-len + gen-len")
-    cycle = rl_cycle(model, prompt_len, gen_len, keep, keep_rate, reference,
-                     load_model(teacher) if teacher else None,
-                     load_model(reward_model) if reward_model else None, head, replicas)
-    roles = rl_memory(method, model, recipe(optimizer),
-                      load_model(reward_model) if reward_model else None)
-    inputs = {"model": model.name, "prompt_tokens": prompt_len, "gen_tokens": gen_len,
-              "keep": keep, "keep_rate": keep_rate, "reference": reference,
-              "teacher": teacher, "reward_model": reward_model, "head": head,
-              "replicas": replicas, "method": method, "optimizer": optimizer}
-    timing = None
-    if gpu is not None:
-        from napkin.planning.prices import hourly_price
-        from napkin.rl.timing import RLPools, rl_timing
-
-        pools = RLPools(gpu, count, (rollout_gpus or count) if separate else count,
-                        rollout_tp, not separate, mfu, calibration)
-        require(separate or rollout_gpus is None, "rollout-gpus: only with --separate")
-        usd_per_gpu_hour, _ = hourly_price(gpu, usd_per_gpu_hour)
-        timing = rl_timing(model, cycle, prompt_len, gen_len, pools, usd_per_gpu_hour)
-        inputs.update(gpu=gpu, count=count, separate=separate, rollout_gpus=pools.rollout_gpus,
-                      rollout_tp=rollout_tp, mfu=mfu, calibration=calibration,
-                      usd_per_gpu_hour=usd_per_gpu_hour)
-    else:
-        require(usd_per_gpu_hour is None and not separate and rollout_gpus is None,
-                "gpu: --usd-per-gpu-hour, --separate and --rollout-gpus need --gpu")
-    emit(rl_doc(model.name, cycle, roles, inputs, timing), fmt)
+    emit(api.rl(ref, prompt_len=prompt_len, gen_len=gen_len, keep=keep, keep_rate=keep_rate,
+                reference=reference, teacher=teacher, reward_model=reward_model, head=head,
+                replicas=replicas, method=method, optimizer=optimizer, gpu=gpu, count=count,
+                separate=separate, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, mfu=mfu,
+                calibration=calibration, usd_per_gpu_hour=usd_per_gpu_hour), fmt)

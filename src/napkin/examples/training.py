@@ -22,7 +22,7 @@ from napkin.evaluation import (
     total_loss_nats,
 )
 from napkin.examples.row import Example, Row, rounded
-from napkin.rl.cycle import generated_for, rl_cycle
+from napkin.reinforcement.cycle import generated_for, rl_cycle
 from napkin.specs.lora import adapter_params, lora_params, with_lora
 from napkin.training.flops import TrainShape, expert_train_flops_per_token, train_flops
 from napkin.training.loss_norm import loss_normalization

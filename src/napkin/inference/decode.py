@@ -12,6 +12,8 @@ from napkin.errors import require
 from napkin.timing import Deployment, RooflineTime
 from napkin.units import GB
 
+MAX_SEARCH_BATCH = 1 << 20
+
 
 @dataclass(frozen=True)
 class DecodeRow:
@@ -53,6 +55,9 @@ class DecodeRow:
 class DecodeTable:
     context: int
     rows: tuple[DecodeRow, ...]
+    compute_bound_batch: int | None
+    """The smallest batch whose step is compute-bound at this context (the compute/memory
+    crossover; None past 2^20), whether or not it is among the rows."""
 
 
 def weights_bytes(dep: Deployment) -> float:
@@ -91,4 +96,30 @@ def decode_table(dep: Deployment, batches: list[int], context: int,
                  reserve_bytes: float = 0.0) -> DecodeTable:
     """Decode rows over ``batches`` at ``context`` tokens."""
     require(len(batches) > 0, "batch: give at least one batch size")
-    return DecodeTable(context, tuple(decode_row(dep, b, context, reserve_bytes) for b in batches))
+    return DecodeTable(context, tuple(decode_row(dep, b, context, reserve_bytes) for b in batches),
+                       compute_bound_batch(dep, context))
+
+
+def compute_bound_batch(dep: Deployment, context: int) -> int | None:
+    """Smallest batch whose decode step is compute-bound (None if none up to 2^20).
+
+    Compute grows linearly with B, memory concavely (experts saturate) plus linearly (KV), so
+    the sign of compute − memory changes at most once: doubling, then bisection.
+    """
+    def compute_bound(b: int) -> bool:
+        return dep.time(dep.cost(Batch.decode(context, b))).bound == "compute"
+
+    hi = 1
+    while not compute_bound(hi):
+        hi *= 2
+        if hi > MAX_SEARCH_BATCH:
+            return None
+    lo = hi // 2  # memory-bound (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if compute_bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from napkin.accounting.batch import Batch
 from napkin.accounting.forward import experts_touched
 from napkin.errors import NapkinError, require
+from napkin.inference.decode import compute_bound_batch
 from napkin.timing import Deployment, RooflineTime
-
-MAX_SEARCH_BATCH = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -51,30 +50,6 @@ def _row(dep: Deployment, batch: int, context: int) -> MoERow:
         flops_per_token=cost.flops / batch,
         step=dep.time(cost),
     )
-
-
-def compute_bound_batch(dep: Deployment, context: int) -> int | None:
-    """Smallest batch whose decode step is compute-bound (None if none up to 2^20).
-
-    Compute grows linearly with B, memory concavely (experts saturate) plus linearly (KV), so
-    the sign of compute − memory changes at most once: doubling, then bisection.
-    """
-    def compute_bound(b: int) -> bool:
-        return dep.time(dep.cost(Batch.decode(context, b))).bound == "compute"
-
-    hi = 1
-    while not compute_bound(hi):
-        hi *= 2
-        if hi > MAX_SEARCH_BATCH:
-            return None
-    lo = hi // 2  # memory-bound (or 0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if compute_bound(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def moe_table(dep: Deployment, batches: list[int], context: int = 1) -> MoETable:

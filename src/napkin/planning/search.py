@@ -47,6 +47,23 @@ class PlanResult:
         f = self.feasible
         return f[0] if f else None
 
+    @property
+    def pareto(self) -> list[Evaluation]:
+        """The feasible simulated configurations on the throughput frontier, fastest per user
+        first: each kept when its output tokens/s per GPU exceeds that of every configuration
+        faster per user (no other feasible one is better on both axes)."""
+        ok = sorted((e for e in self.evaluations if e.status == "feasible"
+                     and e.tokens_per_s_per_user is not None
+                     and e.tokens_per_s_per_gpu is not None),
+                    key=lambda e: -(e.tokens_per_s_per_user or 0.0))
+        front: list[Evaluation] = []
+        best = -1.0
+        for e in ok:
+            if (e.tokens_per_s_per_gpu or 0.0) > best:
+                front.append(e)
+                best = e.tokens_per_s_per_gpu or 0.0
+        return front
+
     def count(self, status: str) -> int:
         return sum(e.status == status for e in self.evaluations)
 
@@ -189,11 +206,3 @@ def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
     return PlanResult(plan, partial.evaluations, time.perf_counter() - start, workers,
                       dict(zip(best, rates, strict=True)))
 
-
-def plan_file(path: str | Path, jobs: int = 0, executor: Literal["process", "ray"] = "process",
-              ray_address: str | None = None) -> PlanResult:
-    """:func:`run_plan` of a plan file; ``napkin.plan`` is this function."""
-    from napkin.planning.spec import load_plan
-
-    plan, base = load_plan(path)
-    return run_plan(plan, base, jobs, None, executor, ray_address)

@@ -145,6 +145,7 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                                       "max_requests_per_s": rates.get(e.candidate)}
                                      for e in by_gpu.values()],
             "evaluations": [evaluation_record(e) for e in result.evaluations],
+            "pareto": [result.evaluations.index(e) for e in result.pareto],
             "search": {"candidates": n, "simulations": result.simulations,
                        "wall_s": result.wall_s, "jobs": result.jobs}}
     return Document("Plan", {"plan": plan.name, "model": plan.model},

@@ -116,13 +116,7 @@ def plot_pareto(result: PlanResult, path: Path) -> Path:
     bad = [e for e in sim if e.status != "feasible"]
     ax.scatter([e.tokens_per_s_per_user for e in bad], [e.tokens_per_s_per_gpu for e in bad],
                marker="x", color="grey", s=14, label="misses the SLO")
-    ok = sorted((e for e in sim if e.status == "feasible"),
-                key=lambda e: -(e.tokens_per_s_per_user or 0))
-    front, best_y = [], -1.0
-    for e in ok:  # highest per-user speed first; keep those that raise per-GPU throughput
-        if (e.tokens_per_s_per_gpu or 0) > best_y:
-            front.append(e)
-            best_y = e.tokens_per_s_per_gpu or 0
+    front = result.pareto
     if front:
         ax.plot([e.tokens_per_s_per_user for e in front],
                 [e.tokens_per_s_per_gpu for e in front], color="black", lw=1, label="Pareto")

@@ -1,12 +1,13 @@
 """Render a :class:`Document` as a rich table, markdown or JSON."""
 
+import html
 import json
 import sys
 from typing import Literal
 
 from napkin.report.document import Document
 
-Format = Literal["table", "md", "json"]
+Format = Literal["table", "md", "json", "html"]
 
 
 def render(doc: Document, fmt: Format) -> str:
@@ -15,6 +16,8 @@ def render(doc: Document, fmt: Format) -> str:
         return json.dumps(doc.payload(), indent=2)
     if fmt == "md":
         return _markdown(doc)
+    if fmt == "html":
+        return _html(doc)
     return _table(doc)
 
 
@@ -32,6 +35,23 @@ def _markdown(doc: Document) -> str:
         lines += ["| " + " | ".join(row) + " |" for row in s.rows]
         lines += [""] + [f"- {n}" for n in s.notes] + ([""] if s.notes else [])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _html(doc: Document) -> str:
+    """An HTML fragment (escaped): the title, the assumption line, a table per section."""
+    e = html.escape
+    parts = [f"<div class=\"napkin-result\"><h3>{e(doc.title)}</h3>"]
+    if line := _assumption_line(doc):
+        parts.append(f"<p><small>{e(line)}</small></p>")
+    for s in doc.sections:
+        head = "".join(f"<th>{e(c)}</th>" for c in s.columns)
+        body = "".join("<tr>" + "".join(
+            f"<td style=\"text-align:{'right' if i and _numeric(c) else 'left'}\">{e(c)}</td>"
+            for i, c in enumerate(row)) + "</tr>" for row in s.rows)
+        parts.append(f"<table><caption style=\"text-align:left\"><b>{e(s.title)}</b></caption>"
+                     f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        parts += [f"<p><small>{e(n)}</small></p>" for n in s.notes]
+    return "".join(parts) + "</div>"
 
 
 def _table(doc: Document) -> str:

@@ -2,10 +2,10 @@
 
 from typing import Any
 
+from napkin.reinforcement.cycle import RLCycle
+from napkin.reinforcement.memory import RoleMemory
+from napkin.reinforcement.timing import RLTiming
 from napkin.report.document import Document, Section
-from napkin.rl.cycle import RLCycle
-from napkin.rl.memory import RoleMemory
-from napkin.rl.timing import RLTiming
 from napkin.training.plan import TrainPlan
 from napkin.training.run import TrainingRun
 from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds

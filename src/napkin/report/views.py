@@ -269,9 +269,14 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
              f"sequence at {table.context:,} tokens; device memory "
              f"{fmt_bytes(first.capacity_bytes)}",
              f"a step reads {fmt_bytes(first.weight_bytes_read)} of weights: {convention}, "
-             "plus each sequence's KV"]
+             "plus each sequence's KV",
+             "compute/memory crossover: " + (
+                 f"the step turns compute-bound at batch {table.compute_bound_batch:,}"
+                 if table.compute_bound_batch is not None else
+                 "memory-bound at every batch up to 2^20")]
     sections = [Section(f"decode at context {table.context:,}", cols, rows, notes)]
-    data: dict[str, Any] = {"context_tokens": table.context, "rows": table.rows}
+    data: dict[str, Any] = {"context_tokens": table.context, "rows": table.rows,
+                            "compute_bound_batch": table.compute_bound_batch}
     if calibrated is not None:
         profile, steps, tp = calibrated
         outside = profile.domain.outside(dep.acc.id, inputs["model"], tp,

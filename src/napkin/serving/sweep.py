@@ -194,13 +194,3 @@ def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = No
     return SweepResult(scenario.name, r.unit(), r.base, share, r.seeds, points, lo,
                        (lo if lo is not None else 0.0, hi))
 
-
-def sweep_file(path: str | Path, rates: Sequence[float] | None = None, seeds: int = 1,
-               overrides: Sequence[str] = ()) -> SweepResult:
-    """:func:`sweep` of a scenario file (``overrides`` as ``--set``: ``"slo.share=0.95"``)
-    over seeds 0 … ``seeds − 1``; ``napkin.sweep`` is this function."""
-    from napkin.serving.scenario import load_scenario
-
-    require(seeds >= 1, f"seeds: must be >= 1, got {seeds}")
-    scenario, base = load_scenario(path, list(overrides))
-    return sweep(scenario, base, rates, tuple(range(seeds)))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from napkin.catalog import load_accelerator
 from napkin.errors import require
-from napkin.rl.cycle import RLCycle
+from napkin.reinforcement.cycle import RLCycle
 from napkin.serving.scenario import Scenario, build
 from napkin.specs.model import ModelSpec
 from napkin.training.schedule import step_time_s

@@ -1,0 +1,127 @@
+"""Fitting and scoring step-time profiles: ``napkin calibrate`` and ``napkin validate``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from napkin.api.result import Result
+from napkin.errors import require
+
+Paths = str | Path | Sequence[str | Path]
+"""One measurement file or several: aiconfigurator CSV, ``vllm bench serve`` JSON, guidellm
+JSON, or napkin's plain CSV."""
+
+
+def _paths(files: Paths) -> list[str]:
+    listed = [files] if isinstance(files, str | Path) else list(files)
+    require(len(listed) >= 1, "files: give at least one measurement file")
+    return [str(f) for f in listed]
+
+
+def _jobs(jobs: int) -> None:
+    require(jobs >= 0, f"jobs: must be >= 0 (0: one per core), got {jobs}")
+
+
+def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = None,
+              model: str | None = None, tp: int | None = None, weights: str | None = None,
+              rounds: int = 4, harness: str = "steady", terms: str | Sequence[str] = "all",
+              jobs: int = 0, progress: Callable[[str], None] | None = None) -> Result:
+    """Fit a step-time profile for ``backend`` (vllm, trtllm or sglang) to measured serving
+    runs, cross-validated by (GPU, model, TP) group, and save it to ``out`` (YAML; the profile
+    is named after the file).
+
+    Each engine step is timed as t_step = Σ_k c_k·x_k (s) over basis terms per device of the
+    tensor-parallel group (T new tokens): 1 (c_step, s per step), decoder layers (s per
+    layer), T (s per token), dense FLOPs/(tp·dense peak), attention FLOPs/(tp·BF16 peak),
+    weight bytes/(tp·bandwidth), KV bytes/(tp·bandwidth) (× ideal time: a dense coefficient
+    of 2 is an MFU of 0.5), all-reduces (s each) and ring all-reduce bytes/link bandwidth;
+    plus ``request_s`` per request outside the engine. For a fixed schedule a request's TTFT
+    and TPOT are linear in the c_k, so the fit alternates ``rounds`` times: replay every
+    measured run through the serving simulator, then solve non-negative least squares on the
+    relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
+    layer, token, dense, attention, weights, kv, allreduce, allreduce_bytes; the rest stay 0).
+    ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
+    ``key=value,…``). ``gpu``, ``model``, ``tp``, ``weights`` describe JSON results (they do
+    not say). The hold-out report: each (GPU, model, TP) group predicted by a refit on the
+    others; errors predicted/measured − 1. ``jobs``: processes for the folds (0: one per core).
+    ``progress(line)`` reports each round. ``value``: the Calibration (profile, holdout).
+    """
+    from napkin.calibration.basis import parse_terms
+    from napkin.calibration.measurements import read_measurements
+    from napkin.calibration.protocol import parse_protocol
+    from napkin.report.calib_views import calibrate_doc
+    from napkin.specs.files import check_output
+    from napkin.validation.calibrate import calibrate as fit_profile
+
+    check_output(out, (".yaml", ".yml"), "out")
+    require(1 <= rounds <= 20, f"rounds: must be between 1 and 20, got {rounds}")
+    _jobs(jobs)
+    protocol = parse_protocol(harness)
+    fitted_terms = parse_terms(terms if isinstance(terms, str) else ",".join(terms))
+    rows = read_measurements(_paths(files), gpu=gpu, model=model, tensor_parallel=tp,
+                             weights=weights, backend=None)
+    cal = fit_profile(rows, backend, Path(out).stem, rounds=rounds, protocol=protocol,
+                      progress=progress, jobs=jobs, terms=fitted_terms)
+    cal.profile.save(Path(out))
+    return Result(calibrate_doc(cal.profile, cal.holdout, str(out)), cal)
+
+
+def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None = None,
+             gpu: str | None = None, model: str | None = None, tp: int | None = None,
+             weights: str | None = None, jobs: int = 0,
+             progress: Callable[[str], None] | None = None) -> Result:
+    """Replay measured serving runs through the simulator and report the errors of its
+    predicted mean TTFT and TPOT: relative errors predicted/measured − 1, overall and per
+    (GPU, model, TP) group the median |error|, the bias (median signed error) and the shares
+    within 10 % and 25 %, and the worst rows.
+
+    ``sets``: shipped sets (``h100``, ``splitwise``) or measurement files (``gpu``, ``model``,
+    ``tp``, ``weights`` describe JSON results); default: every shipped set. With
+    ``calibration`` (a profile name or file) that profile scores its backend's rows as fitted.
+    Without it each backend's shipped profile scores its rows: by leave-one-group-out refits
+    (each group predicted by a refit on the others) on a set or file the profile may have
+    been fitted on, as fitted on a shipped set no profile saw. ``jobs``: processes for the
+    refits (0: one per core); ``progress(line)`` reports each fold.
+    ``value``: tuple of (set · backend, how it was scored, ValidationReport).
+    """
+    from napkin.calibration.measurements import read_measurements
+    from napkin.calibration.profile import load_profile
+    from napkin.report.calib_views import validate_doc
+    from napkin.validation.calibrate import holdout
+    from napkin.validation.calibrate import validate as score
+    from napkin.validation.sets import FITTED, SETS, load_set
+
+    _jobs(jobs)
+    names = list(SETS) if sets is None else [sets] if isinstance(sets, str) else list(sets)
+    require(len(names) >= 1, "sets: give at least one set or file (None: every shipped set)")
+    results = []
+    for name in names:
+        if name in SETS:
+            rows = load_set(name)
+        else:
+            rows = read_measurements([name], gpu=gpu, model=model, tensor_parallel=tp,
+                                     weights=weights)
+        if calibration is not None:  # one profile: its backend's rows if there are any
+            profile = load_profile(calibration)
+            mine = [m for m in rows if m.backend == profile.backend] or rows
+            results.append((f"{name} · {profile.backend}", f"profile {calibration}, as fitted",
+                            score(mine, profile)))
+            continue
+        for backend in sorted({m.backend for m in rows}):
+            mine = [m for m in rows if m.backend == backend]
+            if name in SETS and name not in FITTED:  # no profile saw it: score as fitted
+                rep = score(mine, load_profile(backend))
+                how = f"profile {backend} as fitted (not fitted on this set)"
+            else:
+                rep = holdout(mine, load_profile(backend), progress=progress, jobs=jobs)
+                how = f"leave-one-group-out refits of profile {backend}"
+            results.append((f"{name} · {backend}", how, rep))
+    found = tuple(results)
+
+    def plotter(path: Path) -> None:
+        from napkin.report.calib_plots import plot_validation
+
+        plot_validation(list(found), path)
+
+    return Result(validate_doc(results), found, plotter)

@@ -1,0 +1,135 @@
+"""One call, decode steps, KV capacity, MoE decode: ``napkin call | decode | capacity | moe``."""
+
+from collections.abc import Sequence
+
+from napkin.accounting.batch import Batch
+from napkin.accounting.forward import Precision, forward
+from napkin.accounting.series import decode_runs
+from napkin.api.result import Result
+from napkin.api.specs import GpuRef, ModelRef, deployment, has_gpu, load_model
+from napkin.errors import require
+from napkin.inference.capacity import capacity as capacity_of
+from napkin.inference.chain import request_chain
+from napkin.inference.decode import decode_table as table_of
+from napkin.inference.moe import moe_table
+from napkin.report import views
+from napkin.specs.model import check_tensor_parallel
+from napkin.timing import DEFAULT_MBU, DEFAULT_MFU
+from napkin.units import GB
+
+
+def _batches(batch: int | Sequence[int]) -> list[int]:
+    values = [batch] if isinstance(batch, int) else list(batch)
+    require(bool(values) and all(isinstance(b, int) and b >= 1 for b in values),
+            f"batch: values must be integers >= 1, got {batch!r}")
+    return values
+
+
+def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int = 1,
+         gpu: GpuRef | None = None, gpu_mem_gb: float | None = None,
+         gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
+         weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,
+         mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
+         calibration: str | None = None, tp: int = 1) -> Result:
+    """One call of ``batch`` identical sequences: ``cached`` tokens S already in the KV cache,
+    ``new`` input tokens P, ``gen`` output tokens G (1 prefill + G − 1 decode steps).
+
+    Always the prefill's operator list (FLOPs, bytes); with a GPU, the request chain's TTFT,
+    TPOT and end-to-end at the roofline ``max(FLOPs/(peak·mfu), bytes/(BW·mbu))`` plus
+    ``overhead_ms``; with ``calibration`` (vllm, trtllm, sglang or a profile file) also the
+    fitted step-time model's times at tensor-parallel size ``tp``, with the profile's band.
+    ``value``: dict with ``prefill`` (ops), ``decode_runs`` and ``chain`` (None without GPU).
+    """
+    spec = load_model(model)
+    require(new >= 1, f"new: must be >= 1 token, got {new}")
+    require(batch >= 1, f"batch: must be >= 1, got {batch}")
+    require(gen >= 1, f"gen: must be >= 1 token, got {gen}")
+    spec.check_context(cached + new + gen - 1)
+    precision = Precision.of(weights, kv_dtype, read_embedding)
+    prefill = forward(spec, Batch.uniform(cached, new, batch), precision)
+    runs = decode_runs(spec, precision, batch, cached + new, gen - 1)
+    dep = chain = None
+    if has_gpu(gpu, gpu_mem_gb, gpu_bw_gbs, gpu_tflops):
+        dep = deployment(spec, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
+                         gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
+                         read_embedding=read_embedding, mfu=mfu, mbu=mbu,
+                         overhead_ms=overhead_ms)
+        chain = request_chain(dep, new=new, gen=gen, cached=cached, batch=batch)
+    calibrated = None
+    if calibration is not None:
+        from napkin.calibration.predict import calibrated_call
+        from napkin.calibration.profile import load_profile
+
+        require(dep is not None, "calibration: needs --gpu (a catalog accelerator)")
+        assert dep is not None
+        check_tensor_parallel(spec, tp)
+        calibrated = calibrated_call(load_profile(calibration), spec, dep.acc, precision, new,
+                                     gen, cached, batch, tp,
+                                     model if isinstance(model, str) else spec.name)
+    inputs = {"model": spec.name, "cached_tokens": cached, "new_tokens": new,
+              "gen_tokens": gen, "batch": batch, **(
+                  {} if dep else {"weights": weights, "kv_dtype": kv_dtype,
+                                  "read_embedding": read_embedding})}
+    return Result(views.call_doc(spec, prefill, runs, dep, chain, inputs, calibrated),
+                  {"prefill": prefill, "decode_runs": runs, "chain": chain,
+                   "calibrated": calibrated})
+
+
+def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,
+                 batch: int | Sequence[int] = 1, context: int = 4096, reserve_gb: float = 0.0,
+                 gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
+                 gpu_tflops: float | None = None, weights: str = "bf16",
+                 kv_dtype: str = "bf16", read_embedding: bool = False,
+                 mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
+                 calibration: str | None = None, tp: int = 1) -> Result:
+    """Decode steps over batch sizes at ``context`` cached tokens per sequence: memory
+    (weights + KV, GB), whether it fits (keeping ``reserve_gb`` free), step time, tokens/s,
+    and the compute/memory crossover (question bank task 2). ``value``: the table rows."""
+    dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
+                     gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
+                     read_embedding=read_embedding, mfu=mfu, mbu=mbu, overhead_ms=overhead_ms)
+    batches = _batches(batch)
+    table = table_of(dep, batches, context, reserve_gb * GB)
+    inputs = {"model": dep.model.name, "context_tokens": context,
+              "reserve_bytes": reserve_gb * GB}
+    calibrated = None
+    if calibration is not None:
+        from napkin.calibration.predict import calibrated_decode
+        from napkin.calibration.profile import load_profile
+
+        check_tensor_parallel(dep.model, tp)
+        profile = load_profile(calibration)
+        calibrated = (profile, calibrated_decode(profile, dep.model, dep.acc, dep.precision,
+                                                 batches, context, tp), tp)
+    return Result(views.decode_doc(dep, table, inputs, calibrated), table)
+
+
+def capacity(model: ModelRef, *, gpu: GpuRef | None = None, count: int = 1,
+             context: int = 4096, avg_context: int | None = None, reserve_gb: float = 0.0,
+             gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
+             gpu_tflops: float | None = None, weights: str = "bf16",
+             kv_dtype: str = "bf16") -> Result:
+    """Users whose KV fits at ``context`` tokens (and at ``avg_context``) on ``count``
+    accelerators with the weights sharded, keeping ``reserve_gb`` free on each (question bank
+    task 3). ``value``: the capacity record."""
+    dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
+                     gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype)
+    cap = capacity_of(dep, count, context, avg_context, reserve_gb * GB)
+    inputs = {"model": dep.model.name, "count": count, "context_tokens": context,
+              "avg_context_tokens": avg_context, "reserve_bytes_per_device": reserve_gb * GB}
+    return Result(views.capacity_doc(dep, cap, inputs), cap)
+
+
+def moe(model: ModelRef, *, batch: int | Sequence[int] = (1, 4, 16, 64), context: int = 1,
+        gpu: GpuRef = "h100-sxm", gpu_mem_gb: float | None = None,
+        gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
+        weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,
+        mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0) -> Result:
+    """MoE decode over batch sizes: experts touched per layer ``E·(1 − (1 − k/E)^T)``, bytes
+    per step, FLOPs per token, the batch where the step turns compute-bound. ``value``: rows."""
+    dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
+                     gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
+                     read_embedding=read_embedding, mfu=mfu, mbu=mbu, overhead_ms=overhead_ms)
+    table = moe_table(dep, _batches(batch), context)
+    return Result(views.moe_doc(dep, table, {"model": dep.model.name, "context_tokens": context}),
+                  table)

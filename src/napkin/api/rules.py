@@ -1,0 +1,179 @@
+"""Worked-example formulas: ``napkin flops | speculative | attention-matrix | loss-mask |
+gpu-hours``."""
+
+from collections.abc import Sequence
+
+from napkin.api.result import Result
+from napkin.api.specs import GpuRef, ModelRef, load_gpu, load_model
+from napkin.errors import require
+from napkin.report.econ_views import result_doc
+
+
+def _positive(value: float, field: str) -> float:
+    require(value == value and 0 < value < float("inf"),
+            f"{field}: must be a finite number > 0, got {value}")
+    return value
+
+
+def _within(value: int, low: int, high: int, field: str) -> None:
+    require(low <= value <= high, f"{field}: must be in [{low:,}, {high:,}], got {value}")
+
+
+def flops(model: ModelRef | None = None, *, params: float | None = None,
+          tokens: float = 1e12) -> Result:
+    """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18).
+
+    ``C = 6·N·D`` FLOPs (2N forward + 4N backward per token) for N parameters (``params``, or
+    the total parameters of ``model``; give one of the two) and D = ``tokens`` training tokens;
+    D/N beside Chinchilla's compute-optimal 20. For a MoE ``model`` also its routed + shared
+    expert matmuls, ``18·n_L·h·f·(k_routed + k_shared)`` FLOPs per token (3 SwiGLU projections
+    × 2 FLOPs per multiply-add × 3 for forward + backward) and × D (DeepSeek V4).
+    ``value``: dict of the numbers (``params``, ``tokens``, ``train_flops``,
+    ``tokens_per_param``; for a MoE also ``active_params``, ``expert_train_flops_per_token``,
+    ``expert_train_flops``).
+    """
+    from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
+
+    require((model is None) != (params is None),
+            "params: give a MODEL or --params, not both and not neither")
+    spec = None
+    if params is None:
+        assert model is not None
+        spec = load_model(model)
+        params = float(spec.params)
+    n, d = _positive(params, "params"), _positive(tokens, "tokens")
+    c, ratio = train_flops_6nd(n, d), tokens_per_parameter(n, d)
+    rows = [["N", f"{n:.4g} parameters"], ["D", f"{d:.4g} tokens"], ["6ND", f"{c:.4g} FLOPs"],
+            ["D/N", f"{ratio:,.1f}"]]
+    data: dict[str, float] = {"params": n, "tokens": d, "train_flops": c,
+                              "tokens_per_param": ratio}
+    notes = [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]
+    if spec is not None and spec.is_moe:
+        from napkin.training.flops import expert_train_flops_per_token
+
+        per_token = expert_train_flops_per_token(spec)
+        rows += [["active N (top-k + shared experts)", f"{spec.active_params:.4g} parameters"],
+                 ["expert matmuls per token (fwd + bwd)", f"{per_token / 1e9:,.4f} GFLOPs"],
+                 ["expert matmuls × D", f"{per_token * d:.6g} FLOPs"]]
+        data |= {"active_params": float(spec.active_params),
+                 "expert_train_flops_per_token": per_token,
+                 "expert_train_flops": per_token * d}
+        notes.append("expert matmuls: 3 SwiGLU projections × 2 FLOPs per multiply-add × 3 "
+                     "(forward + backward) per routed and shared expert a token passes, "
+                     "18·n_L·h·f·(k_routed + k_shared); attention, routers, head, MTP, "
+                     "optimizer and recompute come on top")
+    label = model if model is None or isinstance(model, str) else model.name
+    return Result(result_doc("Training compute: 6ND", rows, data,
+                             {"model": label, "params": n, "tokens": d}, notes), dict(data))
+
+
+def speculative(*, alpha: float = 0.8, k: int = 4, draft_cost: float = 0.0) -> Result:
+    """Speculative decoding: mean tokens per verification and the speed-up over plain decode
+    (Leviathan et al. 2023; q39).
+
+    Each of the ``k`` drafted tokens is accepted independently with probability ``alpha``; the
+    first rejection ends the run and the target adds one token of its own:
+    ``(1 − α^{k+1})/(1 − α)`` tokens per verification (k + 1 at α = 1). A draft step costs
+    ``draft_cost`` target steps c, so the speed-up in steps is
+    ``(1 − α^{k+1})/((1 − α)(k·c + 1))``. ``value``: dict with ``tokens_per_verification``
+    and ``speedup``.
+    """
+    from napkin.inference.speculative import expected_tokens, speedup
+
+    per, gain = expected_tokens(alpha, k), speedup(alpha, k, draft_cost)
+    data = {"tokens_per_verification": per, "speedup": gain}
+    return Result(result_doc(
+        "Speculative decoding",
+        [["tokens per verification", f"{per:.3f}"], ["speed-up in steps", f"{gain:.3f}×"]],
+        data, {"alpha": alpha, "k": k, "draft_cost": draft_cost},
+        ["tokens are accepted independently with probability α; the first rejection ends the "
+         "run and the target adds one token of its own"]), dict(data))
+
+
+def attention_matrix(model: ModelRef, *, seq: int = 8192, batch: int = 1,
+                     dtype: str = "bf16") -> Result:
+    """Memory of naive attention's T×T score matrix against the layer's KV cache.
+
+    Scores per layer ``B·H·T²·bytes`` (B = ``batch`` sequences, H the most query heads of a
+    layer, T = ``seq`` tokens, bytes per element of ``dtype``: bf16 fp16 fp8 int8), twice
+    that with the softmax output kept for backward; the KV cache of one layer at T tokens
+    (bytes). FlashAttention never materializes the matrix. ``value``: dict with ``heads``,
+    ``scores_bytes_per_layer``, ``scores_and_probs_bytes_per_layer``, ``kv_bytes_per_layer``.
+    """
+    from napkin.accounting.rules import attention_scores_bytes
+    from napkin.specs.dtypes import kv_format
+    from napkin.units import GB, GiB
+
+    spec = load_model(model)
+    _within(seq, 1, 10_000_000, "seq")
+    _within(batch, 1, 1_000_000, "batch")
+    element = kv_format(dtype).bytes_per_element
+    heads = max(g.block.attention.num_heads for g in spec.layer_groups)
+    one = attention_scores_bytes(batch, heads, seq, element)
+    kv_layer = spec.kv_bytes(seq, element) * batch / spec.num_layers
+    rows = [
+        ["heads H", str(heads)],
+        ["scores per layer", f"{one / GB:,.3f} GB ({one / GiB:,.3f} GiB)"],
+        ["scores + softmax kept for backward", f"{2 * one / GB:,.3f} GB"],
+        ["KV cache of the same layer", f"{kv_layer / GB:,.3f} GB"],
+        ["scores / KV", f"{one / kv_layer:,.1f}×" if kv_layer else "—"],
+    ]
+    data = {"heads": heads, "scores_bytes_per_layer": one,
+            "scores_and_probs_bytes_per_layer": 2 * one, "kv_bytes_per_layer": kv_layer}
+    label = model if isinstance(model, str) else spec.name
+    return Result(result_doc(f"Naive attention matrix of {spec.name}", rows, data,
+                             {"model": label, "seq": seq, "batch": batch, "dtype": dtype},
+                             ["grows as T²; the KV cache grows as T"]), dict(data))
+
+
+def loss_mask(*, prompt: int = 3000, answer: int = 100) -> Result:
+    """SFT without a loss mask: the share of the loss terms that model the prompt (q26).
+
+    A sample of P = ``prompt`` tokens and A = ``answer`` tokens (closing token included) has
+    P + A loss terms without a mask, a share ``P/(P + A)`` of them about the prompt; with the
+    mask (prompt labels −100) only the A answer terms remain. ``value``: dict with
+    ``prompt_share_unmasked``, ``terms_unmasked``, ``terms_masked``.
+    """
+    from napkin.training.loss_norm import unmasked_prompt_share
+
+    _within(prompt, 0, 10**9, "prompt")
+    _within(answer, 1, 10**9, "answer")
+    share = unmasked_prompt_share(prompt, answer)
+    data = {"prompt_share_unmasked": share, "terms_unmasked": prompt + answer,
+            "terms_masked": answer}
+    return Result(result_doc(
+        "SFT loss mask",
+        [["loss terms without a mask", f"{prompt + answer:,}"],
+         ["of them about the prompt", f"{share:.1%}"],
+         ["loss terms with the mask", f"{answer:,}"]],
+        data, {"prompt": prompt, "answer": answer}), dict(data))
+
+
+def gpu_hours(hours: float, *, gpu: GpuRef = "h100-sxm", devices: int = 1,
+              as_gpu: Sequence[GpuRef] = ()) -> Result:
+    """GPU-hours ↔ calendar days ↔ another accelerator's hours (§3.6.2).
+
+    ``hours`` GPU-hours of ``gpu`` on ``devices`` accelerators at once take
+    ``hours / devices / 24`` days of wall-clock time, running without stops; as hours of each
+    accelerator in ``as_gpu`` at the same utilization: ``hours × peak(gpu) / peak(other)``
+    (dense BF16 peaks). ``value``: dict with ``gpu_hours``, ``days`` and
+    ``equivalent_hours`` (accelerator id → hours).
+    """
+    from napkin.training.schedule import calendar_days, equivalent_hours
+
+    h = _positive(hours, "gpu-hours")
+    acc = load_gpu(gpu)
+    _within(devices, 1, 10_000_000, "devices")
+    days = calendar_days(h, devices)
+    rows = [[f"{acc.id} GPU-hours", f"{h:,.6g}"], [f"calendar days on {devices:,}", f"{days:,.2f}"]]
+    others: dict[str, float] = {}
+    for other in as_gpu:
+        target = load_gpu(other)
+        others[target.id] = equivalent_hours(h, acc, target)
+        rows.append([f"as {target.id} GPU-hours (BF16 peak ratio)", f"{others[target.id]:,.6g}"])
+    given = [g if isinstance(g, str) else g.id for g in as_gpu]
+    return Result(result_doc(
+        "GPU-hours", rows, {"gpu_hours": h, "days": days, "equivalent_hours": others},
+        {"gpu_hours": h, "gpu": acc.id, "devices": devices, "as": given},
+        ["equivalence assumes the same MFU on both; memory or interconnect limits may differ"]),
+        {"gpu_hours": h, "days": days, "equivalent_hours": dict(others)})

@@ -1,0 +1,194 @@
+"""One training update and one RL cycle: ``napkin train | rl``."""
+
+from collections.abc import Sequence
+
+from napkin.api.result import Result
+from napkin.api.specs import GpuRef, ModelRef, load_gpu, load_model
+from napkin.errors import require
+from napkin.units import GB
+
+_WIRE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
+"""Bytes per gradient element on the wire, by ``grad_dtype``."""
+_HOST_LINK_GBS = 32.0
+_CPU_MEM_GBS = 100.0
+
+
+def _within(value: int, low: int, high: int, field: str) -> None:
+    require(low <= value <= high, f"{field}: must be in [{low:,}, {high:,}], got {value}")
+
+
+def _ref_name(ref: ModelRef | None) -> str | None:
+    return ref if ref is None or isinstance(ref, str) else ref.name
+
+
+def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None,
+          micro_batch: int = 1, accumulation: int = 1, labels: int | None = None,
+          head: str = "all", recompute: str = "none", freeze: str | Sequence[str] = (),
+          lora_rank: int = 0, qlora: bool = False, optimizer: str = "adamw", zero: int = 0,
+          offload: bool = False, devices: int = 1, gpu: GpuRef | None = "h100-sxm",
+          gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
+          gpu_tflops: float | None = None, mfu: float = 0.4, link_gbs: float | None = None,
+          grad_dtype: str | None = None, flash: bool = True, pipeline: int = 1,
+          virtual_stages: int = 1, sequence_parallel: bool = False, tp: int = 1,
+          gpus_per_node: int = 8, inter_node_gbs: float = 50.0,
+          host_link_gbs: float = _HOST_LINK_GBS, cpu_mem_gbs: float = _CPU_MEM_GBS,
+          tokens: float | None = None, epochs: float | None = None,
+          dataset_tokens: float | None = None,
+          usd_per_gpu_hour: float | None = None) -> Result:
+    """FLOPs, memory per device, communication and time of one training update; with
+    ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
+
+    An update is ``accumulation`` micro-batches of ``micro_batch`` sequences of ``seq`` tokens
+    (or ``docs``, packed document lengths summing to the sequence) on each of ``devices``
+    data-parallel ranks, each rank ``tp`` × ``pipeline`` GPUs. FLOPs are itemized (2 per
+    multiply-add, backward = dX + dW, frozen modules skip dW; ``recompute`` adds forward work
+    back) against 6ND with N the active parameters; the gap is listed (attention pairs added,
+    embedding, norms and skipped head positions removed). Memory per device: weights,
+    gradients and optimizer states by the ``optimizer`` recipe (``adamw`` 16 B/param,
+    ``adamw-fp32-grads`` 18), sharded by ZeRO stage ``zero`` (3 = FSDP) or offloaded, plus
+    activations. Compute time ``update FLOPs / (tp·pipeline · peak · mfu)``; gradient and
+    weight traffic over ``link_gbs`` GB/s per device (default: the catalog's interconnect per
+    direction), ``inter_node_gbs`` beyond ``gpus_per_node``; the pipeline bubble and exposed
+    TP/PP traffic come on top. ``freeze``: globs of frozen modules (``attn/*``, ``mlp/*``,
+    ``embed``…; ``!`` un-freezes); ``lora_rank`` > 0 trains adapters only (``qlora``: NF4
+    base). A run is ``⌈tokens / tokens per update⌉`` updates: wall time
+    (s), GPU-hours, days and $ at ``usd_per_gpu_hour`` (default: the price catalog's).
+
+    ``value``: dict with ``plan`` (:class:`~napkin.training.plan.TrainPlan`) and ``run``
+    (:class:`~napkin.training.run.TrainingRun`, None without ``tokens``/``epochs``).
+    """
+    from napkin.report.train_views import train_doc
+    from napkin.specs.model import check_tensor_parallel
+    from napkin.training.flops import TrainShape
+    from napkin.training.memory import recipe
+    from napkin.training.plan import Cluster, plan_training
+
+    spec = load_model(model)
+    documents = tuple(docs) if docs is not None else (seq,)
+    frozen = (freeze,) if isinstance(freeze, str) else tuple(freeze)
+    shape = TrainShape(documents, micro_batch, accumulation, labels, head, recompute)
+    spec.check_context(shape.sequence_tokens, "seq")
+    require(link_gbs is None or 0 < link_gbs < float("inf"),
+            f"link-gbs: must be a finite number > 0, got {link_gbs}")
+    acc = load_gpu(gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops)
+    link = link_gbs * GB if link_gbs is not None else acc.allreduce_bytes_per_s
+    require(grad_dtype is None or grad_dtype in _WIRE_BYTES,
+            f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
+    for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
+        require(0 < value < float("inf"), f"{name}: must be a finite number > 0, got {value}")
+    for name, value, default in (("host-link-gbs", host_link_gbs, _HOST_LINK_GBS),
+                                 ("cpu-mem-gbs", cpu_mem_gbs, _CPU_MEM_GBS)):
+        require(offload or value == default, f"{name}: applies only with --offload")
+    require(0 < inter_node_gbs < float("inf"),
+            f"inter-node-gbs: must be a finite number > 0, got {inter_node_gbs}")
+    require(1 <= pipeline <= spec.num_layers,
+            f"pipeline: must be in [1, {spec.num_layers}] (the layers), got {pipeline}")
+    _within(virtual_stages, 1, 1024, "virtual-stages")
+    _within(tp, 1, 1024, "tp")
+    _within(gpus_per_node, 1, 1024, "gpus-per-node")
+    check_tensor_parallel(spec, tp)
+    cluster = Cluster(acc, devices, zero, offload, link, mfu, tensor_parallel=tp, flash=flash,
+                      sequence_parallel=sequence_parallel, pipeline_stages=pipeline,
+                      virtual_stages=virtual_stages, gpus_per_node=gpus_per_node,
+                      inter_node_bytes_per_s=inter_node_gbs * GB,
+                      grad_wire_bytes=None if grad_dtype is None else _WIRE_BYTES[grad_dtype],
+                      host_link_bytes_per_s=host_link_gbs * GB,
+                      cpu_mem_bytes_per_s=cpu_mem_gbs * GB)
+    plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
+                         qlora=qlora)
+    inputs = {"model": spec.name, "documents": list(documents), "micro_batch": micro_batch,
+              "accumulation": accumulation, "labels": labels, "head": head,
+              "recompute": recompute, "frozen": list(frozen), "lora_rank": lora_rank,
+              "qlora": qlora}
+    assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
+                   "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
+                   "link_bytes_per_s": link,
+                   "link_source": "--link-gbs" if link_gbs is not None else
+                   f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
+                   "bandwidth (PCIe 4 ×16, 32 GB/s, where none)", "flash_attention": flash,
+                   "pipeline_stages": pipeline, "virtual_stages": virtual_stages,
+                   "tensor_parallel": tp, "sequence_parallel": sequence_parallel,
+                   "gpus_per_node": gpus_per_node, "inter_node_bytes_per_s": inter_node_gbs * GB,
+                   "grad_dtype": grad_dtype or "recipe",
+                   **({"host_link_bytes_per_s": host_link_gbs * GB,
+                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {})}
+    run = None
+    if tokens is not None or epochs is not None or dataset_tokens is not None:
+        from napkin.planning.prices import hourly_price
+        from napkin.training.run import training_run
+
+        usd, source = hourly_price(cluster.acc.id, usd_per_gpu_hour)
+        run = training_run(tokens, epochs, dataset_tokens, plan.tokens_per_update,
+                           plan.update_s, plan.gpus, usd, source)
+        assumptions.update(usd_per_gpu_hour=usd, price_source=source)
+    else:
+        require(usd_per_gpu_hour is None, "usd-per-gpu-hour: only with --tokens or --epochs")
+    return Result(train_doc(plan, inputs, assumptions, run), {"plan": plan, "run": run})
+
+
+def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int = 16,
+       keep_rate: float = 0.5, reference: bool = True, teacher: ModelRef | None = None,
+       reward_model: ModelRef | None = None, head: str = "all", replicas: int = 0,
+       method: str = "grpo", optimizer: str = "adamw", gpu: str | None = None, count: int = 8,
+       separate: bool = False, rollout_gpus: int | None = None, rollout_tp: int = 1,
+       mfu: float = 0.4, calibration: str = "auto",
+       usd_per_gpu_hour: float | None = None) -> Result:
+    """FLOPs of one RL cycle by role, the models the method keeps loaded, and with ``gpu``
+    the cycle's seconds, GPU-hours and dollars.
+
+    A cycle generates ``n = ⌈keep / keep_rate⌉`` answers of ``gen_len`` tokens to
+    ``prompt_len``-token prompts (rollout prefill and decode at 2 FLOPs per multiply-add),
+    reads each answer with the reference (``reference``), ``teacher`` and ``reward_model``
+    (one teacher-forced forward each; ``head``: LM head at all or at labelled positions), and
+    updates the policy on the ``keep`` kept samples (forward + backward); the weight sync
+    copies BF16 weights to ``replicas`` generation replicas: ``F_cycle(n) = n(f_g + f_r) + F_u``
+    FLOPs. ``method`` (ppo, grpo, dpo) sets the models held, with their parameter state under
+    the ``optimizer`` recipe (bytes). With ``gpu`` (a catalog id) on ``count`` training GPUs:
+    rollouts through the serving simulator (``calibration``: auto, roofline, a profile name or
+    file; TP ``rollout_tp``, on the training GPUs or ``separate`` on ``rollout_gpus``), reads
+    and the update at ``FLOPs / (count · peak · mfu)`` s; colocated ``cycle = rollout + reads +
+    update + sync``, separate ``max(rollout, reads + update + sync)``; $ = GPUs × cycle hours ×
+    ``usd_per_gpu_hour`` (default: the price catalog's).
+
+    ``value``: dict with ``cycle`` (:class:`~napkin.reinforcement.cycle.RLCycle`), ``models_held``
+    (tuple of :class:`~napkin.reinforcement.memory.RoleMemory`) and ``timing``
+    (:class:`~napkin.reinforcement.timing.RLTiming`, None without ``gpu``).
+    """
+    from napkin.reinforcement.cycle import rl_cycle
+    from napkin.reinforcement.memory import rl_memory
+    from napkin.report.train_views import rl_doc
+    from napkin.training.memory import recipe
+
+    spec = load_model(model)
+    _within(count, 1, 100_000, "count")
+    if rollout_gpus is not None:
+        _within(rollout_gpus, 1, 100_000, "rollout-gpus")
+    _within(rollout_tp, 1, 64, "rollout-tp")
+    spec.check_context(prompt_len + gen_len, "prompt-len + gen-len")
+    teacher_spec = load_model(teacher) if teacher is not None else None
+    reward_spec = load_model(reward_model) if reward_model is not None else None
+    cycle = rl_cycle(spec, prompt_len, gen_len, keep, keep_rate, reference, teacher_spec,
+                     reward_spec, head, replicas)
+    roles = rl_memory(method, spec, recipe(optimizer), reward_spec)
+    inputs = {"model": spec.name, "prompt_tokens": prompt_len, "gen_tokens": gen_len,
+              "keep": keep, "keep_rate": keep_rate, "reference": reference,
+              "teacher": _ref_name(teacher), "reward_model": _ref_name(reward_model),
+              "head": head, "replicas": replicas, "method": method, "optimizer": optimizer}
+    timing = None
+    if gpu is not None:
+        from napkin.planning.prices import hourly_price
+        from napkin.reinforcement.timing import RLPools, rl_timing
+
+        pools = RLPools(gpu, count, (rollout_gpus or count) if separate else count,
+                        rollout_tp, not separate, mfu, calibration)
+        require(separate or rollout_gpus is None, "rollout-gpus: only with --separate")
+        usd, _ = hourly_price(gpu, usd_per_gpu_hour)
+        timing = rl_timing(spec, cycle, prompt_len, gen_len, pools, usd)
+        inputs.update(gpu=gpu, count=count, separate=separate, rollout_gpus=pools.rollout_gpus,
+                      rollout_tp=rollout_tp, mfu=mfu, calibration=calibration,
+                      usd_per_gpu_hour=usd)
+    else:
+        require(usd_per_gpu_hour is None and not separate and rollout_gpus is None,
+                "gpu: --usd-per-gpu-hour, --separate and --rollout-gpus need --gpu")
+    return Result(rl_doc(spec.name, cycle, roles, inputs, timing),
+                  {"cycle": cycle, "models_held": roles, "timing": timing})

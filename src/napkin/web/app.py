@@ -1,0 +1,584 @@
+"""The ``napkin web`` ASGI app: JSON endpoints over :mod:`napkin.api` and four static pages.
+
+Every endpoint turns form fields into the API's keyword arguments, calls one API function and
+returns its :class:`~napkin.api.result.Result` as ``{"title", "data", "tables"}``: ``data`` is
+the CLI's ``--format json`` payload (base units), ``tables`` the sections the CLI prints
+(already formatted cells). Bad input is the CLI's one line: HTTP 422 ``{"error": message}``
+for a :class:`~napkin.errors.NapkinError`, 400 for a request that is not a JSON object.
+
+Simulations and plans run as background jobs (a thread each): ``POST`` answers
+``{"job": id}`` and ``GET /api/jobs/{id}`` reports ``status`` (running, done, error), the
+progress the API's callback gave, and the result or the error line when finished.
+
+Pages: ``/model`` (model × GPU), ``/scenario`` (the serving simulator), ``/plan`` (the
+planner), ``/trajectory`` (agent trajectories); scripts and styles under ``/static/``, Plotly's
+bundle from the installed ``plotly`` package at ``/vendor/plotly.min.js`` (no CDN).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import re
+import shutil
+import tempfile
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from fastapi import Body, FastAPI, File, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from napkin.api import agents, catalog, inference, planning, serving
+from napkin.api.result import Result
+from napkin.errors import NapkinError
+
+log = logging.getLogger("napkin.web")
+
+PAGES = {"model": "model.html", "scenario": "scenario.html", "plan": "plan.html",
+         "trajectory": "trajectory.html"}
+"""Path → static HTML file of the four pages (``/`` is the index)."""
+MAX_POINTS = 4000
+"""Most points of one time series or CDF sent to a page (evenly thinned beyond)."""
+MAX_UPLOAD_BYTES = 512 * 2**20
+KEEP_JOBS = 16
+"""Finished jobs kept for their results (the oldest are dropped first)."""
+
+
+def static_dir() -> Path:
+    """The folder of the pages, scripts and styles (shipped in the package)."""
+    return Path(str(resources.files("napkin.web").joinpath("static")))
+
+
+def plotly_bundle() -> Path:
+    """``plotly.min.js`` of the installed ``plotly`` package (its package data)."""
+    try:
+        path = Path(str(resources.files("plotly").joinpath("package_data", "plotly.min.js")))
+    except ModuleNotFoundError:
+        raise NapkinError("web: needs plotly; pip install 'napkin[web]'") from None
+    if not path.is_file():
+        raise NapkinError(f"web: plotly's bundle is missing ({path}); reinstall plotly")
+    return path
+
+
+def presets_dir() -> Path:
+    """The shipped scenario, workload, plan and trajectory files (``examples/``)."""
+    return Path(str(resources.files("napkin.catalog").joinpath("scenarios")))
+
+
+# ---------------------------------------------------------------------------------------------
+# form fields → API keyword arguments
+
+
+class Form:
+    """Form fields (a query string or a JSON body) as API arguments; a value that does not parse
+    is the CLI's line for that option (``Invalid value for '--context': …``)."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values
+
+    def raw(self, key: str) -> Any:
+        value = self.values.get(key)
+        return None if value is None or (isinstance(value, str) and not value.strip()) else value
+
+    def text(self, key: str, default: str | None = None) -> str | None:
+        value = self.raw(key)
+        return default if value is None else str(value).strip()
+
+    def required(self, key: str, metavar: str) -> str:
+        value = self.text(key)
+        if value is None:
+            raise NapkinError(f"Missing argument '{metavar}'.")
+        return value
+
+    @staticmethod
+    def _flag(key: str) -> str:
+        return "--" + key.replace("_", "-")
+
+    def int(self, key: str, default: int | None = None) -> int | None:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            raise NapkinError(f"Invalid value for '{self._flag(key)}': Input should be a valid "
+                              "integer, unable to parse string as an integer") from None
+
+    def float(self, key: str, default: float | None = None) -> float | None:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            value = str(value)
+        try:
+            number = float(value if isinstance(value, int | float) else str(value).strip())
+        except ValueError as e:
+            raise NapkinError(f"Invalid value for '{self._flag(key)}': {e}") from None
+        if not math.isfinite(number):
+            raise NapkinError(f"Invalid value for '{self._flag(key)}': must be a finite number, "
+                              f"got {str(value).strip()!r}")
+        return number
+
+    def bool(self, key: str) -> bool:
+        value = self.raw(key)
+        if isinstance(value, bool):
+            return value
+        return value is not None and str(value).strip().lower() in ("1", "true", "yes", "on")
+
+    def ints(self, key: str, default: str) -> list[int]:
+        """``"1,8,16"`` → ``[1, 8, 16]`` (the CLI's comma-separated integers)."""
+        value = self.raw(key)
+        text = default if value is None else (
+            ",".join(map(str, value)) if isinstance(value, list) else str(value))
+        try:
+            values = [int(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise NapkinError(
+                f"{key}: {text!r} must be comma-separated integers, e.g. 1,8,16") from None
+        if not values or min(values) < 1:
+            raise NapkinError(f"{key}: values must be integers >= 1, got {text!r}")
+        return values
+
+    def lines(self, key: str) -> list[str]:
+        """A list, or text with one item per line (blank lines and ``#`` comments skipped)."""
+        value = self.values.get(key)
+        if value is None:
+            return []
+        items = value if isinstance(value, list) else str(value).splitlines()
+        return [s for s in (str(i).strip() for i in items) if s and not s.startswith("#")]
+
+
+def parse_yaml(text: Any, what: str, required: bool = True) -> dict[str, Any] | None:
+    """A YAML (or JSON) mapping from a text box or an uploaded file's text; the errors read as
+    the CLI's for a file (``scenario: not valid YAML (…)``)."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        if required:
+            raise NapkinError(f"{what}: give the {what} (YAML)")
+        return None
+    if isinstance(text, dict):
+        return text
+    try:
+        data = yaml.safe_load(str(text))
+    except yaml.YAMLError as e:
+        raise NapkinError(f"{what}: not valid YAML ({str(e).splitlines()[0]})") from None
+    except RecursionError:
+        raise NapkinError(f"{what}: nested too deeply to read") from None
+    if not isinstance(data, dict):
+        raise NapkinError(f"{what}: a {what} must be a YAML mapping")
+    return data
+
+
+# ---------------------------------------------------------------------------------------------
+# API results → JSON
+
+
+def result_json(result: Result, **extra: Any) -> dict[str, Any]:
+    """The result as the pages read it: title, the JSON payload, the printed tables."""
+    tables = [{"title": s.title, "columns": list(s.columns), "rows": [list(r) for r in s.rows],
+               "notes": list(s.notes)} for s in result.document.sections]
+    return {"title": result.title, "data": result.data, "tables": tables, **extra}
+
+
+def _thin(n: int, most: int = MAX_POINTS) -> Any:
+    """Indices of at most ``most`` evenly spread points of ``n`` (first and last kept)."""
+    import numpy as np
+
+    if n <= most:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, most).round().astype(int))
+
+
+def _finite(values: Any) -> list[float]:
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    return np.where(np.isfinite(v), v, 0.0).tolist()
+
+
+def _cdf(values: Any) -> dict[str, list[float]]:
+    """The empirical CDF of ``values`` (sorted values, share of values ≤ each)."""
+    import numpy as np
+
+    v = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
+    if not len(v):
+        return {"x": [], "y": []}
+    idx = _thin(len(v))
+    return {"x": v[idx].tolist(), "y": ((idx + 1) / len(v)).tolist()}
+
+
+def run_series(runs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """Per simulated scenario: each engine's waiting and running requests and KV blocks in use
+    over time, and the CDFs of TTFT, TPOT and end-to-end latency (the figures of ``napkin serve
+    simulate --plot``), thinned to at most :data:`MAX_POINTS` points each."""
+    import numpy as np
+
+    from napkin.report.export import request_columns
+
+    out = []
+    for name, run in runs:
+        engines = []
+        for e in run.engines:
+            idx = _thin(len(e.series_t))
+            engines.append({
+                "name": e.name, "kv_blocks": int(e.spec.num_blocks),
+                "t_s": _finite(np.asarray(e.series_t, dtype=float)[idx]),
+                "waiting": np.asarray(e.series_waiting, dtype=int)[idx].tolist(),
+                "running": np.asarray(e.series_running, dtype=int)[idx].tolist(),
+                "kv_blocks_used": np.asarray(e.series_blocks, dtype=int)[idx].tolist()})
+        cols = request_columns(run)
+        multi = np.asarray(cols["output_tokens"]) > 1
+        out.append({"name": name, "engines": engines,
+                    "cdf": {"ttft_s": _cdf(cols["ttft_s"]),
+                            "tpot_s": _cdf(np.asarray(cols["tpot_s"])[multi]),
+                            "e2e_s": _cdf(cols["e2e_s"])}})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# background jobs
+
+
+class Jobs:
+    """Long runs in threads: a dict of jobs with their progress and outcome."""
+
+    def __init__(self, keep: int = KEEP_JOBS) -> None:
+        self.keep = keep
+        self._jobs: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def start(self, kind: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> str:
+        """Run ``work(progress)`` in a thread; ``progress`` is a dict it updates."""
+        job_id = uuid.uuid4().hex[:12]
+        job: dict[str, Any] = {"id": job_id, "kind": kind, "status": "running",
+                               "progress": {}, "result": None, "error": None,
+                               "started": time.time(), "finished": None}
+        with self._lock:
+            self._jobs[job_id] = job
+            self._trim()
+        threading.Thread(target=self._run, args=(job, work), daemon=True,
+                         name=f"napkin-web-{kind}-{job_id}").start()
+        return job_id
+
+    def _run(self, job: dict[str, Any], work: Callable[[dict[str, Any]], dict[str, Any]]
+             ) -> None:
+        try:
+            result = work(job["progress"])
+            job.update(result=result, status="done")
+        except NapkinError as e:
+            job.update(error=str(e), status="error")
+        except Exception as e:  # a bug, not bad input: say so, log the traceback
+            log.error("job %s failed:\n%s", job["id"], traceback.format_exc())
+            job.update(error=f"internal error: {type(e).__name__}: {e}", status="error")
+        finally:
+            job["finished"] = time.time()
+
+    def _trim(self) -> None:
+        done = [j for j in self._jobs.values() if j["status"] != "running"]
+        for j in sorted(done, key=lambda j: j["started"])[:max(0, len(done) - self.keep)]:
+            del self._jobs[j["id"]]
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise StarletteHTTPException(404, f"job: no such job {job_id!r}")
+        now = job["finished"] or time.time()
+        return {"id": job["id"], "kind": job["kind"], "status": job["status"],
+                "progress": dict(job["progress"]), "elapsed_s": now - job["started"],
+                "result": job["result"], "error": job["error"]}
+
+
+def _run_or_start(jobs: Jobs, kind: str, wait: bool,
+                  work: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """``wait``: run now and answer the result; else start a job and answer its id (202)."""
+    if wait:
+        return work({})
+    return JSONResponse({"job": jobs.start(kind, work)}, status_code=202)
+
+
+# ---------------------------------------------------------------------------------------------
+# presets
+
+
+def _preset_kind(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return None
+    if "steps" in data:
+        return "trajectory"
+    if "search" in data:
+        return "plan"
+    if "arrivals" in data:
+        return "workload"
+    if "workload" in data:
+        return "scenario"
+    return None
+
+
+def list_presets() -> dict[str, list[str]]:
+    """Shipped files by kind: scenario, plan, trajectory, workload."""
+    out: dict[str, list[str]] = {"scenario": [], "plan": [], "trajectory": [], "workload": []}
+    for path in sorted(presets_dir().glob("*.yaml")):
+        kind = _preset_kind(yaml.safe_load(path.read_text()))
+        if kind is not None:
+            out[kind].append(path.name)
+    return out
+
+
+def read_preset(name: str) -> dict[str, Any]:
+    """A shipped file's text; a scenario's workload file's text with it when it names one."""
+    names = {n for names in list_presets().values() for n in names}
+    if name not in names:
+        raise NapkinError(f"preset: no shipped file {name!r}; allowed: {', '.join(sorted(names))}")
+    path = presets_dir() / name
+    text = path.read_text()
+    data = yaml.safe_load(text)
+    out: dict[str, Any] = {"name": name, "kind": _preset_kind(data), "text": text,
+                           "workload": None}
+    ref = data.get("workload")
+    if isinstance(ref, str) and (path.parent / ref).is_file():
+        out["workload"] = {"name": ref, "text": (path.parent / ref).read_text()}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the app
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _request_error(exc: RequestValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return "request: not understood"
+    e = errors[0]
+    where = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
+    return f"request: {where + ': ' if where else ''}{e.get('msg', 'invalid')}"
+
+
+def create_app(upload_dir: str | Path | None = None) -> FastAPI:
+    """The ``napkin web`` app. ``upload_dir``: where uploaded files are kept (default: a new
+    temporary folder on the first upload)."""
+    plotly_js = plotly_bundle()
+    static = static_dir()
+    app = FastAPI(title="napkin", summary="Napkin math for LLM systems, in a browser",
+                  docs_url=None, redoc_url=None,  # their pages load scripts from a CDN
+                  openapi_url="/api/openapi.json")
+    jobs = Jobs()
+    app.state.jobs = jobs
+    uploads: dict[str, Path | None] = {"dir": Path(upload_dir) if upload_dir else None}
+
+    @app.exception_handler(NapkinError)
+    async def _napkin_error(_request: Request, exc: NapkinError) -> JSONResponse:
+        return _error(422, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(400, _request_error(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail))
+
+    # --- pages and assets
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(static / "index.html")
+
+    for route, page in PAGES.items():
+        def serve(page: str = page) -> FileResponse:
+            return FileResponse(static / page)
+
+        app.add_api_route(f"/{route}", serve, methods=["GET"], include_in_schema=False,
+                          name=f"page_{route}")
+        app.add_api_route(f"/{route}/", lambda route=route: RedirectResponse(f"/{route}"),
+                          methods=["GET"], include_in_schema=False, name=f"slash_{route}")
+
+    @app.get("/vendor/plotly.min.js", include_in_schema=False)
+    def plotly() -> FileResponse:
+        return FileResponse(plotly_js, media_type="text/javascript",
+                            headers={"Cache-Control": "max-age=86400"})
+
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    # --- catalog and model × GPU
+
+    @app.get("/api/models")
+    def models() -> dict[str, Any]:
+        """``napkin models``."""
+        return result_json(catalog.list_models())
+
+    @app.get("/api/gpus")
+    def gpus() -> dict[str, Any]:
+        """``napkin gpus``."""
+        return result_json(catalog.list_gpus())
+
+    @app.get("/api/model")
+    def model(request: Request) -> dict[str, Any]:
+        """``napkin model MODEL [--weights] [--kv-dtype] [--read-embedding]``."""
+        f = Form(request.query_params)
+        return result_json(catalog.describe_model(
+            f.required("model", "MODEL"), weights=f.text("weights", "bf16"),
+            kv_dtype=f.text("kv_dtype", "bf16"), read_embedding=f.bool("read_embedding")))
+
+    def _gpu_args(f: Form) -> dict[str, Any]:
+        return {"gpu": f.text("gpu"), "gpu_mem_gb": f.float("gpu_mem_gb"),
+                "gpu_bw_gbs": f.float("gpu_bw_gbs"), "gpu_tflops": f.float("gpu_tflops"),
+                "weights": f.text("weights", "bf16"), "kv_dtype": f.text("kv_dtype", "bf16"),
+                "reserve_gb": f.float("reserve_gb", 0.0), "context": f.int("context", 4096)}
+
+    @app.get("/api/decode")
+    def decode(request: Request) -> dict[str, Any]:
+        """``napkin decode MODEL --gpu --batch 1,8,64 --context …``."""
+        f = Form(request.query_params)
+        efficiency = {k: v for k, v in (("mfu", f.float("mfu")), ("mbu", f.float("mbu")))
+                      if v is not None}  # not given: the API's defaults
+        return result_json(inference.decode_table(
+            f.required("model", "MODEL"), batch=f.ints("batch", "1"), **_gpu_args(f),
+            read_embedding=f.bool("read_embedding"), overhead_ms=f.float("overhead_ms", 0.0),
+            **efficiency))
+
+    @app.get("/api/capacity")
+    def capacity(request: Request) -> dict[str, Any]:
+        """``napkin capacity MODEL --gpu --count --context [--avg-context] …``."""
+        f = Form(request.query_params)
+        return result_json(inference.capacity(
+            f.required("model", "MODEL"), count=f.int("count", 1),
+            avg_context=f.int("avg_context"), **_gpu_args(f)))
+
+    # --- presets and uploads
+
+    @app.get("/api/presets")
+    def presets() -> dict[str, list[str]]:
+        """The shipped example files by kind."""
+        return list_presets()
+
+    @app.get("/api/presets/{name}")
+    def preset(name: str) -> dict[str, Any]:
+        """A shipped file's text (and its workload file's, for a scenario naming one)."""
+        return read_preset(name)
+
+    @app.post("/api/upload")
+    def upload(file: UploadFile = File(...)) -> dict[str, Any]:  # noqa: B008
+        """Keep an uploaded file (a trace, a workload) on the server; answers its path, for
+        a workload's ``path`` or a scenario's ``workload``."""
+        if uploads["dir"] is None:  # a folder of our own, removed when the server exits
+            uploads["dir"] = Path(tempfile.mkdtemp(prefix="napkin-web-"))
+            atexit.register(shutil.rmtree, uploads["dir"], ignore_errors=True)
+        folder = uploads["dir"]
+        assert folder is not None
+        folder.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(file.filename or "upload").name)
+        name = name.strip(".-") or "upload"
+        path = folder / name
+        size = 0
+        with path.open("wb") as out:
+            while chunk := file.file.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_UPLOAD_BYTES:
+                    out.close()
+                    path.unlink()
+                    raise NapkinError(f"upload: {name} is larger than "
+                                      f"{MAX_UPLOAD_BYTES // 2**20} MiB")
+                out.write(chunk)
+        return {"name": name, "path": str(path), "bytes": size}
+
+    # --- serving simulator
+
+    @app.post("/api/simulate")
+    def simulate(payload: dict[str, Any] = Body(...)) -> Any:  # noqa: B008
+        """``napkin serve simulate``: ``scenario`` (YAML text; ``scenarios`` for several),
+        ``workload`` (YAML text replacing the scenario's workload), ``overrides`` (the CLI's
+        ``--set`` items, one per line), ``mode``, ``seed``; ``wait``: answer the result now
+        instead of a job id."""
+        f = Form(payload)
+        texts = payload.get("scenarios") or [payload.get("scenario")]
+        if not isinstance(texts, list):
+            texts = [texts]
+        scenarios = [parse_yaml(t, "scenario") for t in texts]
+        workload = parse_yaml(payload.get("workload"), "workload", required=False)
+        if workload is not None:
+            for s in scenarios:
+                assert s is not None
+                s["workload"] = workload
+        kwargs = {"overrides": f.lines("overrides"), "mode": f.text("mode"),
+                  "seed": f.int("seed")}
+
+        def work(progress: dict[str, Any]) -> dict[str, Any]:
+            count = {"i": 0}
+
+            def on_scenario(name: str, requests: int | None) -> None:
+                count["i"] += 1
+                progress.update(scenario=name, index=count["i"], scenarios=len(scenarios),
+                                requests=requests, finished=0, t_s=0.0)
+
+            def on_progress(t_s: float, finished: int) -> None:
+                progress["t_s"], progress["finished"] = t_s, finished
+
+            result = serving.simulate(scenarios, progress=on_progress, on_scenario=on_scenario,
+                                      **kwargs)
+            return result_json(result, series=run_series(result.value["runs"]))
+
+        return _run_or_start(jobs, "simulate", f.bool("wait"), work)
+
+    # --- planner
+
+    @app.post("/api/plan")
+    def plan(payload: dict[str, Any] = Body(...)) -> Any:  # noqa: B008
+        """``napkin plan``: ``plan`` (YAML text), ``jobs`` (worker processes, 0: one per
+        core), ``top``; ``wait``: answer the result now instead of a job id."""
+        f = Form(payload)
+        spec = parse_yaml(payload.get("plan"), "plan")
+        jobs_n, top = f.int("jobs", 0), f.int("top", 15)
+
+        def work(progress: dict[str, Any]) -> dict[str, Any]:
+            def on_progress(done: int, total: int) -> None:
+                progress["done"], progress["total"] = done, total
+
+            assert spec is not None
+            return result_json(planning.plan(spec, jobs=jobs_n, top=top, progress=on_progress))
+
+        return _run_or_start(jobs, "plan", f.bool("wait"), work)
+
+    # --- trajectories
+
+    @app.post("/api/agent")
+    def agent(payload: dict[str, Any] = Body(...)) -> dict[str, Any]:  # noqa: B008
+        """``napkin agent``: ``trajectory`` (YAML text; ``trajectories`` for a logged set),
+        ``speedup`` (STEP=FACTOR, one per line), ``model``, ``gpu``, ``weights``,
+        ``kv_dtype``, ``mfu``, ``mbu``."""
+        f = Form(payload)
+        texts = payload.get("trajectories") or [payload.get("trajectory")]
+        if not isinstance(texts, list):
+            texts = [texts]
+        refs = [parse_yaml(t, "trajectory") for t in texts]
+        result = agents.analyze_trajectory(
+            refs[0] if len(refs) == 1 else refs, speedup=f.lines("speedup"),
+            model=f.text("model"), gpu=f.text("gpu"), weights=f.text("weights"),
+            kv_dtype=f.text("kv_dtype"), mfu=f.float("mfu"), mbu=f.float("mbu"))
+        return result_json(result)
+
+    # --- jobs
+
+    @app.get("/api/jobs/{job_id}")
+    def job(job_id: str) -> dict[str, Any]:
+        """A background job: status (running, done, error), progress, result or error."""
+        return jobs.get(job_id)
+
+    return app

@@ -1,0 +1,76 @@
+"""The public API of ``napkin calibrate`` and ``napkin validate`` (the fast paths of
+tests/cli/test_calib_cli.py: a four-row plain CSV, one round, a profile scored as fitted)."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from napkin.api import calibration
+from napkin.errors import NapkinError
+
+PLAIN = """backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,\
+mean_ttft_ms,mean_tpot_ms
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,8,90,9.0
+vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,2,55,5.5
+vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,8,80,6.5
+"""
+
+
+@pytest.fixture
+def plain(tmp_path) -> str:
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN)
+    return str(path)
+
+
+def test_validate_matches_cli_and_scores_by_hand(cli, plain, tmp_path):
+    r = calibration.validate(plain, calibration="vllm")
+    _, out, _ = cli("validate", plain, "--calibration", "vllm", "--format", "json")
+    assert r.data == json.loads(out)
+    ((name, how, rep),) = r.value
+    assert name == f"{plain} · vllm" and how == "profile vllm, as fitted"
+    # the file's rows: 60 ms measured TTFT first; two (GPU, model, TP) groups, tp 1 and 2
+    assert rep.predictions[0].row.mean_ttft_s == pytest.approx(0.060)
+    assert [g[2] for g in rep.groups] == [1, 2]
+    errors = [p.tpot_s / p.row.mean_tpot_s - 1 for p in rep.predictions]
+    assert rep.overall["tpot"].rows == 4
+    assert rep.overall["tpot"].median_abs_error == pytest.approx(np.median(np.abs(errors)))
+    assert r.plot(tmp_path / "v.png").stat().st_size > 10_000
+
+
+def test_calibrate_matches_cli_and_writes_the_profile(cli, plain, tmp_path):
+    out_path = tmp_path / "mine.yaml"
+    _, out, _ = cli("calibrate", plain, "--backend", "vllm", "--out", str(out_path),
+                    "--rounds", "1", "--terms", "weights,dense,kv", "--format", "json")
+    r = calibration.calibrate([plain], backend="vllm", out=out_path, rounds=1,
+                              terms=["dense", "weights", "kv"])
+    assert r.data == json.loads(out)
+    profile = r.value.profile
+    assert profile.name == "mine"  # named after the file
+    written = yaml.safe_load(out_path.read_text())
+    assert written["coefficients"] == r.data["profile"]["coefficients"]
+    assert written["fitted_terms"] == ["dense", "weights", "kv"]
+    # the four rows span TP 1-2; the fit may use only the three terms, the rest stay 0
+    assert written["domain"]["tensor_parallel"] == [1, 2]
+    assert all(v == 0 for k, v in written["coefficients"].items()
+               if k not in ("dense", "weights", "kv"))
+    assert r.value.holdout.overall["ttft"].rows == 4
+
+
+def test_calibration_errors_name_the_field(plain, tmp_path):
+    with pytest.raises(NapkinError, match=r"^out:"):
+        calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.txt")
+    with pytest.raises(NapkinError, match=r"^terms:"):
+        calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.yaml", terms=["mfu"])
+    with pytest.raises(NapkinError, match=r"^rounds:"):
+        calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.yaml", rounds=0)
+    with pytest.raises(NapkinError, match=r"^backend: no measurements of 'sglang'"):
+        calibration.calibrate(plain, backend="sglang", out=tmp_path / "p.yaml", rounds=1)
+    assert not (tmp_path / "p.yaml").exists()
+    with pytest.raises(NapkinError, match=r"^no-such-set: no such file"):
+        calibration.validate("no-such-set")
+    with pytest.raises(NapkinError, match=r"^sets:"):
+        calibration.validate([])

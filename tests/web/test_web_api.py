@@ -1,0 +1,428 @@
+"""``napkin web``'s JSON endpoints (FastAPI's TestClient): every number is the public API's
+``.data``, every bad input the CLI's one-line error, long runs are jobs with progress."""
+
+import copy
+import json
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("fastapi", reason="the web extra is not installed (pip install 'napkin[web]')")
+pytest.importorskip("plotly", reason="the web extra is not installed (pip install 'napkin[web]')")
+with warnings.catch_warnings():  # starlette's TestClient on httpx: a deprecation notice only
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+import napkin.api.agents as agents_api
+import napkin.api.catalog as catalog_api
+import napkin.api.inference as inference_api
+import napkin.api.planning as planning_api
+import napkin.api.serving as serving_api
+from napkin.errors import NapkinError
+from napkin.web.app import MAX_POINTS, create_app, presets_dir
+
+EXAMPLES = presets_dir()
+SMALL_WINDOWS = ("workload.arrivals.windows=[{duration_s: 30, requests: 40, "
+                 "mix: {long_input: 1, long_output: 1}}]")
+SMALL_PLAN = """
+name: small plan
+model: llama-3.1-70b
+weights: fp8
+workload:
+  name: 8 req/s, 2000 in / 300 out
+  seed: 0
+  classes:
+    chat: {input_tokens: 2000, output_tokens: 300}
+  arrivals: {kind: poisson, rate_per_s: 8, duration_s: 20}
+slo: {ttft_s: 1.0, tpot_s: 0.05, share: 0.95}
+search:
+  gpus: [h200, b200]
+  tensor_parallel: [1, 2]
+  replicas: [1, 2, 3]
+  max_num_seqs: [128]
+  backends: [vllm]
+seeds: 1
+"""
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    return TestClient(create_app(upload_dir=tmp_path_factory.mktemp("uploads")))
+
+
+def api_error(fn, *args, **kwargs) -> str:
+    with pytest.raises(NapkinError) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+def cli_error(cli, *args: str) -> str:
+    code, _, err = cli(*args)
+    assert code == 2
+    line = err.strip()
+    assert line.startswith("napkin: error: ") and "\n" not in line
+    return line.removeprefix("napkin: error: ")
+
+
+def tables(result) -> list[dict]:
+    return [{"title": s.title, "columns": s.columns, "rows": s.rows, "notes": s.notes}
+            for s in result.document.sections]
+
+
+def scenario_text() -> tuple[dict, str]:
+    """The shipped chapter 3-1 scenario and its workload file's text."""
+    scenario = yaml.safe_load((EXAMPLES / "chapter-3-1-uniform.yaml").read_text())
+    return scenario, (EXAMPLES / scenario["workload"]).read_text()
+
+
+def inline(scenario: dict, workload_text: str) -> dict:
+    out = copy.deepcopy(scenario)
+    out["workload"] = yaml.safe_load(workload_text)
+    return out
+
+
+def wait_job(client, job_id: str, timeout_s: float = 120) -> dict:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        job = client.get(f"/api/jobs/{job_id}").json()
+        if job["status"] != "running":
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} still running after {timeout_s} s")
+
+
+# --- pages and assets
+
+
+@pytest.mark.parametrize("path", ["/", "/model", "/scenario", "/plan", "/trajectory"])
+def test_pages_are_served(client, path):
+    r = client.get(path)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    if path != "/":
+        assert '<script src="/vendor/plotly.min.js"></script>' in r.text
+        assert "cdn" not in r.text.lower()
+    assert 'src="http' not in r.text and 'href="http' not in r.text
+
+
+def test_no_page_loads_from_a_cdn(client):
+    assert client.get("/api/docs").status_code == 404  # FastAPI's docs page would
+    assert client.get("/api/openapi.json").json()["paths"]["/api/decode"]
+
+
+def test_assets_ship_in_the_package_no_cdn(client):
+    r = client.get("/vendor/plotly.min.js")
+    assert r.status_code == 200 and "javascript" in r.headers["content-type"]
+    assert len(r.content) > 1_000_000 and b"plotly.js" in r.content[:200]
+    for name in ("common.js", "model.js", "scenario.js", "plan.js", "trajectory.js",
+                 "style.css"):
+        r = client.get(f"/static/{name}")
+        assert r.status_code == 200, name
+        assert "http://" not in r.text and "https://" not in r.text, name
+
+
+# --- catalog and model × GPU
+
+
+def test_catalog_endpoints_equal_the_api(client):
+    assert client.get("/api/models").json()["data"] == catalog_api.list_models().data
+    r = client.get("/api/gpus").json()
+    assert r["data"] == catalog_api.list_gpus().data
+    assert r["title"] == catalog_api.list_gpus().title
+
+
+def test_model_endpoint_equals_describe_model(client):
+    r = client.get("/api/model", params={"model": "qwen3-8b", "weights": "fp8",
+                                         "kv_dtype": "fp8"})
+    assert r.status_code == 200
+    result = catalog_api.describe_model("qwen3-8b", weights="fp8", kv_dtype="fp8")
+    assert r.json()["data"] == result.data
+    assert r.json()["tables"] == tables(result)
+
+
+def test_decode_endpoint_equals_decode_table(client, cli):
+    r = client.get("/api/decode", params={"model": "qwen3-8b", "gpu": "h200", "context": "256",
+                                          "batch": "1,64,256,1024,2048", "mfu": "0.8",
+                                          "mbu": "0.9", "reserve_gb": "2"})
+    assert r.status_code == 200
+    result = inference_api.decode_table("qwen3-8b", gpu="h200", context=256,
+                                        batch=[1, 64, 256, 1024, 2048], mfu=0.8, mbu=0.9,
+                                        reserve_gb=2)
+    assert r.json()["data"] == result.data
+    assert r.json()["tables"] == tables(result)
+    _, out, _ = cli("decode", "qwen3-8b", "--gpu", "h200", "--context", "256", "--batch",
+                    "1,64,256,1024,2048", "--mfu", "0.8", "--mbu", "0.9", "--reserve-gb", "2",
+                    "--format", "json")
+    assert r.json()["data"] == json.loads(out)
+
+
+def test_capacity_endpoint_equals_capacity(client):
+    r = client.get("/api/capacity", params={"model": "llama-3.1-70b", "gpu": "h100-sxm",
+                                            "count": "4", "context": "8192",
+                                            "avg_context": "2048", "weights": "fp8"})
+    assert r.status_code == 200
+    result = inference_api.capacity("llama-3.1-70b", gpu="h100-sxm", count=4, context=8192,
+                                    avg_context=2048, weights="fp8")
+    assert r.json()["data"] == result.data
+    assert r.json()["data"]["capacity"]["users"] == result.value.users
+
+
+@pytest.mark.parametrize(("endpoint", "params", "cli_args"), [
+    ("decode", {"model": "no-such-model", "gpu": "h100-sxm"},
+     ["decode", "no-such-model", "--gpu", "h100-sxm"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h999"}, ["decode", "qwen3-8b", "--gpu", "h999"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "batch": "1,x"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--batch", "1,x"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "batch": "0,4"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--batch", "0,4"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "mfu": "2"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--mfu", "2"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "mfu": "abc"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--mfu", "abc"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "mbu": "inf"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--mbu", "inf"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "context": "abc"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--context", "abc"]),
+    ("decode", {"model": "qwen3-8b", "gpu": "h100-sxm", "context": "-5"},
+     ["decode", "qwen3-8b", "--gpu", "h100-sxm", "--context", "-5"]),
+    ("capacity", {"model": "qwen3-8b", "gpu": "h100-sxm", "count": "0"},
+     ["capacity", "qwen3-8b", "--gpu", "h100-sxm", "--count", "0"]),
+    ("model", {"model": "qwen3-8b", "weights": "fp7"}, ["model", "qwen3-8b", "--weights", "fp7"]),
+    ("model", {}, ["model"]),
+])
+def test_bad_input_is_the_clis_one_line(client, cli, endpoint, params, cli_args):
+    r = client.get(f"/api/{endpoint}", params=params)
+    assert r.status_code == 422
+    assert r.json() == {"error": cli_error(cli, *cli_args)}
+
+
+# --- presets and uploads
+
+
+def test_presets_list_the_shipped_files_by_kind(client):
+    p = client.get("/api/presets").json()
+    assert "chapter-3-1-uniform.yaml" in p["scenario"]
+    assert p["plan"] == ["plan-llama-70b-fp8.yaml"]
+    assert "agent-dag.yaml" in p["trajectory"]
+    assert "chapter-3-1-uniform.workload.yaml" in p["workload"]
+    one = client.get("/api/presets/chapter-3-1-uniform.yaml").json()
+    scenario, workload = scenario_text()
+    assert one["kind"] == "scenario"
+    assert yaml.safe_load(one["text"]) == scenario
+    assert one["workload"] == {"name": scenario["workload"], "text": workload}
+    r = client.get("/api/presets/nope.yaml")
+    assert r.status_code == 422 and r.json()["error"].startswith("preset: no shipped file")
+
+
+def test_upload_keeps_the_file(client):
+    r = client.post("/api/upload", files={"file": ("my trace.csv", b"t,in,out\n0,10,5\n")})
+    assert r.status_code == 200
+    up = r.json()
+    assert up["name"] == "my-trace.csv" and up["bytes"] == 16
+    assert Path(up["path"]).read_bytes() == b"t,in,out\n0,10,5\n"
+
+
+# --- serving simulator
+
+
+def test_simulate_now_equals_the_api(client):
+    scenario, workload = scenario_text()
+    overrides = [SMALL_WINDOWS, "engine.max_num_seqs=32"]
+    r = client.post("/api/simulate", json={
+        "scenario": yaml.safe_dump(scenario), "workload": workload,
+        "overrides": "\n".join(overrides), "seed": "3", "wait": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    result = serving_api.simulate(inline(scenario, workload), overrides=overrides, seed=3)
+    assert body["data"] == result.data
+    assert body["tables"][0] == tables(result)[0]
+    (series,) = body["series"]
+    summary = body["data"]["scenarios"][0]["summary"]
+    assert summary["requests"] == 40
+    assert len(series["cdf"]["ttft_s"]["x"]) == 40 and series["cdf"]["ttft_s"]["y"][-1] == 1
+    assert max(series["cdf"]["e2e_s"]["x"]) == pytest.approx(summary["e2e"]["p99_s"], rel=0.05)
+    (engine,) = series["engines"]
+    assert engine["kv_blocks"] == body["data"]["scenarios"][0]["inputs"]["kv_blocks"]
+    assert len(engine["t_s"]) == len(engine["waiting"]) == len(engine["kv_blocks_used"])
+    assert 0 < len(engine["t_s"]) <= MAX_POINTS
+    # sampled at the end of each simulated unit: at most the peak, which counts within units
+    used = max(engine["kv_blocks_used"]) / engine["kv_blocks"]
+    assert 0.9 * summary["peak_kv_frac"] <= used <= summary["peak_kv_frac"]
+
+
+def test_simulate_job_reports_progress(client):
+    scenario, workload = scenario_text()
+    r = client.post("/api/simulate", json={"scenario": yaml.safe_dump(scenario),
+                                           "workload": workload, "overrides": [SMALL_WINDOWS]})
+    assert r.status_code == 202
+    job = wait_job(client, r.json()["job"])
+    assert job["status"] == "done", job["error"]
+    assert job["progress"]["requests"] == 40 and job["progress"]["scenario"] == scenario["name"]
+    assert job["progress"]["finished"] > 0 and job["progress"]["t_s"] > 0
+    expected = serving_api.simulate(inline(scenario, workload), overrides=[SMALL_WINDOWS])
+    assert job["result"]["data"] == expected.data
+
+
+def test_simulate_errors_are_the_apis_line(client):
+    scenario, workload = scenario_text()
+    bad = ["engine.max_num_seqs=0"]
+    r = client.post("/api/simulate", json={"scenario": yaml.safe_dump(scenario),
+                                           "workload": workload, "overrides": bad})
+    job = wait_job(client, r.json()["job"])
+    assert job["status"] == "error"
+    assert job["error"] == api_error(serving_api.simulate, inline(scenario, workload),
+                                     overrides=bad)
+    assert "engine.max_num_seqs" in job["error"]
+    r = client.post("/api/simulate", json={"scenario": "model: [unclosed"})
+    assert r.status_code == 422 and r.json()["error"].startswith("scenario: not valid YAML (")
+    r = client.post("/api/simulate", json={"scenario": "- a list"})
+    assert r.json() == {"error": "scenario: a scenario must be a YAML mapping"}
+    r = client.post("/api/simulate", json={"scenario": ""})
+    assert r.json() == {"error": "scenario: give the scenario (YAML)"}
+    r = client.post("/api/simulate", json={"scenario": yaml.safe_dump(scenario),
+                                           "seed": "x", "wait": True})
+    assert r.json()["error"].startswith("Invalid value for '--seed'")
+
+
+def test_bad_requests_are_400_with_one_line(client):
+    r = client.post("/api/simulate", content=b"not json",
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"].startswith("request: ")
+    r = client.post("/api/agent", json=[1, 2])
+    assert r.status_code == 400 and "\n" not in r.json()["error"]
+    r = client.get("/api/jobs/nope")
+    assert r.status_code == 404 and r.json() == {"error": "job: no such job 'nope'"}
+
+
+# --- planner
+
+
+def _without_timing(data: dict) -> dict:
+    out = copy.deepcopy(data)
+    out["search"].pop("wall_s")
+    for key in ("cheapest",):
+        if out[key]:
+            out[key].pop("sim_s")
+    for e in out["evaluations"] + out["max_sustainable_rate"]:
+        e.pop("sim_s")
+    return out
+
+
+def test_plan_equals_the_api(client):
+    r = client.post("/api/plan", json={"plan": SMALL_PLAN, "jobs": "1", "top": "5"})
+    assert r.status_code == 202
+    job = wait_job(client, r.json()["job"])
+    assert job["status"] == "done", job["error"]
+    assert job["progress"]["done"] == job["progress"]["total"] > 0
+    expected = planning_api.plan(yaml.safe_load(SMALL_PLAN), jobs=1, top=5)
+    got = job["result"]["data"]
+    assert _without_timing(got) == _without_timing(expected.data)
+    assert got["launch"] == expected.data["launch"]
+    ranked = [t for t in job["result"]["tables"] if t["title"].startswith("feasible")]
+    assert ranked and ranked[0]["rows"][0][1].startswith(f"{got['cheapest']['replicas']}×")
+
+
+def test_plan_errors_are_the_apis_line(client):
+    bad = SMALL_PLAN.replace("gpus: [h200, b200]", "gpus: [h999]")
+    r = client.post("/api/plan", json={"plan": bad, "jobs": 1, "wait": True})
+    assert r.status_code == 422
+    assert r.json()["error"] == api_error(planning_api.plan, yaml.safe_load(bad), jobs=1)
+    r = client.post("/api/plan", json={"plan": SMALL_PLAN, "top": "0", "wait": True})
+    assert r.json()["error"] == "top: must be >= 1, got 0"
+
+
+# --- trajectories
+
+
+def _trajectory(name: str) -> dict:
+    return yaml.safe_load((EXAMPLES / name).read_text())
+
+
+def test_agent_equals_the_api(client):
+    text = (EXAMPLES / "agent-dag.yaml").read_text()
+    r = client.post("/api/agent", json={"trajectory": text, "speedup": "kind:tool=2\n"})
+    assert r.status_code == 200
+    result = agents_api.analyze_trajectory(_trajectory("agent-dag.yaml"),
+                                           speedup=["kind:tool=2"])
+    assert r.json()["data"] == result.data
+    assert r.json()["data"]["critical_path_s"] == 15
+    assert r.json()["tables"] == tables(result)
+    branches = (EXAMPLES / "agent-branches.yaml").read_text()
+    r = client.post("/api/agent", json={"trajectory": branches, "gpu": "h100-sxm",
+                                        "mfu": "0.5"})
+    result = agents_api.analyze_trajectory(_trajectory("agent-branches.yaml"),
+                                           gpu="h100-sxm", mfu=0.5)
+    assert r.status_code == 200 and r.json()["data"] == result.data
+
+
+def test_agent_logged_set(client):
+    names = ["agent-code-fix-reasoning.yaml", "agent-code-fix-no-reasoning.yaml"]
+    r = client.post("/api/agent", json={
+        "trajectories": [(EXAMPLES / n).read_text() for n in names]})
+    assert r.status_code == 200
+    result = agents_api.analyze_trajectory([_trajectory(n) for n in names])
+    assert r.json()["data"] == result.data
+    assert r.json()["data"]["attempts"] == 2
+
+
+def test_agent_errors_are_the_clis_line(client, cli):
+    path = str(EXAMPLES / "agent-dag.yaml")
+    text = Path(path).read_text()
+    r = client.post("/api/agent", json={"trajectory": text, "speedup": "tool_a=0"})
+    assert r.status_code == 422
+    assert r.json()["error"] == cli_error(cli, "agent", path, "--speedup", "tool_a=0")
+    r = client.post("/api/agent", json={"trajectory": text, "mfu": "0.5"})
+    assert r.json()["error"] == cli_error(cli, "agent", path, "--mfu", "0.5")
+    r = client.post("/api/agent", json={"trajectory": (EXAMPLES / "agent-branches.yaml")
+                                        .read_text()})
+    assert r.json()["error"] == cli_error(cli, "agent", str(EXAMPLES / "agent-branches.yaml"))
+
+
+# --- the command
+
+
+def test_web_command_imports_no_web_stack():
+    code = ("import sys, napkin.cli.web_cmd; "
+            "print(sorted(m for m in ('fastapi', 'uvicorn', 'plotly') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_web_command_without_the_extra_says_how_to_install(monkeypatch):
+    from napkin.cli import web_cmd
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    with pytest.raises(NapkinError) as info:
+        web_cmd.web(port=8765, host="127.0.0.1")
+    assert "pip install 'napkin[web]'" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_web_command_refuses_a_busy_port_and_a_bad_one():
+    from napkin.cli import web_cmd
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(NapkinError, match=rf"^port: cannot listen on 127.0.0.1:{port}"):
+            web_cmd.web(port=port, host="127.0.0.1")
+    with pytest.raises(NapkinError, match=r"^port: must be in \[1, 65535\], got 70000"):
+        web_cmd.web(port=70000, host="127.0.0.1")
+
+
+def test_napkin_web_is_a_cli_command(cli):
+    from napkin.cli.main import app
+
+    if "web" not in {c.name for c in app.registered_commands}:
+        pytest.skip("`napkin web` is not registered in napkin.cli.main yet")
+    code, out, _ = cli("web", "--help")
+    assert code == 0 and "--port" in out and "--host" in out
+    code, _, err = cli("web", "--port", "70000")
+    assert code == 2 and err.strip() == "napkin: error: port: must be in [1, 65535], got 70000"
