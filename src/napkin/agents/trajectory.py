@@ -33,12 +33,17 @@ Count = Annotated[int, Field(ge=0)]
 
 class _Step(InputModel):
     id: str = Field(min_length=1)
+    """The step's name, unique in the trajectory: what ``after`` lists and ``--speedup`` selects (by
+    id or glob)."""
     after: tuple[str, ...] = ()
     """Steps that must finish before this one starts."""
     duration_s: NonNeg | None = None
+    """The call's duration as logged, seconds. None: computed on ``--gpu`` (needs a model) as the
+    prefill of the new input tokens on the cached ones, then the decode of ``output_tokens``."""
     holds: tuple[str, ...] = ()
     """States (names in ``states``) held while this step runs."""
     note: str = ""
+    """Free text kept with the step; no analysis reads it."""
 
 
 class ModelStep(_Step):
@@ -46,8 +51,12 @@ class ModelStep(_Step):
 
     kind: Literal["model"]
     input_tokens: Count = 0
+    """The call's whole prompt, tokens (I), cached ones included."""
     cached_tokens: Count = 0
+    """Of ``input_tokens``, those that hit the prefix cache (K ≤ I); the call prefills P = I − K.
+    Priced at ``usd_per_m_cached``."""
     output_tokens: Count = 0
+    """Tokens the call generates (O), reasoning tokens included."""
     reasoning_tokens: Count = 0
     """Of ``output_tokens``, those before the end-of-reasoning marker."""
 
@@ -69,7 +78,10 @@ class ModelStep(_Step):
 class ToolStep(_Step):
     kind: Literal["tool"]
     runs_on: Literal["cpu", "sandbox", "gpu", "network", "human"] = "cpu"
+    """Where the tool runs (``cpu``, ``sandbox``, ``gpu``, ``network``, ``human``); recorded only:
+    tools are never queued or priced by it."""
     duration_s: NonNeg
+    """The tool's wall time, seconds; priced at ``prices.usd_per_tool_s``."""
 
 
 class EncodeStep(_Step):
@@ -77,9 +89,13 @@ class EncodeStep(_Step):
 
     kind: Literal["encode"]
     duration_s: NonNeg
+    """The encoder stage's time, seconds."""
     raw_bytes: NonNeg = 0
+    """Size of the raw input the encoder reads (image, audio), bytes; summed in the report."""
     visual_tokens: Count = 0
+    """Tokens the encoder produces for the model; summed in the report."""
     ec_bytes: NonNeg = 0
+    """Size of the encoder-cache (EC) features it writes, bytes; summed in the report."""
 
 
 class ControlStep(_Step):
@@ -87,6 +103,7 @@ class ControlStep(_Step):
 
     kind: Literal["control"]
     duration_s: NonNeg
+    """The orchestration, transfer or queueing time, seconds."""
 
 
 Step = tagged("kind", ModelStep, ToolStep, EncodeStep, ControlStep)
@@ -96,8 +113,12 @@ class State(InputModel):
     """Memory held while a step that names it runs: ``gib``, ``bytes`` or KV ``tokens``."""
 
     gib: NonNeg | None = None
+    """Size in GiB (2^30 bytes); give exactly one of ``gib``, ``bytes``, ``tokens``."""
     bytes: NonNeg | None = None
+    """Size in bytes."""
     tokens: Count | None = None
+    """Size as KV-cache tokens: × the model's KV bytes per token in the trajectory's ``kv_dtype``
+    (needs a model)."""
     parent: str | None = None
     """A shared prefix this state extends (held with it, counted once)."""
 
@@ -112,7 +133,10 @@ class Check(InputModel):
     """The task's check: did it pass, the named checks (``{"return value": "1013/1013"}``)."""
 
     passed: bool
+    """Whether the task passed its check; over a logged set, the cost per success divides by the
+    trajectories that passed."""
     checks: dict[str, str | int | float] = Field(default_factory=dict)
+    """Named check results as recorded (name → result), shown in the report."""
     reason: str = ""
     """Why it failed (a failed batch reports these instead of a cost per success)."""
 
@@ -121,10 +145,15 @@ class Prices(InputModel):
     """What a task costs: GPU time of model steps, or tokens; tools by the second."""
 
     usd_per_gpu_hour: NonNeg = 0
+    """$ per GPU-hour, charged for the model steps' seconds (each call holding one GPU alone)."""
     usd_per_m_input: NonNeg = 0
+    """$ per million new (uncached) input tokens, I − K."""
     usd_per_m_cached: NonNeg = 0
+    """$ per million cached input tokens, K."""
     usd_per_m_output: NonNeg = 0
+    """$ per million output tokens (reasoning included)."""
     usd_per_tool_s: NonNeg = 0
+    """$ per second of tool steps."""
     usd_per_task: NonNeg = 0
     """Environment or verification cost per task (sandbox start-up, graders)."""
 
@@ -135,6 +164,8 @@ class Realtime(InputModel):
     first_response_s: NonNeg | None = None
     """Deadline for the first response (first audio block played, first token shown)."""
     finish_s: NonNeg | None = None
+    """Deadline for the task's end (its last step, or its last audio block when ``arrivals_s`` is
+    given), seconds from its start."""
     block_s: Annotated[float, Field(gt=0)] | None = None
     """Playback length of one block or frame (continuity requirement)."""
     arrivals_s: tuple[NonNeg, ...] = ()
@@ -148,15 +179,28 @@ class Trajectory(InputModel):
     computed durations); ``model_version`` is recorded as logged."""
 
     task: str = ""
+    """What the task is; titles the report."""
     model: str | None = None
+    """The model: a catalog id or a ``config.json`` path, for states given in ``tokens`` and
+    computed durations. ``--model`` overrides it; None: only ``--model`` gives one."""
     model_version: str = ""
+    """The model's version as logged; echoed in the JSON output."""
     kv_dtype: str = "bf16"
+    """KV-cache format that sizes states given in ``tokens`` (computed durations use
+    ``--kv-dtype``)."""
     arrival_s: NonNeg = 0
+    """When the task arrived, seconds; a logged set's combined state curve shifts the task's
+    held state by it (tasks waiting at the same time add up)."""
     check: Check | None = None
+    """The task's check. None: the task counts as failed ("no check recorded") in a logged set."""
     states: dict[str, State] = Field(default_factory=dict)
+    """What steps hold while they run, by name (the names ``holds`` lists)."""
     steps: tuple[Step, ...] = Field(min_length=1)
+    """The steps, a DAG through ``after``; each starts when the steps it waits for have finished."""
     prices: Prices = Prices()
+    """What the task's resources cost; every price defaults to 0."""
     realtime: Realtime | None = None
+    """Timing requirements and block arrivals of a real-time task. None: no requirements."""
 
     @model_validator(mode="after")
     def _graph(self) -> "Trajectory":

@@ -48,15 +48,27 @@ def xpyd(text: str) -> tuple[int, int]:
 
 class SearchSpace(InputModel):
     gpus: list[str] = Field(default=["h100-sxm"], min_length=1)
+    """Accelerator catalog ids to try; each needs a price (``prices`` or the price catalog)."""
     tensor_parallel: list[int] = Field(default=[1, 2, 4, 8], min_length=1)
+    """Tensor-parallel sizes (GPUs per replica) to try; a size that does not divide the model's
+    attention heads is pruned."""
     replicas: list[int] = Field(default=[1, 2, 4], min_length=1)
+    """Replica counts to try. Configurations that differ only in replicas are simulated in
+    increasing count up to the first feasible one; larger counts are recorded as dominated."""
     max_gpus: int | None = Field(default=None, ge=1)
+    """Most GPUs a candidate may use: tensor_parallel × replicas, or tensor_parallel × (x + y)
+    for an ``xPyD`` layout. None: no limit."""
     weights: list[str] | None = Field(default=None, min_length=1)
     """Weight formats; default: the plan's ``weights``."""
     kv_dtypes: list[str] | None = Field(default=None, min_length=1)
+    """KV-cache formats to try. None: the plan's ``kv_dtype``."""
     max_num_seqs: list[int] = Field(default=[256], min_length=1)
+    """``engine.max_num_seqs`` values to try (most running requests per replica)."""
     max_num_batched_tokens: list[int] = Field(default=[8192], min_length=1)
+    """``engine.max_num_batched_tokens`` values to try (token budgets per step)."""
     backends: list[Backend] = Field(default=["vllm"], min_length=1)
+    """Engine backends to try: their scheduling policy and, with ``calibration: auto``, their
+    calibration profile."""
     expert_parallel: list[bool] = Field(default=[False], min_length=1)
     """MoE models: also try experts sharded over the TP ranks (skipped for dense models and
     TP 1)."""
@@ -85,12 +97,21 @@ class SearchSpace(InputModel):
 
 class PlanFile(InputModel):
     name: str = "plan"
+    """Label of the plan in its report and figure."""
     model: str
+    """The model of every candidate: a catalog id or a path to a ``config.json``."""
     weights: str = "bf16"
+    """Weight format of every candidate when ``search.weights`` is not given."""
     kv_dtype: str = "bf16"
+    """KV-cache format of every candidate when ``search.kv_dtypes`` is not given."""
     workload: str | Workload
+    """The workload at its offered load: a path to a workload file, relative to the plan file, or
+    the workload inline."""
     slo: SLOConfig = SLOConfig()
+    """The SLO a candidate must meet in every seed (``share`` of the requests within the bounds) to
+    be feasible."""
     search: SearchSpace = SearchSpace()
+    """The configurations to try: the product of its lists within ``max_gpus``."""
     prices: dict[str, float] = Field(default_factory=dict)
     """$/GPU-hour by GPU id, over the price catalog."""
     seeds: int = Field(default=3, ge=1, le=16)
@@ -98,10 +119,14 @@ class PlanFile(InputModel):
     calibration: str = "auto"
     """As in a scenario: ``auto`` (each candidate's backend profile), ``roofline``, a profile."""
     mfu: float | None = Field(default=None, gt=0, le=1)
+    """``calibration: roofline`` only: MFU of every candidate. None: 1 (the roofline ceiling)."""
     mbu: float | None = Field(default=None, gt=0, le=1)
+    """``calibration: roofline`` only: MBU of every candidate. None: 1 (the roofline ceiling)."""
     step_overhead_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """Roofline knobs (with ``calibration: roofline`` only), passed to every candidate."""
     router: Literal["round_robin", "least_outstanding", "least_kv"] = "least_outstanding"
+    """Router in front of every candidate's replicas (``least_outstanding`` by default, where a
+    scenario's is ``round_robin``)."""
 
     @model_validator(mode="after")
     def _prices(self) -> "PlanFile":

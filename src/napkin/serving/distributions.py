@@ -19,7 +19,11 @@ from napkin.specs.files import InputModel, tagged
 
 class _Dist(InputModel):
     min: float | None = None
+    """Lower clip bound: samples below it are raised to it (tokens for a length, seconds for a
+    duration, rounds for ``rounds``). None, or anything lower: 1 for lengths, 0 for durations."""
     max: float | None = None
+    """Upper clip bound: samples above it are lowered to it. None: lengths are clipped at
+    ``MAX_REQUEST_TOKENS`` (10^8 tokens, also the cap on a larger max); durations unbounded."""
 
 
 class Uniform(_Dist):
@@ -27,7 +31,10 @@ class Uniform(_Dist):
 
     dist: Literal["uniform"]
     low: float = Field(ge=0)
+    """Lower end of the range, in the unit of the field it sizes (lengths are then rounded to
+    whole tokens)."""
     high: float = Field(ge=0)
+    """Upper end of the range (≥ ``low``); ``low == high`` draws one value."""
 
     @model_validator(mode="after")
     def _ordered(self) -> "Uniform":
@@ -44,8 +51,11 @@ class Lognormal(_Dist):
 
     dist: Literal["lognormal"]
     sigma: float = Field(ge=0)
+    """σ: standard deviation of ln(x), the underlying normal (0 draws the centre exactly)."""
     median: float | None = Field(default=None, gt=0)
+    """Median of the samples, e^μ; give this or ``mean``."""
     mean: float | None = Field(default=None, gt=0)
+    """Mean of the samples (μ = ln(mean) − σ²/2); give this or ``median``."""
 
     @model_validator(mode="after")
     def _one_center(self) -> "Lognormal":
@@ -62,7 +72,9 @@ class Lognormal(_Dist):
 class Normal(_Dist):
     dist: Literal["normal"]
     mean: float
+    """Mean of the normal, in the unit of the field it sizes."""
     std: float = Field(ge=0)
+    """Standard deviation of the normal; draws outside ``[min, max]`` are clipped to them."""
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.normal(self.mean, self.std, n)
@@ -71,6 +83,8 @@ class Normal(_Dist):
 class Empirical(_Dist):
     dist: Literal["empirical"]
     values: list[float] = Field(min_length=1)
+    """Values drawn uniformly with replacement, each entry equally likely (repeat one to weight
+    it), in the unit of the field it sizes."""
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.choice(np.asarray(self.values, dtype=np.float64), n)

@@ -42,36 +42,77 @@ class DisaggConfig(InputModel):
     per rank) after ``kv_link_latency_us``."""
 
     prefill_replicas: int = Field(default=1, ge=1)
+    """Prefill engines: each runs a request's prompt and first token, taking arrivals from
+    ``engine.router``."""
     decode_replicas: int = Field(default=1, ge=1)
+    """Decode engines: each transferred request goes to the one with the fewest outstanding
+    requests."""
     prefill_tensor_parallel: int | None = Field(default=None, ge=1)
+    """GPUs per prefill replica. None: ``engine.tensor_parallel`` (which decode replicas always
+    use)."""
     kv_link_gbs: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Bandwidth of the link each prefill replica sends KV over, GB/s (10^9 bytes/s); transfers from
+    one replica queue in finishing order. None: the GPU's per-direction interconnect (half the
+    catalog's bidirectional figure, or 32 GB/s where none is listed) × the prefill TP."""
     kv_link_latency_us: float = Field(default=20.0, ge=0, allow_inf_nan=False)
+    """Latency added to each KV transfer after it is sent, µs."""
 
 
 class EngineConfig(InputModel):
     """Scheduler, KV pool and parallelism (vLLM's names and defaults where they exist)."""
 
     max_num_seqs: int = Field(default=256, ge=1)
+    """Most requests running at once on a replica (vLLM's ``--max-num-seqs``); also sizes the logits
+    in the activation peak."""
     max_num_batched_tokens: int = Field(default=8192, ge=1)
+    """Token budget of one engine step: prefill chunks plus one token per decode, at least
+    ``max_num_seqs`` (vLLM's ``--max-num-batched-tokens``). Also sizes the activation peak kept out
+    of the KV pool."""
     block_size: int = Field(default=16, ge=1, le=4096)
     """Tokens per KV block (vLLM: 1 to 256; at most 4,096)."""
     kv_pool_gib: float | None = Field(default=None, gt=0, le=1e6)
     """KV pool per device, GiB (at most 10^6: a million GiB)."""
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    """Share of the device memory (as CUDA reports it) the engine may use; the KV pool gets what
+    weights/TP, the activation peak and ``reserve_gib`` leave of it. Ignored when ``kv_pool_gib`` is
+    given."""
     reserve_gib: float = Field(default=1.0, ge=0, le=1e6)
+    """Memory per device kept out of the KV pool besides weights and activations (non-torch memory,
+    CUDA graphs), GiB. Ignored when ``kv_pool_gib`` is given."""
     enable_prefix_caching: bool = False
+    """Reuse the KV blocks of identical prompt prefixes (block hashes, LRU eviction of unused
+    blocks); backend ``vllm`` only."""
     long_prefill_token_threshold: int = Field(default=0, ge=0)
+    """Most prompt tokens one request may prefill in a step (vLLM's
+    ``--long-prefill-token-threshold``); 0: no cap but the step's token budget."""
     tensor_parallel: int = Field(default=1, ge=1)
+    """GPUs per replica, splitting every layer; as vLLM requires, it must divide the attention
+    heads, and divide or be a multiple of the KV heads. Adds two all-reduces per layer to a step."""
     backend: Literal["vllm", "trtllm", "sglang"] = "vllm"
     """The engine whose calibration profile ``calibration: auto`` picks."""
     capacity_scheduler: Literal["default", "max_utilization", "guaranteed_no_evict"] = "default"
     """TensorRT-LLM only: ``max_utilization`` allocates on demand and evicts, as vLLM."""
     chunked_prefill: bool = True
+    """On: prompts are split across steps to fit the token budget. Off: a new prompt runs whole in
+    one step and waits until the step's remaining budget holds it (TensorRT-LLM's
+    ``enable_chunked_context: false``); a prompt longer than ``max_num_batched_tokens`` is
+    refused."""
     allreduce_gbs: float | None = Field(default=None, gt=0)
+    """Per-direction link bandwidth of the tensor-parallel all-reduces, GB/s (10^9 bytes/s). None:
+    half the GPU's bidirectional interconnect figure in the catalog, or 32 GB/s (PCIe 4 ×16) where
+    none is listed."""
     allreduce_latency_us: float = Field(default=10.0, ge=0)
+    """Fixed latency of each all-reduce, µs (roofline step times; a calibration profile fits its
+    own)."""
     replicas: int = Field(default=1, ge=1)
+    """Engine replicas behind the router, each of ``tensor_parallel`` GPUs; must stay 1 with
+    ``disaggregated``."""
     router: Literal["round_robin", "least_outstanding", "least_kv"] = "round_robin"
+    """How an arrival picks its replica: ``round_robin`` (in turn), ``least_outstanding`` (fewest
+    running + waiting) or ``least_kv`` (smallest share of KV blocks in use)."""
     mode: Literal["fast", "exact"] = "fast"
+    """``fast``: runs of identical decode steps advance in closed form; ``exact``: one step at a
+    time through ``forward()`` (slower; tests check they agree). ``--mode`` overrides it."""
     expert_parallel: bool = False
     """MoE models: experts sharded over the ``tensor_parallel`` ranks (vLLM's
     ``--enable-expert-parallel``), all-to-alls instead of the MoE all-reduces."""
@@ -81,7 +122,10 @@ class EngineConfig(InputModel):
 
 class SLOConfig(InputModel):
     ttft_s: float = Field(default=2.0, gt=0, allow_inf_nan=False)
+    """Time-to-first-token bound, seconds (first token − arrival). A request meets the SLO when its
+    TTFT and TPOT (and end-to-end time, if bounded) are within their bounds."""
     tpot_s: float = Field(default=0.05, gt=0, allow_inf_nan=False)
+    """Time-per-output-token bound, seconds: (finish − first token) / (output tokens − 1)."""
     e2e_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Optional end-to-end bound, counted with the other two."""
     share: float = Field(default=0.9, gt=0, le=1)
@@ -93,25 +137,49 @@ class Scenario(InputModel):
     """A scenario file: ``workload`` is a path (relative to the file) or an inline workload."""
 
     name: str = "scenario"
+    """Label of the scenario in reports; also names its ``--export`` files (``<name>.requests.csv``,
+    ``<name>.timeseries.csv``)."""
     workload: str | Workload
+    """The workload: a path to a workload file, relative to the scenario file, or the workload
+    itself, inline."""
     model: str
+    """The model: a catalog id (``napkin models``) or a path to a Hugging Face ``config.json`` or
+    its folder (a relative path is read from the working directory, not the scenario's folder)."""
     gpu: str | None = None
+    """Accelerator catalog id (``napkin gpus``). None: a custom device, which needs all of
+    ``gpu_mem_gb``, ``gpu_bw_gbs`` and ``gpu_tflops``."""
     gpu_mem_gb: float | None = Field(default=None, gt=0)
+    """Device memory, GB (10^9 bytes), replacing the catalog's (the KV pool is sized from it). None:
+    the catalog's."""
     gpu_bw_gbs: float | None = Field(default=None, gt=0)
+    """Memory bandwidth, GB/s (10^9 bytes/s), replacing the catalog's. None: the catalog's."""
     gpu_tflops: float | None = Field(default=None, gt=0)
+    """Dense peak, TFLOP/s, set for every compute format. None: the catalog's rates."""
     weights: str = "bf16"
+    """Weight format (``bf16``, ``fp8``, ``int4-g128``, ``nvfp4``, ``q4_k_m``…): bytes per weight
+    (memory, bytes read per step) and the compute rate."""
     kv_dtype: str = "bf16"
+    """KV-cache format (``bf16``, ``fp16``, ``fp8``, ``int8``, ``fp32``): bytes per cached element,
+    hence KV bytes per token and blocks in the pool."""
     calibration: str = "auto"
     """Step times: ``auto`` (the shipped profile of ``engine.backend``), ``roofline`` (MFU, MBU
     and step overhead below), a shipped profile name, or a profile file."""
     mfu: float = Field(default=1.0, gt=0, le=1)
+    """``calibration: roofline`` only: the achieved fraction of the dense peak FLOP/s; 1 gives the
+    roofline ceiling. Setting it with another calibration is refused."""
     mbu: float = Field(default=1.0, gt=0, le=1)
+    """``calibration: roofline`` only: the achieved fraction of the memory bandwidth; 1 gives the
+    roofline ceiling. Setting it with another calibration is refused."""
     step_overhead_ms: float = Field(default=0.0, ge=0)
+    """``calibration: roofline`` only: fixed time added to every engine step, ms (kernel launches,
+    scheduling). Setting it with another calibration is refused."""
     frontend_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     """Roofline: time a request spends outside the engine before its first step (HTTP,
     tokenization); a profile fits its own (``request_s``)."""
     engine: EngineConfig = EngineConfig()
+    """Scheduler, KV pool and parallelism of the engines."""
     slo: SLOConfig = SLOConfig()
+    """The latency bounds requests are counted against (SLO met, goodput, sustainable load)."""
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,11 @@ class RequestClass(InputModel):
     """Input and output lengths of one kind of request."""
 
     input_tokens: Length
+    """Prompt length in tokens, shared prefix included: a fixed count or a distribution drawn per
+    request."""
     output_tokens: Length
+    """Tokens generated per request (the prefill yields the first): a fixed count or a distribution
+    drawn per request."""
     shared_prefix_tokens: int = Field(default=0, ge=0)
     """Leading input tokens every request of this class shares (a system prompt)."""
 
@@ -58,9 +62,16 @@ CV = Annotated[float, Field(ge=CV_RANGE[0], le=CV_RANGE[1])]
 
 class Window(InputModel):
     duration_s: Seconds
+    """Length of the window, seconds; windows follow one another from t = 0."""
     requests: int | None = Field(default=None, ge=0)
+    """Requests arriving in the window; give this or ``rate_per_s``."""
     rate_per_s: RateOrZero | None = None
+    """Arrival rate, requests/s: the window holds round(rate_per_s × duration_s) requests; give this
+    or ``requests``."""
     mix: Mix | None = None
+    """Relative class weights ``{class: weight}`` (normalized by their sum; classes left out get
+    none). The window's count is split by largest-remainder rounding (9:1 of 240 is 216 and 24).
+    None: every class equally."""
 
     @model_validator(mode="after")
     def _count_or_rate(self) -> "Window":
@@ -79,13 +90,24 @@ class WindowsArrivals(InputModel):
 
     kind: Literal["windows"]
     windows: list[Window] = Field(min_length=1)
+    """The windows, back to back from t = 0, each with its own count and mix."""
     spacing: Literal["even", "random"] = "even"
+    """``even``: the i-th of a window's n arrivals at (i + ½)·duration_s/n from its start, classes
+    interleaved evenly; ``random``: uniformly random times inside the window, classes in random
+    order."""
 
 
 class _Bounded(InputModel):
     duration_s: Seconds | None = None
+    """Stop at this time, seconds from the start: no request arrives (or, in a closed loop, is sent)
+    at or after it. None: ``num_requests`` alone bounds the run."""
     num_requests: int | None = Field(default=None, ge=1)
+    """Stop after this many requests in total, warm-up included. None: ``duration_s`` alone bounds
+    the run; with both, whichever comes first."""
     mix: Mix | None = None
+    """Relative class weights ``{class: weight}`` (normalized by their sum; classes left out get
+    none), each request's class drawn with them. None: the enclosing client's mix (inside
+    ``clients``), else every class equally."""
     warmup_requests: int = Field(default=0, ge=0)
     """The first requests sent (in send order) are warm-up: simulated, left out of the
     metrics (as benchmark harnesses do)."""
@@ -100,6 +122,7 @@ class _Bounded(InputModel):
 class PoissonArrivals(_Bounded):
     kind: Literal["poisson"]
     rate_per_s: Rate
+    """Mean arrival rate, requests/s (exponential inter-arrival times of mean 1/rate_per_s)."""
 
 
 class GammaArrivals(_Bounded):
@@ -108,13 +131,19 @@ class GammaArrivals(_Bounded):
 
     kind: Literal["gamma"]
     rate_per_s: Rate
+    """Mean arrival rate, requests/s: inter-arrival times average 1/rate_per_s."""
     cv: CV
+    """Coefficient of variation of the inter-arrival times (standard deviation / mean; gamma shape
+    1/cv²): 1 is Poisson, above 1 burstier, below 1 more regular."""
 
 
 class Segment(InputModel):
     duration_s: Seconds
+    """Length of the segment, seconds; segments follow one another from t = 0."""
     rate_per_s: RateOrZero
+    """Mean arrival rate in this segment, requests/s; 0 is an idle gap."""
     mix: Mix | None = None
+    """Class weights in this segment (as the schedule's ``mix``); None: the schedule's."""
 
 
 class ScheduleArrivals(InputModel):
@@ -122,8 +151,14 @@ class ScheduleArrivals(InputModel):
 
     kind: Literal["schedule"]
     segments: list[Segment] = Field(min_length=1)
+    """The segments, back to back from t = 0, each with its own rate."""
     cv: CV = 1.0
+    """Coefficient of variation of the inter-arrival times in every segment (gamma renewal); 1 is
+    Poisson."""
     mix: Mix | None = None
+    """Relative class weights ``{class: weight}`` (normalized by their sum; classes left out get
+    none) for segments without their own. None: the enclosing client's mix (inside ``clients``),
+    else every class equally."""
 
 
 Process = tagged("kind", PoissonArrivals, GammaArrivals, ScheduleArrivals)
@@ -131,8 +166,12 @@ Process = tagged("kind", PoissonArrivals, GammaArrivals, ScheduleArrivals)
 
 class Client(InputModel):
     name: str
+    """The client's name: its requests are labelled ``name/class`` in the results."""
     mix: Mix | None = None
+    """The client's class weights, used where its process gives none. None: every class equally."""
     arrivals: Process
+    """The client's own open-loop process (``poisson``, ``gamma`` or ``schedule``); the clients'
+    arrivals are merged."""
 
 
 class ClientsArrivals(InputModel):
@@ -140,6 +179,7 @@ class ClientsArrivals(InputModel):
 
     kind: Literal["clients"]
     clients: list[Client] = Field(min_length=1)
+    """The clients, each drawing its own arrivals with its own class mix."""
 
 
 class ClosedLoopArrivals(_Bounded):
@@ -150,6 +190,8 @@ class ClosedLoopArrivals(_Bounded):
     clients: int = Field(ge=1, le=100_000)
     """Concurrent clients, at most 100,000 (each holds a request in flight)."""
     think_time_s: Duration = 0.0
+    """Pause between a client's request finishing and its next one being sent, seconds: fixed, or a
+    distribution drawn per request."""
     ramp_s: float = Field(default=0.0, ge=0)
     """Clients start at uniformly random times in [0, ramp_s] (real harnesses never fire
     exactly together); 0 starts them all at once."""
@@ -162,13 +204,24 @@ class SessionsArrivals(InputModel):
 
     kind: Literal["sessions"]
     num_sessions: int = Field(ge=1)
+    """Sessions to run; each sends ``rounds`` requests, one after another."""
     rate_per_s: Rate
+    """Rate at which sessions start (their first rounds arrive), sessions/s."""
     spacing: Literal["poisson", "even"] = "poisson"
+    """``poisson``: session starts form a Poisson process at ``rate_per_s``; ``even``: session i
+    starts at (i + ½)/rate_per_s."""
     rounds: Length
+    """Rounds (requests) per session: fixed, or drawn once per session."""
     first_input_tokens: Length
+    """Input tokens of a session's first round, its whole first prompt; drawn per session."""
     turn_input_tokens: Length
+    """New input tokens of each later round, drawn per round: its prompt is the history (earlier
+    prompts and answers) plus these."""
     output_tokens: Length
+    """Output tokens of each round, drawn per round."""
     think_time_s: Duration = 0.0
+    """Pause between a round's answer finishing and the next round's arrival, seconds: fixed, or a
+    distribution drawn per round."""
 
 
 class TraceArrivals(InputModel):
@@ -176,16 +229,37 @@ class TraceArrivals(InputModel):
 
     kind: Literal["trace"]
     format: Literal["azure", "burstgpt", "mooncake", "csv", "parquet"]
+    """How the file is laid out: ``azure``, ``burstgpt`` and ``mooncake`` as those datasets publish
+    them, or any ``csv`` / ``parquet`` table with named columns (see Trace files)."""
     path: str
+    """The trace file; a relative path is read from the workload file's folder (from the scenario's
+    or plan's folder for an inline workload)."""
     arrival_column: str | None = None
+    """``csv``/``parquet`` only, required there: the column of arrival times (see ``time_unit``).
+    Refused for the named formats."""
     input_column: str | None = None
+    """``csv``/``parquet`` only, required there: the column of input (prompt) token counts."""
     output_column: str | None = None
+    """``csv``/``parquet`` only, required there: the column of output token counts."""
     time_unit: Literal["s", "ms", "us", "datetime"] = "s"
+    """``csv``/``parquet`` only: what the arrival column holds: ``s``, ``ms`` or ``us`` numbers, or
+    ``datetime`` (ISO 8601 strings, zone-less read as UTC; in parquet also a timestamp column). The
+    named formats fix their own."""
     model: str | None = None
+    """``burstgpt`` only: keep the rows whose ``Model`` equals this (``ChatGPT`` or ``GPT-4``).
+    None: every row."""
     max_rows: int | None = Field(default=None, ge=1)
+    """Read at most this many data rows of the file (counted before filtering and dropping). None:
+    the whole file."""
     time_scale: float = Field(default=1.0, gt=0)
+    """Factor multiplying every arrival time (after rebasing the first to 0 s): 0.5 replays the
+    trace twice as fast, 2 at half speed. Lengths are kept."""
     start_s: float = Field(default=0.0, ge=0)
+    """Keep requests arriving at or after this time, seconds on the scaled clock (after
+    ``time_scale``); kept times are shifted so ``start_s`` becomes 0."""
     end_s: float | None = Field(default=None, gt=0)
+    """Keep requests arriving before this time, seconds on the scaled clock. None: to the end of the
+    trace."""
 
 
 Arrivals = tagged("kind", WindowsArrivals, PoissonArrivals, GammaArrivals, ScheduleArrivals,
@@ -196,9 +270,15 @@ class Workload(InputModel):
     """A workload file."""
 
     name: str = "workload"
+    """Label of the workload in reports (``napkin serve demand``, ``fluid``)."""
     seed: int = 0
+    """Seed of the random generator behind every draw (arrival times, classes, lengths, think
+    times): the same seed gives the same requests. ``--seed`` overrides it."""
     classes: dict[str, RequestClass] = Field(default_factory=dict)
+    """Request classes by name, the names mixes refer to. Required for every arrival kind but
+    ``sessions`` and ``trace``, which bring their own lengths."""
     arrivals: Arrivals
+    """The arrival process, selected by its ``kind``."""
 
     @model_validator(mode="after")
     def _classes_known(self) -> "Workload":
