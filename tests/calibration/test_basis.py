@@ -54,6 +54,22 @@ def test_fitted_timer_is_the_dot_product_and_affine_in_steps():
     assert series.time(3) == pytest.approx(3 * t0 + 3 * (t1 - t0))  # t0 + t1 + t2
 
 
+def test_fitted_timer_equals_the_basis_dot_product_for_every_term():
+    """The timer's regrouped rates give Σ c_k·x_k of StepBasis.terms, with every term on
+    (TP 2, so the all-reduce terms count too); an empty step costs nothing."""
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    basis = StepBasis.of(model, acc, "bf16", 2, 450e9)
+    sm = StepModel(tuple(1e-3 * (k + 1) if k < 3 or k == 7 else 0.5 + k / 10
+                         for k in range(len(TERMS))), 0.01)
+    timer = FittedTimer(basis, sm)
+    p0, p1 = (3e12, 2e11, 6.5e10, 3e9), (3e12, 2.1e11, 6.5e10, 3.1e9)
+    series = timer.series(p0, p1, 77)
+    a, b = sm.time(basis.terms(p0, 77)), sm.time(basis.terms(p1, 77))
+    assert series.time(1) == pytest.approx(a, rel=1e-12)
+    assert series.time(2) == pytest.approx(a + b, rel=1e-12)
+    assert timer.series(p0, None, 0).time(5) == 0.0
+
+
 def test_step_model_refuses_bad_coefficients():
     with pytest.raises(NapkinError, match="coefficients: unknown terms"):
         StepModel.of({"mfu": 0.5})
