@@ -1,14 +1,14 @@
 """Roofline timing and the exact time of affine runs."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from napkin.accounting.ops import CallCost, Op, OpKind
 from napkin.accounting.series import AffineRun
 from napkin.errors import NapkinError
 from napkin.specs.hardware import Accelerator
-from napkin.timing import Efficiency, StepSeries, roofline, run_time
+from napkin.timing import Efficiency, LineSeries, StepSeries, roofline, run_time
 
 ACC = Accelerator("toy", "toy", 1e9, 1e9, {"bf16": 1e12})  # 1 GB/s, 1 TFLOP/s
 
@@ -56,3 +56,15 @@ def test_step_series_sums_match_loops(n, c0, dc, m0, dm, w0, dw):
         target = sum(steps) / 2
         k = series.steps_until(target, n)
         assert series.time(k) >= target and (k == 0 or series.time(k - 1) < target)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1e-3), st.floats(0, 1e-2), st.integers(0, 5000),
+       st.floats(0, 1e6), st.floats(-10, 10))
+def test_line_series_sums_equal_the_general_series(c0, dc, overhead, n, w0, dw):
+    """A fitted model's run (no memory line) sums exactly as the general two-line series."""
+    line, general = LineSeries(c0, dc, 0.0, 0.0, overhead), StepSeries(c0, dc, 0.0, 0.0, overhead)
+    assert line.time(n) == general.time(n)
+    assert line.weighted(n, w0, dw) == general.weighted(n, w0, dw)
+    t = general.time(n) / 2
+    assert line.steps_until(t, n) == general.steps_until(t, n)

@@ -147,6 +147,27 @@ class StepSeries:
 
 
 @dataclass(frozen=True)
+class LineSeries(StepSeries):
+    """A :class:`StepSeries` with no memory line (``m0 = dm = 0``, ``c0, dc ≥ 0``): step j
+    takes ``c0 + j·dc + overhead_s`` — a fitted step-time model's runs. The same sums as the
+    general series, without looking for a crossing that cannot happen."""
+
+    @classmethod
+    def line(cls, t0: float, dt: float) -> "LineSeries":
+        return cls(t0, dt, 0.0, 0.0, 0.0)
+
+    def _compute_bound(self, n: int) -> tuple[int, int]:
+        return 0, n
+
+    def time(self, n: int) -> float:
+        return _line_sum(self.c0, self.dc, 0, n) + n * self.overhead_s
+
+    def weighted(self, n: int, w0: float, dw: float) -> float:
+        return (_product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
+                + _product_sum(w0, dw, self.c0, self.dc, 0, n))
+
+
+@dataclass(frozen=True)
 class RooflineTimer:
     """Step times of one engine by the roofline: ``max(FLOPs/(tp·peak·MFU),
     bytes/(tp·BW·MBU)) + overhead + all-reduces``, where tensor parallelism adds two ring

@@ -95,6 +95,26 @@ class LinearCost:
             kv += w.kv_read_per_cached * batch.cached_tokens_read(w.window)
         return dense, attention, self.weight_bytes(tokens, readout), kv
 
+    def decode_parts(self, n_dec: int, sum_ctx: int) -> tuple[float, float, float, float]:
+        """:meth:`parts` of a decode-only step of a model without sliding windows: ``n_dec``
+        sequences, one new token each, ``sum_ctx`` cached tokens in all — the aggregates
+        new = read-out = ``n_dec``, pairs = decode pairs = ``sum_ctx + n_dec``, cached KV read
+        ``sum_ctx``, no prefill-cached tokens, put into the same sums in the same order (the
+        simulator's most frequent step, without building a batch shape)."""
+        if n_dec == 0:
+            return 0.0, 0.0, 0.0, 0.0
+        dense = (self.flops_per_token * n_dec + self.flops_per_readout * n_dec
+                 + self.flops_per_prefill_cached * 0)
+        pairs = sum_ctx + n_dec
+        attention = 0.0
+        kv = self.kv_write_per_token * n_dec
+        for w in self.windows:
+            attention += w.flops_per_pair * pairs
+            if w.flops_per_decode_pair:
+                attention += w.flops_per_decode_pair * pairs
+            kv += w.kv_read_per_cached * sum_ctx
+        return dense, attention, self.weight_bytes(n_dec, n_dec), kv
+
     def totals(self, batch: BatchShape) -> tuple[float, float]:
         """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""
         dense, attention, weights, kv = self.parts(batch)

@@ -37,7 +37,7 @@ from napkin.accounting.collectives import parallel_collectives
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.timing import StepSeries
+from napkin.timing import LineSeries, StepSeries
 
 TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "attention", "weights", "kv",
                           "allreduce", "allreduce_bytes")
@@ -161,7 +161,7 @@ class FittedTimer:
         ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step (the
         fixed and per-token terms are the same every step)."""
         if tokens == 0:
-            return StepSeries(0.0, 0.0, 0.0, 0.0, 0.0)
+            return LineSeries.line(0.0, 0.0)
         fixed, per_token, r_dense, r_attn, r_w, r_kv = self._rates
         dense, attention, weights, kv = parts0
         a = (fixed + per_token * tokens + r_dense * dense + r_attn * attention + r_w * weights
@@ -170,4 +170,4 @@ class FittedTimer:
         if parts1 is not None:
             d = (r_dense * (parts1[0] - dense) + r_attn * (parts1[1] - attention)
                  + r_w * (parts1[2] - weights) + r_kv * (parts1[3] - kv))
-        return StepSeries(a, max(d, 0.0), 0.0, 0.0, 0.0)
+        return LineSeries.line(a, max(d, 0.0))

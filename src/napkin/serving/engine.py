@@ -475,9 +475,11 @@ class Engine:
             return forward(self.model, Batch(tuple(segs)), self.precision).parts
         if not n_dec:  # a prefill-only step: the paused decodes are not in it
             return self.cost.parts(StepShape(0, 0, chunks, [] if self.windows else None))
-        ctx = None
-        if self.windows:
-            ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
+        if not self.windows:
+            if not chunks:
+                return self.cost.decode_parts(n_dec, self.dec_base + n_dec * s)
+            return self.cost.parts(StepShape(n_dec, self.dec_base + n_dec * s, chunks))
+        ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
         return self.cost.parts(StepShape(n_dec, self.dec_base + n_dec * s, chunks, ctx))
 
     def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int
