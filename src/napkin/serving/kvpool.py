@@ -25,11 +25,9 @@ class KVPool:
         self.private_used = 0  # blocks held by requests, not in the prefix cache
         self.refs: dict[Hashable, int] = {}  # cached block -> requests holding it
         self.evictable: OrderedDict[Hashable, None] = OrderedDict()  # cached, refcount 0
-
-    @property
-    def used(self) -> int:
-        """Blocks held by running requests (cached-but-evictable blocks count as free)."""
-        return self.private_used + len(self.refs) - len(self.evictable)
+        self.used = 0
+        """Blocks held by running requests, ``private_used + len(refs) − len(evictable)``
+        (cached-but-evictable blocks count as free), kept up to date by every change."""
 
     @property
     def free(self) -> int:
@@ -44,17 +42,20 @@ class KVPool:
             key, _ = self.evictable.popitem(last=False)
             del self.refs[key]
         self.private_used += n
+        self.used += n
         return True
 
     def release(self, private: int, hashed: Iterable[Hashable] = ()) -> None:
         """A request lets go of ``private`` blocks and its hashed ones (tail first, so the tail
         of a prompt is evicted before its head, as vLLM frees)."""
         self.private_used -= private
+        self.used -= private
         for key in reversed(list(hashed)):
             count = self.refs[key] - 1
             self.refs[key] = count
             if count == 0:
                 self.evictable[key] = None
+                self.used -= 1
 
     def hits(self, keys: Iterable[Hashable]) -> int:
         """Length of the leading run of ``keys`` present in the cache."""
@@ -69,7 +70,9 @@ class KVPool:
         """Reference cached blocks (a prefix hit); evictable ones become used again."""
         for key in keys:
             self.refs[key] += 1
-            self.evictable.pop(key, None)
+            if key in self.evictable:
+                del self.evictable[key]
+                self.used += 1
 
     def register(self, keys: Iterable[Hashable]) -> list[Hashable]:
         """Turn private blocks of computed content into cache entries the request holds;
