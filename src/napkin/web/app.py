@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 from fastapi import Body, FastAPI, File, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -48,6 +48,21 @@ log = logging.getLogger("napkin.web")
 PAGES = {"model": "model.html", "scenario": "scenario.html", "plan": "plan.html",
          "trajectory": "trajectory.html"}
 """Path → static HTML file of the four pages (``/`` is the index)."""
+NAV = {"model": "model × GPU", "scenario": "scenario runner", "plan": "planner",
+       "trajectory": "trajectory viewer"}
+"""The header's links, in order."""
+
+
+def page_html(static: Path, file: str, active: str | None) -> str:
+    """A page's HTML with the shared header (brand and the four links, ``active`` marked) in
+    place of its empty ``<header></header>``."""
+    links = []
+    for route, label in NAV.items():
+        mark = ' class="active"' if route == active else ""
+        links.append(f'\n    <a href="/{route}"{mark}>{label}</a>')
+    header = ('<header>\n  <span class="brand">napkin</span>\n  <nav>' + "".join(links)
+              + "\n  </nav>\n</header>")
+    return (static / file).read_text(encoding="utf-8").replace("<header></header>", header, 1)
 MAX_POINTS = 4000
 """Most points of one time series or CDF sent to a page (evenly thinned beyond)."""
 MAX_UPLOAD_BYTES = 512 * 2**20
@@ -398,12 +413,12 @@ def create_app(upload_dir: str | Path | None = None) -> FastAPI:
     # --- pages and assets
 
     @app.get("/", include_in_schema=False)
-    def index() -> FileResponse:
-        return FileResponse(static / "index.html")
+    def index() -> HTMLResponse:
+        return HTMLResponse(page_html(static, "index.html", None))
 
     for route, page in PAGES.items():
-        def serve(page: str = page) -> FileResponse:
-            return FileResponse(static / page)
+        def serve(page: str = page, route: str = route) -> HTMLResponse:
+            return HTMLResponse(page_html(static, page, route))
 
         app.add_api_route(f"/{route}", serve, methods=["GET"], include_in_schema=False,
                           name=f"page_{route}")

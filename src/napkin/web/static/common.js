@@ -227,15 +227,25 @@ const napkin = (() => {
     });
   }
 
-  async function fillPresets(select, kind) {
-    const presets = await get("/api/presets");
-    for (const name of presets[kind]) {
+  // --- presets: the shipped examples of a kind in a select; choosing one calls apply(preset)
+  async function presets(select, kind, preferred, apply) {
+    const names = (await get("/api/presets"))[kind];
+    for (const name of names) {
       const o = document.createElement("option");
       o.value = name;
       o.textContent = name;
       select.append(o);
     }
-    return presets[kind];
+    const load = async (name) => {
+      if (name) apply(await get(`/api/presets/${encodeURIComponent(name)}`));
+    };
+    select.addEventListener("change", () => load(select.value));
+    const first = names.includes(preferred) ? preferred : names[0];
+    if (first) {
+      select.value = first;
+      await load(first);
+    }
+    return first;
   }
 
   function busy(button, on) {
@@ -252,5 +262,5 @@ const napkin = (() => {
   }
 
   return {get, post, upload, pick, showError, clearError, fmt, isNum, facts, table, cliTables,
-          cliSection, plot, pollJob, values, readFile, fillPresets, busy, done};
+          cliSection, plot, pollJob, values, readFile, presets, busy, done};
 })();

@@ -8,27 +8,16 @@
   const run = $("run");
 
   napkin.readFile($("plan-file"), $("plan"));
-  $("preset").addEventListener("change", () => loadPreset($("preset").value));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     plan();
   });
   try {
-    const names = await napkin.fillPresets($("preset"), "plan");
-    if (names.length) {
-      $("preset").value = names[0];
-      await loadPreset(names[0]);
-    }
+    await napkin.presets($("preset"), "plan", null, (p) => { $("plan").value = p.text; });
     napkin.done("ready");
   } catch (e) {
     napkin.showError(e.message);
     napkin.done("error");
-  }
-
-  async function loadPreset(name) {
-    if (!name) return;
-    const p = await napkin.get(`/api/presets/${encodeURIComponent(name)}`);
-    $("plan").value = p.text;
   }
 
   function showProgress(p, elapsed, status) {

@@ -9,31 +9,20 @@
 
   napkin.readFile($("scenario-file"), $("scenario"));
   napkin.readFile($("workload-file"), $("workload"));
-  $("preset").addEventListener("change", () => loadPreset($("preset").value));
   $("trace-file").addEventListener("change", uploadTrace);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     simulate();
   });
   try {
-    const names = await napkin.fillPresets($("preset"), "scenario");
-    const first = names.includes("chapter-3-1-uniform.yaml") ? "chapter-3-1-uniform.yaml"
-      : names[0];
-    if (first) {
-      $("preset").value = first;
-      await loadPreset(first);
-    }
+    await napkin.presets($("preset"), "scenario", "chapter-3-1-uniform.yaml", (p) => {
+      $("scenario").value = p.text;
+      $("workload").value = p.workload ? p.workload.text : "";
+    });
     napkin.done("ready");
   } catch (e) {
     napkin.showError(e.message);
     napkin.done("error");
-  }
-
-  async function loadPreset(name) {
-    if (!name) return;
-    const p = await napkin.get(`/api/presets/${encodeURIComponent(name)}`);
-    $("scenario").value = p.text;
-    $("workload").value = p.workload ? p.workload.text : "";
   }
 
   async function uploadTrace() {

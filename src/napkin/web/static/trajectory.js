@@ -8,16 +8,14 @@
   const run = $("run");
   let logged = null;  // several files picked at once: [{name, text}]
 
-  $("preset").addEventListener("change", () => loadPreset($("preset").value));
   $("trajectory-file").addEventListener("change", pickFiles);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     analyze();
   });
   try {
-    const [names, models, gpus] = await Promise.all([
-      napkin.fillPresets($("preset"), "trajectory"), napkin.get("/api/models"),
-      napkin.get("/api/gpus")]);
+    const [models, gpus] = await Promise.all([napkin.get("/api/models"),
+                                              napkin.get("/api/gpus")]);
     for (const m of models.data.models) {
       const o = document.createElement("option");
       o.value = m.id;
@@ -29,10 +27,11 @@
       o.textContent = `${a.id} — ${a.name}`;
       $("gpu").append(o);
     }
-    const first = names.includes("agent-dag.yaml") ? "agent-dag.yaml" : names[0];
+    const first = await napkin.presets($("preset"), "trajectory", "agent-dag.yaml", (p) => {
+      $("trajectory").value = p.text;
+      setLogged(null);
+    });
     if (first) {
-      $("preset").value = first;
-      await loadPreset(first);
       await analyze();
     } else {
       napkin.done("ready");
@@ -40,13 +39,6 @@
   } catch (e) {
     napkin.showError(e.message);
     napkin.done("error");
-  }
-
-  async function loadPreset(name) {
-    if (!name) return;
-    const p = await napkin.get(`/api/presets/${encodeURIComponent(name)}`);
-    $("trajectory").value = p.text;
-    setLogged(null);
   }
 
   function setLogged(files) {
