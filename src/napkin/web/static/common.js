@@ -227,6 +227,23 @@ const napkin = (() => {
     });
   }
 
+  // --- the catalog: model ids into a datalist, accelerators into a select
+  async function fillCatalog(modelList, gpuSelect) {
+    const [models, gpus] = await Promise.all([get("/api/models"), get("/api/gpus")]);
+    for (const m of models.data.models) {
+      const o = document.createElement("option");
+      o.value = m.id;
+      o.label = m.hf_repo;
+      modelList.append(o);
+    }
+    for (const a of gpus.data.accelerators) {
+      const o = document.createElement("option");
+      o.value = a.id;
+      o.textContent = `${a.id} — ${a.name}`;
+      gpuSelect.append(o);
+    }
+  }
+
   // --- presets: the shipped examples of a kind in a select; choosing one calls apply(preset)
   async function presets(select, kind, preferred, apply) {
     const names = (await get("/api/presets"))[kind];
@@ -262,5 +279,6 @@ const napkin = (() => {
   }
 
   return {get, post, upload, pick, showError, clearError, fmt, isNum, facts, table, cliTables,
-          cliSection, plot, pollJob, values, readFile, presets, busy, done};
+          cliSection, plot, pollJob, values, readFile, fillCatalog, presets, busy,
+          done};
 })();

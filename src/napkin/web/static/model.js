@@ -8,20 +8,7 @@
   const $ = (id) => document.getElementById(id);
 
   try {
-    const [models, gpus] = await Promise.all([napkin.get("/api/models"),
-                                              napkin.get("/api/gpus")]);
-    for (const m of models.data.models) {
-      const o = document.createElement("option");
-      o.value = m.id;
-      o.label = m.hf_repo;
-      $("models").append(o);
-    }
-    for (const a of gpus.data.accelerators) {
-      const o = document.createElement("option");
-      o.value = a.id;
-      o.textContent = `${a.id} — ${a.name}`;
-      $("gpu").append(o);
-    }
+    await napkin.fillCatalog($("models"), $("gpu"));
     $("gpu").value = "h100-sxm";
   } catch (e) {
     napkin.showError(e.message);

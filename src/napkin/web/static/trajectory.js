@@ -14,19 +14,7 @@
     analyze();
   });
   try {
-    const [models, gpus] = await Promise.all([napkin.get("/api/models"),
-                                              napkin.get("/api/gpus")]);
-    for (const m of models.data.models) {
-      const o = document.createElement("option");
-      o.value = m.id;
-      $("models").append(o);
-    }
-    for (const a of gpus.data.accelerators) {
-      const o = document.createElement("option");
-      o.value = a.id;
-      o.textContent = `${a.id} — ${a.name}`;
-      $("gpu").append(o);
-    }
+    await napkin.fillCatalog($("models"), $("gpu"));
     const first = await napkin.presets($("preset"), "trajectory", "agent-dag.yaml", (p) => {
       $("trajectory").value = p.text;
       setLogged(null);
