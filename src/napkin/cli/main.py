@@ -1,6 +1,7 @@
 """The ``napkin`` entry point: one line on bad input, exit status 2."""
 
 import sys
+from importlib import import_module
 from typing import Annotated, Any
 
 import typer
@@ -8,35 +9,31 @@ from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from napkin import __version__
-from napkin.cli import (
-    agent_cmds,
-    calib_cmds,
-    catalog_cmds,
-    cost_cmds,
-    decision_cmds,
-    eval_cmds,
-    examples_cmd,
-    inference_cmds,
-    media_cmds,
-    plan_cmds,
-    rule_cmds,
-    scaling_cmds,
-    serve_cmds,
-    train_cmds,
-    web_cmd,
-)
 from napkin.errors import NapkinError
 
-app = typer.Typer(
-    name="napkin",
-    help="Napkin math for LLM systems: FLOPs, bytes, memory and seconds, from config.json "
-         "and accelerator specs, with every assumption printed.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"max_content_width": 120},
-)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "models": ("catalog_cmds", "models"), "gpus": ("catalog_cmds", "gpus"),
+    "model": ("catalog_cmds", "model"), "call": ("inference_cmds", "call"),
+    "decode": ("inference_cmds", "decode"), "capacity": ("inference_cmds", "capacity"),
+    "moe": ("inference_cmds", "moe"), "train": ("train_cmds", "train"),
+    "rl": ("train_cmds", "rl"), "pretrain": ("scaling_cmds", "pretrain"),
+    "lifecycle": ("scaling_cmds", "lifecycle"), "decision": ("decision_cmds", "decision"),
+    "ced": ("decision_cmds", "ced"), "agent": ("agent_cmds", "agent"),
+    "calibrate": ("calib_cmds", "calibrate"), "validate": ("calib_cmds", "validate"),
+    "plan": ("plan_cmds", "plan"), "flops": ("rule_cmds", "flops"),
+    "speculative": ("rule_cmds", "speculative"),
+    "attention-matrix": ("rule_cmds", "attention_matrix"),
+    "loss-mask": ("rule_cmds", "loss_mask"), "gpu-hours": ("rule_cmds", "gpu_hours"),
+    "web": ("web_cmd", "web"),
+}
+"""Command → (module under ``napkin.cli``, function), in ``--help`` order."""
+GROUPS: dict[str, tuple[str, str]] = {
+    "context": ("agent_cmds", "context_app"), "media": ("media_cmds", "app"),
+    "examples": ("examples_cmd", "app"), "serve": ("serve_cmds", "app"),
+    "cost": ("cost_cmds", "app"), "scaling": ("scaling_cmds", "app"),
+    "eval": ("eval_cmds", "app"),
+}
+"""Command group → (module, its ``typer.Typer``)."""
 
 
 def _print_version(value: bool) -> None:
@@ -45,43 +42,39 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(version: Annotated[bool, typer.Option(
         "--version", callback=_print_version, is_eager=True,
         help="Print napkin's version and exit.")] = False) -> None:
     pass
 
 
-app.command("models")(catalog_cmds.models)
-app.command("gpus")(catalog_cmds.gpus)
-app.command("model")(catalog_cmds.model)
-app.command("call")(inference_cmds.call)
-app.command("decode")(inference_cmds.decode)
-app.command("capacity")(inference_cmds.capacity)
-app.command("moe")(inference_cmds.moe)
-app.command("train")(train_cmds.train)
-app.command("rl")(train_cmds.rl)
-app.command("pretrain")(scaling_cmds.pretrain)
-app.command("lifecycle")(scaling_cmds.lifecycle)
-app.command("decision")(decision_cmds.decision)
-app.command("ced")(decision_cmds.ced)
-app.command("agent")(agent_cmds.agent)
-app.command("calibrate")(calib_cmds.calibrate)
-app.command("validate")(calib_cmds.validate)
-app.command("plan")(plan_cmds.plan)
-app.command("flops")(rule_cmds.flops)
-app.command("speculative")(rule_cmds.speculative)
-app.command("attention-matrix")(rule_cmds.attention_matrix)
-app.command("loss-mask")(rule_cmds.loss_mask)
-app.command("gpu-hours")(rule_cmds.gpu_hours)
-app.command("web")(web_cmd.web)
-app.add_typer(agent_cmds.context_app, name="context")
-app.add_typer(media_cmds.app, name="media")
-app.add_typer(examples_cmd.app, name="examples")
-app.add_typer(serve_cmds.app, name="serve")
-app.add_typer(cost_cmds.app, name="cost")
-app.add_typer(scaling_cmds.app, name="scaling")
-app.add_typer(eval_cmds.app, name="eval")
+def build(only: str | None = None) -> typer.Typer:
+    """The app with every command, or with the one command or group ``only`` (a run imports
+    just the module of the command it runs)."""
+    app = typer.Typer(
+        name="napkin",
+        help="Napkin math for LLM systems: FLOPs, bytes, memory and seconds, from config.json "
+             "and accelerator specs, with every assumption printed.",
+        add_completion=False,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"max_content_width": 120},
+    )
+    app.callback()(_root)
+    for name, (module, attr) in COMMANDS.items():
+        if only in (None, name):
+            app.command(name)(getattr(import_module(f"napkin.cli.{module}"), attr))
+    for name, (module, attr) in GROUPS.items():
+        if only in (None, name):
+            app.add_typer(getattr(import_module(f"napkin.cli.{module}"), attr), name=name)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # every command (introspection, tests)
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _full_short_help(command: Any) -> None:
@@ -93,17 +86,25 @@ def _full_short_help(command: Any) -> None:
         _full_short_help(sub)
 
 
-def command() -> Any:
-    """The click command of the app, with full descriptions in ``--help``."""
-    cmd = typer.main.get_command(app)
+def command(only: str | None = None) -> Any:
+    """The click command of the app (see :func:`build`), with full descriptions in
+    ``--help``."""
+    cmd = typer.main.get_command(build(only))
     _full_short_help(cmd)
     return cmd
+
+
+def _invoked(argv: list[str]) -> str | None:
+    """The command or group a command line runs, when it names one (else None: help, the
+    version or an unknown command need every command)."""
+    first = argv[0] if argv else ""
+    return first if first in COMMANDS or first in GROUPS else None
 
 
 def main() -> None:
     """Run the CLI; library errors and usage errors print one line and exit 2."""
     try:
-        code = command()(standalone_mode=False)
+        code = command(_invoked(sys.argv[1:]))(standalone_mode=False)
     except NapkinError as e:
         _fail(str(e))
     except NoArgsIsHelpError as e:  # bare `napkin`: the help text, as asked
