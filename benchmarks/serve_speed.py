@@ -6,12 +6,14 @@ H100 SXM, vLLM-like engine (256 sequences, 8,192-token budget, KV pool derived f
 timed by the roofline at MFU 0.7, MBU 0.95, 4 ms per step (``calibration: roofline``, as
 before calibration profiles existed) and by the shipped vLLM profile. Prints, for 10k, 100k and
 1M requests (or the sizes given), for each:
-wall time, simulated requests per wall-second, engine steps per simulated unit, and the
+wall time, simulated requests per wall-second, peak resident memory of the process so far (sizes
+run in ascending order, so it is the largest run's), engine steps per simulated unit, and the
 simulated makespan.
 
 Usage: python benchmarks/serve_speed.py [N ...]
 """
 
+import resource
 import sys
 import time
 from pathlib import Path
@@ -35,7 +37,7 @@ def scenario(n: int, mode: str = "fast", calibration: str = "roofline") -> Scena
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000, 1_000_000]
+    sizes = sorted(int(a) for a in sys.argv[1:]) or [10_000, 100_000, 1_000_000]
     for n, calibration in [(n, c) for n in sizes for c in ("roofline", "vllm")]:
         built = build(scenario(n, calibration=calibration), Path("."))
         engines = built.engines()
@@ -43,8 +45,9 @@ def main() -> None:
         run = simulate(engines, built.source)
         wall = time.perf_counter() - start
         s = summarize(run, built.slo)
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
         print(f"{calibration:>8} {n:>9,} requests: {wall:7.2f} s wall, "
-              f"{n / wall:9,.0f} requests/s, "
+              f"{n / wall:9,.0f} requests/s, peak RSS {rss_mb:,.0f} MiB, "
               f"{s.steps:,} engine steps in {s.sim_units:,} units "
               f"({s.steps / s.sim_units:.2f} steps/unit), simulated makespan "
               f"{s.makespan_s:,.0f} s, p95 TTFT {s.ttft.p95_s:.2f} s, "
