@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 
 from napkin.api.result import Result
-from napkin.errors import NapkinError
 from napkin.report.render import render
 from napkin.specs.files import PLOT_SUFFIXES, check_output
 
@@ -74,19 +73,6 @@ ReadEmbOpt = Annotated[
     bool, typer.Option("--read-embedding", help="Count the embedding table as read every step "
                                                 "(question-bank convention).")
 ]
-
-
-def parse_ints(text: str, field: str) -> list[int]:
-    """``"1,8,16"`` → ``[1, 8, 16]``; every value an integer >= 1."""
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise NapkinError(
-            f"{field}: {text!r} must be comma-separated integers, e.g. 1,8,16"
-        ) from None
-    if not values or min(values) < 1:
-        raise NapkinError(f"{field}: values must be integers >= 1, got {text!r}")
-    return values
 
 
 def emit(result: Result, fmt: Format) -> None:

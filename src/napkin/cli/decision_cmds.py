@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from napkin.api import decision as api
+from napkin.api.text import parse_ints
 from napkin.cli.common import (
     FiniteOption,
     Format,
@@ -17,7 +18,6 @@ from napkin.cli.common import (
     ModelArg,
     WeightsOpt,
     emit,
-    parse_ints,
 )
 
 

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from napkin.api import inference as api
+from napkin.api.text import parse_ints
 from napkin.cli.common import (
     BwOpt,
     FiniteOption,
@@ -22,7 +23,6 @@ from napkin.cli.common import (
     TflopsOpt,
     WeightsOpt,
     emit,
-    parse_ints,
 )
 from napkin.timing import DEFAULT_MBU, DEFAULT_MFU
 

@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from napkin.api import training as api
+from napkin.api.text import parse_ints
 from napkin.cli.common import (
     BwOpt,
     FiniteOption,
@@ -15,7 +16,6 @@ from napkin.cli.common import (
     ModelArg,
     TflopsOpt,
     emit,
-    parse_ints,
 )
 
 

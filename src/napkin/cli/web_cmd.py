@@ -1,5 +1,6 @@
 """``napkin web``: serve the local web app (FastAPI + uvicorn, from the ``web`` extra)."""
 
+import errno
 import socket
 from typing import Annotated
 
@@ -18,6 +19,8 @@ def _check_port(host: str, port: int) -> None:
         except socket.gaierror:
             raise NapkinError(f"host: {host!r} is not an address of this machine") from None
         except OSError as e:
+            if e.errno == errno.EADDRNOTAVAIL:
+                raise NapkinError(f"host: {host!r} is not an address of this machine") from None
             raise NapkinError(f"port: cannot listen on {host}:{port} ({e.strerror}); give "
                               "another --port") from None
 

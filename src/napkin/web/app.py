@@ -41,6 +41,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from napkin.api import agents, catalog, inference, planning, serving
 from napkin.api.result import Result
+from napkin.api.text import parse_ints
 from napkin.errors import NapkinError
 
 log = logging.getLogger("napkin.web")
@@ -63,6 +64,8 @@ def page_html(static: Path, file: str, active: str | None) -> str:
     header = ('<header>\n  <span class="brand">napkin</span>\n  <nav>' + "".join(links)
               + "\n  </nav>\n</header>")
     return (static / file).read_text(encoding="utf-8").replace("<header></header>", header, 1)
+
+
 MAX_POINTS = 4000
 """Most points of one time series or CDF sent to a page (evenly thinned beyond)."""
 MAX_UPLOAD_BYTES = 512 * 2**20
@@ -160,14 +163,7 @@ class Form:
         value = self.raw(key)
         text = default if value is None else (
             ",".join(map(str, value)) if isinstance(value, list) else str(value))
-        try:
-            values = [int(v) for v in text.split(",") if v.strip()]
-        except ValueError:
-            raise NapkinError(
-                f"{key}: {text!r} must be comma-separated integers, e.g. 1,8,16") from None
-        if not values or min(values) < 1:
-            raise NapkinError(f"{key}: values must be integers >= 1, got {text!r}")
-        return values
+        return parse_ints(text, key)
 
     def lines(self, key: str) -> list[str]:
         """A list, or text with one item per line (blank lines and ``#`` comments skipped)."""
