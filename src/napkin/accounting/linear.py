@@ -81,39 +81,39 @@ class LinearCost:
         """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of one forward call on
         ``batch``: the matmul and the query–key/value FLOPs, the weights read and the KV read
         and written. Their sums are :meth:`totals`; all zero for no tokens."""
-        tokens, readout = batch.new_tokens, batch.readout_tokens
+        tokens = batch.new_tokens
         if tokens == 0:
             return 0.0, 0.0, 0.0, 0.0
-        dense = (self.flops_per_token * tokens + self.flops_per_readout * readout
-                 + self.flops_per_prefill_cached * batch.prefill_cached_tokens())
-        attention = 0.0
-        kv = self.kv_write_per_token * tokens
-        for w in self.windows:
-            attention += w.flops_per_pair * batch.attention_pairs(w.window)
-            if w.flops_per_decode_pair:
-                attention += w.flops_per_decode_pair * batch.decode_pairs(w.window)
-            kv += w.kv_read_per_cached * batch.cached_tokens_read(w.window)
-        return dense, attention, self.weight_bytes(tokens, readout), kv
+        per_window = [(batch.attention_pairs(w.window),
+                       batch.decode_pairs(w.window) if w.flops_per_decode_pair else 0,
+                       batch.cached_tokens_read(w.window)) for w in self.windows]
+        return self._parts(tokens, batch.readout_tokens, batch.prefill_cached_tokens(),
+                           per_window)
 
     def decode_parts(self, n_dec: int, sum_ctx: int) -> tuple[float, float, float, float]:
         """:meth:`parts` of a decode-only step of a model without sliding windows: ``n_dec``
-        sequences, one new token each, ``sum_ctx`` cached tokens in all — the aggregates
-        new = read-out = ``n_dec``, pairs = decode pairs = ``sum_ctx + n_dec``, cached KV read
-        ``sum_ctx``, no prefill-cached tokens, put into the same sums in the same order (the
-        simulator's most frequent step, without building a batch shape)."""
+        sequences, one new token each, ``sum_ctx`` cached tokens in all — new = read-out =
+        ``n_dec`` tokens, pairs = decode pairs = ``sum_ctx + n_dec``, cached KV read
+        ``sum_ctx`` (the simulator's most frequent step, without building a batch shape)."""
         if n_dec == 0:
             return 0.0, 0.0, 0.0, 0.0
-        dense = (self.flops_per_token * n_dec + self.flops_per_readout * n_dec
-                 + self.flops_per_prefill_cached * 0)
         pairs = sum_ctx + n_dec
+        return self._parts(n_dec, n_dec, 0, [(pairs, pairs, sum_ctx)] * len(self.windows))
+
+    def _parts(self, tokens: int, readout: int, prefill_cached: int,
+               per_window: list[tuple[int, int, int]]) -> tuple[float, float, float, float]:
+        """The rates times the aggregates; ``per_window``: (query–key pairs, decode pairs,
+        cached tokens read) for each entry of ``windows``."""
+        dense = (self.flops_per_token * tokens + self.flops_per_readout * readout
+                 + self.flops_per_prefill_cached * prefill_cached)
         attention = 0.0
-        kv = self.kv_write_per_token * n_dec
-        for w in self.windows:
+        kv = self.kv_write_per_token * tokens
+        for w, (pairs, decode_pairs, cached) in zip(self.windows, per_window, strict=True):
             attention += w.flops_per_pair * pairs
             if w.flops_per_decode_pair:
-                attention += w.flops_per_decode_pair * pairs
-            kv += w.kv_read_per_cached * sum_ctx
-        return dense, attention, self.weight_bytes(n_dec, n_dec), kv
+                attention += w.flops_per_decode_pair * decode_pairs
+            kv += w.kv_read_per_cached * cached
+        return dense, attention, self.weight_bytes(tokens, readout), kv
 
     def totals(self, batch: BatchShape) -> tuple[float, float]:
         """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""

@@ -31,7 +31,6 @@ by the profile's domain). The FLOPs and bytes come from the accounting layer
 """
 
 from dataclasses import dataclass
-from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
 from napkin.errors import require
@@ -144,30 +143,9 @@ class FittedTimer:
     def request_s(self) -> float:
         return self.model.request_s
 
-    @cached_property
-    def _rates(self) -> tuple[float, float, float, float, float, float]:
-        """``Σ c_k·x_k`` regrouped per quantity: (seconds per non-empty step, per token, per
-        dense FLOP, per attention FLOP, per weight byte, per KV byte) — the same sum, with the
-        coefficients folded into the basis's spec divisors once per timer."""
-        b = self.basis
-        c = dict(zip(TERMS, self.model.coefficients, strict=True))
-        return (c["step"] + c["layer"] * b.layers + c["allreduce"] * b.allreduces,
-                c["token"] + c["allreduce_bytes"] * b.allreduce_s_per_token,
-                c["dense"] * b.per_dense_flop, c["attention"] * b.per_attention_flop,
-                c["weights"] * b.per_byte, c["kv"] * b.per_byte)
-
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int) -> StepSeries:
         """Steps j = 0, 1, … whose parts grow by ``parts1 − parts0`` per step (decode runs):
-        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step (the
-        fixed and per-token terms are the same every step)."""
-        if tokens == 0:
-            return LineSeries.line(0.0, 0.0)
-        fixed, per_token, r_dense, r_attn, r_w, r_kv = self._rates
-        dense, attention, weights, kv = parts0
-        a = (fixed + per_token * tokens + r_dense * dense + r_attn * attention + r_w * weights
-             + r_kv * kv)
-        d = 0.0
-        if parts1 is not None:
-            d = (r_dense * (parts1[0] - dense) + r_attn * (parts1[1] - attention)
-                 + r_w * (parts1[2] - weights) + r_kv * (parts1[3] - kv))
+        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step."""
+        a = self.model.time(self.basis.terms(parts0, tokens))
+        d = 0.0 if parts1 is None else self.model.time(self.basis.terms(parts1, tokens)) - a
         return LineSeries.line(a, max(d, 0.0))
