@@ -33,12 +33,36 @@ def test_tensor_parallel_terms_by_hand():
     2·(4 − 1)/4 of tokens × hidden × 2 bytes over the link."""
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
     parts = (4e12, 1e11, 6e10, 2e9)
-    one = StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100)
-    four = StepBasis.of(model, acc, "bf16", 4, 450e9).terms(parts, 100)
-    for i in (3, 4, 5, 6):
-        assert four[i] == pytest.approx(one[i] / 4)
-    assert four[7] == 2 * 64
-    assert four[8] == pytest.approx(2 * 64 * 2 * 3 / 4 * 100 * 5120 * 2 / 450e9)
+    one = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100),
+                   strict=True))
+    four = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 4, 450e9).terms(parts, 100),
+                    strict=True))
+    for name in ("dense", "attention", "weights", "kv"):
+        assert four[name] == pytest.approx(one[name] / 4)
+    assert four["allreduce"] == 2 * 64
+    assert four["allreduce_bytes"] == pytest.approx(2 * 64 * 2 * 3 / 4 * 100 * 5120 * 2 / 450e9)
+
+
+def test_low_precision_matmuls_count_in_their_own_term():
+    """FP8 weights on an H100: the matmul FLOPs over the FP8 dense peak (1,978.9 TFLOP/s) go to
+    ``dense_low`` and ``dense`` is 0; BF16 puts the same FLOPs over 989.4 TFLOP/s in ``dense``.
+    Attention stays at the BF16 rate either way."""
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    parts = (4e12, 1e11, 6e10, 2e9)
+    fp8 = dict(zip(TERMS, StepBasis.of(model, acc, "fp8", 1, 450e9).terms(parts, 100),
+                   strict=True))
+    bf16 = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100),
+                    strict=True))
+    assert fp8["dense"] == 0 and fp8["dense_low"] == pytest.approx(4e12 / 1978.9e12)
+    assert bf16["dense_low"] == 0 and bf16["dense"] == pytest.approx(4e12 / 989.4e12)
+    assert fp8["attention"] == bf16["attention"] == pytest.approx(1e11 / 989.4e12)
+
+
+def test_a_profile_without_dense_low_uses_its_dense_coefficient():
+    """Profiles written before ``dense_low`` existed keep one matmul efficiency for every
+    format; a given ``dense_low`` is kept."""
+    assert StepModel.of({"dense": 1.7}).as_dict()["dense_low"] == 1.7
+    assert StepModel.of({"dense": 1.7, "dense_low": 2.1}).as_dict()["dense_low"] == 2.1
 
 
 def test_fitted_timer_is_the_dot_product_and_affine_in_steps():
@@ -59,8 +83,9 @@ def test_fitted_timer_equals_the_basis_dot_product_for_every_term():
     (TP 2, so the all-reduce terms count too); an empty step costs nothing."""
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
     basis = StepBasis.of(model, acc, "bf16", 2, 450e9)
-    sm = StepModel(tuple(1e-3 * (k + 1) if k < 3 or k == 7 else 0.5 + k / 10
-                         for k in range(len(TERMS))), 0.01)
+    seconds = ("step", "layer", "token", "allreduce")
+    sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
+                         for k, t in enumerate(TERMS)), 0.01)
     timer = FittedTimer(basis, sm)
     p0, p1 = (3e12, 2e11, 6.5e10, 3e9), (3e12, 2.1e11, 6.5e10, 3.1e9)
     series = timer.series(p0, p1, 77)

@@ -82,6 +82,41 @@ def test_dated_silicon_rows_ran_the_inferencemax_client(tmp_path: Path):
     assert (plain.weights, plain.kv_dtype) == ("bf16", "bf16")
 
 
+def test_trtllm_fp8_rows_run_an_fp8_kv_cache(tmp_path: Path):
+    """TensorRT-LLM's FP8 rows of the sample read with an FP8 KV cache (as aiconfigurator models
+    FP8 checkpoints); vLLM's undated FP8 rows and TensorRT-LLM's BF16 ones keep BF16."""
+    header = ("id,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+              "gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n")
+    rows = ("q_trt,trtllm,1.0.0rc3,Qwen/Qwen3-32B,h100_sxm,fp8,agg,4096,256,fp8,64,1,1,1639,102\n"
+            "l_trt,trtllm,1.0.0rc3,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,4096,256,,64,1,1,"
+            "636,41\n"
+            "q_vllm,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,1024,fp8,16,1,1,100,9\n")
+    path = tmp_path / "s.csv"
+    path.write_text(header + rows)
+    trt_fp8, trt_bf16, vllm_fp8 = read_aiconfigurator_csv(path)
+    assert (trt_fp8.weights, trt_fp8.kv_dtype) == ("fp8", "fp8")
+    assert (trt_bf16.weights, trt_bf16.kv_dtype) == ("bf16", "bf16")
+    assert (vllm_fp8.weights, vllm_fp8.kv_dtype) == ("fp8", "bf16")
+
+
+def test_a_bf16_kv_pool_cannot_hold_the_row_that_proves_fp8():
+    """The reading's evidence, by hand: Qwen3-32B KV is 64 layers × 8 heads × 128 × 2 × 2 B =
+    262,144 B per token in BF16. TensorRT-LLM keeps 0.9 × (85.5 GB reported − 32.8 GB FP8
+    weights − activations − 1 GiB) free, ≈ 45 GB: about 171k BF16 tokens, 343k FP8. The row
+    (64 clients × (4,096 + 256) = 278,528 tokens, 1.64 s TTFT) fits only in FP8."""
+    from napkin.accounting import Precision
+    from napkin.catalog import load_accelerator, load_model
+    from napkin.validation.replay import backend_defaults, kv_pool_blocks
+
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    d = backend_defaults("trtllm")
+    assert model.kv_bytes_per_token(2) == 64 * 8 * 128 * 2 * 2
+    need = 64 * (4096 + 256)
+    bf16 = 16 * kv_pool_blocks(model, acc, Precision.of("fp8", "bf16"), 1, d)
+    fp8 = 16 * kv_pool_blocks(model, acc, Precision.of("fp8", "fp8"), 1, d)
+    assert 160_000 < bf16 < 180_000 < need < fp8
+
+
 def test_fp4_rows_take_their_format_from_gemm_quant_mode(tmp_path: Path):
     header = ("id,backend,backend_version,model_path,system,precision,mode,isl,osl,"
               "gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n")

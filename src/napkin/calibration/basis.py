@@ -14,7 +14,10 @@ term               x_k (per device; T = new tokens in the step)               co
 ``step``           1                                                          s per step
 ``layer``          decoder layers                                             s per layer
 ``token``          T                                                          s per token
-``dense``          matmul FLOPs / (tp · dense peak of the weight format)      × ideal time
+``dense``          matmul FLOPs / (tp · dense peak of the weight format),     × ideal time
+                   16-bit compute (BF16, FP16); 0 otherwise
+``dense_low``      the same for sub-16-bit compute (FP8, INT8, FP4); 0        × ideal time
+                   otherwise
 ``attention``      query–key/value FLOPs / (tp · BF16 dense peak)             × ideal time
 ``weights``        weight bytes read / (tp · memory bandwidth)                × ideal time
 ``kv``             KV bytes read and written / (tp · memory bandwidth)        × ideal time
@@ -24,8 +27,16 @@ term               x_k (per device; T = new tokens in the step)               co
 
 and a request spends ``request_s`` outside the engine (HTTP, tokenization, scheduling) before
 its first step. A dense coefficient of 2 is an MFU of 0.5; a weights coefficient of 1.25 is an
-MBU of 0.8. Because every term is normalized by the GPU's own datasheet figures, coefficients
-fitted on one GPU give a physically sensible prediction on another (flagged as extrapolation
+MBU of 0.8. Low-precision matmuls get their own efficiency (``dense_low``) because they reach a
+smaller share of their datasheet peak than 16-bit ones: on the H100 TensorRT-LLM rows one dense
+coefficient for both put Llama-3.1-8B BF16 decode 5 % slow and Qwen3-32B FP8 decode 9 % fast
+(training median |error| of TPOT 7.5 %); with two, 4.9 %, and the FP8 coefficient settles
+near 2 (MFU 0.5 of the FP8 peak) whatever the BF16 one does (1.1–1.4). A profile without
+``dense_low`` (fitted before it existed, or on 16-bit rows only) uses its ``dense`` coefficient
+for both.
+
+Because every term is normalized by the GPU's own datasheet figures, coefficients fitted on
+one GPU give a physically sensible prediction on another (flagged as extrapolation
 by the profile's domain). The FLOPs and bytes come from the accounting layer
 (:meth:`napkin.accounting.linear.LinearCost.parts`); nothing here counts them again.
 """
@@ -38,8 +49,8 @@ from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing import LineSeries, StepSeries
 
-TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "attention", "weights", "kv",
-                          "allreduce", "allreduce_bytes")
+TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "dense_low", "attention", "weights",
+                          "kv", "allreduce", "allreduce_bytes")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
 
 
@@ -54,6 +65,9 @@ def parse_terms(text: str) -> tuple[str, ...]:
             f"comma-separated subset of {', '.join(TERMS)}")
     return tuple(t for t in TERMS if t in names)
 
+SIXTEEN_BIT = ("bf16", "fp16", "fp32", "tf32")
+"""Compute formats whose matmul FLOPs count in ``dense`` (the rest in ``dense_low``)."""
+
 Parts = tuple[float, float, float, float]
 """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of a step on the whole group."""
 
@@ -67,6 +81,8 @@ class StepBasis:
 
     layers: int
     per_dense_flop: float
+    low_precision: bool
+    """The matmuls run in a sub-16-bit format: their FLOPs go to ``dense_low``."""
     per_attention_flop: float
     per_byte: float
     allreduces: int
@@ -86,6 +102,7 @@ class StepBasis:
         return cls(
             layers=model.num_layers,
             per_dense_flop=1.0 / (tp * acc.peak_flops_per_s(compute)),
+            low_precision=compute not in SIXTEEN_BIT,
             per_attention_flop=1.0 / (tp * acc.peak_flops_per_s(attention)),
             per_byte=1.0 / (tp * acc.mem_bytes_per_s),
             allreduces=count,
@@ -97,7 +114,9 @@ class StepBasis:
         if tokens == 0:
             return (0.0,) * len(TERMS)
         dense, attention, weights, kv = parts
-        return (1.0, float(self.layers), float(tokens), dense * self.per_dense_flop,
+        matmul = dense * self.per_dense_flop
+        return (1.0, float(self.layers), float(tokens), 0.0 if self.low_precision else matmul,
+                matmul if self.low_precision else 0.0,
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_byte, float(self.allreduces),
                 tokens * self.allreduce_s_per_token)
@@ -119,9 +138,12 @@ class StepModel:
 
     @classmethod
     def of(cls, values: dict[str, float], request_s: float = 0.0) -> "StepModel":
+        """From named coefficients; a missing term is 0, except ``dense_low``, which is then
+        the ``dense`` coefficient (one matmul efficiency for every format)."""
         unknown = set(values) - set(TERMS)
         require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
                 f"{', '.join(TERMS)}")
+        values = {"dense_low": values.get("dense", 0.0), **values}
         return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s)
 
     def as_dict(self) -> dict[str, float]:

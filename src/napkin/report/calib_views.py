@@ -53,11 +53,16 @@ def report_json(rep: ValidationReport) -> dict[str, Any]:
 
 
 def profile_section(p: Profile) -> Section:
-    rows = [[k, f"{v:.4g}" if k in p.terms else "0 (not fitted)"]
-            for k, v in p.model.as_dict().items()]
+    def shown(k: str, v: float) -> str:
+        if k in p.terms:
+            return f"{v:.4g}"
+        if k == "dense_low" and "dense" in p.terms:
+            return f"{v:.4g} (= dense)"
+        return "0 (not fitted)"
+    rows = [[k, shown(k, v)] for k, v in p.model.as_dict().items()]
     rows.append(["request_s", f"{p.model.request_s:.4g}"])
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
-                   ["dense/attention/weights/kv/allreduce_bytes: multiples of the ideal "
+                   ["dense/dense_low/attention/weights/kv/allreduce_bytes: multiples of the ideal "
                     "(datasheet) time, 1/efficiency; step, layer, token, allreduce, request: "
                     "seconds per event"])
 

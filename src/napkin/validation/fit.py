@@ -71,7 +71,7 @@ def observations(rows: Sequence[Measurement], model: StepModel) -> list[Observat
     return out
 
 
-PHYSICAL_FLOOR = {"dense": 1.0, "attention": 1.0, "weights": 1.0, "kv": 1.0,
+PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "attention": 1.0, "weights": 1.0, "kv": 1.0,
                   "allreduce_bytes": 1.0}
 """Roofline terms cannot beat the datasheet: their coefficients (1/efficiency) are >= 1."""
 
@@ -79,12 +79,20 @@ PHYSICAL_FLOOR = {"dense": 1.0, "attention": 1.0, "weights": 1.0, "kv": 1.0,
 def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = TERMS,
           f_scale: float = 0.1) -> StepModel:
     """Coefficients minimizing the soft-L1 loss of relative residuals, each >= 0 and the
-    roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0."""
+    roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0. ``dense_low`` is
+    tied to ``dense`` (one coefficient for both columns) when ``terms`` leaves it out or no row
+    has sub-16-bit matmuls to fit it on."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
-    use = [TERMS.index(t) for t in terms] + [len(TERMS)]
-    a = np.array([o.features[use] / o.measured_s for o in obs])
+    i_dense, i_low = TERMS.index("dense"), TERMS.index("dense_low")
+    features = np.array([o.features for o in obs])
+    tied = "dense" in terms and ("dense_low" not in terms or not features[:, i_low].any())
+    if tied:  # one matmul efficiency for every format: the low-precision FLOPs count in dense
+        features[:, i_dense] += features[:, i_low]
+    use = [TERMS.index(t) for t in terms if not (t == "dense_low" and tied)]
+    use.append(len(TERMS))
+    a = features[:, use] / np.array([o.measured_s for o in obs])[:, None]
     scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
-    names = [*terms, "request"]
+    names = [TERMS[i] for i in use[:-1]] + ["request"]
     low = np.array([PHYSICAL_FLOOR.get(n, 0.0) for n in names]) * scale
     x0 = np.append(np.array(start.coefficients), start.request_s)[use] * scale
     res = least_squares(lambda x: (a / scale) @ x - 1.0, np.maximum(x0, low * (1 + 1e-9)),
@@ -92,6 +100,8 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
                         f_scale=f_scale, method="trf")
     full = np.zeros(len(TERMS) + 1)
     full[use] = res.x / scale
+    if tied:
+        full[i_low] = full[i_dense]
     return StepModel(tuple(float(v) for v in full[:-1]), float(full[-1]))
 
 
