@@ -42,6 +42,7 @@ by the profile's domain). The FLOPs and bytes come from the accounting layer
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
 from napkin.errors import require
@@ -165,9 +166,35 @@ class FittedTimer:
     def request_s(self) -> float:
         return self.model.request_s
 
+    @cached_property
+    def rates(self) -> tuple[float, float, float, float, float, float]:
+        """The model time of a non-empty step as ``fixed + per_token·T + Σ rate_i·parts_i``:
+        (fixed, per_token, per dense FLOP, per attention FLOP, per weight byte, per KV byte).
+
+        Read off :meth:`StepModel.time` of :meth:`StepBasis.terms` (both linear in the step's
+        tokens and parts) at unit steps, so the formula stays in one place; the simulator then
+        times a step with six products instead of summing the basis vector."""
+        zero = (0.0, 0.0, 0.0, 0.0)
+        base, two = self.basis.terms(zero, 1), self.basis.terms(zero, 2)
+        def rate(x: tuple[float, ...]) -> float:  # the model time of x − base, term by term
+            return self.model.time(tuple(a - b for a, b in zip(x, base, strict=True)))
+        per_token = rate(two)
+        units = [self.basis.terms(tuple(float(j == i) for j in range(4)), 1)  # type: ignore[arg-type]
+                 for i in range(4)]
+        r0, r1, r2, r3 = (rate(u) for u in units)
+        return (self.model.time(base) - per_token, per_token, r0, r1, r2, r3)
+
+    def step_s(self, parts: Parts, tokens: int) -> float:
+        """Model time of one step (0 for an empty one), by :attr:`rates`."""
+        if tokens == 0:
+            return 0.0
+        fixed, per_token, r0, r1, r2, r3 = self.rates
+        return (fixed + per_token * tokens + r0 * parts[0] + r1 * parts[1] + r2 * parts[2]
+                + r3 * parts[3])
+
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int) -> StepSeries:
         """Steps j = 0, 1, … whose parts grow by ``parts1 − parts0`` per step (decode runs):
         ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step."""
-        a = self.model.time(self.basis.terms(parts0, tokens))
-        d = 0.0 if parts1 is None else self.model.time(self.basis.terms(parts1, tokens)) - a
+        a = self.step_s(parts0, tokens)
+        d = 0.0 if parts1 is None else self.step_s(parts1, tokens) - a
         return LineSeries.line(a, max(d, 0.0))
