@@ -28,15 +28,18 @@ def test_decode_step_terms_by_hand():
     assert terms["allreduce"] == 0 and terms["allreduce_bytes"] == 0  # tp 1: none
 
 
+def _qwen32b_terms(compute: str, tp: int) -> dict[str, float]:
+    """Named basis terms of one Qwen3-32B step on H100s: parts (4e12 dense FLOPs, 1e11
+    attention FLOPs, 6e10 weight bytes, 2e9 KV bytes), 100 new tokens, a 450 GB/s link."""
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    terms = StepBasis.of(model, acc, compute, tp, 450e9).terms((4e12, 1e11, 6e10, 2e9), 100)
+    return dict(zip(TERMS, terms, strict=True))
+
+
 def test_tensor_parallel_terms_by_hand():
     """TP 4: each device sees a quarter of the work; 2 ring all-reduces per layer, each moving
     2·(4 − 1)/4 of tokens × hidden × 2 bytes over the link."""
-    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
-    parts = (4e12, 1e11, 6e10, 2e9)
-    one = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100),
-                   strict=True))
-    four = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 4, 450e9).terms(parts, 100),
-                    strict=True))
+    one, four = _qwen32b_terms("bf16", 1), _qwen32b_terms("bf16", 4)
     for name in ("dense", "attention", "weights", "kv"):
         assert four[name] == pytest.approx(one[name] / 4)
     assert four["allreduce"] == 2 * 64
@@ -47,12 +50,7 @@ def test_low_precision_matmuls_count_in_their_own_term():
     """FP8 weights on an H100: the matmul FLOPs over the FP8 dense peak (1,978.9 TFLOP/s) go to
     ``dense_low`` and ``dense`` is 0; BF16 puts the same FLOPs over 989.4 TFLOP/s in ``dense``.
     Attention stays at the BF16 rate either way."""
-    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
-    parts = (4e12, 1e11, 6e10, 2e9)
-    fp8 = dict(zip(TERMS, StepBasis.of(model, acc, "fp8", 1, 450e9).terms(parts, 100),
-                   strict=True))
-    bf16 = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100),
-                    strict=True))
+    fp8, bf16 = _qwen32b_terms("fp8", 1), _qwen32b_terms("bf16", 1)
     assert fp8["dense"] == 0 and fp8["dense_low"] == pytest.approx(4e12 / 1978.9e12)
     assert bf16["dense_low"] == 0 and bf16["dense"] == pytest.approx(4e12 / 989.4e12)
     assert fp8["attention"] == bf16["attention"] == pytest.approx(1e11 / 989.4e12)
