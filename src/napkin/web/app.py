@@ -55,15 +55,25 @@ NAV = {"model": "model × GPU", "scenario": "scenario runner", "plan": "planner"
 
 
 def page_html(static: Path, file: str, active: str | None) -> str:
-    """A page's HTML with the shared header (brand and the four links, ``active`` marked) in
-    place of its empty ``<header></header>``."""
+    """A whole page from its fragment (a ``<title>`` line, then the ``<main>``): the shared
+    head (style sheet; Plotly, ``common.js`` and the page's own ``<stem>.js`` when it has one)
+    and the shared header (brand and the four links, ``active`` marked)."""
+    title, main = (static / file).read_text(encoding="utf-8").split("\n", 1)
+    script = Path(file).with_suffix(".js").name
+    scripts = ("" if not (static / script).exists() else
+               '<script src="/vendor/plotly.min.js"></script>\n'
+               '<script src="/static/common.js"></script>\n'
+               f'<script src="/static/{script}" defer></script>\n')
     links = []
     for route, label in NAV.items():
         mark = ' class="active"' if route == active else ""
         links.append(f'\n    <a href="/{route}"{mark}>{label}</a>')
     header = ('<header>\n  <span class="brand">napkin</span>\n  <nav>' + "".join(links)
               + "\n  </nav>\n</header>")
-    return (static / file).read_text(encoding="utf-8").replace("<header></header>", header, 1)
+    return ('<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'{title}\n<link rel="icon" href="data:,">\n'
+            f'<link rel="stylesheet" href="/static/style.css">\n{scripts}</head>\n<body>\n'
+            f'{header}\n{main}</body>\n</html>\n')
 
 
 MAX_POINTS = 4000
