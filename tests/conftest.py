@@ -31,3 +31,21 @@ def cli(monkeypatch, capsys) -> Callable[..., tuple[int, str, str]]:
         return exit_info.value.code, out, err
 
     return run
+
+
+PLAIN_MEASUREMENTS = """backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,\
+mean_ttft_ms,mean_tpot_ms
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5
+vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,8,90,9.0
+vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,2,55,5.5
+vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,8,80,6.5
+"""
+
+
+@pytest.fixture
+def plain(tmp_path) -> str:
+    """Path of a four-row plain measurement CSV (Llama-3.1-8B on H100, TP 1-2, 2 and 8
+    clients) for the calibrate / validate tests."""
+    path = tmp_path / "m.csv"
+    path.write_text(PLAIN_MEASUREMENTS)
+    return str(path)

@@ -10,21 +10,6 @@ import yaml
 from napkin.api import calibration
 from napkin.errors import NapkinError
 
-PLAIN = """backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,\
-mean_ttft_ms,mean_tpot_ms
-vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5
-vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,8,90,9.0
-vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,2,55,5.5
-vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,8,80,6.5
-"""
-
-
-@pytest.fixture
-def plain(tmp_path) -> str:
-    path = tmp_path / "m.csv"
-    path.write_text(PLAIN)
-    return str(path)
-
 
 def test_validate_matches_cli_and_scores_by_hand(cli, plain, tmp_path):
     r = calibration.validate(plain, calibration="vllm")

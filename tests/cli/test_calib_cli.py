@@ -4,19 +4,9 @@ import json
 
 import yaml
 
-PLAIN = """backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,\
-mean_ttft_ms,mean_tpot_ms
-vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,2,60,7.5
-vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,8,90,9.0
-vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,2,55,5.5
-vllm,llama-3.1-8b,h100-sxm,bf16,2,512,32,closed_loop,8,80,6.5
-"""
 
-
-def test_validate_scores_a_file_under_a_profile(cli, tmp_path):
-    path = tmp_path / "m.csv"
-    path.write_text(PLAIN)
-    code, out, err = cli("validate", str(path), "--calibration", "vllm", "--format", "json")
+def test_validate_scores_a_file_under_a_profile(cli, plain, tmp_path):
+    code, out, err = cli("validate", plain, "--calibration", "vllm", "--format", "json")
     assert code == 0, err
     res = json.loads(out)["results"][0]
     assert res["overall"]["ttft"]["rows"] == 4 and res["overall"]["tpot"]["rows"] == 4
@@ -27,11 +17,9 @@ def test_validate_scores_a_file_under_a_profile(cli, tmp_path):
     assert row["measured_ttft_s"] == 0.06
 
 
-def test_calibrate_writes_the_profile_it_prints(cli, tmp_path):
-    path = tmp_path / "m.csv"
-    path.write_text(PLAIN)
+def test_calibrate_writes_the_profile_it_prints(cli, plain, tmp_path):
     out_path = tmp_path / "mine.yaml"
-    code, out, err = cli("calibrate", str(path), "--backend", "vllm", "--out", str(out_path),
+    code, out, err = cli("calibrate", plain, "--backend", "vllm", "--out", str(out_path),
                          "--rounds", "1", "--format", "json")
     assert code == 0, err
     written = yaml.safe_load(out_path.read_text())
@@ -44,13 +32,11 @@ def test_calibrate_writes_the_profile_it_prints(cli, tmp_path):
     assert json.loads(out)["scenarios"][0]["inputs"]["calibration"] == "mine"
 
 
-def test_calibrate_terms_hold_the_others_at_zero_and_are_recorded(cli, tmp_path):
+def test_calibrate_terms_hold_the_others_at_zero_and_are_recorded(cli, plain, tmp_path):
     """``--terms dense,weights,kv``: every other coefficient is 0 in the profile, which
     records the terms for its cross-validation refits, and the table says "not fitted"."""
-    path = tmp_path / "m.csv"
-    path.write_text(PLAIN)
     out_path = tmp_path / "few.yaml"
-    code, out, err = cli("calibrate", str(path), "--backend", "vllm", "--out", str(out_path),
+    code, out, err = cli("calibrate", plain, "--backend", "vllm", "--out", str(out_path),
                          "--rounds", "1", "--terms", "weights,dense,kv")
     assert code == 0, err
     written = yaml.safe_load(out_path.read_text())
@@ -62,13 +48,11 @@ def test_calibrate_terms_hold_the_others_at_zero_and_are_recorded(cli, tmp_path)
     assert written["coefficients"]["dense"] >= 1 and "0 (not fitted)" in out
 
 
-def test_calibrate_refuses_bad_output_and_unknown_backend(cli, tmp_path):
-    path = tmp_path / "m.csv"
-    path.write_text(PLAIN)
-    code, _, err = cli("calibrate", str(path), "--backend", "vllm", "--out",
+def test_calibrate_refuses_bad_output_and_unknown_backend(cli, plain, tmp_path):
+    code, _, err = cli("calibrate", plain, "--backend", "vllm", "--out",
                        str(tmp_path / "p.txt"))
     assert code == 2 and "out:" in err and "Traceback" not in err
-    code, _, err = cli("calibrate", str(path), "--backend", "sglang", "--out",
+    code, _, err = cli("calibrate", plain, "--backend", "sglang", "--out",
                        str(tmp_path / "p.yaml"))
     assert code == 2 and "no measurements of 'sglang'" in err
     assert not (tmp_path / "p.yaml").exists()
