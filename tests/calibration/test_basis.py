@@ -76,11 +76,13 @@ def test_fitted_timer_is_the_dot_product_and_affine_in_steps():
     assert series.time(3) == pytest.approx(3 * t0 + 3 * (t1 - t0))  # t0 + t1 + t2
 
 
-def test_fitted_timer_equals_the_basis_dot_product_for_every_term():
+@pytest.mark.parametrize("compute", ["bf16", "fp8"])
+def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute):
     """The timer's regrouped rates give Σ c_k·x_k of StepBasis.terms, with every term on
-    (TP 2, so the all-reduce terms count too); an empty step costs nothing."""
+    (TP 2, so the all-reduce terms count too; FP8 puts the matmuls in dense_low); an empty
+    step costs nothing."""
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
-    basis = StepBasis.of(model, acc, "bf16", 2, 450e9)
+    basis = StepBasis.of(model, acc, compute, 2, 450e9)
     seconds = ("step", "layer", "token", "allreduce")
     sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
                          for k, t in enumerate(TERMS)), 0.01)

@@ -179,9 +179,9 @@ class FittedTimer:
         def rate(x: tuple[float, ...]) -> float:  # the model time of x − base, term by term
             return self.model.time(tuple(a - b for a, b in zip(x, base, strict=True)))
         per_token = rate(two)
-        units = [self.basis.terms(tuple(float(j == i) for j in range(4)), 1)  # type: ignore[arg-type]
-                 for i in range(4)]
-        r0, r1, r2, r3 = (rate(u) for u in units)
+        units: tuple[Parts, ...] = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0),
+                                    (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+        r0, r1, r2, r3 = (rate(self.basis.terms(u, 1)) for u in units)
         return (self.model.time(base) - per_token, per_token, r0, r1, r2, r3)
 
     def step_s(self, parts: Parts, tokens: int) -> float:
