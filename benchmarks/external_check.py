@@ -32,7 +32,7 @@ from napkin.calibration.measurements import (
     read_aiconfigurator_csv,
 )
 from napkin.calibration.profile import load_profile
-from napkin.calibration.protocol import Protocol, assume
+from napkin.calibration.protocol import Protocol, assume, campaigns_of
 from napkin.errors import NapkinError
 from napkin.validation.fit import Prediction, fitted_timer
 from napkin.validation.replay import replay
@@ -57,7 +57,10 @@ def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
 
 
 def _median(errors: list[float]) -> str:
-    return f"{np.median(np.abs(errors)):6.1%}" if errors else "     —"
+    """Median |error| and, in brackets, the bias (median signed error)."""
+    if not errors:
+        return "     —          "
+    return f"{np.median(np.abs(errors)):6.1%} ({np.median(errors):+6.1%})"
 
 
 def main() -> None:
@@ -75,7 +78,7 @@ def main() -> None:
     for backend in sorted({m.backend for m in measurements}):
         profile = load_profile(backend)
         mine = assume([m for m in measurements if m.backend == backend],
-                      Protocol.of(profile.harness))
+                      Protocol.of(profile.harness), campaigns_of(profile.harness))
         for m in mine:
             try:
                 r = replay(m, fitted_timer(profile.model))
@@ -92,7 +95,7 @@ def main() -> None:
         tpot = [p.tpot_s / p.row.mean_tpot_s - 1 for p in sub if p.row.mean_tpot_s]
         return ttft, tpot
 
-    print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>7s} {'TPOT':>7s}   median |error|")
+    print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>16s} {'TPOT':>16s}   median |error| (bias)")
     keys = [("all", lambda p: True)]
     keys += [(b, lambda p, b=b: p.row.backend == b) for b in sorted({p.row.backend
                                                                        for p in preds})]

@@ -17,7 +17,7 @@ from pathlib import Path
 from napkin.calibration.basis import TERMS
 from napkin.calibration.measurements import read_aiconfigurator_csv
 from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
-from napkin.calibration.protocol import Protocol
+from napkin.calibration.protocol import Campaign, Protocol
 from napkin.validation.calibrate import calibrate
 
 OUT = Path(__file__).resolve().parents[1] / "src/napkin/catalog/profiles"
@@ -52,8 +52,24 @@ so TTFT then grows with concurrency × prompt whatever the output length; the vL
 TensorRT-LLM rows do not behave so (their TTFT does not change with output length at a given
 concurrency, and is far below a synchronized wave's), as random lengths predict. SGLang's rows
 do."""
-FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce_bytes", "dense_low")),
-                "trtllm": TERMS, "sglang": TERMS}
+CAMPAIGNS = {"trtllm": (Campaign("llama-3.1-8b",
+                                 replace(PROTOCOLS["trtllm"], dispatch_intervals=1.0),
+                                 "1.0.0rc3", "h100-sxm"),)}
+"""Campaigns of the sample whose harness differed from their backend's protocol.
+
+TensorRT-LLM's Llama-3.1-8B rows (one CSV of aiconfigurator's gap analysis, 1.0.0rc3) count
+one whole completion interval into TTFT: their TTFT minus napkin's rises as 1.01–1.06 ×
+life/clients at ≤ 16 clients on every TP, while the Qwen3-32B campaign's does not rise with the
+output length at all (its excess is a prefill-proportional wait that a share of an interval
+only approximates). With the ``eager_layer`` floor, 4-round training error (TTFT / TPOT) for
+Llama's k / Qwen's k: 0.5 / 0.5 17.2 % / 4.4 %; 0.75 / 0.75 14.1 % / 5.8 %; 1.0 / 1.0 11.5 % /
+7.1 % (Qwen's TPOT then −14 %: its decode made fast to pay for TTFT); 1.0 / 0 18.8 % / 5.4 %;
+1.0 / 0.125 15.3 % / 5.0 %; 1.0 / 0.25 13.4 % / 4.4 %; 1.0 / 0.5 12.0 % / 4.4 %; 1.0 / 0.75
+11.5 % / 5.5 %; 0.75 / 0.5 13.9 % / 4.4 % (2026-12-02). Llama at its measured 1.0, Qwen at the
+backend's 0.5 shipped."""
+FITTED_TERMS = {"vllm": tuple(t for t in TERMS
+                              if t not in ("allreduce_bytes", "dense_low", "eager_layer")),
+                "trtllm": TERMS, "sglang": tuple(t for t in TERMS if t != "eager_layer")}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
 
 vLLM: with every term, hold-out median |error| TTFT 16.1 % / TPOT 5.8 %; the two TP-8 groups
@@ -69,7 +85,18 @@ TensorRT-LLM: without it, training error 24.0 % / 7.8 % against 19.2 % / 5.6 %: 
 TensorRT-LLM's ``dense_low`` (with the FP8 KV cache of its FP8 rows, dispatch 0.5): training
 error 16.8 % / 4.9 % against 16.9 % / 7.5 % tied; the FP8 coefficient 1.99, BF16 1.42.
 SGLang: without it, hold-out 9.4 % / 6.0 % against 10.3 % / 5.9 %: a wash, the shipped
-profile (every term) kept."""
+profile (every term) kept.
+TensorRT-LLM's ``eager_layer`` floor (2026-12-02; a step with a prefill chunk runs eagerly and
+takes at least c × layers), 4-round training error TTFT / TPOT without → with it, at the same
+harness: k = 0.5 for both campaigns 16.8 % / 4.9 % → 17.2 % / 4.4 %; Llama 1.0, Qwen 0: 19.5 % /
+5.6 % → 18.8 % / 5.4 %; k = 0.75 (3 rounds without) 14.9 % / 7.1 % → 14.1 % / 5.8 %; k = 1.0
+13.1 % / 9.0 % → 11.5 % / 7.1 %. The floor settles at 0.80 ms per layer whatever the harness
+(0.79–0.89). Shipped with it and CAMPAIGNS: hold-out 14.4 % / 5.4 % (was 18.3 % / 4.8 %).
+vLLM and SGLang leave it out (vLLM v1 replays mixed batches as piecewise CUDA graphs; SGLang's
+profile was not refitted)."""
+ROUNDS = {"trtllm": 8}
+"""Replay-then-solve rounds: TensorRT-LLM's fit has an ``eager_layer`` floor, and which steps it
+binds on moves from round to round, so it takes more rounds to settle (4 for the others)."""
 NOTES = {"aiconfigurator_h100.csv": {
     "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, dense models, agg)",
     "licence": "Apache-2.0"}}
@@ -81,8 +108,9 @@ def main() -> None:
     for backend in sys.argv[1:] or ["vllm", "trtllm", "sglang"]:
         t = time.time()
         cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
+                        rounds=ROUNDS.get(backend, 4),
                         progress=lambda s: print("  ", s), jobs=0,
-                        terms=FITTED_TERMS[backend])
+                        terms=FITTED_TERMS[backend], campaigns=CAMPAIGNS.get(backend, ()))
         cal.profile.save(OUT / f"{backend}.yaml")
         o = cal.holdout.overall
         print(f"{backend}: {o['ttft'].rows} rows; hold-out median |error| TTFT "

@@ -193,9 +193,11 @@ class RooflineTimer:
         return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s)
 
     def series(self, parts0: tuple[float, float, float, float],
-               parts1: tuple[float, float, float, float] | None, tokens: int) -> StepSeries:
+               parts1: tuple[float, float, float, float] | None, tokens: int,
+               prefill: bool = False) -> StepSeries:
         """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes) on
-        the whole group grow by ``parts1 − parts0`` per step."""
+        the whole group grow by ``parts1 − parts0`` per step (``prefill``, whether the step
+        carries a prefill chunk, does not change a roofline time)."""
         tp = self.tensor_parallel
         flops0, bytes0 = parts0[0] + parts0[1], parts0[2] + parts0[3]
         dflops = dbytes = 0.0
@@ -207,6 +209,10 @@ class RooflineTimer:
             eff = Efficiency(eff.mfu, eff.mbu, eff.overhead_s + extra)
         return StepSeries.of(flops0 / tp, dflops / tp, bytes0 / tp, dbytes / tp, self.acc,
                              self.compute, eff)
+
+    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
+        """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""
+        return terms
 
 
 def run_time(run: AffineRun, acc: Accelerator, compute: str, eff: Efficiency) -> float:

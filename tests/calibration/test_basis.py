@@ -83,7 +83,7 @@ def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute):
     step costs nothing."""
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
     basis = StepBasis.of(model, acc, compute, 2, 450e9)
-    seconds = ("step", "layer", "token", "allreduce")
+    seconds = ("step", "layer", "token", "allreduce", "eager_layer")
     sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
                          for k, t in enumerate(TERMS)), 0.01)
     timer = FittedTimer(basis, sm)
@@ -93,6 +93,40 @@ def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute):
     assert series.time(1) == pytest.approx(a, rel=1e-12)
     assert series.time(2) == pytest.approx(a + b, rel=1e-12)
     assert timer.series(p0, None, 0).time(5) == 0.0
+
+
+def test_a_step_with_a_prefill_chunk_takes_at_least_the_eager_floor():
+    """Qwen3-32B (64 layers) BF16 on 8 H100s, a step of parts (4e12 dense FLOPs, 1e11
+    attention FLOPs, 6e10 weight bytes, 2e9 KV bytes) and 100 tokens, under 1 ms per step,
+    dense 1.5, weights 1.0: the sum is 1 ms + 1.5·4e12/(8·989.4 TFLOP/s) + 6e10/(8·3.35 TB/s)
+    = 3.997 ms. A floor of 0.2 ms per layer (12.8 ms) binds on that step when it carries a
+    prefill chunk and not when it is decode-only; a floor of 0.05 ms per layer (3.2 ms) never
+    binds. Either way the effective basis vector's dot product is the step's time."""
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    basis = StepBasis.of(model, acc, "bf16", 8, 450e9)
+    parts = (4e12, 1e11, 6e10, 2e9)
+    total = 1e-3 + 1.5 * 4e12 / (8 * 989.4e12) + 6e10 / (8 * 3.35e12)
+    assert total == pytest.approx(3.997e-3, rel=1e-3)
+    for floor_per_layer, prefill_s in ((0.2e-3, 64 * 0.2e-3), (0.05e-3, total)):
+        sm = StepModel.of({"step": 1e-3, "dense": 1.5, "weights": 1.0,
+                           "eager_layer": floor_per_layer})
+        timer = FittedTimer(basis, sm)
+        assert timer.series(parts, None, 100, prefill=True).time(1) == pytest.approx(prefill_s)
+        assert timer.series(parts, None, 100).time(1) == pytest.approx(total)
+        for prefill in (True, False):
+            x = basis.terms(parts, 100, prefill)
+            assert x[TERMS.index("eager_layer")] == (64.0 if prefill else 0.0)
+            effective = sm.effective(x)
+            assert sum(c * v for c, v in zip(sm.coefficients, effective, strict=True)) == \
+                pytest.approx(sm.time(x))
+            assert sm.time(x) == pytest.approx(prefill_s if prefill else total)
+
+
+def test_a_prefill_step_is_timed_alone():
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    timer = FittedTimer(StepBasis.of(model, acc, "bf16", 1, 450e9), StepModel.of({"dense": 1.0}))
+    with pytest.raises(NapkinError, match="timed alone"):
+        timer.series((1e12, 0, 0, 0), (1e12, 0, 0, 0), 10, prefill=True)
 
 
 def test_step_model_refuses_bad_coefficients():

@@ -1,12 +1,21 @@
 """Harness protocols: parsing, what they do to rows that do not describe their harness, the
 length ranges they draw, and the silicon sample's InferenceMAX rows."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from napkin.calibration.measurements import Harness, Measurement, read_aiconfigurator_csv
-from napkin.calibration.protocol import PROTOCOLS, Protocol, assume, parse_protocol
+from napkin.calibration.protocol import (
+    PROTOCOLS,
+    Campaign,
+    Protocol,
+    assume,
+    campaigns_of,
+    harness_dict,
+    parse_protocol,
+)
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import generate
 from napkin.serving.workload import parse_workload
@@ -43,6 +52,41 @@ def test_assume_fills_only_unstated_closed_loops():
     assert a.harness == Harness("closed_loop", concurrency=16, num_requests=160,
                                 warmup_requests=0, range_ratio=0.8, ramp_cycles=0.0)
     assert b is stated and c is poisson
+
+
+def test_a_campaign_runs_its_rows_under_its_own_protocol():
+    """Rows of the campaign (model, version, GPU) take its protocol; other models, versions or
+    GPUs take the default; a stated harness stays as it is. The profile's mapping lists the
+    campaign with every protocol key and reads back equal; a campaign written with only the
+    keys that differ takes the rest from the default."""
+    burst = PROTOCOLS["burst"]
+    llama = Campaign("llama-3.1-8b", replace(burst, dispatch_intervals=1.0), "1.0.0rc3",
+                     "h100-sxm")
+
+    def row(model: str, version: str, gpu: str, stated: bool = False) -> Measurement:
+        return Measurement("t:1", "trtllm", version, model, gpu, "bf16", 1, 1000, 200,
+                           Harness("closed_loop", concurrency=8, stated=stated))
+    rows = [row("llama-3.1-8b", "1.0.0rc3", "h100-sxm"), row("qwen3-32b", "1.0.0rc3", "h100-sxm"),
+            row("llama-3.1-8b", "1.2.0", "h100-sxm"), row("llama-3.1-8b", "1.0.0rc3", "h200-sxm"),
+            row("llama-3.1-8b", "1.0.0rc3", "h100-sxm", stated=True)]
+    got = [m.harness.dispatch_intervals for m in assume(rows, burst, (llama,))]
+    assert got == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [m.harness.num_requests for m in assume(rows, burst, (llama,))][:4] == [80] * 4
+    mapping = harness_dict(burst, (llama,))
+    assert Protocol.of(mapping) == burst and campaigns_of(mapping) == (llama,)
+    short = {**burst.as_dict(), "campaigns": [{"model": "llama-3.1-8b", "backend_version":
+                                                "1.0.0rc3", "gpu": "h100-sxm",
+                                                "dispatch_intervals": 1.0}]}
+    assert campaigns_of(short) == (llama,)
+    assert campaigns_of(burst.as_dict()) == ()
+
+
+@pytest.mark.parametrize("campaigns", [{"model": "x"}, [{"gpu": "h100-sxm"}], ["llama"],
+                                       [{"model": "x", "dispatch_intervals": -1}],
+                                       [{"model": "x", "range_style": "above"}]])
+def test_bad_campaigns_name_the_harness(campaigns):
+    with pytest.raises(NapkinError, match=r"^harness: "):
+        campaigns_of({**PROTOCOLS["burst"].as_dict(), "campaigns": campaigns})
 
 
 def test_profile_harness_round_trip_and_old_profiles():

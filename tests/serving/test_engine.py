@@ -179,3 +179,23 @@ def test_kv_state_integral_by_hand():
     assert engine.kv_token_seconds == pytest.approx(sum(h * t for h, t in zip(held, times,
                                                                               strict=True)))
     assert math.isclose(engine.busy_s, sum(times))
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_a_step_with_a_prefill_chunk_waits_for_the_eager_floor(mode):
+    """A fitted timer of 1 ms per step and a 1 ms per layer floor on steps with a prefill chunk
+    (Qwen3-8B: 36 layers): a lone 100-token prompt with 4 output tokens takes 36 ms to its first
+    token (the prefill step, floored) and 3 decode steps of 1 ms after it; a second request
+    arriving mid-decode puts its prompt into a mixed step, which takes the 36 ms floor too."""
+    from napkin.calibration.basis import FittedTimer, StepBasis, StepModel
+
+    model, acc = load_model("qwen3-8b"), load_accelerator("h100-sxm")
+    timer = FittedTimer(StepBasis.of(model, acc, "bf16", 1, 450e9),
+                        StepModel.of({"step": 1e-3, "eager_layer": 1e-3}))
+    engine = Engine(model, acc, Precision.of(), EFF, EngineSpec(100_000, mode=mode),
+                    timer=timer)
+    run = simulate([engine], _open([0.0, 0.0365], [100, 100], [4, 4]))
+    r = run.records
+    assert r.first_token_s[0] == pytest.approx(0.036)
+    assert r.finish_s[0] == pytest.approx(0.036 + 0.001 + 0.036 + 0.001)
+    assert r.first_token_s[1] == pytest.approx(0.036 + 0.001 + 0.036)

@@ -13,6 +13,10 @@ from napkin.validation.replay import replay
 
 TRUE = StepModel.of({"step": 3e-3, "dense": 1.6, "attention": 1.2, "weights": 1.3, "kv": 1.5,
                      "allreduce": 20e-6, "allreduce_bytes": 1.0}, request_s=0.04)
+FLOORED = StepModel.of({**TRUE.as_dict(), "eager_layer": 0.8e-3}, request_s=0.04)
+"""TRUE with a 25.6 ms floor (0.8 ms × 32 layers) on Llama-3.1-8B's steps with a prefill chunk:
+it binds on the 512-token prompts' steps (≈ 15 ms of sum at TP 1) and not on a whole 2,048-token
+prompt's (≈ 53 ms)."""
 
 
 def _row(tp: int, isl: int, osl: int, c: int, model: str = "llama-3.1-8b") -> Measurement:
@@ -24,30 +28,38 @@ ROWS = [_row(tp, isl, osl, c) for tp in (1, 2) for isl, osl in ((512, 32), (2048
         for c in (2, 8)]
 
 
-def test_recorded_features_reproduce_the_replayed_means():
-    """Mean TTFT = request_s + X_ttft·c and mean TPOT = X_tpot·c, for the schedule simulated."""
-    c = np.array(TRUE.coefficients)
+@pytest.mark.parametrize("true", [TRUE, FLOORED], ids=["sum", "floored"])
+def test_recorded_features_reproduce_the_replayed_means(true):
+    """Mean TTFT = request_s + X_ttft·c and mean TPOT = X_tpot·c, for the schedule simulated
+    (with a floor: each step's features are the side of the floor that set its time)."""
+    c = np.array(true.coefficients)
     for m in ROWS[:4]:
-        r = replay(m, fitted_timer(TRUE), record=True)
-        assert r.mean_ttft_s == pytest.approx(TRUE.request_s + r.ttft_features @ c, rel=1e-9)
+        r = replay(m, fitted_timer(true), record=True)
+        assert r.mean_ttft_s == pytest.approx(true.request_s + r.ttft_features @ c, rel=1e-9)
         assert r.mean_tpot_s == pytest.approx(r.tpot_features @ c, rel=1e-9)
 
 
-def _measured(rows: list[Measurement]) -> list[Measurement]:
+def _measured(rows: list[Measurement], true: StepModel = TRUE) -> list[Measurement]:
     out = []
     for m in rows:
-        r = replay(m, fitted_timer(TRUE))
+        r = replay(m, fitted_timer(true))
         out.append(Measurement(m.source, m.backend, m.backend_version, m.model, m.gpu, m.weights,
                                m.tensor_parallel, m.input_tokens, m.output_tokens, m.harness,
                                mean_ttft_s=r.mean_ttft_s, mean_tpot_s=r.mean_tpot_s))
     return out
 
 
-def test_fit_recovers_the_latencies_of_a_known_model():
+@pytest.mark.parametrize(("true", "rounds"), [(TRUE, 4), (FLOORED, 8)], ids=["sum", "floored"])
+def test_fit_recovers_the_latencies_of_a_known_model(true, rounds):
     """Measurements made by a known step-time model are fitted back to within 2 %, starting
-    from the hand calibration (a different point)."""
-    rows = _measured(ROWS)
-    model = fit(rows, rounds=4)
+    from the hand calibration (a different point; its 0.5 ms per layer floor binds on
+    different steps than FLOORED's 0.8 ms, and must fall away for TRUE). Which steps the floor
+    binds on moves from round to round, so the floored fit takes more rounds to settle (its
+    floor comes back within 1 % of 0.8 ms)."""
+    rows = _measured(ROWS, true)
+    model = fit(rows, rounds=rounds)
+    if true is FLOORED:
+        assert model.as_dict()["eager_layer"] == pytest.approx(0.8e-3, rel=0.01)
     for p in predict(rows, model):
         assert p.ttft_s == pytest.approx(p.row.mean_ttft_s, rel=0.02)
         assert p.tpot_s == pytest.approx(p.row.mean_tpot_s, rel=0.02)
@@ -122,11 +134,11 @@ def test_shipped_profiles_load_and_record_their_sources():
 
 
 # Hold-out medians recorded when the shipped profiles were fitted (benchmarks/fit_profiles.py):
-# a regression gate that may only tighten. TPOT meets the issue's 10 % target on all three
-# backends, TTFT its 15 % on vLLM and SGLang (TensorRT-LLM 18.3 %).
+# a regression gate that may only tighten. TPOT meets the issue's 10 % target and TTFT its 15 %
+# on all three backends.
 GATE = {"vllm": {"ttft": 0.105, "tpot": 0.070}, "sglang": {"ttft": 0.104, "tpot": 0.060},
-        "trtllm": {"ttft": 0.184, "tpot": 0.049}}
-"""Hold-out median |error| of the shipped profiles. Moved twice. First, 2026-12-01, for
+        "trtllm": {"ttft": 0.145, "tpot": 0.055}}
+"""Hold-out median |error| of the shipped profiles. Moved four times. First, 2026-12-01, for
 corrected inputs rather than a model change: vLLM's InferenceMAX rows now run with the FP8 KV
 cache InferenceMAX's scripts set (TTFT 0.158 → 0.162, TPOT 0.042 → 0.059), and TensorRT-LLM's
 harness counts half a completion interval into TTFT (TTFT 0.260 → 0.194, TPOT 0.058 →
@@ -135,7 +147,11 @@ fit without the all-reduce-bytes term (``benchmarks/fit_profiles.py`` FITTED_TER
 0.162 → 0.105, TPOT 0.059 → 0.070 — TTFT was the one over its target (15 %), TPOT stays
 within its 10 %. Third, 2026-12-02, tightened: TensorRT-LLM's FP8 rows with the FP8 KV cache
 aiconfigurator models them with and FP8 matmuls with their own coefficient (``dense_low``):
-TTFT 0.194 → 0.184, TPOT 0.062 → 0.049."""
+TTFT 0.194 → 0.184, TPOT 0.062 → 0.049. Fourth, 2026-12-02, TensorRT-LLM with the
+``eager_layer`` floor (a step with a prefill chunk runs eagerly: its host time bounds it) and
+its Llama-3.1-8B campaign counting the one completion interval its rows show
+(``benchmarks/fit_profiles.py`` CAMPAIGNS): TTFT 0.184 → 0.144, TPOT 0.049 → 0.054 — TTFT was
+the one over its target (15 %), TPOT stays within its 10 %."""
 
 
 @pytest.mark.parametrize("name", sorted(GATE))

@@ -35,12 +35,15 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     tensor-parallel group (T new tokens): 1 (c_step, s per step), decoder layers (s per
     layer), T (s per token), dense FLOPs/(tp·dense peak), attention FLOPs/(tp·BF16 peak),
     weight bytes/(tp·bandwidth), KV bytes/(tp·bandwidth) (× ideal time: a dense coefficient
-    of 2 is an MFU of 0.5), all-reduces (s each) and ring all-reduce bytes/link bandwidth;
-    plus ``request_s`` per request outside the engine. For a fixed schedule a request's TTFT
-    and TPOT are linear in the c_k, so the fit alternates ``rounds`` times: replay every
+    of 2 is an MFU of 0.5), all-reduces (s each) and ring all-reduce bytes/link bandwidth,
+    and a floor for a step with a prefill chunk (``eager_layer``, s per layer: that step takes
+    at least this × layers); plus ``request_s`` per request outside the engine. For a fixed
+    schedule (and the side of each step's floor) a request's TTFT and TPOT are linear in the
+    c_k, so the fit alternates ``rounds`` times: replay every
     measured run through the serving simulator, then solve non-negative least squares on the
     relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
-    layer, token, dense, attention, weights, kv, allreduce, allreduce_bytes; the rest stay 0).
+    layer, token, dense, dense_low, attention, weights, kv, allreduce, allreduce_bytes,
+    eager_layer; the rest stay 0).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
     ``key=value,…``). ``gpu``, ``model``, ``tp``, ``weights`` describe JSON results (they do
     not say). The hold-out report: each (GPU, model, TP) group predicted by a refit on the

@@ -23,6 +23,8 @@ term               x_k (per device; T = new tokens in the step)               co
 ``kv``             KV bytes read and written / (tp · memory bandwidth)        × ideal time
 ``allreduce``      all-reduces in the step: 2 per layer when tp > 1           s per all-reduce
 ``allreduce_bytes`` ring all-reduce bytes per device / link bandwidth          × ideal time
+``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
+                   0 in a decode-only step
 =================  =========================================================  ================
 
 and a request spends ``request_s`` outside the engine (HTTP, tokenization, scheduling) before
@@ -37,7 +39,21 @@ for both.
 
 Because every term is normalized by the GPU's own datasheet figures, coefficients fitted on
 one GPU give a physically sensible prediction on another (flagged as extrapolation
-by the profile's domain). The FLOPs and bytes come from the accounting layer
+by the profile's domain).
+
+``eager_layer`` is not added but a floor: a step is timed ``max(Σ_{k ≠ eager_layer} c_k·x_k,
+c_eager_layer·x_eager_layer)``. An engine that replays decode-only steps as CUDA graphs but runs a
+step with a prefill chunk eagerly (TensorRT-LLM's PyTorch backend captures generation-only
+batches only) spends host time launching every layer's kernels for such a step; its overlap
+scheduler hides that behind the GPU's work, so the step takes the longer of the two. On the H100
+TensorRT-LLM rows the floor shows where the GPU's work is small (TP 4–8, 1,024-token prompts,
+64–128 clients): the mean TPOT stops falling from TP 4 to TP 8 and grows with the share of
+steps that carry a new prompt (Qwen3-32B at 128 clients: 40.5, 25.6, 19.8 ms for 128, 256, 512
+output tokens), at about the same time per layer for Llama-3.1-8B (32 layers) and Qwen3-32B (64),
+and it caps the request rate (≈ 35 requests/s for Llama-3.1-8B on TP 4 and 8). With the
+coefficient at 0 (a profile fitted without it) the step time is the sum alone.
+
+The FLOPs and bytes come from the accounting layer
 (:meth:`napkin.accounting.linear.LinearCost.parts`); nothing here counts them again.
 """
 
@@ -51,8 +67,10 @@ from napkin.specs.model import ModelSpec
 from napkin.timing import LineSeries, StepSeries
 
 TERMS: tuple[str, ...] = ("step", "layer", "token", "dense", "dense_low", "attention", "weights",
-                          "kv", "allreduce", "allreduce_bytes")
+                          "kv", "allreduce", "allreduce_bytes", "eager_layer")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
+FLOOR = TERMS.index("eager_layer")
+"""The one term that bounds a step's time from below instead of adding to it."""
 
 
 def parse_terms(text: str) -> tuple[str, ...]:
@@ -110,8 +128,9 @@ class StepBasis:
             allreduce_s_per_token=per_token / link_bytes_per_s,
         )
 
-    def terms(self, parts: Parts, tokens: int) -> tuple[float, ...]:
-        """The basis vector of one step (see the module table); zeros for an empty step."""
+    def terms(self, parts: Parts, tokens: int, prefill: bool = False) -> tuple[float, ...]:
+        """The basis vector of one step (see the module table); zeros for an empty step.
+        ``prefill``: the step carries a prefill chunk."""
         if tokens == 0:
             return (0.0,) * len(TERMS)
         dense, attention, weights, kv = parts
@@ -120,7 +139,7 @@ class StepBasis:
                 matmul if self.low_precision else 0.0,
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_byte, float(self.allreduces),
-                tokens * self.allreduce_s_per_token)
+                tokens * self.allreduce_s_per_token, float(self.layers) if prefill else 0.0)
 
 
 @dataclass(frozen=True)
@@ -151,8 +170,19 @@ class StepModel:
         return dict(zip(TERMS, self.coefficients, strict=True))
 
     def time(self, terms: tuple[float, ...]) -> float:
-        """``Σ c_k·x_k`` of one step's basis vector, in seconds."""
-        return sum(c * x for c, x in zip(self.coefficients, terms, strict=True))
+        """One step's time from its basis vector, in seconds: ``max(Σ_{k ≠ floor} c_k·x_k,
+        c_floor·x_floor)`` (the floor: ``eager_layer``, see the module docstring)."""
+        return sum(c * x for c, x in zip(self.coefficients, self.effective(terms), strict=True))
+
+    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
+        """``terms`` with the losing side of the floor zeroed, so that the step's time is the
+        plain sum ``Σ c_k·x_k`` of the result (what a fit records for a step)."""
+        floor = self.coefficients[FLOOR] * terms[FLOOR]
+        rest = sum(c * x for k, (c, x) in enumerate(zip(self.coefficients, terms, strict=True))
+                   if k != FLOOR)
+        if floor > rest:
+            return tuple(x if k == FLOOR else 0.0 for k, x in enumerate(terms))
+        return tuple(0.0 if k == FLOOR else x for k, x in enumerate(terms))
 
 
 @dataclass(frozen=True)
@@ -184,17 +214,32 @@ class FittedTimer:
         r0, r1, r2, r3 = (rate(self.basis.terms(u, 1)) for u in units)
         return (self.model.time(base) - per_token, per_token, r0, r1, r2, r3)
 
-    def step_s(self, parts: Parts, tokens: int) -> float:
-        """Model time of one step (0 for an empty one), by :attr:`rates`."""
+    @cached_property
+    def floor_s(self) -> float:
+        """The least time of a step that carries a prefill chunk (``eager_layer`` × layers)."""
+        return self.model.coefficients[FLOOR] * self.basis.layers
+
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
+        """Model time of one step (0 for an empty one), by :attr:`rates` and
+        :attr:`floor_s` (``prefill``: the step carries a prefill chunk)."""
         if tokens == 0:
             return 0.0
         fixed, per_token, r0, r1, r2, r3 = self.rates
-        return (fixed + per_token * tokens + r0 * parts[0] + r1 * parts[1] + r2 * parts[2]
-                + r3 * parts[3])
+        t = (fixed + per_token * tokens + r0 * parts[0] + r1 * parts[1] + r2 * parts[2]
+             + r3 * parts[3])
+        return max(t, self.floor_s) if prefill else t
 
-    def series(self, parts0: Parts, parts1: Parts | None, tokens: int) -> StepSeries:
+    def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
+               prefill: bool = False) -> StepSeries:
         """Steps j = 0, 1, … whose parts grow by ``parts1 − parts0`` per step (decode runs):
-        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step."""
-        a = self.step_s(parts0, tokens)
+        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step. A step
+        with a prefill chunk (``prefill``) is a unit of its own: no ``parts1``."""
+        require(not (prefill and parts1 is not None),
+                "series: a step with a prefill chunk is timed alone")
+        a = self.step_s(parts0, tokens, prefill)
         d = 0.0 if parts1 is None else self.step_s(parts1, tokens) - a
         return LineSeries.line(a, max(d, 0.0))
+
+    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
+        """:meth:`StepModel.effective` of this timer's model."""
+        return self.model.effective(terms)

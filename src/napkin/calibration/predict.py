@@ -40,10 +40,10 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
     sm = profile.model
 
-    def step(b: Batch, tokens: int) -> float:
-        return sm.time(basis.terms(forward(model, b, precision).parts, tokens))
+    def step(b: Batch, tokens: int, prefill: bool = False) -> float:
+        return sm.time(basis.terms(forward(model, b, precision).parts, tokens, prefill))
 
-    ttft = sm.request_s + step(Batch.uniform(cached, new, batch), new * batch)
+    ttft = sm.request_s + step(Batch.uniform(cached, new, batch), new * batch, True)
     tpot = 0.0
     if gen > 1:
         first = step(Batch.uniform(cached + new, 1, batch), batch)

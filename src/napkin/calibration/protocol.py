@@ -135,9 +135,67 @@ def parse_protocol(text: str) -> Protocol:
     return Protocol(**fields)
 
 
-def assume(rows: list[Measurement] | tuple[Measurement, ...], protocol: Protocol
-           ) -> list[Measurement]:
-    """``rows`` with every closed loop whose source did not describe its harness run under
-    ``protocol``; rows with a stated harness are kept as they are."""
-    return [replace(m, harness=protocol.harness(m.harness))
+@dataclass(frozen=True)
+class Campaign:
+    """One benchmark campaign's rows (a model, and an engine version and a GPU unless empty)
+    and the protocol they ran under."""
+
+    model: str
+    protocol: Protocol
+    backend_version: str = ""
+    gpu: str = ""
+
+    def matches(self, m: Measurement) -> bool:
+        return (m.model == self.model and self.backend_version in ("", m.backend_version)
+                and self.gpu in ("", m.gpu))
+
+    def describe(self) -> str:
+        where = "".join(f" {v}" for v in (self.backend_version, self.gpu) if v)
+        return f"{self.model}{where}: {self.protocol.describe()}"
+
+    def as_dict(self) -> dict[str, Any]:
+        keys = {k: v for k, v in (("backend_version", self.backend_version), ("gpu", self.gpu))
+                if v}
+        return {"model": self.model, **keys, **self.protocol.as_dict()}
+
+    @classmethod
+    def of(cls, data: Any, default: Protocol) -> "Campaign":
+        """From a profile's ``harness: campaigns:`` entry: ``model`` (and ``backend_version``,
+        ``gpu``) plus the protocol keys that differ from ``default``."""
+        require(isinstance(data, dict) and isinstance(data.get("model"), str),
+                "harness: each campaign needs a model (and optionally backend_version, gpu and "
+                "protocol keys)")
+        known = {k: data[k] for k in asdict(default) if k in data}
+        try:
+            protocol = replace(default, **known)
+        except TypeError as e:
+            raise NapkinError(f"harness: campaign {data['model']}: {e}") from None
+        return cls(data["model"], protocol, str(data.get("backend_version") or ""),
+                   str(data.get("gpu") or ""))
+
+
+def campaigns_of(harness: dict[str, Any]) -> tuple[Campaign, ...]:
+    """The campaigns of a profile's ``harness`` mapping (none when it lists none)."""
+    entries = harness.get("campaigns") or []
+    require(isinstance(entries, list), "harness: campaigns must be a list")
+    default = Protocol.of(harness)
+    return tuple(Campaign.of(e, default) for e in entries)
+
+
+def harness_dict(protocol: Protocol, campaigns: tuple[Campaign, ...] = ()) -> dict[str, Any]:
+    """A profile's ``harness`` mapping: the default protocol, and the campaigns if any."""
+    out = protocol.as_dict()
+    if campaigns:
+        out["campaigns"] = [c.as_dict() for c in campaigns]
+    return out
+
+
+def assume(rows: list[Measurement] | tuple[Measurement, ...], protocol: Protocol,
+           campaigns: tuple[Campaign, ...] = ()) -> list[Measurement]:
+    """``rows`` with every closed loop whose source did not describe its harness run under the
+    protocol of the first campaign it belongs to, else ``protocol``; rows with a stated
+    harness are kept as they are."""
+    def chosen(m: Measurement) -> Protocol:
+        return next((c.protocol for c in campaigns if c.matches(m)), protocol)
+    return [replace(m, harness=chosen(m).harness(m.harness))
             if not m.harness.stated and m.harness.kind == "closed_loop" else m for m in rows]

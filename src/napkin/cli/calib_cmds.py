@@ -40,11 +40,12 @@ def calibrate(
     harness: Annotated[str, typer.Option(
         "--harness", help="How closed loops whose file does not say ran: steady, burst, "
                           "inferencemax, or key=value,… (ramp_cycles, requests_per_client, "
-                          "warmup_per_client, range_ratio, range_style).")] = "steady",
+                          "warmup_per_client, range_ratio, range_style, "
+                          "dispatch_intervals).")] = "steady",
     terms: Annotated[str, typer.Option(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
-                        "step, layer, token, dense, attention, weights, kv, allreduce, "
-                        "allreduce_bytes (the rest stay 0).")] = "all",
+                        "step, layer, token, dense, dense_low, attention, weights, kv, "
+                        "allreduce, allreduce_bytes, eager_layer (the rest stay 0).")] = "all",
     jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:

@@ -89,7 +89,7 @@ def capacity_utilization(built: Built) -> float | None:
     prompt = max(1, round(isl))
     k = max(1, spec.max_num_batched_tokens // prompt)
     t_pf = timer.series(cost.parts(StepShape(0, 0, [(0, prompt, 1)] * k)), None,
-                        k * prompt).time(1) / (k * prompt)
+                        k * prompt, True).time(1) / (k * prompt)
     seq_tokens = isl + osl / 2
     batch = max(1, min(spec.max_num_seqs,
                        int(spec.num_blocks * spec.block_size // max(seq_tokens, 1))))

@@ -3,6 +3,7 @@
 from typing import Any
 
 from napkin.calibration.profile import Profile
+from napkin.calibration.protocol import campaigns_of
 from napkin.report.document import Document, Section
 from napkin.validation.calibrate import METRICS, ErrorStats, ValidationReport
 
@@ -64,11 +65,13 @@ def profile_section(p: Profile) -> Section:
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
                    ["dense/dense_low/attention/weights/kv/allreduce_bytes: multiples of the ideal "
                     "(datasheet) time, 1/efficiency; step, layer, token, allreduce, request: "
-                    "seconds per event"])
+                    "seconds per event; eager_layer: seconds per layer, the least time of a step "
+                    "with a prefill chunk"])
 
 
 def calibrate_doc(p: Profile, holdout: ValidationReport, out: str) -> Document:
-    described = p.harness.get("closed_loop", "")
+    described = "; ".join([p.harness.get("closed_loop", "")] + [
+        c.describe() for c in campaigns_of(p.harness)])
     return Document("Calibration", {"backend": p.backend, "profile": out},
                     {"rows": sum(s.get("rows", 0) for s in p.sources),
                      "harness (closed loops the files do not describe)": described},

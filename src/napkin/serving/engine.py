@@ -62,7 +62,12 @@ class StepTimer(Protocol):
 
     request_s: float
 
-    def series(self, parts0: Parts, parts1: Parts | None, tokens: int) -> StepSeries: ...
+    def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
+               prefill: bool = False) -> StepSeries: ...
+
+    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
+        """A step's basis vector as its time counts it (what recording sums)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -488,11 +493,14 @@ class Engine:
         parts0 = self._step_parts(n_dec, chunks, 0)
         parts1 = self._step_parts(n_dec, chunks, 1) if k > 1 else None
         tokens = n_dec + sum(n for _, n, _ in chunks)
-        series = self.timer.series(parts0, parts1, tokens)
+        prefill = bool(chunks)
+        series = self.timer.series(parts0, parts1, tokens, prefill)
         if self.basis is None:
             return series, None
-        b0 = np.array(self.basis.terms(parts0, tokens))
-        db = np.array(self.basis.terms(parts1, tokens)) - b0 if parts1 else np.zeros_like(b0)
+        effective = self.timer.effective
+        b0 = np.array(effective(self.basis.terms(parts0, tokens, prefill)))
+        db = np.array(effective(self.basis.terms(parts1, tokens))) - b0 if parts1 \
+            else np.zeros_like(b0)
         return series, (b0, db)
 
     def _basis_through(self, plan: Plan, steps: float) -> np.ndarray:

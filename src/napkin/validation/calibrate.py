@@ -13,7 +13,14 @@ import numpy as np
 from napkin.calibration.basis import TERMS
 from napkin.calibration.measurements import Measurement
 from napkin.calibration.profile import BAND_COVERAGE, Band, Domain, Profile
-from napkin.calibration.protocol import PROTOCOLS, Protocol, assume
+from napkin.calibration.protocol import (
+    PROTOCOLS,
+    Campaign,
+    Protocol,
+    assume,
+    campaigns_of,
+    harness_dict,
+)
 from napkin.catalog import load_model
 from napkin.errors import require
 from napkin.validation.fit import START, Prediction, Progress, cross_validate, fit, predict
@@ -128,20 +135,21 @@ class Calibration:
 def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None,
               rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
               protocol: Protocol = PROTOCOLS["steady"], progress: Progress | None = None,
-              jobs: int = 1, terms: Sequence[str] = TERMS) -> Calibration:
+              jobs: int = 1, terms: Sequence[str] = TERMS,
+              campaigns: tuple[Campaign, ...] = ()) -> Calibration:
     """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
     cross-validate it by group; ``protocol`` is how the closed loops that do not describe their
     harness ran (see :func:`napkin.calibration.protocol.assume`), recorded in the profile so
-    validation replays the same way; ``terms`` are the basis terms the fit may use (the rest
-    stay 0), also recorded."""
-    mine = assume([m for m in rows if m.backend == backend], protocol)
+    validation replays the same way (``campaigns``: rows that ran under protocols of their
+    own); ``terms`` are the basis terms the fit may use (the rest stay 0), also recorded."""
+    mine = assume([m for m in rows if m.backend == backend], protocol, campaigns)
     require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
     model = fit(mine, START, rounds, terms, progress=progress)
     held = cross_validate(mine, model, cv_rounds, terms, progress=progress, jobs=jobs)
-    harness = protocol.as_dict()
+    harness = harness_dict(protocol, campaigns)
     profile = Profile(name or backend, backend, model, domain(mine), bands(held),
                       tuple(sources_of(mine, source_notes)), harness,
                       notes=f"fitted by napkin calibrate on {len(mine)} rows; bands from "
@@ -152,13 +160,19 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
 
 def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:
     """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting)."""
-    return report(predict(assume(list(rows), Protocol.of(profile.harness)), profile.model))
+    return report(predict(_assumed(rows, profile), profile.model))
+
+
+def _assumed(rows: Sequence[Measurement], profile: Profile) -> list[Measurement]:
+    """``rows`` under the profile's harness (its default protocol and campaigns)."""
+    h = profile.harness
+    return assume(list(rows), Protocol.of(h), campaigns_of(h))
 
 
 def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
             progress: Progress | None = None, jobs: int = 1) -> ValidationReport:
     """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
     coefficients) on the other groups."""
-    rows = assume(list(rows), Protocol.of(profile.harness))
+    rows = _assumed(rows, profile)
     return report(cross_validate(rows, profile.model, cv_rounds, profile.terms,
                                  progress=progress, jobs=jobs))

@@ -31,8 +31,11 @@ from napkin.specs.model import ModelSpec
 from napkin.validation.replay import TimerFactory, replay
 
 START = StepModel.of({"step": 4e-3, "dense": 1 / 0.7, "attention": 1 / 0.7, "weights": 1 / 0.95,
-                      "kv": 1 / 0.95, "allreduce": 10e-6, "allreduce_bytes": 1.0})
-"""Where fits start: the earlier hand calibration (MFU 0.7, MBU 0.95, 4 ms per step)."""
+                      "kv": 1 / 0.95, "allreduce": 10e-6, "allreduce_bytes": 1.0,
+                      "eager_layer": 0.5e-3})
+"""Where fits start: the earlier hand calibration (MFU 0.7, MBU 0.95, 4 ms per step), and a
+0.5 ms per layer floor on steps with a prefill chunk (a floor that starts at 0 never binds, so
+the fit could not find it; one that the data do not ask for falls until it stops binding)."""
 
 Progress = Callable[[str], None]
 
@@ -79,9 +82,11 @@ PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "attention": 1.0, "weights": 1
 def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = TERMS,
           f_scale: float = 0.1) -> StepModel:
     """Coefficients minimizing the soft-L1 loss of relative residuals, each >= 0 and the
-    roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0. ``dense_low`` is
-    tied to ``dense`` (one coefficient for both columns) when ``terms`` leaves it out or no row
-    has sub-16-bit matmuls to fit it on."""
+    roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
+    observation exercises (an all-zero column: all-reduces on TP 1 rows, a step floor that
+    never binds) keeps its ``start`` value. ``dense_low`` is tied to ``dense`` (one coefficient
+    for both columns) when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it
+    on."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
     i_dense, i_low = TERMS.index("dense"), TERMS.index("dense_low")
     features = np.array([o.features for o in obs])
@@ -89,7 +94,8 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     if tied:  # one matmul efficiency for every format: the low-precision FLOPs count in dense
         features[:, i_dense] += features[:, i_low]
     use = [TERMS.index(t) for t in terms if not (t == "dense_low" and tied)]
-    use.append(len(TERMS))
+    idle = [i for i in use if not features[:, i].any()]
+    use = [i for i in use if i not in idle] + [len(TERMS)]
     a = features[:, use] / np.array([o.measured_s for o in obs])[:, None]
     scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
     names = [TERMS[i] for i in use[:-1]] + ["request"]
@@ -99,16 +105,25 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
                         jac=lambda x: a / scale, bounds=(low, np.inf), loss="soft_l1",
                         f_scale=f_scale, method="trf")
     full = np.zeros(len(TERMS) + 1)
+    full[idle] = np.array(start.coefficients)[idle]
     full[use] = res.x / scale
     if tied:
         full[i_low] = full[i_dense]
     return StepModel(tuple(float(v) for v in full[:-1]), float(full[-1]))
 
 
+def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
+    c = model.as_dict()
+    kept = {t: (c["dense"] if t == "dense_low" else 0.0) if t not in terms else c[t]
+            for t in TERMS}
+    return StepModel.of(kept, model.request_s)
+
+
 def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,
         terms: Sequence[str] = TERMS, progress: Progress | None = None) -> StepModel:
-    """The fixed point of replay-then-solve, from ``start``."""
-    model = start
+    """The fixed point of replay-then-solve, from ``start`` (its terms not in ``terms`` at 0
+    from the first replay on, ``dense_low`` at ``dense`` when left out)."""
+    model = _restricted(start, terms)
     for k in range(rounds):
         model = solve(observations(rows, model), model, terms)
         if progress:

@@ -136,7 +136,8 @@ def steady_cycle_s(engine: Engine, clients: int, isl: int, osl: int) -> float:
     engine's own timer: every client's prefill once plus ``osl − 1`` decode steps of the whole
     batch at the mean context, ``clients·t(prefill isl) + (osl − 1)·t(decode × clients)``."""
     timer, cost = engine.timer, engine.cost
-    prefill = timer.series(cost.parts(StepShape(0, 0, [(0, isl, 1)])), None, isl).time(1)
+    prefill = timer.series(cost.parts(StepShape(0, 0, [(0, isl, 1)])), None, isl,
+                           True).time(1)
     n = min(clients, engine.spec.max_num_seqs)
     ctx = n * (isl + osl // 2)
     decode = timer.series(cost.parts(StepShape(n, ctx, [])), None, n).time(1)
