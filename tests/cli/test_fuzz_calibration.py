@@ -117,6 +117,13 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "- 1\n- 2\n",
     "coefficients: 3\nbackend: vllm\n",
     "bands: {ttft: {ratio_low: x}}\ncoefficients: {dense: 1}\nbackend: vllm\n",
+    "coefficients: {dense: 1, eager_layer: -1e-3}\nbackend: vllm\n",
+    "coefficients: {dense: 1, eager_layer: .nan}\nbackend: vllm\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {dispatch_intervals: -1}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: [{gpu: h100-sxm}]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: 3}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\n"
+    "harness: {campaigns: [{model: x, range_ratio: 2}]}\n",
     "[",
 ])
 def test_bad_profile_files(cli, tmp_path, body):

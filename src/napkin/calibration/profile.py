@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from napkin.calibration.basis import TERMS, StepModel, parse_terms
+from napkin.calibration.protocol import campaigns_of
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
 
@@ -129,9 +130,11 @@ class Profile:
                              float(b["median_abs_error"]), int(b["rows"]))
                      for k, b in (data.get("bands") or {}).items()}
             terms = parse_terms(",".join(data.get("fitted_terms") or TERMS))
+            harness = dict(data.get("harness") or {})
+            campaigns_of(harness)  # a bad protocol or campaign fails here, in one line
             return cls(str(data.get("name", where)), str(data["backend"]), model, domain, bands,
-                       tuple(data.get("sources") or ()), dict(data.get("harness") or {}),
-                       str(data.get("notes", "")), terms)
+                       tuple(data.get("sources") or ()), harness, str(data.get("notes", "")),
+                       terms)
         except KeyError as e:
             raise NapkinError(f"{where}: profile field {e.args[0]} is missing") from None
         except (TypeError, ValueError, AttributeError) as e:
