@@ -175,3 +175,14 @@ def test_sglang_holdout_reproduces_the_shipped_profile():
         assert rep.overall[metric].rows == p.bands[metric].rows
         assert rep.overall[metric].median_abs_error == pytest.approx(
             p.bands[metric].median_abs_error, abs=0.01)
+
+
+def test_a_floor_that_binds_nowhere_goes_to_zero_and_other_idle_terms_keep_their_start():
+    """Rows with no floor column (no step bound by it) and no all-reduce column (TP 1): the
+    floor is not asked for, so 0; the all-reduce latency is not identified, so it keeps the
+    start's value."""
+    rows = [_obs(1.5e-3, dense=1e-3), _obs(3.0e-3, dense=2e-3)]
+    start = StepModel.of({"dense": 1.0, "allreduce": 7e-6, "eager_layer": 0.5e-3})
+    c = solve(rows, start).as_dict()
+    assert c["dense"] == pytest.approx(1.5, rel=1e-3)
+    assert c["eager_layer"] == 0.0 and c["allreduce"] == 7e-6

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from napkin.accounting.forward import Precision
-from napkin.calibration.basis import TERMS, FittedTimer, StepBasis, StepModel
+from napkin.calibration.basis import FLOOR, TERMS, FittedTimer, StepBasis, StepModel
 from napkin.calibration.measurements import Measurement
 from napkin.errors import require
 from napkin.serving.engine import EngineSpec, StepTimer
@@ -83,8 +83,9 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
           f_scale: float = 0.1) -> StepModel:
     """Coefficients minimizing the soft-L1 loss of relative residuals, each >= 0 and the
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
-    observation exercises (an all-zero column: all-reduces on TP 1 rows, a step floor that
-    never binds) keeps its ``start`` value. ``dense_low`` is tied to ``dense`` (one coefficient
+    observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
+    value, except the ``eager_layer`` floor, which goes to 0 when it binds on no step (the data
+    do not ask for one). ``dense_low`` is tied to ``dense`` (one coefficient
     for both columns) when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it
     on."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
@@ -106,6 +107,7 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
                         f_scale=f_scale, method="trf")
     full = np.zeros(len(TERMS) + 1)
     full[idle] = np.array(start.coefficients)[idle]
+    full[FLOOR] = full[FLOOR] if FLOOR not in idle else 0.0
     full[use] = res.x / scale
     if tied:
         full[i_low] = full[i_dense]
