@@ -47,6 +47,24 @@ def test_calibrate_matches_cli_and_writes_the_profile(cli, plain, tmp_path):
     assert r.value.holdout.overall["ttft"].rows == 4
 
 
+def test_a_campaign_is_written_into_the_profile_and_matches_the_cli(cli, plain, tmp_path):
+    """``--campaign llama-3.1-8b@/h100-sxm:dispatch_intervals=1`` over ``--harness burst``: the
+    profile's harness is burst with that campaign (burst's keys, dispatch 1.0) — the plain
+    rows say only closed_loop and a load, so they run under it."""
+    out_path = tmp_path / "c.yaml"
+    spec = "llama-3.1-8b/h100-sxm:dispatch_intervals=1"
+    _, out, _ = cli("calibrate", plain, "--backend", "vllm", "--out", str(out_path),
+                    "--rounds", "1", "--harness", "burst", "--campaign", spec,
+                    "--format", "json")
+    r = calibration.calibrate(plain, backend="vllm", out=out_path, rounds=1, harness="burst",
+                              campaign=[spec])
+    assert r.data == json.loads(out)
+    (c,) = yaml.safe_load(out_path.read_text())["harness"]["campaigns"]
+    assert c["model"] == "llama-3.1-8b" and c["gpu"] == "h100-sxm"
+    assert "backend_version" not in c
+    assert (c["dispatch_intervals"], c["range_ratio"], c["requests_per_client"]) == (1.0, 0.8, 10)
+
+
 def test_calibration_errors_name_the_field(plain, tmp_path):
     with pytest.raises(NapkinError, match=r"^out:"):
         calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.txt")
@@ -54,6 +72,9 @@ def test_calibration_errors_name_the_field(plain, tmp_path):
         calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.yaml", terms=["mfu"])
     with pytest.raises(NapkinError, match=r"^rounds:"):
         calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.yaml", rounds=0)
+    with pytest.raises(NapkinError, match=r"^campaign: qwen3-32b matches no vllm row"):
+        calibration.calibrate(plain, backend="vllm", out=tmp_path / "p.yaml", rounds=1,
+                              campaign=["qwen3-32b:dispatch_intervals=1"])
     with pytest.raises(NapkinError, match=r"^backend: no measurements of 'sglang'"):
         calibration.calibrate(plain, backend="sglang", out=tmp_path / "p.yaml", rounds=1)
     assert not (tmp_path / "p.yaml").exists()

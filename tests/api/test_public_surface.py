@@ -121,7 +121,7 @@ SURFACE: dict[str, str] = {
         'progress=None'),
     'calibrate': (
         'files, *, backend, out, gpu=None, model=None, tp=None, weights=None, rounds=4, '
-        "harness='steady', terms='all', jobs=0, progress=None"),
+        "harness='steady', terms='all', campaign=(), jobs=0, progress=None"),
     'validate': (
         'sets=None, *, calibration=None, gpu=None, model=None, tp=None, weights=None, '
         'jobs=0, progress=None'),

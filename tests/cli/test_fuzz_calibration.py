@@ -44,6 +44,20 @@ def test_calibrate_harness(cli, tmp_path, value):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("value", ["", ":", "llama-3.1-8b", "llama-3.1-8b:", ":range_ratio=0.5",
+                                   "llama-3.1-8b:dispatch_intervals=-1",
+                                   "llama-3.1-8b:dispatch_intervals=nan",
+                                   "llama-3.1-8b:range_ratio=2", "llama-3.1-8b:speed=1",
+                                   "llama-3.1-8b:steady", "qwen3-32b:range_ratio=0.5",
+                                   "llama-3.1-8b@9.9:range_ratio=0.5",
+                                   "llama-3.1-8b/b200:range_ratio=0.5"])
+def test_calibrate_campaign(cli, tmp_path, value):
+    out = tmp_path / "p.yaml"
+    _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
+                 str(out), "--campaign", value), "campaign")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("value", ["", ",", "mfu", "dense,mfu", "all,dense", "Dense", "nan"])
 def test_calibrate_terms(cli, tmp_path, value):
     out = tmp_path / "p.yaml"

@@ -26,7 +26,8 @@ def _jobs(jobs: int) -> None:
 def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = None,
               model: str | None = None, tp: int | None = None, weights: str | None = None,
               rounds: int = 4, harness: str = "steady", terms: str | Sequence[str] = "all",
-              jobs: int = 0, progress: Callable[[str], None] | None = None) -> Result:
+              campaign: Sequence[str] = (), jobs: int = 0,
+              progress: Callable[[str], None] | None = None) -> Result:
     """Fit a step-time profile for ``backend`` (vllm, trtllm or sglang) to measured serving
     runs, cross-validated by (GPU, model, TP) group, and save it to ``out`` (YAML; the profile
     is named after the file).
@@ -45,14 +46,16 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     layer, token, dense, dense_low, attention, weights, kv, allreduce, allreduce_bytes,
     eager_layer; the rest stay 0).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
-    ``key=value,…``). ``gpu``, ``model``, ``tp``, ``weights`` describe JSON results (they do
-    not say). The hold-out report: each (GPU, model, TP) group predicted by a refit on the
+    ``key=value,…``); ``campaign``: rows that ran otherwise, each
+    ``MODEL[@VERSION][/GPU]:key=value,…`` over ``harness`` (a file mixing benchmark
+    campaigns). ``gpu``, ``model``, ``tp``, ``weights`` describe JSON results (they do not
+    say). The hold-out report: each (GPU, model, TP) group predicted by a refit on the
     others; errors predicted/measured − 1. ``jobs``: processes for the folds (0: one per core).
     ``progress(line)`` reports each round. ``value``: the Calibration (profile, holdout).
     """
     from napkin.calibration.basis import parse_terms
     from napkin.calibration.measurements import read_measurements
-    from napkin.calibration.protocol import parse_protocol
+    from napkin.calibration.protocol import parse_campaign, parse_protocol
     from napkin.report.calib_views import calibrate_doc
     from napkin.specs.files import check_output
     from napkin.validation.calibrate import calibrate as fit_profile
@@ -61,11 +64,13 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     require(1 <= rounds <= 20, f"rounds: must be between 1 and 20, got {rounds}")
     _jobs(jobs)
     protocol = parse_protocol(harness)
+    campaigns = tuple(parse_campaign(c, protocol) for c in
+                      ([campaign] if isinstance(campaign, str) else campaign))
     fitted_terms = parse_terms(terms if isinstance(terms, str) else ",".join(terms))
     rows = read_measurements(_paths(files), gpu=gpu, model=model, tensor_parallel=tp,
                              weights=weights, backend=None)
     cal = fit_profile(rows, backend, Path(out).stem, rounds=rounds, protocol=protocol,
-                      progress=progress, jobs=jobs, terms=fitted_terms)
+                      progress=progress, jobs=jobs, terms=fitted_terms, campaigns=campaigns)
     cal.profile.save(Path(out))
     return Result(calibrate_doc(cal.profile, cal.holdout, str(out)), cal)
 

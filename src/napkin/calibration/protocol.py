@@ -117,6 +117,11 @@ def parse_protocol(text: str) -> Protocol:
     text = text.strip()
     if text in PROTOCOLS:
         return PROTOCOLS[text]
+    return Protocol(**_fields(text))
+
+
+def _fields(text: str, field: str = "harness") -> dict[str, Any]:
+    """The protocol keys of ``key=value,…`` (at least one), typed; errors name ``field``."""
     fields: dict[str, Any] = {}
     kinds = {"ramp_cycles": float, "requests_per_client": int, "warmup_per_client": int,
              "range_ratio": float, "range_style": str, "dispatch_intervals": float}
@@ -124,15 +129,15 @@ def parse_protocol(text: str) -> Protocol:
         key, sep, value = part.partition("=")
         key = key.strip()
         require(sep == "=" and key in kinds,
-                f"harness: {part!r} is not a protocol name ({', '.join(PROTOCOLS)}) or "
+                f"{field}: {part!r} is not a protocol name ({', '.join(PROTOCOLS)}) or "
                 f"key=value with a key in {', '.join(kinds)}")
         try:
             fields[key] = kinds[key](value.strip())
         except ValueError:
-            raise NapkinError(f"harness: {key} must be a {kinds[key].__name__}, got "
+            raise NapkinError(f"{field}: {key} must be a {kinds[key].__name__}, got "
                               f"{value.strip()!r}") from None
-    require(bool(fields), f"harness: empty; give a name ({', '.join(PROTOCOLS)}) or key=value")
-    return Protocol(**fields)
+    require(bool(fields), f"{field}: empty; give a name ({', '.join(PROTOCOLS)}) or key=value")
+    return fields
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,24 @@ class Campaign:
             raise NapkinError(f"harness: campaign {data['model']}: {e}") from None
         return cls(data["model"], protocol, str(data.get("backend_version") or ""),
                    str(data.get("gpu") or ""))
+
+
+def parse_campaign(text: str, default: Protocol) -> Campaign:
+    """``MODEL[@VERSION][/GPU]:key=value,…``: the rows of ``MODEL`` (catalog id; of engine
+    ``VERSION`` and on ``GPU`` when given) ran under ``default`` with these keys changed (the
+    keys of :func:`parse_protocol`), e.g. ``llama-3.1-8b@1.0.0rc3/h100-sxm:dispatch_intervals=1``.
+    """
+    who, sep, keys = text.strip().partition(":")
+    who, _, gpu = who.partition("/")
+    model, _, version = who.partition("@")
+    require(bool(sep) and bool(model.strip()) and bool(keys.strip()),
+            f"campaign: {text!r} is not MODEL[@VERSION][/GPU]:key=value,…")
+    fields = _fields(keys, "campaign")
+    try:
+        protocol = replace(default, **fields)
+    except NapkinError as e:
+        raise NapkinError(f"campaign: {str(e).removeprefix('harness: ')}") from None
+    return Campaign(model.strip(), protocol, version.strip(), gpu.strip())
 
 
 def campaigns_of(harness: dict[str, Any]) -> tuple[Campaign, ...]:

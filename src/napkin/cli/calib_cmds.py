@@ -46,13 +46,17 @@ def calibrate(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
                         "step, layer, token, dense, dense_low, attention, weights, kv, "
                         "allreduce, allreduce_bytes, eager_layer (the rest stay 0).")] = "all",
+    campaign: Annotated[list[str] | None, typer.Option(
+        "--campaign", help="Rows that ran under another harness: "
+                           "MODEL[@VERSION][/GPU]:key=value,… over --harness (repeatable).")
+    ] = None,
     jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Fit a step-time profile to measurements, cross-validated by (GPU, model, TP) group."""
     emit(api.calibrate(files, backend=backend, out=out, gpu=gpu, model=model, tp=tp,
-                       weights=weights, rounds=rounds, harness=harness, terms=terms, jobs=jobs,
-                       progress=_say(fmt)), fmt)
+                       weights=weights, rounds=rounds, harness=harness, terms=terms,
+                       campaign=campaign or (), jobs=jobs, progress=_say(fmt)), fmt)
 
 
 def validate(

@@ -145,6 +145,10 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
     mine = assume([m for m in rows if m.backend == backend], protocol, campaigns)
     require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
+    for c in campaigns:
+        require(any(c.matches(m) for m in mine),
+                f"campaign: {c.describe().split(':')[0]} matches no {backend} row (models: "
+                f"{', '.join(sorted({m.model for m in mine}))})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
     model = fit(mine, START, rounds, terms, progress=progress)
