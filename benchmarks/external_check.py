@@ -27,6 +27,7 @@ import numpy as np
 
 from napkin.calibration.measurements import (
     AICONFIGURATOR_COLUMNS,
+    AICONFIGURATOR_PARALLEL_COLUMNS,
     catalog_gpu_id,
     catalog_model_id,
     read_aiconfigurator_csv,
@@ -36,6 +37,8 @@ from napkin.calibration.protocol import Protocol, assume, campaigns_of
 from napkin.errors import NapkinError
 from napkin.validation.fit import Prediction, fitted_timer
 from napkin.validation.replay import replay
+
+COLUMNS = AICONFIGURATOR_COLUMNS + AICONFIGURATOR_PARALLEL_COLUMNS
 
 
 def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
@@ -52,7 +55,7 @@ def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
             except NapkinError:
                 skipped[f"model {row['model_path']} not in the catalog"] += 1
                 continue
-            keep.append({k: row[k] for k in AICONFIGURATOR_COLUMNS})
+            keep.append({k: row.get(k, "") for k in COLUMNS})
     return keep, skipped
 
 
@@ -68,7 +71,7 @@ def main() -> None:
         sys.exit(__doc__)
     rows, skipped = external_rows(Path(sys.argv[1]))
     with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as tmp:
-        w = csv.DictWriter(tmp, fieldnames=AICONFIGURATOR_COLUMNS)
+        w = csv.DictWriter(tmp, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows)
     measurements = read_aiconfigurator_csv(tmp.name)

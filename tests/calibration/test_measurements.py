@@ -123,6 +123,53 @@ def test_fp4_rows_on_hopper_run_as_weight_only_fp4(tmp_path):
     assert (blackwell.gpu, blackwell.weights) == ("b200", "nvfp4")
 
 
+def _layouts(tmp_path) -> list:
+    """gpt-oss-120b (MoE) and Llama-3.1-8B (dense) rows with the sample's layout columns:
+    (model, tp, attention_dp_size, moe_ep_size)."""
+    header = AIC_HEADER + ",attention_dp_size,moe_ep_size"
+    cases = [("openai/gpt-oss-120b", 4, "1", "1"), ("openai/gpt-oss-120b", 4, "1", "4"),
+             ("openai/gpt-oss-120b", 4, "", ""), ("openai/gpt-oss-120b", 4, "1", "2"),
+             ("openai/gpt-oss-120b", 1, "4", "4"), ("meta-llama/Llama-3.1-8B-Instruct", 2, "0",
+                                                     "2")]
+    rows = [f"r{k},vllm,0.18.0,{model},h200_sxm,fp4,agg,1024,1024,nvfp4,8,{tp},1,90,4,{dp},{ep}"
+            for k, (model, tp, dp, ep) in enumerate(cases)]
+    return read_aiconfigurator_csv(_write(tmp_path / "l.csv", header + "\n" + "\n".join(rows)
+                                          + "\n"))
+
+
+def test_parallel_layout_columns(tmp_path):
+    """MoE experts over the whole TP group replay with napkin's expert parallelism (its
+    all-to-all collectives: a different step time from TP's); EP 1 or no column is plain TP;
+    experts over part of the group (MoE TP × EP) and attention data parallelism are refused
+    with one line naming the column and the row; a dense model ignores moe_ep_size."""
+    from napkin.calibration.profile import load_profile
+    from napkin.validation.fit import fitted_timer
+    from napkin.validation.replay import engine_for
+
+    rows = _layouts(tmp_path)
+    assert [(m.expert_parallel, m.attention_data_parallel) for m in rows] == [
+        (1, 1), (4, 1), (1, 1), (2, 1), (4, 4), (2, 1)]
+    timer = fitted_timer(load_profile("vllm").model)
+    tp, ep, plain = (engine_for(m, timer) for m in rows[:3])
+    assert (tp.spec.expert_parallel, ep.spec.expert_parallel, plain.spec.expert_parallel) == (
+        False, True, False)
+    assert ep.timer.basis.allreduce_s_per_token != tp.timer.basis.allreduce_s_per_token
+    with pytest.raises(NapkinError, match=r"^moe_ep_size: experts over 2 of 4 ranks .*r3\)$"):
+        engine_for(rows[3], timer)
+    with pytest.raises(NapkinError, match=r"^attention_dp_size: attention data parallelism "
+                                          r"\(4\) is not modeled"):
+        engine_for(rows[4], timer)
+    assert not engine_for(rows[5], timer).spec.expert_parallel
+
+
+@pytest.mark.parametrize("bad", ["-1", "1.5", "x", "inf", "9999"])
+def test_parallel_layout_bad_values_name_the_column(tmp_path, bad):
+    header = AIC_HEADER + ",attention_dp_size,moe_ep_size"
+    row = AIC_ROWS[0] + f",1,{bad}"
+    message = _error(read_aiconfigurator_csv, _write(tmp_path / "a.csv", f"{header}\n{row}\n"))
+    assert "a.csv line 2" in message and "moe_ep_size" in message
+
+
 def test_aiconfigurator_missing_column_is_named(tmp_path):
     header = AIC_HEADER.replace(",silicon_tpot_ms", "")
     row = AIC_ROWS[0].rsplit(",", 1)[0]

@@ -84,6 +84,12 @@ class Measurement:
     median_tpot_s: float | None = None
     output_tokens_per_s: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    expert_parallel: int = 1
+    """MoE experts sharded over this many of the ``tensor_parallel`` ranks (1: every MoE layer
+    tensor-parallel like the rest; = ``tensor_parallel``: experts spread over the group with
+    all-to-alls, napkin's ``engine.expert_parallel``; between: a mixed layout napkin refuses)."""
+    attention_data_parallel: int = 1
+    """Attention replicated over this many data-parallel ranks (napkin models 1 only)."""
 
     @property
     def group(self) -> tuple[str, str, int]:
@@ -367,6 +373,8 @@ AICONFIGURATOR_COLUMNS: tuple[str, ...] = (
     "osl", "gemm_quant_mode", "batch_size", "tp_size", "pp_size", "silicon_ttft_ms",
     "silicon_tpot_ms",
 )
+AICONFIGURATOR_PARALLEL_COLUMNS: tuple[str, ...] = ("attention_dp_size", "moe_ep_size")
+"""Optional columns of the sample (newer snapshots) with the parallel layout of MoE rows."""
 
 
 def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
@@ -383,6 +391,9 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     :func:`weight_format_name`, and the KV cache FP8 for InferenceMAX runs of FP8/FP4 weights
     (:data:`INFERENCEMAX_FP8_KV`), else BF16; ``system`` through :func:`catalog_gpu_id`,
     ``model_path`` through :func:`catalog_model_id`. ``source`` is ``<file name>:<id>``.
+    Optional columns ``attention_dp_size`` and ``moe_ep_size`` (empty or 0: 1) give the
+    attention data parallelism and the MoE expert parallelism of MoE rows; a replay refuses the
+    layouts napkin does not model (:func:`napkin.validation.replay.engine_for`).
     """
     path = Path(path)
     header, rows = _csv_rows(path, _read_text(path))
@@ -474,7 +485,21 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
         mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
         extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
+        expert_parallel=_optional_size(row.get("moe_ep_size"), where, "moe_ep_size"),
+        attention_data_parallel=_optional_size(row.get("attention_dp_size"), where,
+                                               "attention_dp_size"),
     )
+
+
+def _optional_size(value: str | None, where: str, column: str) -> int:
+    """A parallel size from an optional column: empty, missing or 0 mean 1 (not used)."""
+    if _missing(value):
+        return 1
+    number = _number(value)
+    if (number is None or not math.isfinite(number) or number != int(number)
+            or not 0 <= number <= 4096):
+        _fail(where, column, f"{value!r} is not a whole number in [0, 4096]")
+    return max(int(number), 1)
 
 
 # --- vllm bench serve JSON ---

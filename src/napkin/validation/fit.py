@@ -45,7 +45,7 @@ def fitted_timer(model: StepModel) -> TimerFactory:
     def make(spec_model: ModelSpec, acc: Accelerator, precision: Precision,
              spec: EngineSpec) -> StepTimer:
         basis = StepBasis.of(spec_model, acc, precision.weights.compute, spec.tensor_parallel,
-                             spec.allreduce_bytes_per_s)
+                             spec.allreduce_bytes_per_s, spec.expert_parallel)
         return FittedTimer(basis, model)
     return make
 

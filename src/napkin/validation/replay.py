@@ -111,7 +111,7 @@ def roofline_timer(eff: Efficiency | None = None) -> TimerFactory:
              spec: EngineSpec) -> StepTimer:
         return RooflineTimer.of(model, acc, precision.weights.compute, eff,
                                 spec.tensor_parallel, spec.allreduce_bytes_per_s,
-                                spec.allreduce_latency_s)
+                                spec.allreduce_latency_s, spec.expert_parallel)
     return make
 
 
@@ -169,8 +169,25 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
     return {"seed": seed, "classes": classes, "arrivals": arrivals}, warm
 
 
+def expert_parallel(m: Measurement, model: ModelSpec) -> bool:
+    """Whether ``m`` ran its MoE experts spread over the tensor-parallel group (napkin's
+    ``engine.expert_parallel``); refuses the layouts napkin does not model: attention data
+    parallelism, and experts sharded over only part of the group (MoE TP × EP)."""
+    tp, ep = m.tensor_parallel, m.expert_parallel
+    if m.attention_data_parallel > 1:
+        raise NapkinError(f"attention_dp_size: attention data parallelism "
+                          f"({m.attention_data_parallel}) is not modeled (row {m.source})")
+    if not model.is_moe or ep == 1:
+        return False
+    if ep != tp:
+        raise NapkinError(f"moe_ep_size: experts over {ep} of {tp} ranks (MoE TP × EP) is "
+                          f"not modeled; EP must be 1 or the TP size (row {m.source})")
+    return True
+
+
 def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Engine:
-    """An engine replica with the measurement's model, GPU, precision, TP and backend."""
+    """An engine replica with the measurement's model, GPU, precision, TP (and expert
+    parallelism, :func:`expert_parallel`) and backend."""
     model, acc = load_model(m.model), load_accelerator(m.gpu)
     precision = Precision.of(m.weights, m.kv_dtype)
     d = backend_defaults(m.backend)
@@ -179,7 +196,8 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                       max_num_seqs=d.max_num_seqs,
                       max_num_batched_tokens=d.max_num_batched_tokens,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
-                      backend=m.backend, chunked_prefill=d.chunked_prefill)
+                      backend=m.backend, chunked_prefill=d.chunked_prefill,
+                      expert_parallel=expert_parallel(m, model))
     return Engine(model, acc, precision, Efficiency(), spec,
                   timer=timer(model, acc, precision, spec), record=record)
 
