@@ -31,30 +31,24 @@ def _plain(tmp_path, row: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("value", ["ramp_cycles=nan", "ramp_cycles=inf", "ramp_cycles=-1",
-                                   "ramp_cycles=11", "ramp_cycles=1e308", "ramp_cycles=x",
-                                   "requests_per_client=0", "requests_per_client=1.5",
-                                   "warmup_per_client=-1", "range_ratio=2",
-                                   "range_style=above", "speed=3", "fast", "", ",",
-                                   "range_ratio"])
-def test_calibrate_harness(cli, tmp_path, value):
-    out = tmp_path / "p.yaml"
-    _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
-                 str(out), "--harness", value), "harness")
-    assert not out.exists()
+HARNESS = ["ramp_cycles=nan", "ramp_cycles=inf", "ramp_cycles=-1", "ramp_cycles=11",
+           "ramp_cycles=1e308", "ramp_cycles=x", "requests_per_client=0",
+           "requests_per_client=1.5", "warmup_per_client=-1", "range_ratio=2",
+           "range_style=above", "speed=3", "fast", "", ",", "range_ratio"]
+CAMPAIGN = ["", ":", "llama-3.1-8b", "llama-3.1-8b:", ":range_ratio=0.5",
+            "llama-3.1-8b:dispatch_intervals=-1", "llama-3.1-8b:dispatch_intervals=nan",
+            "llama-3.1-8b:range_ratio=2", "llama-3.1-8b:speed=1", "llama-3.1-8b:steady",
+            "qwen3-32b:range_ratio=0.5", "llama-3.1-8b@9.9:range_ratio=0.5",
+            "llama-3.1-8b/b200:range_ratio=0.5"]
 
 
-@pytest.mark.parametrize("value", ["", ":", "llama-3.1-8b", "llama-3.1-8b:", ":range_ratio=0.5",
-                                   "llama-3.1-8b:dispatch_intervals=-1",
-                                   "llama-3.1-8b:dispatch_intervals=nan",
-                                   "llama-3.1-8b:range_ratio=2", "llama-3.1-8b:speed=1",
-                                   "llama-3.1-8b:steady", "qwen3-32b:range_ratio=0.5",
-                                   "llama-3.1-8b@9.9:range_ratio=0.5",
-                                   "llama-3.1-8b/b200:range_ratio=0.5"])
-def test_calibrate_campaign(cli, tmp_path, value):
+@pytest.mark.parametrize(("option", "value"), [("harness", v) for v in HARNESS]
+                         + [("campaign", v) for v in CAMPAIGN])
+def test_calibrate_protocol_options(cli, tmp_path, option, value):
+    """--harness and --campaign (a campaign that matches no row included)."""
     out = tmp_path / "p.yaml"
     _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
-                 str(out), "--campaign", value), "campaign")
+                 str(out), f"--{option}", value), option)
     assert not out.exists()
 
 
