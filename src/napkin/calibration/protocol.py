@@ -154,9 +154,13 @@ class Campaign:
         return (m.model == self.model and self.backend_version in ("", m.backend_version)
                 and self.gpu in ("", m.gpu))
 
+    @property
+    def label(self) -> str:
+        """The campaign's rows in words: the model, and the version and GPU when given."""
+        return " ".join(v for v in (self.model, self.backend_version, self.gpu) if v)
+
     def describe(self) -> str:
-        where = "".join(f" {v}" for v in (self.backend_version, self.gpu) if v)
-        return f"{self.model}{where}: {self.protocol.describe()}"
+        return f"{self.label}: {self.protocol.describe()}"
 
     def as_dict(self) -> dict[str, Any]:
         keys = {k: v for k, v in (("backend_version", self.backend_version), ("gpu", self.gpu))

@@ -147,7 +147,7 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
     for c in campaigns:
         require(any(c.matches(m) for m in mine),
-                f"campaign: {c.describe().split(':')[0]} matches no {backend} row (models: "
+                f"campaign: {c.label} matches no {backend} row (models: "
                 f"{', '.join(sorted({m.model for m in mine}))})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
