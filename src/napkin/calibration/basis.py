@@ -216,8 +216,10 @@ class FittedTimer:
 
     @cached_property
     def floor_s(self) -> float:
-        """The least time of a step that carries a prefill chunk (``eager_layer`` × layers)."""
-        return self.model.coefficients[FLOOR] * self.basis.layers
+        """The least time of a step that carries a prefill chunk: the floor term of
+        :meth:`StepBasis.terms` times its coefficient."""
+        x = self.basis.terms((0.0, 0.0, 0.0, 0.0), 1, prefill=True)
+        return self.model.coefficients[FLOOR] * x[FLOOR]
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
         """Model time of one step (0 for an empty one), by :attr:`rates` and
