@@ -161,6 +161,31 @@ def test_shipped_profile_holdout_errors_do_not_regress(name):
         assert p.bands[metric].median_abs_error <= limit
 
 
+MOE_GATE = {"ttft": 0.158, "tpot": 0.076}
+"""Median |error| of the dense-fitted vLLM profile on the gpt-oss-120b check set (2026-12-02):
+a regression gate that may only tighten."""
+
+
+def test_the_moe_check_set_under_the_dense_vllm_profile():
+    """``h100-moe``: 43 distinct vLLM 0.18.0 rows of gpt-oss-120b on H100 at TP 2, 4 and 8, run
+    by InferenceMAX's client (so FP8 KV for its FP4 experts, which run W4A16 on Hopper); no
+    profile is fitted on it, and napkin validate scores it as fitted."""
+    from napkin.api import calibration as api
+    from napkin.validation.sets import FITTED, load_set
+
+    rows = load_set("h100-moe")
+    assert len(rows) == 43 and "h100-moe" not in FITTED
+    assert {(m.backend, m.model, m.gpu, m.weights, m.kv_dtype) for m in rows} == {
+        ("vllm", "gpt-oss-120b", "h100-sxm", "mxfp4", "fp8")}
+    assert {m.tensor_parallel for m in rows} == {2, 4, 8}
+    assert all(m.harness.stated and m.harness.range_style == "below" for m in rows)
+    ((label, how, rep),) = api.validate("h100-moe").value
+    assert label == "h100-moe · vllm" and "not fitted on this set" in how
+    for metric, limit in MOE_GATE.items():
+        assert rep.overall[metric].rows == 43
+        assert rep.overall[metric].median_abs_error <= limit
+
+
 @pytest.mark.slow
 def test_sglang_holdout_reproduces_the_shipped_profile():
     """The leave-one-group-out run napkin validate does reproduces the hold-out errors the

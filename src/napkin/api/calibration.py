@@ -84,8 +84,9 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     (GPU, model, TP) group the median |error|, the bias (median signed error) and the shares
     within 10 % and 25 %, and the worst rows.
 
-    ``sets``: shipped sets (``h100``, ``splitwise``) or measurement files (``gpu``, ``model``,
-    ``tp``, ``weights`` describe JSON results); default: every shipped set. With
+    ``sets``: shipped sets (``h100``, ``h100-moe``, ``splitwise``) or measurement files
+    (``gpu``, ``model``, ``tp``, ``weights`` describe JSON results); default: every shipped
+    set. With
     ``calibration`` (a profile name or file) that profile scores its backend's rows as fitted.
     Without it each backend's shipped profile scores its rows: by leave-one-group-out refits
     (each group predicted by a refit on the others) on a set or file the profile may have

@@ -61,8 +61,8 @@ def calibrate(
 
 def validate(
     sets: Annotated[list[str] | None, typer.Argument(
-        metavar="[SET|FILE...]", help="Shipped sets (h100) or measurement files; "
-                                      "default: every shipped set.")] = None,
+        metavar="[SET|FILE...]", help="Shipped sets (h100, h100-moe, splitwise) or "
+                                      "measurement files; default: every shipped set.")] = None,
     calibration: Annotated[str | None, typer.Option(
         "--calibration", help="Profile name or file to score as is (no refit); default: "
                               "cross-validated refits of each backend's shipped profile.")] = None,

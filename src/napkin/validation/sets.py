@@ -1,8 +1,10 @@
 """Measurement sets shipped with napkin (``napkin/catalog/measurements``; sources in its
 README): ``h100`` is ai-dynamo/aiconfigurator's silicon sample, H100 SXM rows of dense
-models in aggregated serving (TensorRT-LLM, vLLM, SGLang; Apache-2.0); ``splitwise`` is
-splitwise-sim's prefill and decode times of Llama-2-70B on A100 and H100 (MIT), which no
-shipped profile is fitted on: a check on another GPU and an older engine."""
+models in aggregated serving (TensorRT-LLM, vLLM, SGLang; Apache-2.0); ``h100-moe`` is the
+same sample's vLLM 0.18.0 rows of the MoE gpt-oss-120b on H100 (its MXFP4 experts run as W4A16
+on Hopper), which no shipped profile is fitted on: a check of the dense fits on a MoE model;
+``splitwise`` is splitwise-sim's prefill and decode times of Llama-2-70B on A100 and H100 (MIT),
+which no shipped profile is fitted on either: a check on another GPU and an older engine."""
 
 from importlib import resources
 
@@ -14,6 +16,7 @@ from napkin.calibration.measurements import (
 from napkin.errors import NapkinError
 
 SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
+                        "h100-moe": "aiconfigurator_h100_moe.csv",
                         "splitwise": "splitwise_perf_model.csv"}
 FITTED: tuple[str, ...] = ("h100",)
 """Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
