@@ -34,6 +34,23 @@ def test_calibrated_call_by_hand():
     assert (c.tpot_low_s, c.tpot_high_s) == pytest.approx((0.9 * c.tpot_s, 1.2 * c.tpot_s))
 
 
+def test_calibrated_call_prefill_takes_the_eager_floor():
+    """With a 1 ms per layer floor (Qwen3-8B: 36 layers, 36 ms) the 1,000-token prefill (≈ 23 ms
+    of sum) takes the floor; decode steps (no prefill chunk) do not, and a 16k-token prefill
+    (over 300 ms of sum) is above it."""
+    sm = StepModel.of({"step": 2e-3, "dense": 2.0, "weights": 1.25, "eager_layer": 1e-3},
+                      request_s=0.05)
+    floored = Profile("floor", "trtllm", sm)
+    c = calibrated_call(floored, MODEL, ACC, BF16, new=1000, gen=10)
+    plain = calibrated_call(_profile(), MODEL, ACC, BF16, new=1000, gen=10)
+    assert plain.ttft_s - 0.05 < 0.036
+    assert c.ttft_s == pytest.approx(0.05 + 0.036)
+    assert c.tpot_s == pytest.approx(plain.tpot_s)
+    big = calibrated_call(floored, MODEL, ACC, BF16, new=16000, gen=2)
+    assert big.ttft_s == pytest.approx(
+        calibrated_call(_profile(), MODEL, ACC, BF16, new=16000, gen=2).ttft_s)
+
+
 def test_shipped_vllm_profile_decode_step_near_measured_tpot():
     """aiconfigurator's vLLM 0.12 rows, Qwen3-32B BF16 on 2 H100: TPOT 15.9 ms at 8 clients
     and 26.1 ms at 64 (1,024 in, 1,024 out; mean context ≈ 1,536). A measured TPOT also
