@@ -342,6 +342,8 @@ class Engine:
                            preempted: bool) -> bool:
         """2. partial prefills in admission order, 3. admissions (only if nothing was
         preempted), appended to ``chunks``; returns whether anything was preempted."""
+        if not self.prefilling and not self.waiting:
+            return preempted  # a decode-only step: nothing to schedule
         spec, pool, bs = self.spec, self.pool, self.bs
         scheduled = set()
         for req in list(self.prefilling.values()):
@@ -382,7 +384,7 @@ class Engine:
             if new == 0:
                 break
             blocks = math.ceil((known + new) / bs) - hit
-            evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable)
+            evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable) if hit else 0
             if self.reserve_all:
                 blocks = math.ceil((req.prompt + req.max_out) / bs)
                 req.reserved = blocks
