@@ -147,13 +147,20 @@ def test_parallel_layout_columns(tmp_path):
     from napkin.validation.replay import engine_for
 
     rows = _layouts(tmp_path)
-    assert [(m.expert_parallel, m.attention_data_parallel) for m in rows] == [
+    assert [(m.expert_parallel_size, m.attention_data_parallel) for m in rows] == [
         (1, 1), (4, 1), (1, 1), (2, 1), (4, 4), (2, 1)]
     timer = fitted_timer(load_profile("vllm").model)
     tp, ep, plain = (engine_for(m, timer) for m in rows[:3])
     assert (tp.spec.expert_parallel, ep.spec.expert_parallel, plain.spec.expert_parallel) == (
         False, True, False)
-    assert ep.timer.basis.allreduce_s_per_token != tp.timer.basis.allreduce_s_per_token
+    from napkin.calibration.basis import StepBasis
+    from napkin.catalog import load_accelerator, load_model
+
+    model, acc = load_model("gpt-oss-120b"), load_accelerator("h200")
+    for engine, spread in ((tp, False), (ep, True)):  # the collectives of each layout
+        assert engine.timer.basis == StepBasis.of(model, acc, "bf16", 4,
+                                                  acc.allreduce_bytes_per_s, spread)
+    assert ep.timer.basis != tp.timer.basis
     with pytest.raises(NapkinError, match=r"^moe_ep_size: experts over 2 of 4 ranks .*r3\)$"):
         engine_for(rows[3], timer)
     with pytest.raises(NapkinError, match=r"^attention_dp_size: attention data parallelism "

@@ -84,7 +84,7 @@ class Measurement:
     median_tpot_s: float | None = None
     output_tokens_per_s: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
-    expert_parallel: int = 1
+    expert_parallel_size: int = 1
     """MoE experts sharded over this many of the ``tensor_parallel`` ranks (1: every MoE layer
     tensor-parallel like the rest; = ``tensor_parallel``: experts spread over the group with
     all-to-alls, napkin's ``engine.expert_parallel``; between: a mixed layout napkin refuses)."""
@@ -485,7 +485,7 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
         mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
         extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
-        expert_parallel=_optional_size(row.get("moe_ep_size"), where, "moe_ep_size"),
+        expert_parallel_size=_optional_size(row.get("moe_ep_size"), where, "moe_ep_size"),
         attention_data_parallel=_optional_size(row.get("attention_dp_size"), where,
                                                "attention_dp_size"),
     )

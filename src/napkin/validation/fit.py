@@ -85,9 +85,8 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
     observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
     value, except the ``eager_layer`` floor, which goes to 0 when it binds on no step (the data
-    do not ask for one). ``dense_low`` is tied to ``dense`` (one coefficient
-    for both columns) when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it
-    on."""
+    do not ask for one). ``dense_low`` is tied to ``dense`` (one coefficient for both columns)
+    when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it on."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
     i_dense, i_low = TERMS.index("dense"), TERMS.index("dense_low")
     features = np.array([o.features for o in obs])
@@ -107,7 +106,8 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
                         f_scale=f_scale, method="trf")
     full = np.zeros(len(TERMS) + 1)
     full[idle] = np.array(start.coefficients)[idle]
-    full[FLOOR] = full[FLOOR] if FLOOR not in idle else 0.0
+    if FLOOR in idle:
+        full[FLOOR] = 0.0
     full[use] = res.x / scale
     if tied:
         full[i_low] = full[i_dense]
@@ -115,6 +115,7 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
 
 
 def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
+    """``model`` with the terms not in ``terms`` at 0 (``dense_low`` at ``dense``)."""
     c = model.as_dict()
     kept = {t: (c["dense"] if t == "dense_low" else 0.0) if t not in terms else c[t]
             for t in TERMS}

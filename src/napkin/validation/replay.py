@@ -173,7 +173,7 @@ def expert_parallel(m: Measurement, model: ModelSpec) -> bool:
     """Whether ``m`` ran its MoE experts spread over the tensor-parallel group (napkin's
     ``engine.expert_parallel``); refuses the layouts napkin does not model: attention data
     parallelism, and experts sharded over only part of the group (MoE TP × EP)."""
-    tp, ep = m.tensor_parallel, m.expert_parallel
+    tp, ep = m.tensor_parallel, m.expert_parallel_size
     if m.attention_data_parallel > 1:
         raise NapkinError(f"attention_dp_size: attention data parallelism "
                           f"({m.attention_data_parallel}) is not modeled (row {m.source})")
