@@ -185,11 +185,11 @@ class RooflineTimer:
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, eff: Efficiency,
            tensor_parallel: int = 1, link_bytes_per_s: float = 64e9,
-           latency_s: float = 10e-6, expert_parallel: bool = False) -> "RooflineTimer":
+           latency_s: float = 10e-6) -> "RooflineTimer":
         tp = tensor_parallel
         if tp == 1:
             return cls(acc, compute, eff)
-        count, per_token = parallel_collectives(model, tp, expert_parallel)
+        count, per_token = parallel_collectives(model, tp)
         return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s)
 
     def series(self, parts0: tuple[float, float, float, float],

@@ -26,6 +26,25 @@ def test_decode_step_terms_by_hand():
     assert terms["dense"] == pytest.approx(parts[0] / 989.4e12)
     assert (terms["step"], terms["layer"], terms["token"]) == (1.0, 36.0, 8.0)
     assert terms["allreduce"] == 0 and terms["allreduce_bytes"] == 0  # tp 1: none
+    assert terms["moe_layer"] == 0  # a dense model
+
+
+@pytest.mark.parametrize(("model_id", "moe_layers"), [
+    ("qwen3-235b-a22b", 94),  # config.json: 94 layers, decoder_sparse_step 1, no mlp_only
+    ("deepseek-v3", 58),  # 61 layers, first_k_dense_replace 3
+    ("gpt-oss-120b", 36),  # every one of its 36 layers routes over 128 experts
+    ("llama-3.1-8b", 0),
+])
+def test_moe_layer_term_counts_the_layers_with_routed_experts(model_id, moe_layers):
+    """The MoE term of a non-empty step is its model's layers with routed experts, whatever the
+    tokens and the TP (each rank runs every MoE layer); an empty step has none."""
+    model, acc = load_model(model_id), load_accelerator("h100-sxm")
+    for tp in (1, 8):
+        basis = StepBasis.of(model, acc, "bf16", tp, 450e9)
+        for tokens in (1, 4096):
+            x = basis.terms((1e12, 1e10, 1e10, 1e9), tokens)
+            assert x[TERMS.index("moe_layer")] == moe_layers
+        assert basis.terms((0.0, 0.0, 0.0, 0.0), 0)[TERMS.index("moe_layer")] == 0
 
 
 def _qwen32b_terms(compute: str, tp: int) -> dict[str, float]:
@@ -77,13 +96,14 @@ def test_fitted_timer_is_the_dot_product_and_affine_in_steps():
 
 
 @pytest.mark.parametrize("compute", ["bf16", "fp8"])
-def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute):
+@pytest.mark.parametrize("model_id", ["qwen3-32b", "qwen3-30b-a3b"])
+def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute, model_id):
     """The timer's regrouped rates give Σ c_k·x_k of StepBasis.terms, with every term on
-    (TP 2, so the all-reduce terms count too; FP8 puts the matmuls in dense_low); an empty
-    step costs nothing."""
-    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    (TP 2, so the all-reduce terms count too; FP8 puts the matmuls in dense_low; the MoE model
+    has its moe_layer term); an empty step costs nothing."""
+    model, acc = load_model(model_id), load_accelerator("h100-sxm")
     basis = StepBasis.of(model, acc, compute, 2, 450e9)
-    seconds = ("step", "layer", "token", "allreduce", "eager_layer")
+    seconds = ("step", "layer", "moe_layer", "token", "allreduce", "eager_layer")
     sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
                          for k, t in enumerate(TERMS)), 0.01)
     timer = FittedTimer(basis, sm)

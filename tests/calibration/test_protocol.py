@@ -186,3 +186,32 @@ def test_dispatch_intervals_add_mean_lives_over_clients_to_ttft():
     assert parse_protocol("dispatch_intervals=0.5").dispatch_intervals == 0.5
     with pytest.raises(NapkinError, match="dispatch_intervals"):
         parse_protocol("dispatch_intervals=-1")
+
+
+def test_latency_s_adds_a_fixed_time_to_ttft_only():
+    """A harness's own latency of 150 ms: the mean TTFT is the engine's plus 0.150 s exactly
+    (whatever the schedule), TPOT unchanged; the recorded features carry it as an offset that no
+    coefficient scales; a campaign can set it, and a bad value names the harness."""
+    from napkin.calibration.profile import load_profile
+    from napkin.validation.fit import fitted_timer
+    from napkin.validation.replay import replay, roofline_timer
+
+    h = Harness("closed_loop", concurrency=4, num_requests=16, ramp_cycles=0.0)
+    base = replay(_row(h), roofline_timer())
+    late = replay(_row(replace(h, latency_s=0.150)), roofline_timer())
+    assert late.mean_tpot_s == base.mean_tpot_s
+    assert late.mean_ttft_s - base.mean_ttft_s == pytest.approx(0.150, abs=1e-12)
+    model = load_profile("vllm").model
+    r = replay(_row(replace(h, latency_s=0.150)), fitted_timer(model), record=True)
+    assert r.ttft_offset_s == 0.150
+    import numpy as np
+    c = np.array(model.coefficients)
+    assert r.mean_ttft_s == pytest.approx(r.ttft_request_weight * model.request_s
+                                          + r.ttft_features @ c + 0.150, rel=1e-9)
+    assert parse_protocol("latency_s=0.15").latency_s == 0.15
+    assert "150 ms of the harness's own latency" in Protocol(latency_s=0.15).describe()
+    (m,) = assume([_row(Harness("closed_loop", concurrency=4, stated=False))], PROTOCOLS["burst"],
+                  (Campaign("qwen3-8b", replace(PROTOCOLS["burst"], latency_s=0.15)),))
+    assert m.harness.latency_s == 0.15
+    with pytest.raises(NapkinError, match=r"^harness: latency_s must be in \[0, 60\]"):
+        parse_protocol("latency_s=-1")

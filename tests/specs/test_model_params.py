@@ -25,6 +25,9 @@ PUBLISHED_TOTALS = [
     # Qwen/Qwen3-30B-A3B: GGUF general.parameter_count 30,532,122,624 (several GGUF repos;
     # HF API gguf.total 30532122624).
     pytest.param("qwen3-30b-a3b", 30_532_122_624, id="qwen3-30b-a3b"),
+    # Qwen/Qwen3-235B-A22B: HF API safetensors {"BF16": 235093634560, "total": 235093634560}
+    # (KerasHub preset qwen3_moe_235b_a22b_en "params": 235093634560).
+    pytest.param("qwen3-235b-a22b", 235_093_634_560, id="qwen3-235b-a22b"),
     # Qwen/Qwen2.5-7B: GGUF general.parameter_count 7,615,616,512 (Ollama qwen2.5:7b show;
     # HF API gguf.total 7615616512).
     pytest.param("qwen2.5-7b", 7_615_616_512, id="qwen2.5-7b"),

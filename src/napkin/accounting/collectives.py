@@ -36,40 +36,17 @@ def tp_allreduce_bytes_per_token(hidden_size: int, num_layers: int, devices: int
         hidden_size * TP_ACTIVATION_BYTES, devices)
 
 
-def ep_collectives(model: ModelSpec, devices: int) -> tuple[int, float]:
-    """Collectives of one forward and bytes each device sends per token when the MoE layers'
-    experts are sharded over the ``devices`` ranks (expert parallelism: vLLM's
-    ``--enable-expert-parallel`` over the tensor-parallel group) and attention stays tensor
-    parallel. Per layer: the attention all-reduce; a dense MLP's all-reduce; or a MoE layer's
-    dispatch and combine all-to-alls, each sending the token's ``top-k`` copies of ``hidden``
-    16-bit activations, ``(n − 1)/n`` of them to other ranks (balanced routing):
+def parallel_collectives(model: ModelSpec, devices: int) -> tuple[int, float]:
+    """(collectives per forward, bytes each device sends per token) over ``devices``
+    tensor-parallel ranks: :func:`tp_allreduces` and :func:`tp_allreduce_bytes_per_token`.
 
-        collectives = L_attention + L_dense + 2·L_moe
-        bytes/token = (L_attention + L_dense) × 2(n − 1)/n × 2h  +  2·L_moe × k × 2h × (n − 1)/n
+    Experts sharded over the same ranks (expert parallelism with tensor-parallel attention:
+    vLLM's ``--enable-expert-parallel`` at data parallel 1, TensorRT-LLM's ``moe_ep_size`` = TP
+    without attention DP) cost the same: every rank holds every token after the attention
+    all-reduce, runs its own experts on them and the MoE outputs meet in one all-reduce, as a
+    tensor-parallel MLP's do. Dispatch and combine all-to-alls run only with data-parallel
+    attention (vLLM ``FusedMoEParallelConfig.use_all2all_kernels``: ``dp_size > 1 and
+    use_ep``), which napkin does not model.
     """
-    if devices == 1:
-        return 0, 0.0
-    h = model.hidden_size * TP_ACTIVATION_BYTES
-    layers = moe = 0
-    k = 0
-    for g in model.layer_groups:
-        layers += g.num_layers
-        if g.block.experts is not None:
-            moe += g.num_layers
-            k = g.block.experts.num_active
-    dense = layers - moe
-    count = layers + dense + 2 * moe
-    per_token = ((layers + dense) * ring_allreduce_bytes(h, devices)
-                 + 2 * moe * ring_gather_bytes(k * h, devices))
-    return count, per_token
-
-
-def parallel_collectives(model: ModelSpec, devices: int, expert_parallel: bool = False
-                         ) -> tuple[int, float]:
-    """(collectives per forward, bytes each device sends per token): tensor parallelism's
-    all-reduces (:func:`tp_allreduces`, :func:`tp_allreduce_bytes_per_token`) or, with
-    ``expert_parallel``, :func:`ep_collectives`."""
-    if expert_parallel:
-        return ep_collectives(model, devices)
     return (tp_allreduces(model.num_layers, devices),
             tp_allreduce_bytes_per_token(model.hidden_size, model.num_layers, devices))

@@ -84,10 +84,10 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     (GPU, model, TP) group the median |error|, the bias (median signed error) and the shares
     within 10 % and 25 %, and the worst rows.
 
-    ``sets``: shipped sets (``h100``, ``h100-moe``, ``splitwise``) or measurement files
+    ``sets``: shipped sets (``h100``, ``h100-moe``, ``h100-trtllm-moe``, ``splitwise``) or files
     (``gpu``, ``model``, ``tp``, ``weights`` describe JSON results); default: every shipped
-    set. With
-    ``calibration`` (a profile name or file) that profile scores its backend's rows as fitted.
+    set. With ``calibration`` (a profile name or file) that profile scores its backend's rows
+    as fitted.
     Without it each backend's shipped profile scores its rows: by leave-one-group-out refits
     (each group predicted by a refit on the others) on a set or file the profile may have
     been fitted on, as fitted on a shipped set no profile saw. ``jobs``: processes for the
@@ -99,7 +99,7 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     from napkin.report.calib_views import validate_doc
     from napkin.validation.calibrate import holdout
     from napkin.validation.calibrate import validate as score
-    from napkin.validation.sets import FITTED, SETS, load_set
+    from napkin.validation.sets import FITTED, SETS, TRAINING, load_set
 
     _jobs(jobs)
     names = list(SETS) if sets is None else [sets] if isinstance(sets, str) else list(sets)
@@ -119,7 +119,10 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
             continue
         for backend in sorted({m.backend for m in rows}):
             mine = [m for m in rows if m.backend == backend]
-            if name in SETS and name not in FITTED:  # no profile saw it: score as fitted
+            if name in TRAINING:  # fitted on with h100: the training error
+                rep = score(mine, load_profile(backend))
+                how = f"profile {backend} as fitted, on rows it was fitted on: training error"
+            elif name in SETS and name not in FITTED:  # no profile saw it: score as fitted
                 rep = score(mine, load_profile(backend))
                 how = f"profile {backend} as fitted (not fitted on this set)"
             else:

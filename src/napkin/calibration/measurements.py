@@ -53,6 +53,9 @@ class Harness:
     dispatch_intervals: float = 0.0
     """Mean completion intervals (request life / clients) the harness counts into each TTFT
     before the request is sent (:class:`~napkin.calibration.protocol.Protocol`)."""
+    latency_s: float = 0.0
+    """Fixed time the harness counts into each TTFT beyond the engine's (its client's own
+    latency), seconds."""
     stated: bool = True
     """False: the source gives only the load (a silicon sample's concurrency); a profile's
     :class:`~napkin.calibration.protocol.Protocol` then says how the clients ran."""

@@ -46,6 +46,9 @@ class Protocol:
     """Mean completion intervals (one request's life / clients) the harness counts into each
     TTFT, as if a client's next request were timed from its last one's end but sent only at a
     later completion (0: timed from the send)."""
+    latency_s: float = 0.0
+    """Fixed time the harness counts into each TTFT on top of the engine's and the profile's
+    ``request_s`` (its own client and network path), seconds."""
 
     def __post_init__(self) -> None:
         require(0 <= self.ramp_cycles <= 10,
@@ -61,6 +64,8 @@ class Protocol:
                 f"harness: range_style must be symmetric or below, got {self.range_style!r}")
         require(0 <= self.dispatch_intervals <= 10,
                 f"harness: dispatch_intervals must be in [0, 10], got {self.dispatch_intervals}")
+        require(0 <= self.latency_s <= 60,
+                f"harness: latency_s must be in [0, 60], got {self.latency_s}")
 
     def harness(self, h: Harness) -> Harness:
         """``h`` (a closed loop the source did not describe) run under this protocol."""
@@ -69,7 +74,8 @@ class Protocol:
                        num_requests=self.requests_per_client * c,
                        warmup_requests=self.warmup_per_client * c,
                        range_ratio=self.range_ratio, range_style=self.range_style,
-                       dispatch_intervals=self.dispatch_intervals, stated=True)
+                       dispatch_intervals=self.dispatch_intervals, latency_s=self.latency_s,
+                       stated=True)
 
     def describe(self) -> str:
         start = ("all clients at t = 0" if self.ramp_cycles == 0 else
@@ -84,6 +90,8 @@ class Protocol:
         wait = ("" if self.dispatch_intervals == 0 else
                 f"; TTFT counts {self.dispatch_intervals:g} mean completion intervals before "
                 "the send")
+        if self.latency_s:
+            wait += f"; TTFT counts {self.latency_s * 1e3:g} ms of the harness's own latency"
         return (f"{start}; {self.warmup_per_client} requests per client of warm-up dropped, "
                 f"{self.requests_per_client} counted; {lengths}{wait}")
 
@@ -113,7 +121,7 @@ PROTOCOLS: dict[str, Protocol] = {
 def parse_protocol(text: str) -> Protocol:
     """A protocol by name (:data:`PROTOCOLS`) or as ``key=value,…`` over the ``steady`` values
     (keys: ramp_cycles, requests_per_client, warmup_per_client, range_ratio, range_style,
-    dispatch_intervals)."""
+    dispatch_intervals, latency_s)."""
     text = text.strip()
     if text in PROTOCOLS:
         return PROTOCOLS[text]
@@ -124,7 +132,8 @@ def _fields(text: str, field: str = "harness") -> dict[str, Any]:
     """The protocol keys of ``key=value,…`` (at least one), typed; errors name ``field``."""
     fields: dict[str, Any] = {}
     kinds = {"ramp_cycles": float, "requests_per_client": int, "warmup_per_client": int,
-             "range_ratio": float, "range_style": str, "dispatch_intervals": float}
+             "range_ratio": float, "range_style": str, "dispatch_intervals": float,
+             "latency_s": float}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         key = key.strip()

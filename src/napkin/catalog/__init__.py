@@ -59,6 +59,8 @@ MODELS: tuple[CatalogModel, ...] = (
                  _AIC + "deepseek-ai--DeepSeek-V4-Flash_config.json"),
     CatalogModel("deepseek-v4-pro", "deepseek-ai/DeepSeek-V4-Pro",
                  _AIC + "deepseek-ai--DeepSeek-V4-Pro_config.json"),
+    CatalogModel("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B",
+                 _AIC + "Qwen--Qwen3-235B-A22B_config.json"),
 )
 
 

@@ -41,7 +41,7 @@ def calibrate(
         "--harness", help="How closed loops whose file does not say ran: steady, burst, "
                           "inferencemax, or key=value,… (ramp_cycles, requests_per_client, "
                           "warmup_per_client, range_ratio, range_style, "
-                          "dispatch_intervals).")] = "steady",
+                          "dispatch_intervals, latency_s).")] = "steady",
     terms: Annotated[str, typer.Option(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
                         "step, layer, token, dense, dense_low, attention, weights, kv, "
@@ -61,8 +61,9 @@ def calibrate(
 
 def validate(
     sets: Annotated[list[str] | None, typer.Argument(
-        metavar="[SET|FILE...]", help="Shipped sets (h100, h100-moe, splitwise) or "
-                                      "measurement files; default: every shipped set.")] = None,
+        metavar="[SET|FILE...]", help="Shipped sets (h100, h100-moe, h100-trtllm-moe, "
+                                      "splitwise) or measurement files; default: every "
+                                      "shipped set.")] = None,
     calibration: Annotated[str | None, typer.Option(
         "--calibration", help="Profile name or file to score as is (no refit); default: "
                               "cross-validated refits of each backend's shipped profile.")] = None,

@@ -90,9 +90,6 @@ class EngineSpec:
     capacity_scheduler: Literal["default", "max_utilization", "guaranteed_no_evict"] = "default"
     """TensorRT-LLM's capacity scheduler: ``guaranteed_no_evict`` (its default: max-length
     reservation) or ``max_utilization`` (blocks on demand, evicting when short, like vLLM)."""
-    expert_parallel: bool = False
-    """MoE experts sharded over the ``tensor_parallel`` ranks, with all-to-alls instead of the
-    MoE layers' all-reduces (:func:`napkin.accounting.collectives.ep_collectives`)."""
     chunked_prefill: bool = True
     """Off: a new prompt runs whole in one step, so it waits until the step's remaining token
     budget holds it (TensorRT-LLM's ``enable_chunked_context: false``); recomputation after a
@@ -125,9 +122,9 @@ class Engine:
         compute = precision.weights.compute
         self.timer: StepTimer = timer or RooflineTimer.of(
             model, acc, compute, eff, spec.tensor_parallel, spec.allreduce_bytes_per_s,
-            spec.allreduce_latency_s, spec.expert_parallel)
+            spec.allreduce_latency_s)
         self.basis = StepBasis.of(model, acc, compute, spec.tensor_parallel,
-                                  spec.allreduce_bytes_per_s, spec.expert_parallel) \
+                                  spec.allreduce_bytes_per_s) \
             if record else None
         self.basis_sum = np.zeros(len(TERMS)) if record else None
         self.cost = LinearCost.of(model, precision)

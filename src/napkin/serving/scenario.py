@@ -115,7 +115,10 @@ class EngineConfig(InputModel):
     time through ``forward()`` (slower; tests check they agree). ``--mode`` overrides it."""
     expert_parallel: bool = False
     """MoE models: experts sharded over the ``tensor_parallel`` ranks (vLLM's
-    ``--enable-expert-parallel``), all-to-alls instead of the MoE all-reduces."""
+    ``--enable-expert-parallel``). With tensor-parallel attention the MoE outputs meet in the
+    same all-reduce as tensor-parallel experts', so the step times are TP's
+    (:func:`napkin.accounting.collectives.parallel_collectives`); it changes the launch
+    command."""
     disaggregated: DisaggConfig | None = None
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
 
@@ -213,14 +216,13 @@ class Built:
     def _timer(self, spec: EngineSpec) -> StepTimer | None:
         if self.profile is not None:
             basis = StepBasis.of(self.model, self.acc, self.precision.weights.compute,
-                                 spec.tensor_parallel, spec.allreduce_bytes_per_s,
-                                 spec.expert_parallel)
+                                 spec.tensor_parallel, spec.allreduce_bytes_per_s)
             return FittedTimer(basis, self.profile.model)
         if self.scenario.frontend_ms:
             return replace(RooflineTimer.of(
                 self.model, self.acc, self.precision.weights.compute, self.eff,
-                spec.tensor_parallel, spec.allreduce_bytes_per_s, spec.allreduce_latency_s,
-                spec.expert_parallel), request_s=self.scenario.frontend_ms * MS)
+                spec.tensor_parallel, spec.allreduce_bytes_per_s, spec.allreduce_latency_s),
+                request_s=self.scenario.frontend_ms * MS)
         return None
 
     def engines(self) -> list[Engine]:
@@ -385,7 +387,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
         mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
-        chunked_prefill=e.chunked_prefill, expert_parallel=e.expert_parallel,
+        chunked_prefill=e.chunked_prefill,
     )
     return spec, num_blocks * e.block_size * kv_token, derivation
 

@@ -45,7 +45,7 @@ def fitted_timer(model: StepModel) -> TimerFactory:
     def make(spec_model: ModelSpec, acc: Accelerator, precision: Precision,
              spec: EngineSpec) -> StepTimer:
         basis = StepBasis.of(spec_model, acc, precision.weights.compute, spec.tensor_parallel,
-                             spec.allreduce_bytes_per_s, spec.expert_parallel)
+                             spec.allreduce_bytes_per_s)
         return FittedTimer(basis, model)
     return make
 
@@ -58,6 +58,8 @@ class Observation:
     measured_s: float
     features: np.ndarray
     """Basis sums (``len(TERMS)``) then the request term (1 for TTFT, 0 for TPOT)."""
+    offset_s: float = 0.0
+    """Time in the measured value that no coefficient scales (a harness's own latency)."""
 
 
 def observations(rows: Sequence[Measurement], model: StepModel) -> list[Observation]:
@@ -68,7 +70,8 @@ def observations(rows: Sequence[Measurement], model: StepModel) -> list[Observat
         assert r.ttft_features is not None and r.tpot_features is not None
         if m.mean_ttft_s:
             out.append(Observation("ttft", m.mean_ttft_s, np.append(r.ttft_features,
-                                                                        r.ttft_request_weight)))
+                                                                        r.ttft_request_weight),
+                                   r.ttft_offset_s))
         if m.mean_tpot_s and m.output_tokens > 1:
             out.append(Observation("tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
     return out
@@ -96,12 +99,14 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     use = [TERMS.index(t) for t in terms if not (t == "dense_low" and tied)]
     idle = [i for i in use if not features[:, i].any()]
     use = [i for i in use if i not in idle] + [len(TERMS)]
-    a = features[:, use] / np.array([o.measured_s for o in obs])[:, None]
+    measured = np.array([o.measured_s for o in obs])
+    a = features[:, use] / measured[:, None]
+    target = 1.0 - np.array([o.offset_s for o in obs]) / measured
     scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
     names = [TERMS[i] for i in use[:-1]] + ["request"]
     low = np.array([PHYSICAL_FLOOR.get(n, 0.0) for n in names]) * scale
     x0 = np.append(np.array(start.coefficients), start.request_s)[use] * scale
-    res = least_squares(lambda x: (a / scale) @ x - 1.0, np.maximum(x0, low * (1 + 1e-9)),
+    res = least_squares(lambda x: (a / scale) @ x - target, np.maximum(x0, low * (1 + 1e-9)),
                         jac=lambda x: a / scale, bounds=(low, np.inf), loss="soft_l1",
                         f_scale=f_scale, method="trf")
     full = np.zeros(len(TERMS) + 1)

@@ -111,7 +111,7 @@ def roofline_timer(eff: Efficiency | None = None) -> TimerFactory:
              spec: EngineSpec) -> StepTimer:
         return RooflineTimer.of(model, acc, precision.weights.compute, eff,
                                 spec.tensor_parallel, spec.allreduce_bytes_per_s,
-                                spec.allreduce_latency_s, spec.expert_parallel)
+                                spec.allreduce_latency_s)
     return make
 
 
@@ -124,11 +124,14 @@ class Replayed:
     output_tokens_per_s: float
     requests: int
     ttft_features: np.ndarray | None = None
-    """Mean TTFT = request_s + ttft_features · coefficients (for the schedule simulated)."""
+    """Mean TTFT = ttft_request_weight · request_s + ttft_features · coefficients +
+    ttft_offset_s (for the schedule simulated)."""
     tpot_features: np.ndarray | None = None
     ttft_request_weight: float = 1.0
     """How many times ``request_s`` enters the mean TTFT (more than once when the harness
     counts a wait for earlier requests' lives into it)."""
+    ttft_offset_s: float = 0.0
+    """The harness's own latency in the mean TTFT (no coefficient scales it)."""
 
 
 def steady_cycle_s(engine: Engine, clients: int, isl: int, osl: int) -> float:
@@ -169,26 +172,25 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
     return {"seed": seed, "classes": classes, "arrivals": arrivals}, warm
 
 
-def expert_parallel(m: Measurement, model: ModelSpec) -> bool:
-    """Whether ``m`` ran its MoE experts spread over the tensor-parallel group (napkin's
-    ``engine.expert_parallel``); refuses the layouts napkin does not model: attention data
-    parallelism, and experts sharded over only part of the group (MoE TP × EP)."""
+def check_layout(m: Measurement, model: ModelSpec) -> None:
+    """Refuses the parallel layouts napkin does not model: attention data parallelism, and
+    MoE experts sharded over only part of the tensor-parallel group (MoE TP × EP). Experts
+    over the whole group cost what tensor-parallel experts do
+    (:func:`napkin.accounting.collectives.parallel_collectives`)."""
     tp, ep = m.tensor_parallel, m.expert_parallel_size
     if m.attention_data_parallel > 1:
         raise NapkinError(f"attention_dp_size: attention data parallelism "
                           f"({m.attention_data_parallel}) is not modeled (row {m.source})")
-    if not model.is_moe or ep == 1:
-        return False
-    if ep != tp:
+    if model.is_moe and ep not in (1, tp):
         raise NapkinError(f"moe_ep_size: experts over {ep} of {tp} ranks (MoE TP × EP) is "
                           f"not modeled; EP must be 1 or the TP size (row {m.source})")
-    return True
 
 
 def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Engine:
-    """An engine replica with the measurement's model, GPU, precision, TP (and expert
-    parallelism, :func:`expert_parallel`) and backend."""
+    """An engine replica with the measurement's model, GPU, precision, TP and backend (a
+    layout napkin does not model is refused: :func:`check_layout`)."""
     model, acc = load_model(m.model), load_accelerator(m.gpu)
+    check_layout(m, model)
     precision = Precision.of(m.weights, m.kv_dtype)
     d = backend_defaults(m.backend)
     link = acc.allreduce_bytes_per_s
@@ -196,8 +198,7 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                       max_num_seqs=d.max_num_seqs,
                       max_num_batched_tokens=d.max_num_batched_tokens,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
-                      backend=m.backend, chunked_prefill=d.chunked_prefill,
-                      expert_parallel=expert_parallel(m, model))
+                      backend=m.backend, chunked_prefill=d.chunked_prefill)
     return Engine(model, acc, precision, Efficiency(), spec,
                   timer=timer(model, acc, precision, spec), record=record)
 
@@ -222,7 +223,7 @@ def replay(m: Measurement, timer: TimerFactory, record: bool = False,
     # a harness that times a request from before its send (Harness.dispatch_intervals)
     wait = h.dispatch_intervals / (h.concurrency or 1) if h.kind == "closed_loop" else 0.0
     life = (r.finish_s - r.arrival_s)[keep]
-    out = Replayed(float(ttft.mean() + wait * life.mean()),
+    out = Replayed(float(ttft.mean() + wait * life.mean() + h.latency_s),
                    float(tpot.mean()) if len(tpot) else 0.0,
                    float(r.output_tokens[keep].sum()) / max(span, 1e-12), int(keep.sum()))
     if record and r.ttft_basis is not None and r.tpot_basis is not None:
@@ -230,5 +231,5 @@ def replay(m: Measurement, timer: TimerFactory, record: bool = False,
         life_basis = (r.ttft_basis + steps)[keep].mean(axis=0)
         return Replayed(out.mean_ttft_s, out.mean_tpot_s, out.output_tokens_per_s,
                         out.requests, r.ttft_basis[keep].mean(axis=0) + wait * life_basis,
-                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait)
+                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait, h.latency_s)
     return out
