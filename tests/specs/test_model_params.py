@@ -28,6 +28,10 @@ PUBLISHED_TOTALS = [
     # Qwen/Qwen3-235B-A22B: HF API safetensors {"BF16": 235093634560, "total": 235093634560}
     # (KerasHub preset qwen3_moe_235b_a22b_en "params": 235093634560).
     pytest.param("qwen3-235b-a22b", 235_093_634_560, id="qwen3-235b-a22b"),
+    # deepseek-ai/DeepSeek-R1: DeepSeek-V3's geometry (its config.json differs only in
+    # transformers_version); 671,026,419,200 main-model parameters (an R1-0528 calculator
+    # preset; Fireworks paramCount), MTP module excluded.
+    pytest.param("deepseek-r1", 671_026_419_200, id="deepseek-r1"),
     # Qwen/Qwen2.5-7B: GGUF general.parameter_count 7,615,616,512 (Ollama qwen2.5:7b show;
     # HF API gguf.total 7615616512).
     pytest.param("qwen2.5-7b", 7_615_616_512, id="qwen2.5-7b"),
@@ -423,3 +427,4 @@ def test_gpt_oss_parts(model_id, layers, experts, attn_total, mlp_total, active_
     assert abs(active_no_emb - card_active) <= 0.005e9
     # Embed + Unembed 1.16B in the same table.
     assert abs(spec.embedding_params + spec.lm_head_params - 1.16e9) <= 0.005e9
+

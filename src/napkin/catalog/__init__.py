@@ -61,6 +61,8 @@ MODELS: tuple[CatalogModel, ...] = (
                  _AIC + "deepseek-ai--DeepSeek-V4-Pro_config.json"),
     CatalogModel("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B",
                  _AIC + "Qwen--Qwen3-235B-A22B_config.json"),
+    CatalogModel("deepseek-r1", "deepseek-ai/DeepSeek-R1",
+                 _AIC + "deepseek-ai--DeepSeek-R1_config.json"),
 )
 
 
