@@ -83,7 +83,8 @@ def test_a_campaign_runs_its_rows_under_its_own_protocol():
 
 @pytest.mark.parametrize("campaigns", [{"model": "x"}, [{"gpu": "h100-sxm"}], ["llama"],
                                        [{"model": "x", "dispatch_intervals": -1}],
-                                       [{"model": "x", "range_style": "above"}]])
+                                       [{"model": "x", "range_style": "above"}],
+                                       [{"model": "x", "latency_s": -0.5}]])
 def test_bad_campaigns_name_the_harness(campaigns):
     with pytest.raises(NapkinError, match=r"^harness: "):
         campaigns_of({**PROTOCOLS["burst"].as_dict(), "campaigns": campaigns})

@@ -34,12 +34,14 @@ def _plain(tmp_path, row: str) -> str:
 HARNESS = ["ramp_cycles=nan", "ramp_cycles=inf", "ramp_cycles=-1", "ramp_cycles=11",
            "ramp_cycles=1e308", "ramp_cycles=x", "requests_per_client=0",
            "requests_per_client=1.5", "warmup_per_client=-1", "range_ratio=2",
-           "range_style=above", "speed=3", "fast", "", ",", "range_ratio"]
+           "range_style=above", "speed=3", "fast", "", ",", "range_ratio", "latency_s=-0.1",
+           "latency_s=nan", "latency_s=inf", "latency_s=61", "latency_s=x"]
 CAMPAIGN = ["", ":", "llama-3.1-8b", "llama-3.1-8b:", ":range_ratio=0.5",
             "llama-3.1-8b:dispatch_intervals=-1", "llama-3.1-8b:dispatch_intervals=nan",
             "llama-3.1-8b:range_ratio=2", "llama-3.1-8b:speed=1", "llama-3.1-8b:steady",
             "qwen3-32b:range_ratio=0.5", "llama-3.1-8b@9.9:range_ratio=0.5",
-            "llama-3.1-8b/b200:range_ratio=0.5"]
+            "llama-3.1-8b/b200:range_ratio=0.5", "llama-3.1-8b:latency_s=-1",
+            "llama-3.1-8b:latency_s=nan"]
 
 
 @pytest.mark.parametrize(("option", "value"), [("harness", v) for v in HARNESS]
