@@ -23,6 +23,7 @@ from napkin.calibration.basis import TERMS, StepModel, parse_terms
 from napkin.calibration.protocol import campaigns_of
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
+from napkin.specs.yaml_text import load_yaml
 
 BAND_COVERAGE = 0.8
 """Share of held-out measurements the error band is built to cover."""
@@ -153,7 +154,7 @@ def load_profile(name_or_path: str) -> Profile:
     """A shipped profile by name (``vllm``) or a profile YAML file by path."""
     if name_or_path in shipped_profiles():
         text = resources.files("napkin.catalog").joinpath("profiles", f"{name_or_path}.yaml")
-        return Profile.from_dict(yaml.safe_load(text.read_text()), name_or_path)
+        return Profile.from_dict(load_yaml(text.read_text()), name_or_path)
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
         return Profile.from_dict(read_yaml(path, "calibration"), str(path))

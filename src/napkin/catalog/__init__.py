@@ -139,9 +139,9 @@ def _first_line(e: Exception) -> str:
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """The accelerator catalog, by id, read from ``accelerators.yaml``."""
-    import yaml
+    from napkin.specs.yaml_text import load_yaml
 
-    entries = yaml.safe_load(resources.files(__name__).joinpath("accelerators.yaml").read_text())
+    entries = load_yaml(resources.files(__name__).joinpath("accelerators.yaml").read_text())
     return {e["id"]: _accelerator(e) for e in entries}
 
 
@@ -183,10 +183,10 @@ def training_records() -> dict[str, dict]:
     """Published training records by id, with sources: pretraining runs (params, tokens,
     GPU-hours) and measured layouts (``layout``, ``measured``: TP/PP/DP, batch, iteration time,
     MFU), the latter checked by ``tests/training/test_published_runs.py``."""
-    import yaml
+    from napkin.specs.yaml_text import load_yaml
 
     text = resources.files(__name__).joinpath("training_records.yaml").read_text()
-    return {r["id"]: r for r in yaml.safe_load(text)}
+    return {r["id"]: r for r in load_yaml(text)}
 
 
 def load_accelerator(ref: str) -> Accelerator:

@@ -5,9 +5,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-import yaml
-
 from napkin.errors import NapkinError
+from napkin.specs.yaml_text import load_yaml
 
 
 @dataclass(frozen=True)
@@ -22,7 +21,7 @@ class Price:
 def price_catalog() -> dict[str, Price]:
     text = resources.files("napkin.catalog").joinpath("prices.yaml").read_text()
     return {e["gpu"]: Price(e["gpu"], float(e["usd_per_gpu_hour"]), e["source"], str(e["date"]))
-            for e in yaml.safe_load(text)}
+            for e in load_yaml(text)}
 
 
 def price_of(gpu: str, overrides: dict[str, float]) -> Price:

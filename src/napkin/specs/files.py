@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.yaml_text import load_yaml
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 """Figure formats every ``--plot`` writes (matplotlib picks the format from the suffix)."""
@@ -28,7 +29,7 @@ class InputModel(BaseModel):
 def read_yaml(path: str | Path, what: str = "file") -> Any:
     """A YAML (or JSON) file's data; a missing or malformed file is one :class:`NapkinError`."""
     try:
-        return yaml.safe_load(Path(path).read_text())
+        return load_yaml(Path(path).read_text())
     except FileNotFoundError:
         raise NapkinError(f"{what}: no such file {str(path)!r}") from None
     except IsADirectoryError:
