@@ -27,6 +27,7 @@ def test_decode_step_terms_by_hand():
     assert (terms["step"], terms["layer"], terms["token"]) == (1.0, 36.0, 8.0)
     assert terms["allreduce"] == 0 and terms["allreduce_bytes"] == 0  # tp 1: none
     assert terms["moe_layer"] == 0  # a dense model
+    assert terms["token_layer"] == 8 * 36  # tokens × layers
 
 
 @pytest.mark.parametrize(("model_id", "moe_layers"), [
@@ -103,7 +104,7 @@ def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute, model
     has its moe_layer term); an empty step costs nothing."""
     model, acc = load_model(model_id), load_accelerator("h100-sxm")
     basis = StepBasis.of(model, acc, compute, 2, 450e9)
-    seconds = ("step", "layer", "moe_layer", "token", "allreduce", "eager_layer")
+    seconds = ("step", "layer", "moe_layer", "token", "token_layer", "allreduce", "eager_layer")
     sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
                          for k, t in enumerate(TERMS)), 0.01)
     timer = FittedTimer(basis, sm)
