@@ -130,3 +130,55 @@ def test_an_end_to_end_bound_counts_with_the_other_two():
         s = s.model_copy(update={"slo": s.slo.model_copy(update={"e2e_s": bound})})
         built = build(s, Path("."))
         assert summarize(built.simulate(), built.slo).slo_met_frac == share
+
+
+def test_a_load_the_search_only_decides_stops_at_its_thirteenth_miss():
+    """The deterministic server at 2 requests/s (n = 120, allowed misses 10 % = 12): request k
+    waits k·(1/μ − 1/2) ≈ 0.504·k s, so k = 0…3 meet the 2 s TTFT (0.504·k + 0.1 ≤ 2) and
+    k = 4, 5, … miss; the run stops when the 13th miss (k = 16) finishes: 17 requests. Run in
+    full when asked for, it finishes all 120."""
+    from napkin.serving.sweep import _Runner
+
+    r = _Runner(_scenario(2.0), Path("."), (0, 1))
+    decided = r.run(2.0, decide=True)
+    assert decided.stopped and not decided.sustainable(0.9)
+    assert len(decided.summaries) == 1  # the second seed is not run
+    assert decided.summaries[0].requests == 17
+    full = r.run(2.0)
+    assert not full.stopped and [s.requests for s in full.summaries] == [120, 120]
+    assert not full.sustainable(0.9)
+    assert r.run(2.0, decide=True) is full  # a full point answers a decision too
+
+
+def test_a_sweep_reports_its_stopped_points_without_their_partial_figures():
+    """The search's unsustainable loads stop early; the table shows them decided (SLO met below
+    the share, no figures) and the JSON keeps their partial summaries marked stopped."""
+    from napkin.report.serve_views import sweep_doc
+
+    built = build(_scenario(0.5), Path("."))
+    result = sweep(_scenario(0.5), Path("."), rel_tol=0.05)
+    stopped = [p for p in result.points if p.stopped]
+    assert stopped and all(not p.sustainable(0.9) for p in stopped)
+    doc = sweep_doc(result, built)
+    rows = {row[0]: row for row in doc.sections[0].rows}
+    for p in stopped:
+        assert rows[f"{p.load:,.4g}"][1:] == ["< 90%", "—", "—", "—", "—", "—", "no",
+                                              "stopped early"]
+    assert [q["stopped"] for q in doc.data["points"]] == [p.stopped for p in result.points]
+
+
+def test_the_miss_budget_is_exact_at_the_share():
+    """120 counted requests at share 0.9 may miss 12 (108/120 = 0.9 meets it): the stop fires
+    on the 13th miss, not on the 12th (where (1 − 0.9)·120 rounds to 11.999…)."""
+    from napkin.serving.request import Request
+    from napkin.serving.sweep import slo_miss_stop
+
+    built = build(_scenario(2.0), Path("."))
+    assert len(built.source.requests) == 120 and built.warmup == 0
+    stop = slo_miss_stop(built, 0.9)
+    fired = []
+    for k in range(13):
+        r = Request(k, 0.0, 16, 10)
+        r.first_token_s, r.finish_s = 5.0, 5.5  # TTFT 5 s > the 2 s bound: a miss
+        fired.append(stop(r))
+    assert fired == [False] * 12 + [True]

@@ -28,9 +28,9 @@ from napkin.planning.spec import Candidate, PlanFile
 from napkin.serving.arrivals import OpenLoop
 from napkin.serving.load import offered_rate
 from napkin.serving.metrics import SimSummary, summarize
-from napkin.serving.request import Request
 from napkin.serving.scenario import Built, build
 from napkin.serving.step import StepShape
+from napkin.serving.sweep import slo_miss_stop
 from napkin.serving.workload import Workload
 
 Status = Literal["feasible", "infeasible", "pruned"]
@@ -110,28 +110,6 @@ def _fits(built: Built) -> str | None:
     return None
 
 
-def _stopper(built: Built, share: float):
-    """Stop once more than (1 − share) of the counted requests missed the SLO."""
-    src = built.source
-    total = len(src.requests) if isinstance(src, OpenLoop) else None
-    if total is None:
-        return None
-    allowed = (1 - share) * (total - built.warmup)
-    slo = built.slo
-    missed = 0
-
-    def stop(r: Request) -> bool:
-        nonlocal missed
-        if r.rid < built.warmup:
-            return False
-        ttft = r.first_token_s - r.arrival_s
-        tpot = (r.finish_s - r.first_token_s) / (r.max_out - 1) if r.max_out > 1 else 0.0
-        if not slo.met(ttft, tpot, r.finish_s - r.arrival_s):
-            missed += 1
-        return missed > allowed
-    return stop
-
-
 def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir: Path
              ) -> Evaluation:
     """Prune, else simulate, ``candidate`` (see the module docstring)."""
@@ -152,7 +130,7 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
     stopped = False
     for seed in range(plan.seeds):
         b = built if seed == 0 else build(scenario, base_dir, seed)
-        run = b.simulate(stop=_stopper(b, plan.slo.share))
+        run = b.simulate(stop=slo_miss_stop(b, plan.slo.share))
         summaries.append(summarize(run, b.slo, b.warmup))
         if run.stopped or summaries[-1].slo_met_frac < plan.slo.share:
             stopped = run.stopped

@@ -71,21 +71,23 @@ def plot_runs(runs: list[tuple[str, SimRun]], path: Path) -> Path:
 
 def plot_sweep(result: SweepResult, path: Path) -> Path:
     """Latency percentiles (worst seed) vs offered load with the SLO bounds, SLO attainment,
-    and the maximum sustainable load marked."""
+    and the maximum sustainable load marked; loads whose runs stopped early (partial figures)
+    are left out of the curves."""
     plt = _plt()
-    loads = [p.load for p in result.points]
+    points = [p for p in result.points if not p.stopped] or list(result.points)
+    loads = [p.load for p in points]
     fig, (a_ttft, a_tpot, a_met) = plt.subplots(1, 3, figsize=(15, 4.2))
-    slo = result.points[0].summaries[0].slo
+    slo = points[0].summaries[0].slo
     for ax, attr, bound, label in ((a_ttft, "ttft", slo.ttft_s, "TTFT, s"),
                                    (a_tpot, "tpot", slo.tpot_s, "TPOT, s")):
         for stat, style in (("p50_s", ":"), ("p90_s", "--"), ("p95_s", "-"), ("p99_s", "-.")):
             ax.plot(loads, [max(getattr(getattr(s, attr), stat) for s in p.summaries)
-                            for p in result.points], style, marker="o", ms=3,
+                            for p in points], style, marker="o", ms=3,
                     label=stat.removesuffix("_s"))
         ax.axhline(bound, color="tab:red", lw=1, label="SLO")
         ax.set_yscale("log")
         ax.set_ylabel(label)
-    a_met.plot(loads, [p.worst_slo_met_frac for p in result.points], marker="o")
+    a_met.plot(loads, [p.worst_slo_met_frac for p in points], marker="o")
     a_met.axhline(result.share, color="tab:red", lw=1, label=f"required {result.share:.0%}")
     a_met.set_ylabel("requests meeting the SLO (worst seed)")
     a_met.set_ylim(0, 1.05)

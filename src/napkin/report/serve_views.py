@@ -165,6 +165,10 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
         worst = min(p.summaries, key=lambda s: s.slo_met_frac)
         met = [s.slo_met_frac for s in p.summaries]
         spread = f"{min(met):.1%}" if len(met) == 1 else f"{min(met):.1%}–{max(met):.1%}"
+        if p.stopped:  # decided, not measured: its figures would cover the early finishers
+            rows.append([f"{p.load:,.4g}", f"< {result.share:.0%}", *["—"] * 5, "no",
+                         "stopped early"])
+            continue
         flag = "overloaded" if worst.overload_factor is not None else ""
         rows.append([f"{p.load:,.4g}", spread,
                      fmt_seconds(max(s.ttft.p95_s for s in p.summaries), 3),
@@ -186,6 +190,11 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
     notes = [verdict, f"the scenario's own load is {result.base_load:,.4g} {unit}; seeds "
              f"{', '.join(map(str, result.seeds))}; percentiles and throughput are the worst "
              "seed's", f"step times: calibration {built.calibration}"]
+    if any(p.stopped for p in result.points):
+        notes.append("stopped early: a load the search only had to decide, stopped once more "
+                     f"than {1 - result.share:.0%} of a seed's requests had missed the SLO (its "
+                     "figures would cover only the requests finished by then: the JSON keeps "
+                     "them, marked stopped)")
     notes += [f"warning: {w}" for w in built.warnings]
     section = Section(f"{result.scenario}: load sweep",
                       [f"load, {unit}", "SLO met", "p95 TTFT", "p95 TPOT", "p95 e2e",
@@ -194,7 +203,8 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
             "seeds": list(result.seeds), "max_sustainable": result.max_sustainable,
             "bracket": list(result.bracket),
             "points": [{"load": p.load, "sustainable": p.sustainable(result.share),
-                        "summaries": list(p.summaries)} for p in result.points]}
+                        "stopped": p.stopped, "summaries": list(p.summaries)}
+                       for p in result.points]}
     return Document("Load sweep", scenario_inputs(built),
                     {"slo_share": result.share, "calibration": built.calibration},
                     [section], data)
