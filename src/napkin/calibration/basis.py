@@ -51,7 +51,8 @@ token-layer gives the two fitted models the same per-token time (13–17 µs) an
 ``moe_layer`` is the routed-expert block's fixed time in a step (router, top-k, token
 permutation, the grouped GEMMs' launches and tails, the finalize), whatever its bytes: on
 TensorRT-LLM's Qwen3-235B-A22B H100 rows a dense-fitted profile put the few-client TPOT 15–29 %
-fast (11.5 ms measured, 8.2 ms predicted at TP 8 and 4 clients); fitted, 15 µs per MoE layer.
+fast (11.5 ms measured, 8.2 ms predicted at TP 8 and 4 clients); fitted, 15 µs per MoE layer,
+which fits without MoE rows keep (:data:`napkin.validation.fit.START`).
 
 Because every term is normalized by the GPU's own datasheet figures, coefficients fitted on
 one GPU give a physically sensible prediction on another (flagged as extrapolation
