@@ -13,14 +13,16 @@ napkin's catalog (a quantized checkpoint such as ``nvidia/Llama-3.1-8B-Instruct-
 its base model at the row's precision), replays each under its backend's shipped profile and
 prints the median |error| of mean TTFT and TPOT per backend, GPU and precision, and the worst
 rows. Rows whose replay napkin refuses (weights that do not fit, a GPU not in the catalog) are
-counted and named, not scored.
+counted and named, not scored. Rows replay in one process per core (``--jobs N`` to change).
 """
 
+import argparse
 import csv
-import sys
+import os
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,7 @@ import numpy as np
 from napkin.calibration.measurements import (
     AICONFIGURATOR_COLUMNS,
     AICONFIGURATOR_PARALLEL_COLUMNS,
+    Measurement,
     catalog_gpu_id,
     catalog_model_id,
     read_aiconfigurator_csv,
@@ -66,10 +69,23 @@ def _median(errors: list[float]) -> str:
     return f"{np.median(np.abs(errors)):6.1%} ({np.median(errors):+6.1%})"
 
 
+def _replay(m: Measurement) -> Prediction | str:
+    """One row under its backend's shipped profile, or why napkin refused it."""
+    profile = load_profile(m.backend)
+    try:
+        r = replay(m, fitted_timer(profile.model))
+    except NapkinError as e:
+        return f"{m.backend} {m.model} on {m.gpu}: {str(e)[:60]}"
+    return Prediction(m, r.mean_ttft_s, r.mean_tpot_s, r.output_tokens_per_s)
+
+
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    rows, skipped = external_rows(Path(sys.argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sample", type=Path, help="aiconfigurator's silicon_sample.csv")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes (default: one per core)")
+    args = parser.parse_args()
+    rows, skipped = external_rows(args.sample)
     with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as tmp:
         w = csv.DictWriter(tmp, fieldnames=COLUMNS)
         w.writeheader()
@@ -77,18 +93,19 @@ def main() -> None:
     measurements = read_aiconfigurator_csv(tmp.name)
     Path(tmp.name).unlink()
     t = time.time()
-    preds: list[Prediction] = []
+    assumed = []
     for backend in sorted({m.backend for m in measurements}):
         profile = load_profile(backend)
-        mine = assume([m for m in measurements if m.backend == backend],
-                      Protocol.of(profile.harness), campaigns_of(profile.harness))
-        for m in mine:
-            try:
-                r = replay(m, fitted_timer(profile.model))
-            except NapkinError as e:
-                skipped[f"{m.backend} {m.model} on {m.gpu}: {str(e)[:60]}"] += 1
-                continue
-            preds.append(Prediction(m, r.mean_ttft_s, r.mean_tpot_s, r.output_tokens_per_s))
+        assumed += assume([m for m in measurements if m.backend == backend],
+                          Protocol.of(profile.harness), campaigns_of(profile.harness))
+    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        results = list(pool.map(_replay, assumed, chunksize=8))
+    preds: list[Prediction] = []
+    for out in results:
+        if isinstance(out, str):
+            skipped[out] += 1
+        else:
+            preds.append(out)
     print(f"{len(preds)} rows replayed in {time.time() - t:.0f} s; skipped:")
     for why, n in skipped.most_common():
         print(f"  {n:4d}  {why}")
