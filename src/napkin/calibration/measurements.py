@@ -89,8 +89,9 @@ class Measurement:
     extra: dict[str, str] = field(default_factory=dict)
     expert_parallel_size: int = 1
     """MoE experts sharded over this many of the ``tensor_parallel`` ranks (1: every MoE layer
-    tensor-parallel like the rest; = ``tensor_parallel``: experts spread over the group with
-    all-to-alls, napkin's ``engine.expert_parallel``; between: a mixed layout napkin refuses)."""
+    tensor-parallel like the rest; = ``tensor_parallel``: experts spread over the group, napkin's
+    ``engine.expert_parallel``, timed as TP since the outputs meet in the same all-reduce;
+    between: a mixed layout napkin refuses)."""
     attention_data_parallel: int = 1
     """Attention replicated over this many data-parallel ranks (napkin models 1 only)."""
 
