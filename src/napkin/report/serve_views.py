@@ -162,13 +162,13 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
     unit = result.unit
     rows = []
     for p in result.points:
-        worst = min(p.summaries, key=lambda s: s.slo_met_frac)
-        met = [s.slo_met_frac for s in p.summaries]
-        spread = f"{min(met):.1%}" if len(met) == 1 else f"{min(met):.1%}–{max(met):.1%}"
         if p.stopped:  # decided, not measured: its figures would cover the early finishers
             rows.append([f"{p.load:,.4g}", f"< {result.share:.0%}", *["—"] * 5, "no",
                          "stopped early"])
             continue
+        worst = min(p.summaries, key=lambda s: s.slo_met_frac)
+        met = [s.slo_met_frac for s in p.summaries]
+        spread = f"{min(met):.1%}" if len(met) == 1 else f"{min(met):.1%}–{max(met):.1%}"
         flag = "overloaded" if worst.overload_factor is not None else ""
         rows.append([f"{p.load:,.4g}", spread,
                      fmt_seconds(max(s.ttft.p95_s for s in p.summaries), 3),
