@@ -149,6 +149,14 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1, eager_layer: -1e-3}\nbackend: vllm\n",
     "coefficients: {dense: 1, eager_layer: .nan}\nbackend: vllm\n",
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {dispatch_intervals: -1}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {latency_s: -0.1}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {latency_s: .nan}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {latency_s: .inf}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\nharness: {latency_s: soon}\n",
+    "coefficients: {dense: 1, moe_layer: -1e-5}\nbackend: vllm\n",
+    "coefficients: {dense: 1, token_layer: .nan}\nbackend: vllm\n",
+    "coefficients: {dense: 1}\nbackend: vllm\n"
+    "harness: {campaigns: [{model: x, latency_s: 99}]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: [{gpu: h100-sxm}]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: 3}\n",
     "coefficients: {dense: 1}\nbackend: vllm\n"
