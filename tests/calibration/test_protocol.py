@@ -14,7 +14,9 @@ from napkin.calibration.protocol import (
     assume,
     campaigns_of,
     harness_dict,
+    parse_campaign,
     parse_protocol,
+    with_latencies,
 )
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import generate
@@ -81,10 +83,34 @@ def test_a_campaign_runs_its_rows_under_its_own_protocol():
     assert campaigns_of(burst.as_dict()) == ()
 
 
+def test_a_fitted_latency_campaign_round_trips_and_gives_its_rows_the_new_latency():
+    """``latency_s=fit`` marks the campaign; the profile's mapping keeps the mark
+    (``latency_fitted``) and the latency; :func:`with_latencies` moves a new latency into the
+    rows assumed from that campaign and no other (a stated harness, and the default's rows, keep
+    theirs)."""
+    burst = PROTOCOLS["burst"]
+    qwen = parse_campaign("qwen3-32b/h100-sxm:latency_s=fit,range_ratio=0.5", burst)
+    assert (qwen.fit_latency, qwen.protocol.range_ratio, qwen.protocol.latency_s) == \
+        (True, 0.5, 0.0)
+    assert "latency fitted" in qwen.describe()
+    fitted = replace(qwen, protocol=replace(qwen.protocol, latency_s=0.085))
+    assert campaigns_of(harness_dict(burst, (fitted,))) == (fitted,)
+
+    def row(model: str, stated: bool = False) -> Measurement:
+        return Measurement("t:1", "trtllm", "1", model, "h100-sxm", "bf16", 1, 1000, 200,
+                           Harness("closed_loop", concurrency=8, stated=stated, latency_s=0.01))
+    rows = assume([row("qwen3-32b"), row("llama-3.1-8b"), row("qwen3-32b", stated=True)],
+                  burst, (qwen,))
+    assert [m.harness.campaign for m in rows] == ["qwen3-32b h100-sxm", "", ""]
+    got = [m.harness.latency_s for m in with_latencies(rows, (fitted,))]
+    assert got == [0.085, 0.0, 0.01]
+
+
 @pytest.mark.parametrize("campaigns", [{"model": "x"}, [{"gpu": "h100-sxm"}], ["llama"],
                                        [{"model": "x", "dispatch_intervals": -1}],
                                        [{"model": "x", "range_style": "above"}],
-                                       [{"model": "x", "latency_s": -0.5}]])
+                                       [{"model": "x", "latency_s": -0.5}],
+                                       [{"model": "x", "latency_fitted": "yes"}]])
 def test_bad_campaigns_name_the_harness(campaigns):
     with pytest.raises(NapkinError, match=r"^harness: "):
         campaigns_of({**PROTOCOLS["burst"].as_dict(), "campaigns": campaigns})

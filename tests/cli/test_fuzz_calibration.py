@@ -41,7 +41,8 @@ CAMPAIGN = ["", ":", "llama-3.1-8b", "llama-3.1-8b:", ":range_ratio=0.5",
             "llama-3.1-8b:range_ratio=2", "llama-3.1-8b:speed=1", "llama-3.1-8b:steady",
             "qwen3-32b:range_ratio=0.5", "llama-3.1-8b@9.9:range_ratio=0.5",
             "llama-3.1-8b/b200:range_ratio=0.5", "llama-3.1-8b:latency_s=-1",
-            "llama-3.1-8b:latency_s=nan"]
+            "llama-3.1-8b:latency_s=nan", "llama-3.1-8b:latency_s=fitted",
+            "llama-3.1-8b:latency_s=fit,range_ratio=3"]
 
 
 @pytest.mark.parametrize(("option", "value"), [("harness", v) for v in HARNESS]
@@ -157,6 +158,8 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1, token_layer: .nan}\nbackend: vllm\n",
     "coefficients: {dense: 1}\nbackend: vllm\n"
     "harness: {campaigns: [{model: x, latency_s: 99}]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\n"
+    "harness: {campaigns: [{model: x, latency_fitted: maybe}]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: [{gpu: h100-sxm}]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: 3}\n",
     "coefficients: {dense: 1}\nbackend: vllm\n"

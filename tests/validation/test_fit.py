@@ -1,13 +1,16 @@
 """Fitting through the simulator: linearity of the recorded features, recovery of a known
 model from measurements it generated, and the profile it writes."""
 
+from dataclasses import replace as swap
+
 import numpy as np
 import pytest
 
 from napkin.calibration.basis import TERMS, StepModel
 from napkin.calibration.measurements import Harness, Measurement
 from napkin.calibration.profile import Profile, load_profile
-from napkin.validation.calibrate import bands, calibrate, report
+from napkin.calibration.protocol import Protocol, campaigns_of, parse_campaign
+from napkin.validation.calibrate import bands, calibrate, report, validate
 from napkin.validation.fit import Observation, Prediction, fit, fitted_timer, predict, solve
 from napkin.validation.replay import replay
 
@@ -57,7 +60,7 @@ def test_fit_recovers_the_latencies_of_a_known_model(true, rounds):
     binds on moves from round to round, so the floored fit takes more rounds to settle (its
     floor comes back within 1 % of 0.8 ms)."""
     rows = _measured(ROWS, true)
-    model = fit(rows, rounds=rounds)
+    model = fit(rows, rounds=rounds).model
     if true is FLOORED:
         assert model.as_dict()["eager_layer"] == pytest.approx(0.8e-3, rel=0.01)
     for p in predict(rows, model):
@@ -78,14 +81,14 @@ def test_low_precision_matmuls_get_their_own_coefficient_or_share_dense():
     or with dense_low left out of the terms, one coefficient covers both columns (exact fit of
     a single column: measured / ideal; both rows together: between 1.5 and 2.0)."""
     rows = [_obs(1.5e-3, dense=1e-3), _obs(1.0e-3, dense_low=0.5e-3)]
-    c = solve(rows, StepModel.of({"dense": 1.0})).as_dict()
+    c = solve(rows, StepModel.of({"dense": 1.0})).model.as_dict()
     assert c["dense"] == pytest.approx(1.5, rel=1e-3)
     assert c["dense_low"] == pytest.approx(2.0, rel=1e-3)
-    only16 = solve(rows[:1], StepModel.of({"dense": 1.0})).as_dict()
+    only16 = solve(rows[:1], StepModel.of({"dense": 1.0})).model.as_dict()
     assert only16["dense"] == pytest.approx(1.5, rel=1e-3)
     assert only16["dense_low"] == only16["dense"]
     shared = solve(rows, StepModel.of({"dense": 1.0}),
-                   terms=[t for t in TERMS if t != "dense_low"]).as_dict()
+                   terms=[t for t in TERMS if t != "dense_low"]).model.as_dict()
     assert 1.5 < shared["dense"] < 2.0 and shared["dense_low"] == shared["dense"]
 
 
@@ -137,7 +140,7 @@ def test_shipped_profiles_load_and_record_their_sources():
 # a regression gate that may only tighten. TPOT meets the issue's 10 % target and TTFT its 15 %
 # on all three backends.
 GATE = {"vllm": {"ttft": 0.114, "tpot": 0.060}, "sglang": {"ttft": 0.104, "tpot": 0.060},
-        "trtllm": {"ttft": 0.136, "tpot": 0.067}}
+        "trtllm": {"ttft": 0.126, "tpot": 0.051}}
 """Hold-out median |error| of the shipped profiles. Moved four times. First, 2026-12-01, for
 corrected inputs rather than a model change: vLLM's InferenceMAX rows now run with the FP8 KV
 cache InferenceMAX's scripts set (TTFT 0.158 → 0.162, TPOT 0.042 → 0.059), and TensorRT-LLM's
@@ -161,7 +164,9 @@ per token: TTFT 0.104 → 0.113, TPOT 0.069 → 0.060. Leave-one-group-out canno
 fixes: every held-out group's model is in the other groups, while a per-token time fitted on
 64- and 80-layer models made every shallower model's prefill too slow (Llama-3.1-8B on H200:
 TTFT +327 % → +168 %; the external vLLM rows 23.3 % → 18.5 % TTFT, TPOT level); both metrics
-stay within their targets."""
+stay within their targets. Seventh, 2026-12-02, tightened: TensorRT-LLM's Qwen3-32B and
+Qwen3-235B-A22B campaigns carry fitted harness latencies (85 ms and 136 ms) instead of half a
+completion interval and a hand-screened 100 ms: TTFT 0.135 → 0.125, TPOT 0.066 → 0.050."""
 
 
 @pytest.mark.parametrize("name", sorted(GATE))
@@ -202,10 +207,12 @@ def test_the_moe_check_set_under_the_dense_vllm_profile():
         assert rep.overall[metric].median_abs_error <= limit
 
 
-MOE_TRAINING_GATE = {"ttft": 0.125, "tpot": 0.112}
+MOE_TRAINING_GATE = {"ttft": 0.111, "tpot": 0.091}
 """Training error of the TensorRT-LLM profile on the Qwen3-235B-A22B rows it was fitted on
 (2026-12-02; its hold-out is in the profile's bands): a regression gate that may only tighten.
-The dense-fitted profile before them scored 32.8 % / 21.1 % on these rows."""
+The dense-fitted profile before them scored 32.8 % / 21.1 % on these rows. Tightened from
+0.125 / 0.112 when the campaign's harness latency was fitted (136 ms) instead of set by hand
+(100 ms): 0.110 / 0.090."""
 
 
 def test_the_trtllm_moe_set_is_scored_as_its_training_error():
@@ -250,7 +257,7 @@ def test_a_floor_that_binds_nowhere_goes_to_zero_and_other_idle_terms_keep_their
     start's value."""
     rows = [_obs(1.5e-3, dense=1e-3), _obs(3.0e-3, dense=2e-3)]
     start = StepModel.of({"dense": 1.0, "allreduce": 7e-6, "eager_layer": 0.5e-3})
-    c = solve(rows, start).as_dict()
+    c = solve(rows, start).model.as_dict()
     assert c["dense"] == pytest.approx(1.5, rel=1e-3)
     assert c["eager_layer"] == 0.0 and c["allreduce"] == 7e-6
 
@@ -262,5 +269,57 @@ def test_a_harness_latency_is_subtracted_not_fitted():
     x = np.zeros(len(TERMS) + 1)
     x[-1] = 1.0
     obs = [Observation("ttft", 0.20, x, 0.15), Observation("ttft", 0.30, x, 0.25)]
-    assert solve(obs, StepModel.of({}, request_s=0.01), ["step"]).request_s == \
+    assert solve(obs, StepModel.of({}, request_s=0.01), ["step"]).model.request_s == \
         pytest.approx(0.05, rel=1e-6)
+
+
+def _ttft(measured_s: float, campaign: int = -1) -> Observation:
+    """A TTFT row whose engine time is all request latency (weight 1)."""
+    x = np.zeros(len(TERMS) + 1)
+    x[-1] = 1.0
+    return Observation("ttft", measured_s, x, 0.0, campaign)
+
+
+def test_a_campaign_latency_is_fitted_on_top_of_request_s():
+    """Rows outside any campaign measure 0.05 s of request latency, campaign 0's rows 0.15 s:
+    request_s 0.05 s and campaign 0's latency 0.10 s (the 1 % pull towards 0 moves it by less
+    than 0.1 %); campaign 1 has no rows and keeps its start, 0.3 s."""
+    obs = [_ttft(0.05), _ttft(0.05), _ttft(0.15, 0), _ttft(0.15, 0)]
+    f = solve(obs, StepModel.of({}, request_s=0.01), ["step"], latencies_s=(0.02, 0.3))
+    assert f.model.request_s == pytest.approx(0.05, rel=1e-3)
+    assert f.latencies_s[0] == pytest.approx(0.10, rel=1e-3)
+    assert f.latencies_s[1] == 0.3
+
+
+def test_a_campaign_alone_leaves_its_common_latency_to_request_s():
+    """Every row in one fitted campaign: the pull gives the shared 0.15 s to request_s, which
+    every row carries, and leaves the campaign's own latency near 0 (the pull is weak, so the
+    solver stops within a few ms of the tie-break; the sum is exact)."""
+    obs = [_ttft(0.15, 0), _ttft(0.15, 0)]
+    f = solve(obs, StepModel.of({}, request_s=0.01), ["step"], latencies_s=(0.05,))
+    assert f.model.request_s + f.latencies_s[0] == pytest.approx(0.15, rel=1e-3)
+    assert f.latencies_s[0] < 0.005
+
+
+def test_calibrate_recovers_a_campaigns_harness_latency():
+    """Measurements made by TRUE, with the Llama-3.1-8B rows of TP 2 taken 80 ms later by their
+    harness: calibrated with that campaign's latency fitted (``latency_s=fit``), the profile
+    writes 80 ms ± 2 ms into the campaign and request_s stays TRUE's 40 ms ± 2 ms; the profile
+    then replays those rows within 2 %."""
+    protocol = Protocol(ramp_cycles=0.0, requests_per_client=4, warmup_per_client=0)
+    rows = []
+    for m in ROWS:
+        h = swap(protocol.harness(m.harness), latency_s=0.08 if m.tensor_parallel == 2 else 0)
+        r = replay(swap(m, harness=h), fitted_timer(TRUE))
+        rows.append(swap(m, harness=swap(m.harness, stated=False), mean_ttft_s=r.mean_ttft_s,
+                         mean_tpot_s=r.mean_tpot_s, backend_version="2" if m.tensor_parallel
+                         == 2 else "1"))
+    campaign = parse_campaign("llama-3.1-8b@2:latency_s=fit", protocol)
+    assert campaign.fit_latency and campaign.protocol.latency_s == 0
+    cal = calibrate(rows, "vllm", protocol=protocol, campaigns=(campaign,), rounds=4)
+    (fitted,) = campaigns_of(cal.profile.harness)
+    assert fitted.fit_latency
+    assert fitted.protocol.latency_s == pytest.approx(0.08, abs=2e-3)
+    assert cal.profile.model.request_s == pytest.approx(0.04, abs=2e-3)
+    for p in validate(rows, cal.profile).predictions:
+        assert p.ttft_s == pytest.approx(p.row.mean_ttft_s, rel=0.02)

@@ -43,14 +43,16 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     c_k, so the fit alternates ``rounds`` times: replay every
     measured run through the serving simulator, then solve non-negative least squares on the
     relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
-    layer, token, dense, dense_low, attention, weights, kv, allreduce, allreduce_bytes,
-    eager_layer; the rest stay 0).
+    layer, moe_layer, token, token_layer, dense, dense_low, attention, weights, kv, allreduce,
+    allreduce_bytes, eager_layer; the rest stay 0).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
     ``key=value,…``); ``campaign``: rows that ran otherwise, each
     ``MODEL[@VERSION][/GPU]:key=value,…`` over ``harness`` (a file mixing benchmark
-    campaigns). ``gpu``, ``model``, ``tp``, ``weights`` describe JSON results (they do not
-    say). The hold-out report: each (GPU, model, TP) group predicted by a refit on the
-    others; errors predicted/measured − 1. ``jobs``: processes for the folds (0: one per core).
+    campaigns); ``latency_s=fit`` fits that campaign's harness latency (seconds every one of its
+    TTFTs carries on top of ``request_s``) and writes it into the profile. ``gpu``, ``model``,
+    ``tp``, ``weights`` describe JSON results (they do not say). The hold-out report: each
+    (GPU, model, TP) group predicted by a refit on the others; errors predicted/measured − 1.
+    ``jobs``: processes for the folds (0: one per core).
     ``progress(line)`` reports each round. ``value``: the Calibration (profile, holdout).
     """
     from napkin.calibration.basis import parse_terms

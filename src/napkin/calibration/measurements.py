@@ -59,6 +59,9 @@ class Harness:
     stated: bool = True
     """False: the source gives only the load (a silicon sample's concurrency); a profile's
     :class:`~napkin.calibration.protocol.Protocol` then says how the clients ran."""
+    campaign: str = ""
+    """The label of the profile's campaign whose protocol this harness was assumed from
+    (:func:`~napkin.calibration.protocol.assume`); empty: its own or the default protocol."""
 
 
 @dataclass(frozen=True)

@@ -67,15 +67,16 @@ class Protocol:
         require(0 <= self.latency_s <= 60,
                 f"harness: latency_s must be in [0, 60], got {self.latency_s}")
 
-    def harness(self, h: Harness) -> Harness:
-        """``h`` (a closed loop the source did not describe) run under this protocol."""
+    def harness(self, h: Harness, campaign: str = "") -> Harness:
+        """``h`` (a closed loop the source did not describe) run under this protocol (that of
+        the campaign labelled ``campaign``, if given)."""
         c = h.concurrency or 1
         return replace(h, ramp_cycles=self.ramp_cycles, ramp_s=None,
                        num_requests=self.requests_per_client * c,
                        warmup_requests=self.warmup_per_client * c,
                        range_ratio=self.range_ratio, range_style=self.range_style,
                        dispatch_intervals=self.dispatch_intervals, latency_s=self.latency_s,
-                       stated=True)
+                       stated=True, campaign=campaign)
 
     def describe(self) -> str:
         start = ("all clients at t = 0" if self.ramp_cycles == 0 else
@@ -158,6 +159,9 @@ class Campaign:
     protocol: Protocol
     backend_version: str = ""
     gpu: str = ""
+    fit_latency: bool = False
+    """The protocol's ``latency_s`` is fitted with the profile (a non-negative time on top of
+    its ``request_s`` that only this campaign's TTFTs carry) instead of given."""
 
     def matches(self, m: Measurement) -> bool:
         return (m.model == self.model and self.backend_version in ("", m.backend_version)
@@ -169,45 +173,56 @@ class Campaign:
         return " ".join(v for v in (self.model, self.backend_version, self.gpu) if v)
 
     def describe(self) -> str:
-        return f"{self.label}: {self.protocol.describe()}"
+        fitted = " (latency fitted)" if self.fit_latency else ""
+        return f"{self.label}: {self.protocol.describe()}{fitted}"
 
     def as_dict(self) -> dict[str, Any]:
         keys = {k: v for k, v in (("backend_version", self.backend_version), ("gpu", self.gpu))
                 if v}
-        return {"model": self.model, **keys, **self.protocol.as_dict()}
+        fitted = {"latency_fitted": True} if self.fit_latency else {}
+        return {"model": self.model, **keys, **self.protocol.as_dict(), **fitted}
 
     @classmethod
     def of(cls, data: Any, default: Protocol) -> "Campaign":
         """From a profile's ``harness: campaigns:`` entry: ``model`` (and ``backend_version``,
-        ``gpu``) plus the protocol keys that differ from ``default``."""
+        ``gpu``) plus the protocol keys that differ from ``default``; ``latency_fitted: true``
+        marks a ``latency_s`` a refit fits again."""
         require(isinstance(data, dict) and isinstance(data.get("model"), str),
                 "harness: each campaign needs a model (and optionally backend_version, gpu and "
                 "protocol keys)")
         known = {k: data[k] for k in asdict(default) if k in data}
+        fitted = data.get("latency_fitted", False)
+        require(isinstance(fitted, bool),
+                f"harness: campaign {data['model']}: latency_fitted must be true or false, "
+                f"got {fitted!r}")
         try:
             protocol = replace(default, **known)
         except TypeError as e:
             raise NapkinError(f"harness: campaign {data['model']}: {e}") from None
         return cls(data["model"], protocol, str(data.get("backend_version") or ""),
-                   str(data.get("gpu") or ""))
+                   str(data.get("gpu") or ""), fitted)
 
 
 def parse_campaign(text: str, default: Protocol) -> Campaign:
     """``MODEL[@VERSION][/GPU]:key=value,…``: the rows of ``MODEL`` (catalog id; of engine
     ``VERSION`` and on ``GPU`` when given) ran under ``default`` with these keys changed (the
-    keys of :func:`parse_protocol`), e.g. ``llama-3.1-8b@1.0.0rc3/h100-sxm:dispatch_intervals=1``.
-    """
+    keys of :func:`parse_protocol`), e.g. ``llama-3.1-8b@1.0.0rc3/h100-sxm:dispatch_intervals=1``;
+    ``latency_s=fit`` has the fit find the campaign's harness latency
+    (:attr:`Campaign.fit_latency`)."""
     who, sep, keys = text.strip().partition(":")
     who, _, gpu = who.partition("/")
     model, _, version = who.partition("@")
     require(bool(sep) and bool(model.strip()) and bool(keys.strip()),
             f"campaign: {text!r} is not MODEL[@VERSION][/GPU]:key=value,…")
-    fields = _fields(keys, "campaign")
+    parts = [p for p in keys.split(",") if p.strip()]
+    fit_latency = any(p.replace(" ", "") == "latency_s=fit" for p in parts)
+    keys = ",".join(p for p in parts if p.replace(" ", "") != "latency_s=fit")
+    fields = _fields(keys, "campaign") if keys else {}
     try:
         protocol = replace(default, **fields)
     except NapkinError as e:
         raise NapkinError(f"campaign: {str(e).removeprefix('harness: ')}") from None
-    return Campaign(model.strip(), protocol, version.strip(), gpu.strip())
+    return Campaign(model.strip(), protocol, version.strip(), gpu.strip(), fit_latency)
 
 
 def campaigns_of(harness: dict[str, Any]) -> tuple[Campaign, ...]:
@@ -226,12 +241,26 @@ def harness_dict(protocol: Protocol, campaigns: tuple[Campaign, ...] = ()) -> di
     return out
 
 
+def campaign_of(m: Measurement, campaigns: tuple[Campaign, ...]) -> Campaign | None:
+    """The first of ``campaigns`` that ``m`` belongs to, if any."""
+    return next((c for c in campaigns if c.matches(m)), None)
+
+
 def assume(rows: list[Measurement] | tuple[Measurement, ...], protocol: Protocol,
            campaigns: tuple[Campaign, ...] = ()) -> list[Measurement]:
     """``rows`` with every closed loop whose source did not describe its harness run under the
     protocol of the first campaign it belongs to, else ``protocol``; rows with a stated
     harness are kept as they are."""
-    def chosen(m: Measurement) -> Protocol:
-        return next((c.protocol for c in campaigns if c.matches(m)), protocol)
-    return [replace(m, harness=chosen(m).harness(m.harness))
+    def assumed(h: Harness, c: Campaign | None) -> Harness:
+        return protocol.harness(h) if c is None else c.protocol.harness(h, c.label)
+    return [replace(m, harness=assumed(m.harness, campaign_of(m, campaigns)))
             if not m.harness.stated and m.harness.kind == "closed_loop" else m for m in rows]
+
+
+def with_latencies(rows: list[Measurement], campaigns: tuple[Campaign, ...]
+                   ) -> list[Measurement]:
+    """``rows`` (as :func:`assume` gave them) with the rows assumed from a fitted-latency
+    campaign carrying that campaign's (new) ``latency_s``."""
+    fitted = {c.label: c.protocol.latency_s for c in campaigns if c.fit_latency}
+    return [replace(m, harness=replace(m.harness, latency_s=fitted[m.harness.campaign]))
+            if m.harness.campaign in fitted else m for m in rows]

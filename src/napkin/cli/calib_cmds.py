@@ -44,11 +44,13 @@ def calibrate(
                           "dispatch_intervals, latency_s).")] = "steady",
     terms: Annotated[str, typer.Option(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
-                        "step, layer, token, dense, dense_low, attention, weights, kv, "
-                        "allreduce, allreduce_bytes, eager_layer (the rest stay 0).")] = "all",
+                        "step, layer, moe_layer, token, token_layer, dense, dense_low, "
+                        "attention, weights, kv, allreduce, allreduce_bytes, eager_layer (the "
+                        "rest stay 0).")] = "all",
     campaign: Annotated[list[str] | None, typer.Option(
         "--campaign", help="Rows that ran under another harness: "
-                           "MODEL[@VERSION][/GPU]:key=value,… over --harness (repeatable).")
+                           "MODEL[@VERSION][/GPU]:key=value,… over --harness (repeatable); "
+                           "latency_s=fit fits the campaign's harness latency.")
     ] = None,
     jobs: JobsOpt = 0,
     fmt: FormatOpt = Format.table,

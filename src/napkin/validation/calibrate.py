@@ -20,6 +20,7 @@ from napkin.calibration.protocol import (
     assume,
     campaigns_of,
     harness_dict,
+    with_latencies,
 )
 from napkin.catalog import load_model
 from napkin.errors import require
@@ -151,8 +152,10 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
                 f"{', '.join(sorted({m.model for m in mine}))})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
-    model = fit(mine, START, rounds, terms, progress=progress)
-    held = cross_validate(mine, model, cv_rounds, terms, progress=progress, jobs=jobs)
+    fitted = fit(mine, START, rounds, terms, progress=progress, campaigns=campaigns)
+    model, campaigns = fitted.model, fitted.campaigns(campaigns)
+    held = cross_validate(with_latencies(mine, campaigns), model, cv_rounds, terms,
+                          progress=progress, jobs=jobs, campaigns=campaigns)
     harness = harness_dict(protocol, campaigns)
     profile = Profile(name or backend, backend, model, domain(mine), bands(held),
                       tuple(sources_of(mine, source_notes)), harness,
@@ -179,4 +182,5 @@ def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
     coefficients) on the other groups."""
     rows = _assumed(rows, profile)
     return report(cross_validate(rows, profile.model, cv_rounds, profile.terms,
-                                 progress=progress, jobs=jobs))
+                                 progress=progress, jobs=jobs,
+                                 campaigns=campaigns_of(profile.harness)))

@@ -7,6 +7,8 @@ fit alternates: replay every measurement with the current coefficients (recordin
 bounded linear least-squares problem for non-negative coefficients on *relative* residuals
 (``(X·c − y)/y``, every row and metric weighted alike) with a soft-L1 loss against outlying
 rows, and repeat with the new schedule until the coefficients settle (a fixed point; 3–4 rounds).
+A campaign whose harness latency is fitted (``latency_s=fit``) adds one more unknown, a
+non-negative time its TTFTs carry; it only adds to TTFT, so it is linear too.
 
 Cross-validation holds out one group (GPU, model, tensor-parallel size) at a time, refits on the
 rest from the full fit's coefficients, and replays the held-out rows: those are the hold-out
@@ -16,7 +18,7 @@ residuals a profile's error bands are built from.
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -24,6 +26,7 @@ from scipy.optimize import least_squares
 from napkin.accounting.forward import Precision
 from napkin.calibration.basis import FLOOR, TERMS, FittedTimer, StepBasis, StepModel
 from napkin.calibration.measurements import Measurement
+from napkin.calibration.protocol import Campaign, with_latencies
 from napkin.errors import require
 from napkin.serving.engine import EngineSpec, StepTimer
 from napkin.specs.hardware import Accelerator
@@ -65,18 +68,41 @@ class Observation:
     """Basis sums (``len(TERMS)``) then the request term (1 for TTFT, 0 for TPOT)."""
     offset_s: float = 0.0
     """Time in the measured value that no coefficient scales (a harness's own latency)."""
+    campaign: int = -1
+    """For a TTFT, the index (among the fitted-latency campaigns) of the campaign whose
+    harness latency it carries; -1: none."""
 
 
-def observations(rows: Sequence[Measurement], model: StepModel) -> list[Observation]:
-    """Replay every row under ``model`` and collect the TTFT and TPOT feature rows."""
+@dataclass(frozen=True)
+class Fitted:
+    """A fitted step-time model and the harness latencies (s) of the campaigns whose latency
+    was fitted with it (:attr:`napkin.calibration.protocol.Campaign.fit_latency`, in order)."""
+
+    model: StepModel
+    latencies_s: tuple[float, ...] = ()
+
+    def campaigns(self, campaigns: tuple[Campaign, ...]) -> tuple[Campaign, ...]:
+        """``campaigns`` with the fitted latencies written into their protocols (to 1 µs)."""
+        it = iter(self.latencies_s)
+        return tuple(replace(c, protocol=replace(c.protocol, latency_s=round(next(it, 0.0), 6)))
+                     if c.fit_latency else c for c in campaigns)
+
+
+def observations(rows: Sequence[Measurement], model: StepModel,
+                 campaigns: tuple[Campaign, ...] = ()) -> list[Observation]:
+    """Replay every row under ``model`` and collect the TTFT and TPOT feature rows (a row of a
+    fitted-latency campaign has its harness latency as a column, not in the offset)."""
+    fitted = [c.label for c in campaigns if c.fit_latency]
     out = []
     for m in rows:
         r = replay(m, fitted_timer(model), record=True)
         assert r.ttft_features is not None and r.tpot_features is not None
+        g = fitted.index(m.harness.campaign) if m.harness.campaign in fitted else -1
         if m.mean_ttft_s:
+            offset = r.ttft_offset_s - (m.harness.latency_s if g >= 0 else 0.0)
             out.append(Observation("ttft", m.mean_ttft_s, np.append(r.ttft_features,
                                                                         r.ttft_request_weight),
-                                   r.ttft_offset_s))
+                                   offset, g))
         if m.mean_tpot_s and m.output_tokens > 1:
             out.append(Observation("tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
     return out
@@ -87,41 +113,67 @@ PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "attention": 1.0, "weights": 1
 """Roofline terms cannot beat the datasheet: their coefficients (1/efficiency) are >= 1."""
 
 
+LATENCY_PULL = 0.01
+"""A fitted campaign latency equal to its rows' median TTFT costs as much as a 1 % error on one
+row: it only breaks the tie with ``request_s`` (which every row carries), so a campaign keeps
+the latency its rows have beyond the others' and ``request_s`` the part they share."""
+
+
 def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = TERMS,
-          f_scale: float = 0.1) -> StepModel:
+          f_scale: float = 0.1, latencies_s: Sequence[float] = ()) -> Fitted:
     """Coefficients minimizing the soft-L1 loss of relative residuals, each >= 0 and the
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
     observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
     value, except the ``eager_layer`` floor, which goes to 0 when it binds on no step (the data
     do not ask for one). ``dense_low`` is tied to ``dense`` (one coefficient for both columns)
-    when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it on."""
+    when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it on.
+
+    ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
+    (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
+    pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
     i_dense, i_low = TERMS.index("dense"), TERMS.index("dense_low")
-    features = np.array([o.features for o in obs])
+    n_lat = len(latencies_s)
+    campaign = np.array([o.campaign for o in obs])
+    latency = np.zeros((len(obs), n_lat))
+    for g in range(n_lat):
+        latency[campaign == g, g] = 1.0
+    features = np.hstack([np.array([o.features for o in obs]), latency])
     tied = "dense" in terms and ("dense_low" not in terms or not features[:, i_low].any())
     if tied:  # one matmul efficiency for every format: the low-precision FLOPs count in dense
         features[:, i_dense] += features[:, i_low]
     use = [TERMS.index(t) for t in terms if not (t == "dense_low" and tied)]
     idle = [i for i in use if not features[:, i].any()]
-    use = [i for i in use if i not in idle] + [len(TERMS)]
+    lat = [len(TERMS) + 1 + g for g in range(n_lat) if (campaign == g).any()]
+    use = [i for i in use if i not in idle] + [len(TERMS)] + lat
     measured = np.array([o.measured_s for o in obs])
     a = features[:, use] / measured[:, None]
     target = 1.0 - np.array([o.offset_s for o in obs]) / measured
+    pull = np.zeros((len(lat), len(use)))
+    for k, i in enumerate(lat):
+        typical = float(np.median(measured[campaign == i - len(TERMS) - 1]))
+        pull[k, len(use) - len(lat) + k] = LATENCY_PULL / typical
+    a, target = np.vstack([a, pull]), np.append(target, np.zeros(len(lat)))
     scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
-    names = [TERMS[i] for i in use[:-1]] + ["request"]
+    names = [TERMS[i] for i in use[:len(use) - len(lat) - 1]] + ["request"] + ["latency"] * len(lat)
     low = np.array([PHYSICAL_FLOOR.get(n, 0.0) for n in names]) * scale
-    x0 = np.append(np.array(start.coefficients), start.request_s)[use] * scale
-    res = least_squares(lambda x: (a / scale) @ x - target, np.maximum(x0, low * (1 + 1e-9)),
-                        jac=lambda x: a / scale, bounds=(low, np.inf), loss="soft_l1",
+    high = np.array([60.0 if n == "latency" else np.inf for n in names]) * scale
+    x0 = np.concatenate([start.coefficients, [start.request_s], latencies_s])[use] * scale
+    res = least_squares(lambda x: (a / scale) @ x - target,
+                        np.clip(x0, low * (1 + 1e-9), high * (1 - 1e-9)),
+                        jac=lambda x: a / scale, bounds=(low, high), loss="soft_l1",
                         f_scale=f_scale, method="trf")
-    full = np.zeros(len(TERMS) + 1)
+    full = np.zeros(len(TERMS) + 1 + n_lat)
+    full[len(TERMS) + 1:] = latencies_s  # a campaign without TTFTs keeps its start
     full[idle] = np.array(start.coefficients)[idle]
     if FLOOR in idle:
         full[FLOOR] = 0.0
     full[use] = res.x / scale
     if tied:
         full[i_low] = full[i_dense]
-    return StepModel(tuple(float(v) for v in full[:-1]), float(full[-1]))
+    return Fitted(StepModel(tuple(float(v) for v in full[:len(TERMS)]),
+                            float(full[len(TERMS)])),
+                  tuple(float(v) for v in full[len(TERMS) + 1:]))
 
 
 def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
@@ -133,15 +185,21 @@ def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
 
 
 def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,
-        terms: Sequence[str] = TERMS, progress: Progress | None = None) -> StepModel:
+        terms: Sequence[str] = TERMS, progress: Progress | None = None,
+        campaigns: tuple[Campaign, ...] = ()) -> Fitted:
     """The fixed point of replay-then-solve, from ``start`` (its terms not in ``terms`` at 0
-    from the first replay on, ``dense_low`` at ``dense`` when left out)."""
-    model = _restricted(start, terms)
+    from the first replay on, ``dense_low`` at ``dense`` when left out); the latencies of the
+    fitted-latency ``campaigns`` (rows as :func:`~napkin.calibration.protocol.assume` gave
+    them) start from theirs. A harness latency only adds to TTFT, so it does not move the
+    schedule the next round replays."""
+    result = Fitted(_restricted(start, terms),
+                    tuple(c.protocol.latency_s for c in campaigns if c.fit_latency))
     for k in range(rounds):
-        model = solve(observations(rows, model), model, terms)
+        result = solve(observations(rows, result.model, campaigns), result.model, terms,
+                       latencies_s=result.latencies_s)
         if progress:
             progress(f"round {k + 1}/{rounds}")
-    return model
+    return result
 
 
 @dataclass(frozen=True)
@@ -162,22 +220,25 @@ def predict(rows: Sequence[Measurement], model: StepModel) -> list[Prediction]:
     return out
 
 
-def _fold(args: tuple[list[Measurement], list[Measurement], StepModel, int, tuple[str, ...]]
-          ) -> list[Prediction]:
-    train, held, start, rounds, terms = args
-    return predict(held, fit(train, start, rounds, terms))
+def _fold(args: tuple[list[Measurement], list[Measurement], StepModel, int, tuple[str, ...],
+                      tuple[Campaign, ...]]) -> list[Prediction]:
+    train, held, start, rounds, terms, campaigns = args
+    f = fit(train, start, rounds, terms, campaigns=campaigns)
+    return predict(with_latencies(held, f.campaigns(campaigns)), f.model)
 
 
 def cross_validate(rows: Sequence[Measurement], full: StepModel, rounds: int = 2,
                    terms: Sequence[str] = TERMS, progress: Progress | None = None,
-                   jobs: int = 1) -> list[Prediction]:
-    """Leave-one-group-out predictions (groups: GPU, model, TP), refit from ``full``; folds
-    run in ``jobs`` processes (0: one per core)."""
+                   jobs: int = 1, campaigns: tuple[Campaign, ...] = ()) -> list[Prediction]:
+    """Leave-one-group-out predictions (groups: GPU, model, TP), refit from ``full`` (and the
+    fitted-latency ``campaigns``' latencies, refitted too; a held-out group's campaign keeps
+    its latency when no other group has rows of it); folds run in ``jobs`` processes (0: one
+    per core)."""
     groups = sorted({m.group for m in rows})
     if len(groups) < 2:
         return predict(rows, full)
     tasks = [([m for m in rows if m.group != g], [m for m in rows if m.group == g], full,
-              rounds, tuple(terms)) for g in groups]
+              rounds, tuple(terms), campaigns) for g in groups]
     jobs = jobs or os.cpu_count() or 1
     out: list[Prediction] = []
     if jobs == 1:
