@@ -170,9 +170,11 @@ class LineSeries(StepSeries):
 @dataclass(frozen=True)
 class RooflineTimer:
     """Step times of one engine by the roofline: ``max(FLOPs/(tp·peak·MFU),
-    bytes/(tp·BW·MBU)) + overhead + all-reduces``, where tensor parallelism adds two ring
-    all-reduces of the step's ``tokens × hidden`` 16-bit activations per layer, each
-    ``2(t−1)/t·volume / link + latency``. ``request_s`` (outside the engine) is 0."""
+    (weight bytes/tp + KV bytes/d)/(BW·MBU)) + overhead + all-reduces``, where d is the
+    number of devices the KV cache is split over (``ModelSpec.kv_devices``: fewer than tp when
+    KV heads are replicated) and tensor parallelism adds two ring all-reduces of the step's
+    ``tokens × hidden`` 16-bit activations per layer, each ``2(t−1)/t·volume / link +
+    latency``. ``request_s`` (outside the engine) is 0."""
 
     acc: Accelerator
     compute: str
@@ -181,6 +183,7 @@ class RooflineTimer:
     allreduce_s_per_token: float = 0.0
     allreduce_fixed_s: float = 0.0
     request_s: float = 0.0
+    kv_devices: float = 1.0
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, eff: Efficiency,
@@ -190,7 +193,8 @@ class RooflineTimer:
         if tp == 1:
             return cls(acc, compute, eff)
         count, per_token = parallel_collectives(model, tp)
-        return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s)
+        return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s,
+                   kv_devices=model.kv_devices(tp))
 
     def series(self, parts0: tuple[float, float, float, float],
                parts1: tuple[float, float, float, float] | None, tokens: int,
@@ -198,17 +202,17 @@ class RooflineTimer:
         """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes) on
         the whole group grow by ``parts1 − parts0`` per step (``prefill``, whether the step
         carries a prefill chunk, does not change a roofline time)."""
-        tp = self.tensor_parallel
-        flops0, bytes0 = parts0[0] + parts0[1], parts0[2] + parts0[3]
+        tp, d = self.tensor_parallel, self.kv_devices
+        flops0, bytes0 = (parts0[0] + parts0[1]) / tp, parts0[2] / tp + parts0[3] / d
         dflops = dbytes = 0.0
         if parts1 is not None:
-            dflops, dbytes = parts1[0] + parts1[1] - flops0, parts1[2] + parts1[3] - bytes0
+            dflops = (parts1[0] + parts1[1]) / tp - flops0
+            dbytes = parts1[2] / tp + parts1[3] / d - bytes0
         eff = self.eff
         if tp > 1:
             extra = self.allreduce_fixed_s + self.allreduce_s_per_token * tokens
             eff = Efficiency(eff.mfu, eff.mbu, eff.overhead_s + extra)
-        return StepSeries.of(flops0 / tp, dflops / tp, bytes0 / tp, dbytes / tp, self.acc,
-                             self.compute, eff)
+        return StepSeries.of(flops0, dflops, bytes0, dbytes, self.acc, self.compute, eff)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""

@@ -55,6 +55,20 @@ def test_task_3_capacity_by_hand():
     assert cap.users_avg == math.floor(budget / (kv_user / 8))
 
 
+def test_capacity_counts_kv_heads_replicated_over_the_devices():
+    """DeepSeek-V3 FP8 on 8 × H200 at 32K: MLA's latent cache (61 layers × 576 × 2 B per
+    token) sits whole on every device, so each user's KV is held 8 times; Llama-3.1-70B on 4
+    devices (8 KV heads) holds it once, as in task 3 above."""
+    model, acc = load_model("deepseek-v3"), load_accelerator("h200")
+    cap = capacity(Deployment(model, acc, Precision.of("fp8")), devices=8, context=32_768)
+    kv_user = 61 * 576 * 2 * 32_768
+    assert cap.kv_bytes_per_user == kv_user and cap.kv_replicas == 8
+    assert cap.users == math.floor(cap.kv_budget_bytes / (8 * kv_user))
+    llama = capacity(Deployment(load_model("llama-3.1-70b"), acc, Precision.of("fp8")), 4,
+                     32_768)
+    assert llama.kv_replicas == 1
+
+
 def test_capacity_refuses_bad_input(qwen3_8b, h100):
     dep = Deployment(qwen3_8b, h100, Precision.of())
     with pytest.raises(NapkinError, match="count"):

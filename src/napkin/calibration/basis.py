@@ -22,7 +22,8 @@ term               x_k (per device; T = new tokens in the step)               co
                    otherwise
 ``attention``      query–key/value FLOPs / (tp · BF16 dense peak)             × ideal time
 ``weights``        weight bytes read / (tp · memory bandwidth)                × ideal time
-``kv``             KV bytes read and written / (tp · memory bandwidth)        × ideal time
+``kv``             KV bytes read and written / (d · memory bandwidth), d the  × ideal time
+                   devices the KV is split over (``ModelSpec.kv_devices``)
 ``allreduce``      all-reduces in the step: 2 per layer when tp > 1           s per all-reduce
 ``allreduce_bytes`` ring all-reduce bytes per device / link bandwidth          × ideal time
 ``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
@@ -124,6 +125,9 @@ class StepBasis:
     """The matmuls run in a sub-16-bit format: their FLOPs go to ``dense_low``."""
     per_attention_flop: float
     per_byte: float
+    per_kv_byte: float
+    """1 / (devices the KV cache is split over · bandwidth): a KV head replicated over TP
+    ranks is read on each (MLA's latent cache on every device)."""
     allreduces: int
     allreduce_s_per_token: float
     """Ideal link time of the all-reduce bytes of one token (s)."""
@@ -143,6 +147,7 @@ class StepBasis:
             low_precision=compute not in SIXTEEN_BIT,
             per_attention_flop=1.0 / (tp * acc.peak_flops_per_s(attention)),
             per_byte=1.0 / (tp * acc.mem_bytes_per_s),
+            per_kv_byte=1.0 / (model.kv_devices(tp) * acc.mem_bytes_per_s),
             allreduces=count,
             allreduce_s_per_token=per_token / link_bytes_per_s,
         )
@@ -158,7 +163,7 @@ class StepBasis:
                 float(tokens * self.layers), 0.0 if self.low_precision else matmul,
                 matmul if self.low_precision else 0.0,
                 attention * self.per_attention_flop, weights * self.per_byte,
-                kv * self.per_byte, float(self.allreduces),
+                kv * self.per_kv_byte, float(self.allreduces),
                 tokens * self.allreduce_s_per_token, float(self.layers) if prefill else 0.0)
 
 

@@ -1,8 +1,11 @@
 """How many users fit in the KV cache (question bank, task 3).
 
 Weights are sharded over ``devices`` accelerators (tensor parallel), each keeping ``reserve``
-bytes for activations and buffers. What is left holds KV: users = ⌊budget / KV per user⌋, at
-the full context and at an average context (PagedAttention allocates by use, not by maximum).
+bytes for activations and buffers. What is left holds KV: users = ⌊budget / (KV per user ×
+replicas)⌋, at the full context and at an average context (PagedAttention allocates by use,
+not by maximum). ``replicas`` is 1 while the devices are no more than the KV heads; past that
+each KV head sits on ``devices / kv_heads`` of them, and MLA's latent cache (one head) on every
+one (``ModelSpec.kv_devices``): DeepSeek-V3 on 8 GPUs holds its users' KV 8 times.
 """
 
 import math
@@ -24,6 +27,8 @@ class Capacity:
     kv_bytes_per_user: float
     avg_context: int | None
     kv_bytes_per_user_avg: float | None
+    kv_replicas: float = 1.0
+    """Copies of each user's KV over the devices (``devices / kv_devices``, >= 1)."""
 
     @property
     def kv_budget_bytes(self) -> float:
@@ -33,14 +38,16 @@ class Capacity:
     @property
     def users(self) -> int:
         """Users that fit at the full ``context``."""
-        return max(0, math.floor(self.kv_budget_bytes / self.kv_bytes_per_user))
+        return max(0, math.floor(self.kv_budget_bytes
+                                 / (self.kv_bytes_per_user * self.kv_replicas)))
 
     @property
     def users_avg(self) -> int | None:
         """Users that fit at ``avg_context`` (None when not given)."""
         if self.kv_bytes_per_user_avg is None:
             return None
-        return max(0, math.floor(self.kv_budget_bytes / self.kv_bytes_per_user_avg))
+        return max(0, math.floor(self.kv_budget_bytes
+                                 / (self.kv_bytes_per_user_avg * self.kv_replicas)))
 
 
 def _tp_hint(dep: Deployment, devices: int) -> str:
@@ -72,6 +79,7 @@ def capacity(dep: Deployment, devices: int, context: int, avg_context: int | Non
         kv_bytes_per_user=dep.model.kv_bytes(context, kvb),
         avg_context=avg_context,
         kv_bytes_per_user_avg=avg_kv,
+        kv_replicas=devices / dep.model.kv_devices(devices),
     )
     if cap.kv_budget_bytes <= 0:  # a negative KV budget is no answer: say what would fit
         usable = dep.acc.memory_bytes - reserve_bytes_per_device

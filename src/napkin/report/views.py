@@ -303,8 +303,11 @@ def capacity_doc(dep: Deployment, cap: Capacity, inputs: dict[str, Any]) -> Docu
         [f"weights ({dep.precision.weights.name})", "", fmt_bytes(cap.weights_bytes)],
         ["KV budget", "", _gb_gib(cap.kv_budget_bytes)],
         [f"KV per user at {cap.context:,} tokens", "", _gb_gib(cap.kv_bytes_per_user)],
-        ["users at full context (each reserves its maximum)", "", str(cap.users)],
     ]
+    if cap.kv_replicas > 1:
+        rows += [["KV copies per user (fewer KV heads than devices: each head replicated)",
+                  "", f"{cap.kv_replicas:g}"]]
+    rows += [["users at full context (each reserves its maximum)", "", str(cap.users)]]
     if cap.avg_context is not None and cap.kv_bytes_per_user_avg is not None:
         rows += [[f"KV per user at {cap.avg_context:,} tokens (average)", "",
                   _gb_gib(cap.kv_bytes_per_user_avg)],

@@ -3,7 +3,9 @@
 The KV pool is either given (``engine.kv_pool_gib``) or derived as vLLM derives it: per device,
 ``memory × gpu_memory_utilization − weights/tp − peak activation of a full token-budget
 forward − reserve_gib`` (non-torch memory, CUDA graphs), divided into blocks of
-``block_size × KV bytes per token / tp``. The activation peak is estimated as one layer's
+``block_size × KV bytes per token / d``, d the devices each token's KV is split over
+(``ModelSpec.kv_devices``: tp, or the KV heads when fewer — each is then replicated, and MLA's
+latent cache sits whole on every device). The activation peak is estimated as one layer's
 widest intermediates for ``max_num_batched_tokens`` tokens in 16 bits (residual, attention or
 gate/up/activation, whichever is wider) plus FP32 logits for ``max_num_seqs`` sequences, which
 is what vLLM's profiling forward allocates at most.
@@ -355,9 +357,10 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
     """An engine replica at ``tp``: its spec, KV pool bytes (whole group) and their
     derivation (see the module docstring)."""
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+    shards = model.kv_devices(tp)  # the pool holds each token once per replica of its KV
     derivation: dict[str, float] = {}
     if e.kv_pool_gib is not None:
-        pool = e.kv_pool_gib * GiB * tp  # the setting is per device, as vLLM's
+        pool = e.kv_pool_gib * GiB * shards  # the setting is per device, as vLLM's
         derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
     else:
         weights = model.params * precision.weights.bytes_per_weight / tp
@@ -374,7 +377,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
                 f"after weights, activations and reserve at tensor_parallel {tp}); use more "
                 "tensor_parallel, a smaller weight format or set engine.kv_pool_gib"
             )
-        pool = per_device * tp
+        pool = per_device * shards
     num_blocks = int(pool // (e.block_size * kv_token))
     if num_blocks < 1:
         field = "engine.kv_pool_gib" if e.kv_pool_gib is not None else "engine.reserve_gib"

@@ -196,6 +196,22 @@ class ModelSpec:
                   if g.block.compressed is not None and g.block.compressed.attended_window}
         return tuple(sorted(spans))
 
+    def kv_devices(self, tp: int) -> float:
+        """Over how many of ``tp`` tensor-parallel devices the KV cache is split: each layer's
+        KV over ``min(tp, kv_heads)`` of them (past ``tp = kv_heads`` every KV head is
+        replicated ``tp / kv_heads`` times, :func:`check_tensor_parallel`; MLA's latent cache,
+        one head, sits whole on every device). With layers that differ, the KV-weighted
+        harmonic mean, so that KV bytes per device = KV bytes / ``kv_devices(tp)``: DeepSeek-V3
+        at TP 8 holds its whole latent cache on each device (1), Qwen3-235B-A22B (4 KV heads) a
+        quarter (4), Llama-3.1-70B (8) an eighth (8)."""
+        require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
+        total = per_device = 0.0
+        for g in self.layer_groups:
+            kv = g.num_layers * g.block.attention.kv_elements_per_token
+            total += kv
+            per_device += kv / min(tp, g.block.attention.num_kv_heads)
+        return total / per_device if per_device else float(tp)
+
     @property
     def has_compressed_kv(self) -> bool:
         return any(g.block.compressed is not None for g in self.layer_groups)

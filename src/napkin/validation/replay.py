@@ -83,7 +83,8 @@ def backend_defaults(backend: str) -> BackendDefaults:
 
 def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp: int,
                    d: BackendDefaults, block_size: int = 16) -> int:
-    """KV blocks of the whole tensor-parallel group under the backend's sizing rule."""
+    """KV blocks of the whole tensor-parallel group under the backend's sizing rule (each
+    token's KV once per device it is split over, ``ModelSpec.kv_devices``)."""
     mem = acc.device_memory_bytes
     weights = model.params * precision.weights.bytes_per_weight / tp
     act = activation_peak_bytes(model, d.max_num_batched_tokens, min(d.max_num_seqs, 256)) / tp
@@ -98,7 +99,7 @@ def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp:
         raise NapkinError(f"kv pool: {model.name} at tp {tp} leaves no KV memory on {acc.id} "
                           f"({per_device / GB:.1f} GB per device)")
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
-    return max(int(per_device * tp // (block_size * kv_token)), 1)
+    return max(int(per_device * model.kv_devices(tp) // (block_size * kv_token)), 1)
 
 
 TimerFactory = Callable[[ModelSpec, Accelerator, Precision, EngineSpec], StepTimer]
