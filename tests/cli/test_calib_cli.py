@@ -72,6 +72,26 @@ def test_simulate_states_profile_bands_and_extrapolation(cli):
     assert lo == mean * band["ratio_low"] and hi == mean * band["ratio_high"]
 
 
+def test_simulate_says_which_harness_latency_ttft_leaves_out(cli):
+    """The TensorRT-LLM profile's campaigns carried fitted harness latencies; the run says its
+    TTFT counts only request_s (read from the shipped file here) and names their span. The
+    vLLM profile's campaigns carry none, so it says nothing of the kind."""
+    from importlib import resources
+
+    import yaml
+    data = yaml.safe_load(
+        resources.files("napkin.catalog").joinpath("profiles", "trtllm.yaml").read_text())
+    lat = sorted(c["latency_s"] for c in data["harness"]["campaigns"] if c["latency_s"] > 0)
+    code, out, err = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--set",
+                         "calibration=trtllm", "--set", "engine.backend=trtllm")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert (f"TTFT counts {data['request_s'] * 1e3:.1f} ms outside the engine (request_s), "
+            f"not the {lat[0] * 1e3:.0f}–{lat[-1] * 1e3:.0f} ms of harness latency") in text
+    code, out, _ = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml")
+    assert "harness latency" not in out
+
+
 def test_decode_and_call_take_a_calibration(cli):
     code, out, err = cli("decode", "qwen3-32b", "--gpu", "h100-sxm", "--batch", "8",
                          "--context", "1536", "--calibration", "vllm", "--tp", "2",

@@ -91,6 +91,13 @@ class Profile:
     """The terms the fit was free to use (the others held at 0); cross-validation refits of
     the profile use the same."""
 
+    @property
+    def harness_latencies_s(self) -> tuple[float, ...]:
+        """The fixed harness latencies (s) the profile's benchmark campaigns carried in their
+        TTFTs on top of ``request_s`` (fitted or given): what a prediction does not include."""
+        return tuple(c.protocol.latency_s for c in campaigns_of(self.harness)
+                     if c.protocol.latency_s > 0)
+
     def to_dict(self) -> dict[str, Any]:
         d = self.domain
         return {

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from napkin.calibration.profile import BAND_COVERAGE
+from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
 from napkin.serving.demand import WindowDemand
 from napkin.serving.fluid import FluidResult
@@ -103,7 +103,8 @@ def sim_doc(reports: list[SimReport]) -> Document:
             notes.append(f"{r.name}: calibration profile {p.name!r} ({p.backend}); bands are "
                          f"the {BAND_COVERAGE:.0%} hold-out interval"
                          + (f", TTFT ×{t.ratio_low:.2f}–{t.ratio_high:.2f}" if t else "")
-                         + (f", TPOT ×{o.ratio_low:.2f}–{o.ratio_high:.2f}" if o else ""))
+                         + (f", TPOT ×{o.ratio_low:.2f}–{o.ratio_high:.2f}" if o else "")
+                         + _harness_note(p))
         elif p is None:
             notes.append(f"{r.name}: calibration roofline (MFU {r.built.eff.mfu:g}, MBU "
                          f"{r.built.eff.mbu:g}, {r.built.eff.overhead_s * 1e3:g} ms per step); "
@@ -208,3 +209,14 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
     return Document("Load sweep", scenario_inputs(built),
                     {"slo_share": result.share, "calibration": built.calibration},
                     [section], data)
+
+
+def _harness_note(p: Profile) -> str:
+    """What a profile's TTFT leaves out: the harness latencies its campaigns carried."""
+    lat = p.harness_latencies_s
+    if not lat:
+        return ""
+    span = (f"{min(lat) * 1e3:.0f}" if len(lat) == 1 else
+            f"{min(lat) * 1e3:.0f}–{max(lat) * 1e3:.0f}")
+    return (f"; TTFT counts {p.model.request_s * 1e3:.1f} ms outside the engine (request_s), "
+            f"not the {span} ms of harness latency its benchmark campaigns carried")
