@@ -13,7 +13,10 @@ napkin's catalog (a quantized checkpoint such as ``nvidia/Llama-3.1-8B-Instruct-
 its base model at the row's precision), replays each under its backend's shipped profile and
 prints the median |error| of mean TTFT and TPOT per backend, GPU and precision, and the worst
 rows. Rows whose replay napkin refuses (weights that do not fit, a GPU not in the catalog) are
-counted and named, not scored. Rows replay in one process per core (``--jobs N`` to change).
+counted and named, not scored. Rows replay in one process per core (``--jobs N`` to change);
+``--backend B`` keeps one engine's rows, ``--rows FILE.csv`` writes every scored row (measured
+and predicted TTFT and TPOT, seconds) for a closer look. Beside each median, the table gives
+the 90th percentile of |error|: the median hides a tail of rows that are off by several times.
 """
 
 import argparse
@@ -63,10 +66,27 @@ def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
 
 
 def _median(errors: list[float]) -> str:
-    """Median |error| and, in brackets, the bias (median signed error)."""
+    """Median |error|, in brackets the bias (median signed error), then the 90th percentile of
+    |error|."""
     if not errors:
-        return "     —          "
-    return f"{np.median(np.abs(errors)):6.1%} ({np.median(errors):+6.1%})"
+        return "     —                   "
+    a = np.abs(errors)
+    return f"{np.median(a):6.1%} ({np.median(errors):+6.1%}) {np.quantile(a, 0.9):7.0%}"
+
+
+def write_rows(path: Path, preds: list[Prediction]) -> None:
+    """One CSV line per scored row: what it is, and measured and predicted TTFT and TPOT (s)."""
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["source", "backend", "backend_version", "gpu", "model", "weights", "tp",
+                    "input_tokens", "output_tokens", "concurrency", "ttft_measured_s",
+                    "ttft_predicted_s", "tpot_measured_s", "tpot_predicted_s"])
+        for p in preds:
+            m = p.row
+            w.writerow([m.source.split(":", 1)[-1], m.backend, m.backend_version, m.gpu,
+                        m.model, m.weights, m.tensor_parallel, m.input_tokens, m.output_tokens,
+                        m.harness.concurrency, m.mean_ttft_s, p.ttft_s, m.mean_tpot_s,
+                        p.tpot_s])
 
 
 def _replay(m: Measurement) -> Prediction | str:
@@ -84,8 +104,12 @@ def main() -> None:
     parser.add_argument("sample", type=Path, help="aiconfigurator's silicon_sample.csv")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes (default: one per core)")
+    parser.add_argument("--backend", help="only this engine's rows (vllm, trtllm, sglang)")
+    parser.add_argument("--rows", type=Path, help="write every scored row to this CSV")
     args = parser.parse_args()
     rows, skipped = external_rows(args.sample)
+    if args.backend:
+        rows = [r for r in rows if r["backend"] == args.backend]
     with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as tmp:
         w = csv.DictWriter(tmp, fieldnames=COLUMNS)
         w.writeheader()
@@ -115,7 +139,10 @@ def main() -> None:
         tpot = [p.tpot_s / p.row.mean_tpot_s - 1 for p in sub if p.row.mean_tpot_s]
         return ttft, tpot
 
-    print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>16s} {'TPOT':>16s}   median |error| (bias)")
+    if args.rows:
+        write_rows(args.rows, preds)
+    print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>24s} {'TPOT':>24s}   median |error| "
+          "(bias) p90 |error|")
     keys = [("all", lambda p: True)]
     keys += [(b, lambda p, b=b: p.row.backend == b) for b in sorted({p.row.backend
                                                                        for p in preds})]
