@@ -126,6 +126,15 @@ def test_silicon_layouts_napkin_does_not_model(cli, tmp_path, dp, ep, field):
     _refused(cli("validate", str(path), "--calibration", "vllm"), field)
 
 
+def test_a_silicon_row_whose_tp_cannot_split_the_heads(cli, tmp_path):
+    """gpt-oss-120b (64 attention heads) over 12 GPUs as tensor parallelism: no engine runs
+    that, so the row is refused with one line naming tensor_parallel, not replayed."""
+    path = tmp_path / "s.csv"
+    path.write_text(AIC_LAYOUT + "r1,vllm,0.18.0,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,"
+                    "1024,nvfp4,8,12,1,90,4,1,1\n")
+    _refused(cli("validate", str(path), "--calibration", "vllm"), "tensor_parallel: 12")
+
+
 def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     _refused(cli("validate", str(tmp_path), "--calibration", "vllm"))
     _refused(cli("validate", str(tmp_path / "none.csv"), "--calibration", "vllm"))

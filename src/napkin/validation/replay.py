@@ -25,7 +25,7 @@ from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape
 from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
-from napkin.specs.model import ModelSpec
+from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, GiB
 
@@ -174,11 +174,17 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
 
 
 def check_layout(m: Measurement, model: ModelSpec) -> None:
-    """Refuses the parallel layouts napkin does not model: attention data parallelism, and
-    MoE experts sharded over only part of the tensor-parallel group (MoE TP × EP). Experts
-    over the whole group cost what tensor-parallel experts do
+    """Refuses the parallel layouts napkin does not model: attention data parallelism, MoE
+    experts sharded over only part of the tensor-parallel group (MoE TP × EP), and a
+    tensor-parallel size that cannot split the attention heads (such a row ran another layout
+    than its ``tp_size`` says, e.g. DeepSeek-R1 over 72 GPUs). Experts over the whole group
+    cost what tensor-parallel experts do
     (:func:`napkin.accounting.collectives.parallel_collectives`)."""
     tp, ep = m.tensor_parallel, m.expert_parallel_size
+    try:
+        check_tensor_parallel(model, tp)
+    except NapkinError as e:
+        raise NapkinError(f"{str(e).split(' (vLLM')[0]} (row {m.source})") from None
     if m.attention_data_parallel > 1:
         raise NapkinError(f"attention_dp_size: attention data parallelism "
                           f"({m.attention_data_parallel}) is not modeled (row {m.source})")
