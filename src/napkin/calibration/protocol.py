@@ -214,9 +214,9 @@ def parse_campaign(text: str, default: Protocol) -> Campaign:
     model, _, version = who.partition("@")
     require(bool(sep) and bool(model.strip()) and bool(keys.strip()),
             f"campaign: {text!r} is not MODEL[@VERSION][/GPU]:key=value,…")
-    parts = [p for p in keys.split(",") if p.strip()]
-    fit_latency = any(p.replace(" ", "") == "latency_s=fit" for p in parts)
-    keys = ",".join(p for p in parts if p.replace(" ", "") != "latency_s=fit")
+    parts = [p.replace(" ", "") for p in keys.split(",")]
+    fit_latency = "latency_s=fit" in parts
+    keys = ",".join(p for p in parts if p and p != "latency_s=fit")
     fields = _fields(keys, "campaign") if keys else {}
     try:
         protocol = replace(default, **fields)

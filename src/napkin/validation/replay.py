@@ -184,7 +184,7 @@ def check_layout(m: Measurement, model: ModelSpec) -> None:
     try:
         check_tensor_parallel(model, tp)
     except NapkinError as e:
-        raise NapkinError(f"{str(e).split(' (vLLM')[0]} (row {m.source})") from None
+        raise NapkinError(f"{e} (row {m.source})") from None
     if m.attention_data_parallel > 1:
         raise NapkinError(f"attention_dp_size: attention data parallelism "
                           f"({m.attention_data_parallel}) is not modeled (row {m.source})")
