@@ -30,6 +30,7 @@ def test_h100_reports_81559_mib():
         ("a100-80gb-sxm", 81920),
         ("l40s", 46068),
         ("b200", 183359),
+        ("b300", 275040),  # nvidia-smi, as aiconfigurator's systems/b300_sxm.yaml records it
     ],
 )
 def test_reported_device_memory(acc_id, mib):

@@ -87,6 +87,8 @@ def test_rtx_4090_bandwidth():
         ("h100-pcie", 80, 2000),  # H100 datasheet PCIe: 80GB, 2 TB/s
         ("h200", 141, 4800),  # H200 datasheet: 141 GB HBM3e, 4.8 TB/s
         ("b200", 180, 7700),  # Blackwell datasheet HGX B200 per GPU: 180 GB, 7.7 TB/s
+        # Blackwell Ultra datasheet, HGX B300: 2.3 TB over 8 GPUs (288 GB), 62 TB/s / 8
+        ("b300", 288, 7750),
         ("mi300x", 192, 5300),  # AMD MI300X data sheet: 192 GB HBM3, 5.3 TB/s
         ("l40s", 48, 864),  # L40S datasheet: 48 GB GDDR6, 864 GB/s
         ("l4", 24, 300),  # L4 datasheet: 24 GB GDDR6, 300 GB/s
@@ -131,6 +133,10 @@ def test_base_units():
         ("b200", "bf16", 4500, 0),
         ("b200", "fp8", 9000, 0),
         ("b200", "fp4", 18000, 0),
+        # Blackwell Ultra datasheet, HGX B300 over 8 GPUs: BF16 36 PF*, FP8 72 PF* (= B200's);
+        # FP4 18 PF* per GPU (glennklockwood.com B300 table: 13,125 dense, not half of it).
+        ("b300", "bf16", 36000 / 8, 0),
+        ("b300", "fp8", 72000 / 8, 0),
         # L40S datasheet: FP8 733 | 1,466*.
         ("l40s", "fp8", 1466, 0),
         # L4 datasheet: BF16 242*, FP8 485*.
@@ -152,6 +158,10 @@ def test_named_dense_values():
     assert tflops("h100-pcie", "bf16") == pytest.approx(756)  # Hopper whitepaper (1,513*/2)
     assert tflops("mi300x", "bf16") == pytest.approx(1307.4)  # AMD MI300X data sheet, dense
     assert tflops("rtx-pro-6000", "bf16") == pytest.approx(503.8)  # RTX Blackwell whitepaper
+    # HGX B300 dense FP4 per GPU: glennklockwood.com B300 table, 13,125 dense / 18,000 sparse
+    # (105 PF over 8 GPUs): Blackwell Ultra raised dense FP4, not the sparse headline (B200:
+    # 9,000 / 18,000).
+    assert tflops("b300", "fp4") == pytest.approx(105_000 / 8)
 
 
 def test_geforce_fp32_accumulate_rates():

@@ -81,7 +81,27 @@ PUBLISHED_TOTALS = [
     # report); the exact totals are hand derivations from config.json in test_deepseek_v4.py.
     pytest.param("deepseek-v4-flash", 284_332_240_471, id="deepseek-v4-flash"),
     pytest.param("deepseek-v4-pro", 1_572_997_201_763, id="deepseek-v4-pro"),
+    # MiniMax publishes only "230B total, 10B activated" (MiniMaxAI/MiniMax-M2.5 model card); the
+    # exact total is the hand derivation in test_minimax_m2_5_hand_derivation.
+    pytest.param("minimax-m2.5", 228_689_764_864, id="minimax-m2.5"),
 ]
+
+
+def test_minimax_m2_5_hand_derivation():
+    # config.json: hidden 3072, 62 layers, 48 heads and 8 kv heads of 128, 256 experts of
+    # SwiGLU 1536 (top 8, sigmoid router with a routing bias), per-layer q/k RMSNorm over all
+    # heads, vocab 200,064 untied; its 3 MTP modules are not counted.
+    h, q, kv, experts, inter, vocab = 3072, 48 * 128, 8 * 128, 256, 1536, 200_064
+    attn = h * q + 2 * h * kv + q * h + q + kv  # q, k, v, o + q_norm (q wide), k_norm (kv wide)
+    def layer(routed: int) -> int:
+        return attn + routed * 3 * h * inter + h * experts + experts + 2 * h  # router, bias, norms
+    spec = load_model("minimax-m2.5")
+    assert spec.params == 62 * layer(experts) + h + 2 * vocab * h == 228_689_764_864
+    assert round(spec.params / 1e10) == 23  # "230B"
+    # Activated per token without the embedding and LM head: 9.80 B ("10B"; 9.8 B in the
+    # MiniMax-M2 series' reports).
+    active = spec.active_params - 2 * vocab * h
+    assert active == 62 * layer(8) + h == 9_801_359_872
 
 
 def test_fish_s2_pro_hand_derivation_and_published_sizes():

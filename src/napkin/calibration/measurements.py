@@ -115,6 +115,7 @@ _GPU_ALIASES: dict[str, str] = {
     "h200-sxm": "h200",
     "h800-sxm": "h800",
     "b200-sxm": "b200",
+    "b300-sxm": "b300",
     "a100-sxm": "a100-80gb-sxm",
     "a100-80gb-sxm": "a100-80gb-sxm",
     "l40s": "l40s",
@@ -142,8 +143,9 @@ _MS = 1e-3
 def catalog_gpu_id(system: str) -> str:
     """The napkin GPU id of a benchmark's system name (``h100_sxm`` → ``h100-sxm``).
 
-    Underscores become hyphens; aiconfigurator's ``h200_sxm``, ``b200_sxm``, ``a100_sxm``,
-    ``gb200*`` … map to the catalog ids (``h200``, ``b200``, ``a100-80gb-sxm``, ``gb200``).
+    Underscores become hyphens; aiconfigurator's ``h200_sxm``, ``b200_sxm``, ``b300_sxm``,
+    ``a100_sxm``, ``gb200*`` … map to the catalog ids (``h200``, ``b200``, ``b300``,
+    ``a100-80gb-sxm``, ``gb200``).
     A name napkin does not know is returned hyphenated.
     """
     name = system.strip().lower().replace("_", "-")

@@ -63,6 +63,8 @@ MODELS: tuple[CatalogModel, ...] = (
                  _AIC + "Qwen--Qwen3-235B-A22B_config.json"),
     CatalogModel("deepseek-r1", "deepseek-ai/DeepSeek-R1",
                  _AIC + "deepseek-ai--DeepSeek-R1_config.json"),
+    CatalogModel("minimax-m2.5", "MiniMaxAI/MiniMax-M2.5",
+                 _AIC + "MiniMaxAI--MiniMax-M2.5_config.json"),
 )
 
 

@@ -3,7 +3,8 @@
 Supported: Llama 2/3/3.1 and other Llama-like configs (Mistral, Qwen2/2.5 with q/k/v bias,
 Qwen3 with per-head q/k RMSNorm, Qwen3-VL's ``text_config``), MoE (Mixtral, Qwen2-MoE with a
 gated shared expert, Qwen3-MoE with ``decoder_sparse_step``/``mlp_only_layers``, DeepSeek-V3 with
-MLA, shared experts, ``first_k_dense_replace`` and MTP modules), gpt-oss (attention biases and
+MLA, shared experts, ``first_k_dense_replace`` and MTP modules), MiniMax-M2 (per-layer q/k
+RMSNorms, a routing bias; its MTP modules are not counted), gpt-oss (attention biases and
 sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepseek_v4``: sliding
 window plus compressed KV layers, an indexer, mHC, hash routing; read by
 :mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out). Unknown
@@ -13,7 +14,7 @@ present.
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
@@ -141,6 +142,15 @@ class HFConfig(BaseModel):
     topk_method: str | None = None
     """DeepSeek-V3's routing method: ``noaux_tc`` adds a per-expert score correction bias (E
     parameters per MoE layer); other values change nothing."""
+    use_routing_bias: bool = False
+    """MiniMax-M2 (``minimax_m2``): the same per-expert score correction bias as DeepSeek's
+    ``noaux_tc`` (E parameters per MoE layer)."""
+    use_qk_norm: bool = False
+    """MiniMax-M2: RMSNorms on q and k, shaped by ``qk_norm_type``."""
+    qk_norm_type: Literal["per_head", "per_layer"] = "per_head"
+    """MiniMax-M2 with ``use_qk_norm``: ``per_layer`` normalizes all heads at once (weights of
+    heads·head_dim for q, kv_heads·head_dim for k); ``per_head`` one head_dim weight each, as
+    Qwen3 does."""
     # multi-head latent attention
     kv_lora_rank: Width | None = None
     """DeepSeek MLA: width of the compressed KV latent. Given, attention is MLA: one latent of
@@ -292,7 +302,9 @@ def _attention_linears(cfg: HFConfig, att: AttentionShape) -> tuple[list[Linear]
         Linear("attn/v", proj, h, att.num_kv_heads * d, qkv_bias, Stage.ATTN_IN),
         Linear("attn/o", proj, heads * d, h, o_bias, Stage.ATTN_OUT),
     ]
-    if cfg.model_type in _QK_NORM_TYPES:
+    if cfg.use_qk_norm and cfg.qk_norm_type == "per_layer":
+        other += [("attn/q_norm", heads * d), ("attn/k_norm", att.num_kv_heads * d)]
+    elif cfg.model_type in _QK_NORM_TYPES or cfg.use_qk_norm:
         other += [("attn/q_norm", d), ("attn/k_norm", d)]
     if cfg.model_type == "gpt_oss":
         other.append(("attn/sinks", heads))
@@ -334,7 +346,7 @@ def _block(
             )
         gpt_oss = cfg.model_type == "gpt_oss"
         linears.append(Linear("moe/router", OpKind.ROUTER, h, e, gpt_oss, Stage.MLP_IN))
-        if cfg.topk_method == "noaux_tc":
+        if cfg.topk_method == "noaux_tc" or cfg.use_routing_bias:
             other.append(("moe/e_score_correction_bias", e))
         shared = (cfg.n_shared_experts or 0) * inter or (cfg.shared_expert_intermediate_size or 0)
         if shared:
