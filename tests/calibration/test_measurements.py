@@ -18,6 +18,7 @@ from napkin.calibration.measurements import (
 )
 from napkin.catalog import MODELS
 from napkin.errors import NapkinError
+from napkin.specs.dtypes import weight_format
 
 REAL_AICONFIGURATOR = Path("/work/shared/validation/serving_measured_h100.csv")
 
@@ -76,6 +77,7 @@ def test_catalog_model_id_unknown_points_to_napkin_models():
 @pytest.mark.parametrize(("system", "gpu"), [
     ("h100_sxm", "h100-sxm"), ("h200_sxm", "h200"), ("b200_sxm", "b200"),
     ("gb200_sxm", "gb200"), ("a100_sxm", "a100-80gb-sxm"), ("l40s", "l40s"),
+    ("b300_sxm", "b300"),
     ("h100-sxm", "h100-sxm"), ("mystery_gpu", "mystery-gpu"),
 ])
 def test_catalog_gpu_id(system, gpu):
@@ -170,6 +172,20 @@ def test_parallel_layout_bad_values_name_the_column(tmp_path, bad):
     row = AIC_ROWS[0] + f",1,{bad}"
     message = _error(read_aiconfigurator_csv, _write(tmp_path / "a.csv", f"{header}\n{row}\n"))
     assert "a.csv line 2" in message and "moe_ep_size" in message
+
+
+def test_weight_only_int4_runs_as_the_checkpoints_own_grouping(tmp_path):
+    # Kimi-K2.5's config.json: compressed-tensors, num_bits 4, group_size 32 → 4 + 16/32 bits;
+    # a model without such a config: GPTQ/AWQ's group of 128.
+    rows = [
+        "k_c4,vllm,0.16.0,moonshotai/Kimi-K2.5,h200_sxm,int4,agg,1024,1024,int4_wo,4,8,1,90,20",
+        "q_c4,vllm,0.16.0,Qwen/Qwen3-32B,h200_sxm,int4,agg,1024,1024,int4_wo,4,1,1,90,20",
+    ]
+    kimi, qwen = read_aiconfigurator_csv(_write(tmp_path / "aic.csv",
+                                                "\n".join([AIC_HEADER, *rows]) + "\n"))
+    assert (kimi.model, kimi.weights) == ("kimi-k2.5", "int4-g32")
+    assert qwen.weights == "int4-g128"
+    assert weight_format(kimi.weights).bits_per_weight == 4 + 16 / 32
 
 
 def test_aiconfigurator_missing_column_is_named(tmp_path):

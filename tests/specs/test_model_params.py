@@ -84,7 +84,23 @@ PUBLISHED_TOTALS = [
     # MiniMax publishes only "230B total, 10B activated" (MiniMaxAI/MiniMax-M2.5 model card); the
     # exact total is the hand derivation in test_minimax_m2_5_hand_derivation.
     pytest.param("minimax-m2.5", 228_689_764_864, id="minimax-m2.5"),
+    # moonshotai/Kimi-K2.5's language part has Kimi-K2's geometry: Fireworks API paramCount of
+    # Kimi K2 Instruct 1,026,408,232,448; a checkpoint audit lists K2.5 at 1,026,879,376,368
+    # with its vision tower and projector, which napkin leaves out.
+    pytest.param("kimi-k2.5", 1_026_408_232_448, id="kimi-k2.5"),
 ]
+
+
+def test_kimi_k2_5_follows_deepseek_v3_layer_rules():
+    # kimi_k2: DeepSeek-V3's layer (MLA with q_lora 1536, 64 heads) with 384 experts of 2048,
+    # 1 shared, first_k_dense_replace 1: 60 of 61 layers are MoE; 8 routed experts per token.
+    spec = load_model("kimi-k2.5")
+    assert sum(1 for b in spec.blocks if b.experts) == 60
+    assert spec.blocks[0].experts is None
+    assert spec.blocks[1].experts.num_experts == 384
+    assert spec.blocks[1].attention.kind == "mla"
+    # Kimi K2 card: "32 billion activated parameters" (32.86 B here, embedding and head in)
+    assert round(spec.active_params / 1e9) == 33 and spec.active_params > 32e9
 
 
 def test_minimax_m2_5_hand_derivation():

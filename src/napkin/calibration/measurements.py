@@ -166,6 +166,24 @@ def weight_format_name(precision: str) -> str:
     return _WEIGHT_ALIASES.get(name, name)
 
 
+def checkpoint_int4(model: str) -> str:
+    """The INT4 format of a catalog model's own weight-only INT4 checkpoint: its config.json's
+    ``quantization_config`` group size (Kimi-K2.5: compressed-tensors, 4 bits per group of 32 →
+    ``int4-g32``), else ``int4-g128`` (GPTQ/AWQ's usual group). What a benchmark's bare
+    ``int4_wo`` runs as."""
+    from napkin.catalog import MODELS, catalog_config
+    from napkin.specs.dtypes import WEIGHT_FORMATS
+
+    if model not in {m.id for m in MODELS}:
+        return "int4-g128"
+    raw = catalog_config(model)
+    quant = raw.get("text_config", raw).get("quantization_config") or {}
+    groups = [g.get("weights") or {} for g in (quant.get("config_groups") or {}).values()]
+    sizes = {g.get("group_size") for g in groups if g.get("num_bits") == 4}
+    name = f"int4-g{sizes.pop()}" if len(sizes) == 1 else "int4-g128"
+    return name if name in WEIGHT_FORMATS else "int4-g128"
+
+
 _QUANT_SUFFIXES = ("-fp8", "-nvfp4", "-fp4", "-mxfp4", "-fp8-dynamic", "-w8a8", "-awq",
                    "-gptq")
 """Suffixes of quantized checkpoints (``nvidia/Llama-3.1-8B-Instruct-FP8``): the same
@@ -478,11 +496,14 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     gpu = catalog_gpu_id(row["system"])
     weights = _runnable_weights(weight_format_name(row["gemm_quant_mode"] or row["precision"]),
                                 gpu)
+    model = _model_ref(row["model_path"], where, "model_path")
+    if weights == "int4-wo":  # weight-only INT4: the checkpoint's own grouping
+        weights = checkpoint_int4(model)
     return Measurement(
         source=f"{path.name}:{row['id'] or where.rpartition(' ')[2]}",
         backend=row["backend"],
         backend_version=row["backend_version"],
-        model=_model_ref(row["model_path"], where, "model_path"),
+        model=model,
         gpu=gpu,
         weights=weights,
         kv_dtype=_aiconfigurator_kv(row["id"], row["backend"], weights),

@@ -65,6 +65,8 @@ MODELS: tuple[CatalogModel, ...] = (
                  _AIC + "deepseek-ai--DeepSeek-R1_config.json"),
     CatalogModel("minimax-m2.5", "MiniMaxAI/MiniMax-M2.5",
                  _AIC + "MiniMaxAI--MiniMax-M2.5_config.json"),
+    CatalogModel("kimi-k2.5", "moonshotai/Kimi-K2.5",
+                 _AIC + "moonshotai--Kimi-K2.5_config.json (the language part is read)"),
 )
 
 

@@ -3,7 +3,8 @@
 Supported: Llama 2/3/3.1 and other Llama-like configs (Mistral, Qwen2/2.5 with q/k/v bias,
 Qwen3 with per-head q/k RMSNorm, Qwen3-VL's ``text_config``), MoE (Mixtral, Qwen2-MoE with a
 gated shared expert, Qwen3-MoE with ``decoder_sparse_step``/``mlp_only_layers``, DeepSeek-V3 with
-MLA, shared experts, ``first_k_dense_replace`` and MTP modules), MiniMax-M2 (per-layer q/k
+MLA, shared experts, ``first_k_dense_replace`` and MTP modules; Kimi-K2/K2.5's ``kimi_k2`` with
+its rules, Kimi-K2.5's vision tower left out), MiniMax-M2 (per-layer q/k
 RMSNorms, a routing bias; its MTP modules are not counted), gpt-oss (attention biases and
 sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepseek_v4``: sliding
 window plus compressed KV layers, an indexer, mHC, hash routing; read by
@@ -33,6 +34,8 @@ from napkin.specs.modules import (
 
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
+_DEEPSEEK_LIKE_TYPES = {"kimi_k2"}
+"""Types built on DeepSeek-V3's layer (Kimi-K2/K2.5: MLA, 384 experts, a shared expert)."""
 
 
 MAX_LAYERS = 10_000
@@ -58,8 +61,8 @@ class HFConfig(BaseModel):
     """The architecture family, which picks the family's rules: Qwen3 types (``qwen3``,
     ``qwen3_moe``, ``qwen3_vl``…) add per-head q/k norms, Qwen2 types (``qwen2``, ``qwen2_moe``,
     ``qwen2_5_vl``…) q/k/v biases, ``gpt_oss`` attention sinks and a biased router and experts,
-    types starting with ``deepseek`` DeepSeek's MoE layer placement, ``deepseek_v4`` its own
-    reader; any other value is read as Llama-like with SwiGLU MLPs."""
+    types starting with ``deepseek`` (and ``kimi_k2``) DeepSeek's MoE layer placement,
+    ``deepseek_v4`` its own reader; any other value is read as Llama-like with SwiGLU MLPs."""
     hidden_size: Width
     """Width h of the residual stream: every projection's input or output, the norms, and the
     embedding and LM head (vocab_size × h)."""
@@ -131,7 +134,8 @@ class HFConfig(BaseModel):
     """Qwen2-MoE: inner width of its one shared expert, which has its own gate (an h → 1
     projection). None or 0: none."""
     first_k_dense_replace: int = Field(default=0, ge=0)
-    """DeepSeek (types starting with ``deepseek``): the first k layers keep a dense MLP."""
+    """DeepSeek (types starting with ``deepseek``, and ``kimi_k2``): the first k layers keep a
+    dense MLP."""
     moe_layer_freq: int = Field(default=1, gt=0)
     """DeepSeek: from ``first_k_dense_replace`` on, layer i is MoE when i is a multiple of it."""
     decoder_sparse_step: int = Field(default=1, gt=0)
@@ -314,7 +318,7 @@ def _attention_linears(cfg: HFConfig, att: AttentionShape) -> tuple[list[Linear]
 def _is_moe_layer(cfg: HFConfig, i: int) -> bool:
     if not cfg.num_experts:
         return False
-    if cfg.model_type.startswith("deepseek"):
+    if cfg.model_type.startswith("deepseek") or cfg.model_type in _DEEPSEEK_LIKE_TYPES:
         return i >= cfg.first_k_dense_replace and i % cfg.moe_layer_freq == 0
     return i not in cfg.mlp_only_layers and (i + 1) % cfg.decoder_sparse_step == 0
 
