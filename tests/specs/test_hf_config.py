@@ -275,3 +275,19 @@ def test_qwen2_moe_with_gated_shared_expert():
     )
     assert spec.params == 24 * layer + 2048 + 2 * 151_936 * 2048 == 14_315_784_192
     assert all(b.window is None for b in spec.blocks)
+
+
+def test_minimax_qk_norm_shapes():
+    # SMALL has 4 heads and 2 kv heads of 16: per_layer norms q over 4·16, k over 2·16 numbers;
+    # per_head (Qwen3's) one 16-wide weight each.
+    per_layer = from_hf_config({**SMALL, "use_qk_norm": True, "qk_norm_type": "per_layer"}, "x")
+    per_head = from_hf_config({**SMALL, "use_qk_norm": True}, "x")
+    plain = from_hf_config(SMALL, "x")
+    assert plain.params == _small_params()
+    assert per_layer.params - plain.params == 4 * (4 * 16 + 2 * 16)
+    assert per_head.params - plain.params == 4 * (2 * 16)
+
+
+def test_unknown_qk_norm_type_names_field_and_choices():
+    msg = _error({**SMALL, "use_qk_norm": True, "qk_norm_type": "per_token"})
+    assert "qk_norm_type" in msg and "per_head" in msg and "per_layer" in msg
