@@ -79,11 +79,24 @@ def roofline(
     )
 
 
+def at_compute_rate(flops: float, sixteen_bit_flops: float, acc: Accelerator,
+                    compute: str) -> float:
+    """FLOPs timed at ``compute``'s peak: ``flops`` (those at that rate) plus the 16-bit ones
+    scaled by ``peak(compute) / peak(bf16)`` (an unquantized part of an FP8 or FP4 model runs
+    at the BF16 rate: a quarter of B200's FP4 rate)."""
+    if not sixteen_bit_flops:
+        return flops
+    return flops + sixteen_bit_flops * acc.peak_flops_per_s(compute) / acc.peak_flops_per_s("bf16")
+
+
 def call_time(cost: CallCost, acc: Accelerator, compute: str, eff: Efficiency) -> RooflineTime:
-    """Roofline time of one call (its op list taken as a whole, as the chapter does)."""
+    """Roofline time of one call (its op list taken as a whole, as the chapter does); matmuls of
+    unquantized parts (``Op.sixteen_bit``) at the BF16 rate (:func:`at_compute_rate`)."""
     if not cost.ops:
         return RooflineTime(0.0, 0.0, 0.0)
-    return roofline(cost.flops, cost.bytes, acc, compute, eff)
+    sixteen = cost.sixteen_bit_flops
+    return roofline(at_compute_rate(cost.flops - sixteen, sixteen, acc, compute), cost.bytes,
+                    acc, compute, eff)
 
 
 @dataclass(frozen=True)
@@ -196,17 +209,20 @@ class RooflineTimer:
         return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s,
                    kv_devices=model.kv_devices(tp))
 
-    def series(self, parts0: tuple[float, float, float, float],
-               parts1: tuple[float, float, float, float] | None, tokens: int,
+    def series(self, parts0: tuple[float, ...], parts1: tuple[float, ...] | None, tokens: int,
                prefill: bool = False) -> StepSeries:
-        """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes) on
-        the whole group grow by ``parts1 − parts0`` per step (``prefill``, whether the step
-        carries a prefill chunk, does not change a roofline time)."""
+        """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes,
+        16-bit dense FLOPs) on the whole group grow by ``parts1 − parts0`` per step
+        (``prefill``, whether the step carries a prefill chunk, does not change a roofline
+        time)."""
         tp, d = self.tensor_parallel, self.kv_devices
-        flops0, bytes0 = (parts0[0] + parts0[1]) / tp, parts0[2] / tp + parts0[3] / d
+
+        def flops(p: tuple[float, ...]) -> float:
+            return at_compute_rate(p[0] + p[1], p[4], self.acc, self.compute) / tp
+        flops0, bytes0 = flops(parts0), parts0[2] / tp + parts0[3] / d
         dflops = dbytes = 0.0
         if parts1 is not None:
-            dflops = (parts1[0] + parts1[1]) / tp - flops0
+            dflops = flops(parts1) - flops0
             dbytes = parts1[2] / tp + parts1[3] / d - bytes0
         eff = self.eff
         if tp > 1:

@@ -17,7 +17,10 @@ segments = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3",
                         "qwen3-0.6b"]),
-       st.sampled_from([Precision.of(), Precision.of("int4-g128", "fp8", True)]), segments)
+       st.sampled_from([Precision.of(), Precision.of("int4-g128", "fp8", True),
+                        Precision.of("nvfp4", "fp8", True, "attention,router,lm-head"),
+                        Precision.of("fp8", unquantized="dense-mlp,shared-experts,embedding")]),
+       segments)
 def test_linear_cost_equals_forward(model_id, precision, segs):
     model = load_model(model_id)
     batch = Batch(tuple(segs))
@@ -28,18 +31,20 @@ def test_linear_cost_equals_forward(model_id, precision, segs):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "deepseek-v3"]), segments)
-def test_linear_parts_equal_forward_parts(model_id, segs):
-    """The step-time model's split (dense/attention FLOPs, weight/KV bytes) is the same split
-    of the same op list, and the parts sum to the totals."""
-    model, precision = load_model(model_id), Precision.of()
+@given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "deepseek-v3"]),
+       st.sampled_from([Precision.of(), Precision.of("nvfp4", unquantized="attention,lm-head")]),
+       segments)
+def test_linear_parts_equal_forward_parts(model_id, precision, segs):
+    """The step-time model's split (dense/attention FLOPs, weight/KV bytes, 16-bit dense FLOPs)
+    is the same split of the same op list, and the parts sum to the totals."""
+    model = load_model(model_id)
     batch = Batch(tuple(segs))
     exact = forward(model, batch, precision).parts
     parts = LinearCost.of(model, precision).parts(batch)
     for got, want in zip(parts, exact, strict=True):
         assert got == pytest.approx(want, rel=1e-12, abs=1e-6)
     flops, moved = LinearCost.of(model, precision).totals(batch)
-    assert parts[0] + parts[1] == pytest.approx(flops)
+    assert parts[0] + parts[1] + parts[4] == pytest.approx(flops)
     assert parts[2] + parts[3] == pytest.approx(moved)
 
 

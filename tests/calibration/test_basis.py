@@ -43,16 +43,16 @@ def test_moe_layer_term_counts_the_layers_with_routed_experts(model_id, moe_laye
     for tp in (1, 8):
         basis = StepBasis.of(model, acc, "bf16", tp, 450e9)
         for tokens in (1, 4096):
-            x = basis.terms((1e12, 1e10, 1e10, 1e9), tokens)
+            x = basis.terms((1e12, 1e10, 1e10, 1e9, 0.0), tokens)
             assert x[TERMS.index("moe_layer")] == moe_layers
-        assert basis.terms((0.0, 0.0, 0.0, 0.0), 0)[TERMS.index("moe_layer")] == 0
+        assert basis.terms((0.0, 0.0, 0.0, 0.0, 0.0), 0)[TERMS.index("moe_layer")] == 0
 
 
 def _qwen32b_terms(compute: str, tp: int) -> dict[str, float]:
     """Named basis terms of one Qwen3-32B step on H100s: parts (4e12 dense FLOPs, 1e11
     attention FLOPs, 6e10 weight bytes, 2e9 KV bytes), 100 new tokens, a 450 GB/s link."""
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
-    terms = StepBasis.of(model, acc, compute, tp, 450e9).terms((4e12, 1e11, 6e10, 2e9), 100)
+    terms = StepBasis.of(model, acc, compute, tp, 450e9).terms((4e12, 1e11, 6e10, 2e9, 0.0), 100)
     return dict(zip(TERMS, terms, strict=True))
 
 
@@ -74,6 +74,21 @@ def test_low_precision_matmuls_count_in_their_own_term():
     assert fp8["dense"] == 0 and fp8["dense_low"] == pytest.approx(4e12 / 1978.9e12)
     assert bf16["dense_low"] == 0 and bf16["dense"] == pytest.approx(4e12 / 989.4e12)
     assert fp8["attention"] == bf16["attention"] == pytest.approx(1e11 / 989.4e12)
+
+
+def test_matmuls_of_parts_kept_in_bf16_count_in_dense_at_the_bf16_rate():
+    """An FP8 model whose attention stays BF16 (``Precision.unquantized``): its 16-bit matmul
+    FLOPs (the parts' fifth entry, 5e11) go over the BF16 peak into ``dense``, the FP8 ones
+    into ``dense_low``; on a BF16 model both share ``dense``."""
+    model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
+    parts = (4e12, 1e11, 6e10, 2e9, 5e11)
+    fp8 = dict(zip(TERMS, StepBasis.of(model, acc, "fp8", 1, 450e9).terms(parts, 100),
+                   strict=True))
+    bf16 = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9).terms(parts, 100),
+                    strict=True))
+    assert fp8["dense"] == pytest.approx(5e11 / 989.4e12)
+    assert fp8["dense_low"] == pytest.approx(4e12 / 1978.9e12)
+    assert bf16["dense"] == pytest.approx(4.5e12 / 989.4e12) and bf16["dense_low"] == 0
 
 
 def test_a_profile_without_dense_low_uses_its_dense_coefficient():
@@ -108,7 +123,7 @@ def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute, model
     sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
                          for k, t in enumerate(TERMS)), 0.01)
     timer = FittedTimer(basis, sm)
-    p0, p1 = (3e12, 2e11, 6.5e10, 3e9), (3e12, 2.1e11, 6.5e10, 3.1e9)
+    p0, p1 = (3e12, 2e11, 6.5e10, 3e9, 4e11), (3e12, 2.1e11, 6.5e10, 3.1e9, 4.2e11)
     series = timer.series(p0, p1, 77)
     a, b = sm.time(basis.terms(p0, 77)), sm.time(basis.terms(p1, 77))
     assert series.time(1) == pytest.approx(a, rel=1e-12)
@@ -125,7 +140,7 @@ def test_a_step_with_a_prefill_chunk_takes_at_least_the_eager_floor():
     binds. Either way the effective basis vector's dot product is the step's time."""
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
     basis = StepBasis.of(model, acc, "bf16", 8, 450e9)
-    parts = (4e12, 1e11, 6e10, 2e9)
+    parts = (4e12, 1e11, 6e10, 2e9, 0.0)
     total = 1e-3 + 1.5 * 4e12 / (8 * 989.4e12) + 6e10 / (8 * 3.35e12)
     assert total == pytest.approx(3.997e-3, rel=1e-3)
     for floor_per_layer, prefill_s in ((0.2e-3, 64 * 0.2e-3), (0.05e-3, total)):
@@ -147,7 +162,7 @@ def test_a_prefill_step_is_timed_alone():
     model, acc = load_model("qwen3-32b"), load_accelerator("h100-sxm")
     timer = FittedTimer(StepBasis.of(model, acc, "bf16", 1, 450e9), StepModel.of({"dense": 1.0}))
     with pytest.raises(NapkinError, match="timed alone"):
-        timer.series((1e12, 0, 0, 0), (1e12, 0, 0, 0), 10, prefill=True)
+        timer.series((1e12, 0, 0, 0, 0), (1e12, 0, 0, 0, 0), 10, prefill=True)
 
 
 def test_step_model_refuses_bad_coefficients():

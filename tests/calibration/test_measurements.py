@@ -188,6 +188,21 @@ def test_weight_only_int4_runs_as_the_checkpoints_own_grouping(tmp_path):
     assert weight_format(kimi.weights).bits_per_weight == 4 + 16 / 32
 
 
+def test_nvidia_nvfp4_rows_run_an_fp8_kv_cache_on_every_backend(tmp_path):
+    # nvidia/MiniMax-M2.5-NVFP4's hf_quant_config.json: kv_cache_quant_algo FP8 (vLLM row);
+    # gpt-oss's FP4 rows run its own MXFP4 checkpoint, which declares no KV format.
+    rows = [
+        "mm_c4,vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp4,agg,1024,1024,nvfp4,4,4,1,90,9",
+        "go_c4,vllm,0.19.0,openai/gpt-oss-120b,b200_sxm,fp4,agg,1024,1024,nvfp4,4,1,1,40,4",
+        "mf_c4,vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,4,4,1,90,9",
+    ]
+    nv, oss, fp8 = read_aiconfigurator_csv(_write(tmp_path / "aic.csv",
+                                                  "\n".join([AIC_HEADER, *rows]) + "\n"))
+    assert (nv.model, nv.weights, nv.kv_dtype) == ("minimax-m2.5", "nvfp4", "fp8")
+    assert (oss.weights, oss.kv_dtype) == ("nvfp4", "bf16")
+    assert fp8.kv_dtype == "bf16"  # vLLM FP8 rows of an unstated harness: BF16, as before
+
+
 def test_aiconfigurator_missing_column_is_named(tmp_path):
     header = AIC_HEADER.replace(",silicon_tpot_ms", "")
     row = AIC_ROWS[0].rsplit(",", 1)[0]

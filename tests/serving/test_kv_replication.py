@@ -50,11 +50,11 @@ def test_each_device_reads_its_replica_of_the_kv():
     model, acc = load_model("deepseek-v3"), load_accelerator("h200")
     bw = acc.mem_bytes_per_s
     basis = StepBasis.of(model, acc, "fp8", 8, 450e9)
-    x = basis.terms((0.0, 0.0, 8e9, 2e9), 32)
+    x = basis.terms((0.0, 0.0, 8e9, 2e9, 0.0), 32)
     assert x[TERMS.index("kv")] == pytest.approx(2e9 / bw)
     assert x[TERMS.index("weights")] == pytest.approx(8e9 / (8 * bw))
     timer = RooflineTimer.of(model, acc, "fp8", Efficiency(1.0, 1.0, 0.0), 8, 450e9, 0.0)
-    step = timer.series((0.0, 0.0, 8e9, 2e9), None, 32).time(1)
+    step = timer.series((0.0, 0.0, 8e9, 2e9, 0.0), None, 32).time(1)
     ar = timer.allreduce_s_per_token * 32
     assert step == pytest.approx(8e9 / (8 * bw) + 2e9 / bw + ar)
     dense = RooflineTimer.of(load_model("llama-3.1-70b"), acc, "fp8",

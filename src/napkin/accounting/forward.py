@@ -6,7 +6,14 @@ from functools import lru_cache
 
 from napkin.accounting.batch import BatchShape
 from napkin.accounting.ops import CallCost, Op
-from napkin.specs.dtypes import KVFormat, WeightFormat, kv_format, weight_format
+from napkin.specs.dtypes import (
+    SIXTEEN_BIT,
+    KVFormat,
+    WeightFormat,
+    kv_format,
+    parse_unquantized,
+    weight_format,
+)
 from napkin.specs.model import LayerGroup, ModelSpec
 from napkin.specs.modules import Block, Linear, OpKind, Stage
 
@@ -23,12 +30,61 @@ class Precision:
     weights: WeightFormat
     kv: KVFormat
     read_embedding: bool = False
+    unquantized: frozenset[str] = frozenset()
+    """Parts the checkpoint keeps in BF16 (:data:`napkin.specs.dtypes.UNQUANTIZED_ROLES`):
+    their weights take 2 bytes each and, when ``weights`` computes below 16 bits, their
+    matmuls run at the BF16 rate. Empty (the default): ``weights`` applies to every
+    parameter."""
 
     @classmethod
-    def of(cls, weights: str = "bf16", kv: str = "bf16",
-           read_embedding: bool = False) -> "Precision":
-        """Formats by name (``bf16``, ``int4-g128``, ``fp8``…)."""
-        return cls(weight_format(weights), kv_format(kv), read_embedding)
+    def of(cls, weights: str = "bf16", kv: str = "bf16", read_embedding: bool = False,
+           unquantized: str | tuple[str, ...] | frozenset[str] | None = None) -> "Precision":
+        """Formats by name (``bf16``, ``int4-g128``, ``fp8``…); ``unquantized`` a
+        comma-separated subset of ``attention,router,shared-experts,dense-mlp,lm-head,
+        embedding``."""
+        return cls(weight_format(weights), kv_format(kv), read_embedding,
+                   parse_unquantized(unquantized))
+
+    def format_of(self, role: str | None) -> WeightFormat:
+        """The format of one part's weights: BF16 for a part in ``unquantized`` when the
+        weight format is narrower than 16 bits, else ``weights``."""
+        if role in self.unquantized and self.weights.bits_per_weight < 16:
+            return BF16
+        return self.weights
+
+    def sixteen_bit(self, role: str | None) -> bool:
+        """Whether the part's matmuls run at the 16-bit rate while ``weights`` computes below
+        16 bits (an unquantized part of an FP8 or FP4 model)."""
+        return role in self.unquantized and self.weights.compute not in SIXTEEN_BIT
+
+
+BF16 = weight_format("bf16")
+"""The format an unquantized part keeps (what the public checkpoints store)."""
+
+
+def role_of(kind: OpKind, routed: bool = False) -> str | None:
+    """The :data:`~napkin.specs.dtypes.UNQUANTIZED_ROLES` entry of a weight of ``kind`` (None:
+    routed experts, norms and mHC mixers, which always take the weight format)."""
+    if routed:
+        return None
+    return {OpKind.PROJECTION: "attention", OpKind.ROUTER: "router",
+            OpKind.EXPERT: "shared-experts", OpKind.FFN: "dense-mlp",
+            OpKind.LM_HEAD: "lm-head", OpKind.EMBEDDING: "embedding"}.get(kind)
+
+
+def weight_bytes(model: ModelSpec, precision: Precision) -> float:
+    """Bytes all of ``model``'s weights occupy: ``params × bytes_per_weight`` of each part's
+    format (:meth:`Precision.format_of`), the tied head counted once, MTP modules apart."""
+    def nbytes(params: float, role: str | None) -> float:
+        return params * precision.format_of(role).bytes_per_weight
+    total = (nbytes(model.embedding_params, "embedding") + nbytes(model.lm_head_params, "lm-head")
+             + nbytes(model.final_norm_params, None))
+    for g in model.layer_groups:
+        b = g.block
+        layer = sum(nbytes(lin.params, role_of(lin.kind)) for lin in b.linears)
+        layer += nbytes(b.experts.params if b.experts else 0, None) + nbytes(b.norm_params, None)
+        total += g.num_layers * layer
+    return total
 
 
 def experts_touched(num_experts: int, top_k: int, tokens: int) -> float:
@@ -107,6 +163,8 @@ class OpRates:
     experts: tuple[int, int] | None = None
     kv_read_per_cached: float = 0.0
     kv_write_per_token: float = 0.0
+    sixteen_bit: bool = False
+    """The op's matmul runs at the 16-bit rate (an unquantized part, ``Precision.sixteen_bit``)."""
 
     def weight_bytes_for(self, tokens: int, readout: int) -> float:
         """Weight bytes this op reads in a call of ``tokens`` new tokens, ``readout`` read-outs."""
@@ -133,7 +191,7 @@ class OpRates:
             kv_read = self.kv_read_per_cached * batch.cached_tokens_read(self.window)
         return Op(self.name, self.module, self.kind, self.stage, self.layers, flops,
                   self.weight_bytes_for(tokens, readout), kv_read,
-                  self.kv_write_per_token * tokens)
+                  self.kv_write_per_token * tokens, sixteen_bit=self.sixteen_bit)
 
 
 def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCost:
@@ -165,19 +223,21 @@ def op_rates(model: ModelSpec, precision: Precision) -> tuple[OpRates, ...]:
     """Every operator of the model as per-unit rates (the single source of forward costs)."""
     wb, kvb = precision.weights.bytes_per_weight, precision.kv.bytes_per_element
     h = model.hidden_size
-    head_bytes = model.embedding_params * wb
+    table = model.embedding_params
+    embed_bytes = table * precision.format_of("embedding").bytes_per_weight
     embed_read = "never"
     if precision.read_embedding:
         embed_read = "no_readout" if model.tie_word_embeddings else "always"
     rates = [OpRates("embed", "embed", OpKind.EMBEDDING, -1, 0,
-                     weight_bytes=0.0 if embed_read == "never" else head_bytes,
+                     weight_bytes=0.0 if embed_read == "never" else embed_bytes,
                      weight_read="always" if embed_read == "never" else embed_read)]
     for group in model.layer_groups:
-        rates += _block_rates(model, group, wb, kvb)
+        rates += _block_rates(model, group, precision, kvb)
     rates.append(OpRates("final_norm", "final_norm", OpKind.NORM, 99, 0, weight_bytes=h * wb))
     rates.append(OpRates("lm_head", "lm_head", OpKind.LM_HEAD, 100, 0,
                          flops_per_readout=2.0 * h * model.vocab_size,
-                         weight_bytes=head_bytes, weight_read="readout"))
+                         weight_bytes=table * precision.format_of("lm-head").bytes_per_weight,
+                         weight_read="readout", sixteen_bit=precision.sixteen_bit("lm-head")))
     return tuple(rates)
 
 
@@ -215,14 +275,18 @@ def _compressed_rates(label: str, block: Block, n: int, kvb: float) -> list[OpRa
     return rates
 
 
-def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> list[OpRates]:
+def _block_rates(model: ModelSpec, group: LayerGroup, precision: Precision,
+                 kvb: float) -> list[OpRates]:
     block, n = group.block, group.num_layers
     label, att, window = group_label(model, block), block.attention, block.window
+    wb = precision.weights.bytes_per_weight
 
     def linear(lin: Linear) -> OpRates:
+        role = role_of(lin.kind)
         return OpRates(f"{label}/{lin.name}", lin.name, lin.kind, lin.stage, n,
                        flops_per_token=linear_flops(lin, n),
-                       weight_bytes=lin.params * wb * n)
+                       weight_bytes=lin.params * precision.format_of(role).bytes_per_weight * n,
+                       sixteen_bit=precision.sixteen_bit(role))
 
     rates = [linear(lin) for lin in block.linears if lin.stage <= Stage.ATTN_UP]
     # per-pair widths; MLA decode pairs attend in latent space (see forward's docstring)
@@ -233,7 +297,8 @@ def _block_rates(model: ModelSpec, group: LayerGroup, wb: float, kvb: float) -> 
         kv_b = next(lin for lin in block.linears if lin.name == "attn/kv_b")
         rates.append(OpRates(f"{label}/attn/kv_b_cached", "attn/kv_b_cached", OpKind.PROJECTION,
                              Stage.ATTN_UP, n,
-                             flops_per_prefill_cached=linear_flops(kv_b, n)))
+                             flops_per_prefill_cached=linear_flops(kv_b, n),
+                             sixteen_bit=precision.sixteen_bit("attention")))
     heads = att.num_heads
     rates.append(OpRates(
         f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n, window,

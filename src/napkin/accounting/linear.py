@@ -32,6 +32,9 @@ class LinearCost:
     flops_per_token: float
     flops_per_readout: float
     flops_per_prefill_cached: float
+    sixteen_bit: tuple[float, float, float]
+    """The share of the three rates above that runs at the 16-bit rate (unquantized parts,
+    ``OpRates.sixteen_bit``): per token, per read-out, per cached prefill token."""
     windows: tuple[WindowRates, ...]
     weight_bytes_always: float
     weight_bytes_readout: float
@@ -55,10 +58,14 @@ class LinearCost:
                 experts[r.experts] += r.weight_bytes
             else:
                 weights[r.weight_read] += r.weight_bytes
+        sixteen = [r for r in rates if r.sixteen_bit]
         return cls(
             flops_per_token=sum(r.flops_per_token for r in rates),
             flops_per_readout=sum(r.flops_per_readout for r in rates),
             flops_per_prefill_cached=sum(r.flops_per_prefill_cached for r in rates),
+            sixteen_bit=(sum(r.flops_per_token for r in sixteen),
+                         sum(r.flops_per_readout for r in sixteen),
+                         sum(r.flops_per_prefill_cached for r in sixteen)),
             windows=tuple(WindowRates(k, *v) for k, v in per_window.items() if any(v)),
             weight_bytes_always=weights["always"],
             weight_bytes_readout=weights["readout"],
@@ -77,35 +84,42 @@ class LinearCost:
             total += experts_touched(num_experts, top_k, tokens) * per_expert
         return total
 
-    def parts(self, batch: BatchShape) -> tuple[float, float, float, float]:
-        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of one forward call on
-        ``batch``: the matmul and the query–key/value FLOPs, the weights read and the KV read
-        and written. Their sums are :meth:`totals`; all zero for no tokens."""
+    def parts(self, batch: BatchShape) -> tuple[float, float, float, float, float]:
+        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs) of one
+        forward call on ``batch``: the matmul FLOPs at the weight format's rate and the
+        query–key/value FLOPs, the weights read, the KV read and written, and the matmul FLOPs
+        of unquantized parts (at the 16-bit rate; 0 without ``Precision.unquantized``). Their
+        sums are :meth:`totals`; all zero for no tokens."""
         tokens = batch.new_tokens
         if tokens == 0:
-            return 0.0, 0.0, 0.0, 0.0
+            return 0.0, 0.0, 0.0, 0.0, 0.0
         per_window = [(batch.attention_pairs(w.window),
                        batch.decode_pairs(w.window) if w.flops_per_decode_pair else 0,
                        batch.cached_tokens_read(w.window)) for w in self.windows]
         return self._parts(tokens, batch.readout_tokens, batch.prefill_cached_tokens(),
                            per_window)
 
-    def decode_parts(self, n_dec: int, sum_ctx: int) -> tuple[float, float, float, float]:
+    def decode_parts(self, n_dec: int, sum_ctx: int) -> tuple[float, float, float, float,
+                                                             float]:
         """:meth:`parts` of a decode-only step of a model without sliding windows: ``n_dec``
         sequences, one new token each, ``sum_ctx`` cached tokens in all — new = read-out =
         ``n_dec`` tokens, pairs = decode pairs = ``sum_ctx + n_dec``, cached KV read
         ``sum_ctx`` (the simulator's most frequent step, without building a batch shape)."""
         if n_dec == 0:
-            return 0.0, 0.0, 0.0, 0.0
+            return 0.0, 0.0, 0.0, 0.0, 0.0
         pairs = sum_ctx + n_dec
         return self._parts(n_dec, n_dec, 0, [(pairs, pairs, sum_ctx)] * len(self.windows))
 
     def _parts(self, tokens: int, readout: int, prefill_cached: int,
-               per_window: list[tuple[int, int, int]]) -> tuple[float, float, float, float]:
+               per_window: list[tuple[int, int, int]]
+               ) -> tuple[float, float, float, float, float]:
         """The rates times the aggregates; ``per_window``: (query–key pairs, decode pairs,
         cached tokens read) for each entry of ``windows``."""
         dense = (self.flops_per_token * tokens + self.flops_per_readout * readout
                  + self.flops_per_prefill_cached * prefill_cached)
+        s_token, s_readout, s_cached = self.sixteen_bit
+        sixteen = (s_token * tokens + s_readout * readout + s_cached * prefill_cached
+                   if s_token or s_readout or s_cached else 0.0)
         attention = 0.0
         kv = self.kv_write_per_token * tokens
         for w, (pairs, decode_pairs, cached) in zip(self.windows, per_window, strict=True):
@@ -113,9 +127,9 @@ class LinearCost:
             if w.flops_per_decode_pair:
                 attention += w.flops_per_decode_pair * decode_pairs
             kv += w.kv_read_per_cached * cached
-        return dense, attention, self.weight_bytes(tokens, readout), kv
+        return dense - sixteen, attention, self.weight_bytes(tokens, readout), kv, sixteen
 
     def totals(self, batch: BatchShape) -> tuple[float, float]:
         """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""
-        dense, attention, weights, kv = self.parts(batch)
-        return dense + attention, weights + kv
+        dense, attention, weights, kv, sixteen = self.parts(batch)
+        return dense + attention + sixteen, weights + kv

@@ -33,6 +33,9 @@ class Op:
     kv_read_bytes: float = 0.0
     kv_write_bytes: float = 0.0
     pass_: Pass = Pass.FORWARD
+    sixteen_bit: bool = False
+    """A matmul of a part the checkpoint keeps in BF16 while the rest computes in a narrower
+    format (``Precision.unquantized``): it runs at the 16-bit rate."""
 
     @property
     def bytes(self) -> float:
@@ -68,10 +71,18 @@ class CallCost:
         return self.weight_bytes + self.kv_read_bytes + self.kv_write_bytes
 
     @property
-    def parts(self) -> tuple[float, float, float, float]:
-        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes): attention is the
-        query–key and attention–value ops, dense every other op; KV is read + written."""
+    def sixteen_bit_flops(self) -> float:
+        """FLOPs of the matmuls that run at the 16-bit rate (``Op.sixteen_bit``)."""
+        return sum(op.flops for op in self.ops if op.sixteen_bit)
+
+    @property
+    def parts(self) -> tuple[float, float, float, float, float]:
+        """(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs):
+        attention is the query–key and attention–value ops; dense every other op at the weight
+        format's rate, the last entry those at the 16-bit rate (``sixteen_bit``); KV is read +
+        written."""
         attention = sum(op.flops for op in self.ops
                         if op.kind in (OpKind.ATTN_SCORE, OpKind.ATTN_VALUE))
-        return (self.flops - attention, attention, self.weight_bytes,
-                self.kv_read_bytes + self.kv_write_bytes)
+        sixteen = self.sixteen_bit_flops
+        return (self.flops - attention - sixteen, attention, self.weight_bytes,
+                self.kv_read_bytes + self.kv_write_bytes, sixteen)

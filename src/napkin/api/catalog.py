@@ -23,10 +23,10 @@ def list_gpus() -> Result:
 
 
 def describe_model(model: ModelRef, *, weights: str = "bf16", kv_dtype: str = "bf16",
-                   read_embedding: bool = False) -> Result:
+                   read_embedding: bool = False, unquantized: str | None = None) -> Result:
     """Parameters (total, embedding, head, active, per layer), KV bytes per token and weight
-    bytes at a precision. ``value``: the ModelSpec."""
+    bytes at a precision (``unquantized``: parts kept in BF16). ``value``: the ModelSpec."""
     spec = load_model(model)
-    precision = Precision.of(weights, kv_dtype, read_embedding)
+    precision = Precision.of(weights, kv_dtype, read_embedding, unquantized)
     step = forward(spec, Batch.decode(1, 1), precision)
     return Result(views.model_doc(spec, step, precision), spec)

@@ -30,7 +30,7 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
          gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
          weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,
          mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
-         calibration: str | None = None, tp: int = 1) -> Result:
+         calibration: str | None = None, tp: int = 1, unquantized: str | None = None) -> Result:
     """One call of ``batch`` identical sequences: ``cached`` tokens S already in the KV cache,
     ``new`` input tokens P, ``gen`` output tokens G (1 prefill + G − 1 decode steps).
 
@@ -45,7 +45,7 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
     require(batch >= 1, f"batch: must be >= 1, got {batch}")
     require(gen >= 1, f"gen: must be >= 1 token, got {gen}")
     spec.check_context(cached + new + gen - 1)
-    precision = Precision.of(weights, kv_dtype, read_embedding)
+    precision = Precision.of(weights, kv_dtype, read_embedding, unquantized)
     prefill = forward(spec, Batch.uniform(cached, new, batch), precision)
     runs = decode_runs(spec, precision, batch, cached + new, gen - 1)
     dep = chain = None
@@ -53,7 +53,7 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
         dep = deployment(spec, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                          gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
                          read_embedding=read_embedding, mfu=mfu, mbu=mbu,
-                         overhead_ms=overhead_ms)
+                         overhead_ms=overhead_ms, unquantized=unquantized)
         chain = request_chain(dep, new=new, gen=gen, cached=cached, batch=batch)
     calibrated = None
     if calibration is not None:
@@ -69,7 +69,8 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
     inputs = {"model": spec.name, "cached_tokens": cached, "new_tokens": new,
               "gen_tokens": gen, "batch": batch, **(
                   {} if dep else {"weights": weights, "kv_dtype": kv_dtype,
-                                  "read_embedding": read_embedding})}
+                                  "read_embedding": read_embedding,
+                                  **views.unquantized_input(precision)})}
     return Result(views.call_doc(spec, prefill, runs, dep, chain, inputs, calibrated),
                   {"prefill": prefill, "decode_runs": runs, "chain": chain,
                    "calibrated": calibrated})
@@ -81,13 +82,15 @@ def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,
                  gpu_tflops: float | None = None, weights: str = "bf16",
                  kv_dtype: str = "bf16", read_embedding: bool = False,
                  mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
-                 calibration: str | None = None, tp: int = 1) -> Result:
+                 calibration: str | None = None, tp: int = 1,
+                 unquantized: str | None = None) -> Result:
     """Decode steps over batch sizes at ``context`` cached tokens per sequence: memory
     (weights + KV, GB), whether it fits (keeping ``reserve_gb`` free), step time, tokens/s,
     and the compute/memory crossover (question bank task 2). ``value``: the table rows."""
     dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                      gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
-                     read_embedding=read_embedding, mfu=mfu, mbu=mbu, overhead_ms=overhead_ms)
+                     read_embedding=read_embedding, mfu=mfu, mbu=mbu, overhead_ms=overhead_ms,
+                     unquantized=unquantized)
     batches = _batches(batch)
     table = table_of(dep, batches, context, reserve_gb * GB)
     inputs = {"model": dep.model.name, "context_tokens": context,
@@ -108,12 +111,13 @@ def capacity(model: ModelRef, *, gpu: GpuRef | None = None, count: int = 1,
              context: int = 4096, avg_context: int | None = None, reserve_gb: float = 0.0,
              gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
              gpu_tflops: float | None = None, weights: str = "bf16",
-             kv_dtype: str = "bf16") -> Result:
+             kv_dtype: str = "bf16", unquantized: str | None = None) -> Result:
     """Users whose KV fits at ``context`` tokens (and at ``avg_context``) on ``count``
     accelerators with the weights sharded, keeping ``reserve_gb`` free on each (question bank
     task 3). ``value``: the capacity record."""
     dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
-                     gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype)
+                     gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
+                     unquantized=unquantized)
     cap = capacity_of(dep, count, context, avg_context, reserve_gb * GB)
     inputs = {"model": dep.model.name, "count": count, "context_tokens": context,
               "avg_context_tokens": avg_context, "reserve_bytes_per_device": reserve_gb * GB}

@@ -38,15 +38,17 @@ def deployment(model: ModelRef, gpu: GpuRef | None = None, *, gpu_mem_gb: float 
                gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
                weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,
                mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU,
-               overhead_ms: float = 0.0) -> Deployment:
+               overhead_ms: float = 0.0, unquantized: str | None = None) -> Deployment:
     """A model on an accelerator at a precision and efficiency (roofline timing).
 
     ``weights``: bf16 fp16 fp8 int8 int4 int4-g128 int4-g32 mxfp4 (W4A16) mxfp4-w4a4 nvfp4
     q4_k_m fp32; ``kv_dtype``: bf16 fp16 fp8 int8; ``mfu``/``mbu``: achieved shares of peak
-    FLOP/s and bandwidth in (0, 1]; ``overhead_ms``: fixed time per call, ms.
+    FLOP/s and bandwidth in (0, 1]; ``overhead_ms``: fixed time per call, ms;
+    ``unquantized``: parts the checkpoint keeps in BF16, a comma-separated subset of
+    attention, router, shared-experts, dense-mlp, lm-head, embedding (default none).
     """
     return Deployment(load_model(model),
                       load_gpu(gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                                gpu_tflops=gpu_tflops),
-                      Precision.of(weights, kv_dtype, read_embedding),
+                      Precision.of(weights, kv_dtype, read_embedding, unquantized),
                       Efficiency(mfu, mbu, overhead_ms * MS))

@@ -17,9 +17,10 @@ term               x_k (per device; T = new tokens in the step)               co
 ``token``          T                                                          s per token
 ``token_layer``    T · decoder layers                                         s per token-layer
 ``dense``          matmul FLOPs / (tp · dense peak of the weight format),     × ideal time
-                   16-bit compute (BF16, FP16); 0 otherwise
-``dense_low``      the same for sub-16-bit compute (FP8, INT8, FP4); 0        × ideal time
-                   otherwise
+                   16-bit compute (BF16, FP16); for sub-16-bit formats the
+                   matmuls of parts kept in BF16 / (tp · BF16 peak)
+``dense_low``      matmul FLOPs / (tp · peak of the format) for sub-16-bit    × ideal time
+                   compute (FP8, INT8, FP4); 0 otherwise
 ``attention``      query–key/value FLOPs / (tp · BF16 dense peak)             × ideal time
 ``weights``        weight bytes read / (tp · memory bandwidth)                × ideal time
 ``kv``             KV bytes read and written / (d · memory bandwidth), d the  × ideal time
@@ -80,6 +81,7 @@ from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
 from napkin.errors import require
+from napkin.specs.dtypes import SIXTEEN_BIT
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing import LineSeries, StepSeries
@@ -103,11 +105,10 @@ def parse_terms(text: str) -> tuple[str, ...]:
             f"comma-separated subset of {', '.join(TERMS)}")
     return tuple(t for t in TERMS if t in names)
 
-SIXTEEN_BIT = ("bf16", "fp16", "fp32", "tf32")
-"""Compute formats whose matmul FLOPs count in ``dense`` (the rest in ``dense_low``)."""
-
-Parts = tuple[float, float, float, float]
-"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes) of a step on the whole group."""
+Parts = tuple[float, float, float, float, float]
+"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs) of a step on the
+whole group (:meth:`napkin.accounting.linear.LinearCost.parts`)."""
+ZERO: Parts = (0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class StepBasis:
     low_precision: bool
     """The matmuls run in a sub-16-bit format: their FLOPs go to ``dense_low``."""
     per_attention_flop: float
+    """1 / (tp · BF16 peak): attention and the matmuls of parts kept in BF16 run at it."""
     per_byte: float
     per_kv_byte: float
     """1 / (devices the KV cache is split over · bandwidth): a KV head replicated over TP
@@ -157,10 +159,12 @@ class StepBasis:
         ``prefill``: the step carries a prefill chunk."""
         if tokens == 0:
             return (0.0,) * len(TERMS)
-        dense, attention, weights, kv = parts
+        dense, attention, weights, kv, sixteen = parts
         matmul = dense * self.per_dense_flop
+        sixteen_s = sixteen * self.per_attention_flop
         return (1.0, float(self.layers), float(self.moe_layers), float(tokens),
-                float(tokens * self.layers), 0.0 if self.low_precision else matmul,
+                float(tokens * self.layers),
+                sixteen_s if self.low_precision else matmul + sixteen_s,
                 matmul if self.low_precision else 0.0,
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_kv_byte, float(self.allreduces),
@@ -222,28 +226,27 @@ class FittedTimer:
         return self.model.request_s
 
     @cached_property
-    def rates(self) -> tuple[float, float, float, float, float, float]:
+    def rates(self) -> tuple[float, ...]:
         """The model time of a non-empty step as ``fixed + per_token·T + Σ rate_i·parts_i``:
-        (fixed, per_token, per dense FLOP, per attention FLOP, per weight byte, per KV byte).
+        (fixed, per_token, per dense FLOP, per attention FLOP, per weight byte, per KV byte,
+        per 16-bit dense FLOP).
 
         Read off :meth:`StepModel.time` of :meth:`StepBasis.terms` (both linear in the step's
         tokens and parts) at unit steps, so the formula stays in one place; the simulator then
-        times a step with six products instead of summing the basis vector."""
-        zero = (0.0, 0.0, 0.0, 0.0)
-        base, two = self.basis.terms(zero, 1), self.basis.terms(zero, 2)
+        times a step with seven products instead of summing the basis vector."""
+        base, two = self.basis.terms(ZERO, 1), self.basis.terms(ZERO, 2)
         def rate(x: tuple[float, ...]) -> float:  # the model time of x − base, term by term
             return self.model.time(tuple(a - b for a, b in zip(x, base, strict=True)))
         per_token = rate(two)
-        units: tuple[Parts, ...] = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0),
-                                    (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0))
-        r0, r1, r2, r3 = (rate(self.basis.terms(u, 1)) for u in units)
-        return (self.model.time(base) - per_token, per_token, r0, r1, r2, r3)
+        units = [tuple(float(i == k) for i in range(len(ZERO))) for k in range(len(ZERO))]
+        return (self.model.time(base) - per_token, per_token,
+                *(rate(self.basis.terms(u, 1)) for u in units))
 
     @cached_property
     def floor_s(self) -> float:
         """The least time of a step that carries a prefill chunk: the floor term of
         :meth:`StepBasis.terms` times its coefficient."""
-        x = self.basis.terms((0.0, 0.0, 0.0, 0.0), 1, prefill=True)
+        x = self.basis.terms(ZERO, 1, prefill=True)
         return self.model.coefficients[FLOOR] * x[FLOOR]
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
@@ -251,9 +254,9 @@ class FittedTimer:
         :attr:`floor_s` (``prefill``: the step carries a prefill chunk)."""
         if tokens == 0:
             return 0.0
-        fixed, per_token, r0, r1, r2, r3 = self.rates
+        fixed, per_token, r0, r1, r2, r3, r4 = self.rates
         t = (fixed + per_token * tokens + r0 * parts[0] + r1 * parts[1] + r2 * parts[2]
-             + r3 * parts[3])
+             + r3 * parts[3] + r4 * parts[4])
         return max(t, self.floor_s) if prefill else t
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,

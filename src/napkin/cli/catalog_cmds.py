@@ -1,7 +1,16 @@
 """``napkin models``, ``napkin gpus``, ``napkin model`` (over :mod:`napkin.api.catalog`)."""
 
 from napkin.api import catalog as api
-from napkin.cli.common import Format, FormatOpt, KvOpt, ModelArg, ReadEmbOpt, WeightsOpt, emit
+from napkin.cli.common import (
+    Format,
+    FormatOpt,
+    KvOpt,
+    ModelArg,
+    ReadEmbOpt,
+    UnquantizedOpt,
+    WeightsOpt,
+    emit,
+)
 
 
 def models(fmt: FormatOpt = Format.table) -> None:
@@ -15,7 +24,8 @@ def gpus(fmt: FormatOpt = Format.table) -> None:
 
 
 def model(ref: ModelArg, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "bf16",
-          read_embedding: ReadEmbOpt = False, fmt: FormatOpt = Format.table) -> None:
+          read_embedding: ReadEmbOpt = False, unquantized: UnquantizedOpt = None,
+          fmt: FormatOpt = Format.table) -> None:
     """Parameters (total, embedding, head, active, per layer), KV bytes, weight bytes."""
     emit(api.describe_model(ref, weights=weights, kv_dtype=kv_dtype,
-                            read_embedding=read_embedding), fmt)
+                            read_embedding=read_embedding, unquantized=unquantized), fmt)

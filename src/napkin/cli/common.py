@@ -66,6 +66,12 @@ WeightsOpt = Annotated[
                                         "rate) q4_k_m fp32.")
 ]
 KvOpt = Annotated[str, typer.Option("--kv-dtype", help="KV-cache format: bf16 fp16 fp8 int8.")]
+UnquantizedOpt = Annotated[
+    str | None, typer.Option("--unquantized", help="Parts the checkpoint keeps in BF16 "
+                                                   "(comma-separated): attention router "
+                                                   "shared-experts dense-mlp lm-head "
+                                                   "embedding. Default: none.")
+]
 MfuOpt = Annotated[float, FiniteOption("--mfu", help="Achieved share of peak FLOP/s (0, 1].")]
 MbuOpt = Annotated[float, FiniteOption("--mbu", help="Achieved share of bandwidth (0, 1].")]
 OverheadOpt = Annotated[float, FiniteOption("--overhead-ms", help="Fixed time per call, ms.")]

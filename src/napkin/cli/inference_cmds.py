@@ -21,6 +21,7 @@ from napkin.cli.common import (
     OverheadOpt,
     ReadEmbOpt,
     TflopsOpt,
+    UnquantizedOpt,
     WeightsOpt,
     emit,
 )
@@ -49,14 +50,15 @@ def call(
     gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "bf16",
     read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU, mbu: MbuOpt = DEFAULT_MBU,
     overhead_ms: OverheadOpt = 0.0,
-    calibration: CalibrationOpt = None, tp: TpOpt = 1,
+    calibration: CalibrationOpt = None, tp: TpOpt = 1, unquantized: UnquantizedOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Operator list of one prefill; with --gpu, the request chain's TTFT, TPOT, end-to-end."""
     emit(api.call(ref, new=new, cached=cached, gen=gen, batch=batch, gpu=gpu,
                   gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
                   weights=weights, kv_dtype=kv_dtype, read_embedding=read_embedding, mfu=mfu,
-                  mbu=mbu, overhead_ms=overhead_ms, calibration=calibration, tp=tp), fmt)
+                  mbu=mbu, overhead_ms=overhead_ms, calibration=calibration, tp=tp,
+                  unquantized=unquantized), fmt)
 
 
 def decode(
@@ -65,14 +67,15 @@ def decode(
     gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16", kv_dtype: KvOpt = "bf16",
     read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU, mbu: MbuOpt = DEFAULT_MBU,
     overhead_ms: OverheadOpt = 0.0, calibration: CalibrationOpt = None, tp: TpOpt = 1,
-    fmt: FormatOpt = Format.table,
+    unquantized: UnquantizedOpt = None, fmt: FormatOpt = Format.table,
 ) -> None:
     """Decode table over batch sizes: memory, fit, step time, tokens/s (question bank task 2)."""
     emit(api.decode_table(ref, gpu=gpu, batch=parse_ints(batch, "batch"), context=context,
                           reserve_gb=reserve_gb, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                           gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
                           read_embedding=read_embedding, mfu=mfu, mbu=mbu,
-                          overhead_ms=overhead_ms, calibration=calibration, tp=tp), fmt)
+                          overhead_ms=overhead_ms, calibration=calibration, tp=tp,
+                          unquantized=unquantized), fmt)
 
 
 def capacity(
@@ -83,12 +86,14 @@ def capacity(
                                                     help="Average context, tokens.")] = None,
     reserve_gb: ReserveOpt = 0.0, gpu: GpuOpt = None, gpu_mem_gb: MemOpt = None,
     gpu_bw_gbs: BwOpt = None, gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16",
-    kv_dtype: KvOpt = "bf16", fmt: FormatOpt = Format.table,
+    kv_dtype: KvOpt = "bf16", unquantized: UnquantizedOpt = None,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """Users whose KV fits at a context on N accelerators (question bank task 3)."""
     emit(api.capacity(ref, gpu=gpu, count=count, context=context, avg_context=avg_context,
                       reserve_gb=reserve_gb, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
-                      gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype), fmt)
+                      gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
+                      unquantized=unquantized), fmt)
 
 
 def moe(

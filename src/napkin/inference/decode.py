@@ -8,6 +8,7 @@ roofline of that step; tokens/s in total is B / step, per user 1 / step.
 from dataclasses import dataclass
 
 from napkin.accounting.batch import Batch
+from napkin.accounting.forward import weight_bytes
 from napkin.errors import require
 from napkin.timing import Deployment, RooflineTime
 from napkin.units import GB
@@ -62,7 +63,7 @@ class DecodeTable:
 
 def weights_bytes(dep: Deployment) -> float:
     """Bytes all weights occupy in memory at the deployment's weight format."""
-    return dep.model.params * dep.precision.weights.bytes_per_weight
+    return weight_bytes(dep.model, dep.precision)
 
 
 def check_reserve(dep: Deployment, reserve_bytes: float) -> None:

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from napkin.accounting.batch import Batch
-from napkin.accounting.forward import Precision, forward
+from napkin.accounting.forward import Precision, forward, weight_bytes
 from napkin.accounting.series import decode_runs
 from napkin.errors import require
 from napkin.specs.model import ModelSpec
@@ -110,6 +110,6 @@ def rl_cycle(policy: ModelSpec, prompt_tokens: int, gen_tokens: int, keep: int,
         teacher_flops=n * reads[teacher] if teacher is not None else 0.0,
         reward_flops=n * reads[reward_model] if reward_model is not None else 0.0,
         update_flops=update.update_flops,
-        sync_bytes=replicas * policy.params * precision.weights.bytes_per_weight,
-        weight_bytes=policy.params * precision.weights.bytes_per_weight,
+        sync_bytes=replicas * weight_bytes(policy, precision),
+        weight_bytes=weight_bytes(policy, precision),
     )

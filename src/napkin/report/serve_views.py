@@ -5,6 +5,7 @@ from typing import Any
 
 from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
+from napkin.report.views import unquantized_input
 from napkin.serving.demand import WindowDemand
 from napkin.serving.fluid import FluidResult
 from napkin.serving.metrics import Latency, SimSummary, latency_bands
@@ -57,7 +58,8 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
     s, e = b.scenario, b.scenario.engine
     return {
         "model": b.model.name, "gpu": b.acc.id, "weights": b.precision.weights.name,
-        "kv_dtype": b.precision.kv.name, "calibration": b.calibration,
+        "kv_dtype": b.precision.kv.name, **unquantized_input(b.precision),
+        "calibration": b.calibration,
         **({"mfu": b.eff.mfu, "mbu": b.eff.mbu, "step_overhead_s": b.eff.overhead_s}
            if b.profile is None else {"backend": e.backend}),
         "max_num_seqs": e.max_num_seqs,

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from napkin.accounting.forward import Precision
+from napkin.accounting.forward import Precision, weight_bytes
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun
 from napkin.calibration.predict import CalibratedCall, CalibratedStep
@@ -26,6 +26,11 @@ def _gb_gib(n_bytes: float) -> str:
     return f"{fmt_bytes(n_bytes, 'GB')} ({fmt_bytes(n_bytes, 'GiB')})"
 
 
+def unquantized_input(p: Precision) -> dict[str, str]:
+    """``unquantized``: the parts kept in BF16, when there are any (printed with the inputs)."""
+    return {"unquantized": ",".join(sorted(p.unquantized))} if p.unquantized else {}
+
+
 def assumptions(dep: Deployment) -> dict[str, Any]:
     """The knobs every timed result depends on, echoed with it."""
     p, e = dep.precision, dep.eff
@@ -35,6 +40,7 @@ def assumptions(dep: Deployment) -> dict[str, Any]:
         "compute": p.weights.compute,
         "kv_dtype": p.kv.name,
         "read_embedding": p.read_embedding,
+        **unquantized_input(p),
         "mfu": e.mfu,
         "mbu": e.mbu,
         "overhead_s": e.overhead_s,
@@ -83,8 +89,7 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
     ``step`` is one decode step at batch 1 (its weight bytes are what a step reads)."""
     a = model.blocks[0].attention
     weights, kv_dtype = precision.weights.name, precision.kv.name
-    bytes_per_weight, kv_bytes_per_element = (precision.weights.bytes_per_weight,
-                                              precision.kv.bytes_per_element)
+    kv_bytes_per_element = precision.kv.bytes_per_element
     params_rows = [
         ["total", _int(model.params), fmt_count(model.params)],
         ["embedding", _int(model.embedding_params), fmt_count(model.embedding_params)],
@@ -130,7 +135,7 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
     kv_token = model.kv_bytes_per_token(kv_bytes_per_element)
     kv_window = model.kv_bytes(model.max_position_embeddings, kv_bytes_per_element) - (
         kv_token * model.max_position_embeddings)
-    weights_bytes = model.params * bytes_per_weight
+    weights_bytes = weight_bytes(model, precision)
     mem_rows = [
         [f"weights ({weights})", _gb_gib(weights_bytes)],
         [f"KV per token ({kv_dtype})" if model.min_window is None else
@@ -182,7 +187,7 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
                  "table (the chapter's convention); --read-embedding counts it too."]),
     ]
     inputs = {"model": model.name, "weights": weights, "kv_dtype": kv_dtype,
-              "read_embedding": precision.read_embedding}
+              "read_embedding": precision.read_embedding, **unquantized_input(precision)}
     return Document(f"{model.name}", inputs, {}, sections, data)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError
 
-from napkin.accounting.forward import Precision
+from napkin.accounting.forward import Precision, weight_bytes
 from napkin.calibration.basis import FittedTimer, StepBasis
 from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
@@ -166,6 +166,11 @@ class Scenario(InputModel):
     kv_dtype: str = "bf16"
     """KV-cache format (``bf16``, ``fp16``, ``fp8``, ``int8``, ``fp32``): bytes per cached element,
     hence KV bytes per token and blocks in the pool."""
+    unquantized: str | None = None
+    """Parts the checkpoint keeps in BF16 while ``weights`` quantizes the rest, comma-separated:
+    ``attention``, ``router``, ``shared-experts``, ``dense-mlp``, ``lm-head``, ``embedding``
+    (gpt-oss's MXFP4 checkpoint: ``attention,router,embedding,lm-head``; NVIDIA's NVFP4 MoE
+    checkpoints: ``attention,router,lm-head``). None: ``weights`` for every parameter."""
     calibration: str = "auto"
     """Step times: ``auto`` (the shipped profile of ``engine.backend``), ``roofline`` (MFU, MBU
     and step overhead below), a shipped profile name, or a profile file."""
@@ -305,7 +310,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     model = load_model(scenario.model)
     acc = override(load_accelerator(scenario.gpu) if scenario.gpu else None,
                    scenario.gpu_mem_gb, scenario.gpu_bw_gbs, scenario.gpu_tflops)
-    precision = Precision.of(scenario.weights, scenario.kv_dtype)
+    precision = Precision.of(scenario.weights, scenario.kv_dtype,
+                             unquantized=scenario.unquantized)
     eff = Efficiency(scenario.mfu, scenario.mbu, scenario.step_overhead_ms * MS)
     e = scenario.engine
     tp = e.tensor_parallel
@@ -363,7 +369,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         pool = e.kv_pool_gib * GiB * shards  # the setting is per device, as vLLM's
         derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
     else:
-        weights = model.params * precision.weights.bytes_per_weight / tp
+        weights = weight_bytes(model, precision) / tp
         act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
         usable = acc.device_memory_bytes * e.gpu_memory_utilization
         per_device = usable - weights - act - e.reserve_gib * GiB

@@ -9,12 +9,37 @@ The compute precision is explicit per format, never inferred from the storage bi
 activations, W4A4) run at the FP4 tensor-core rate, which only Blackwell parts have
 (``Accelerator.peak_flops_per_s("fp4")`` raises on others).
 A format applies to every parameter (napkin convention of the question bank's task 3:
-70.6 B × 4.125 / 8 ≈ 36.4 GB); real checkpoints often keep embeddings and norms in 16 bits.
+70.6 B × 4.125 / 8 ≈ 36.4 GB) unless the precision names the parts a real checkpoint keeps in
+BF16 (:data:`UNQUANTIZED_ROLES`, ``Precision.unquantized``): gpt-oss's MXFP4 checkpoint keeps
+attention, router, embedding and head in BF16; NVIDIA's NVFP4 ones keep at least the head.
 """
 
 from dataclasses import dataclass
 
 from napkin.errors import NapkinError
+
+SIXTEEN_BIT = ("bf16", "fp16", "fp32", "tf32")
+"""Compute formats of 16 bits or more: matmuls in them run at the BF16/FP16 (or wider) rate."""
+
+UNQUANTIZED_ROLES = ("attention", "router", "shared-experts", "dense-mlp", "lm-head",
+                     "embedding")
+"""Parts of a model a quantized checkpoint may keep in BF16: the attention projections, the MoE
+router, shared experts, dense layers' MLP, the LM head and the embedding table (routed experts
+are what such a checkpoint quantizes; norms follow the weight format, a few kB)."""
+
+
+def parse_unquantized(value: str | tuple[str, ...] | frozenset[str] | None,
+                      field: str = "unquantized") -> frozenset[str]:
+    """A set of :data:`UNQUANTIZED_ROLES` from a comma-separated string or a sequence."""
+    if value is None:
+        return frozenset()
+    names = [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value)]
+    names = [n for n in names if n]
+    unknown = [n for n in names if n not in UNQUANTIZED_ROLES]
+    if unknown:
+        raise NapkinError(f"{field}: {', '.join(unknown)} not a part kept in BF16; allowed: a "
+                          f"comma-separated subset of {', '.join(UNQUANTIZED_ROLES)}")
+    return frozenset(names)
 
 
 @dataclass(frozen=True)

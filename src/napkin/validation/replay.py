@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from napkin.accounting.forward import Precision
-from napkin.calibration.measurements import Harness, Measurement
+from napkin.accounting.forward import Precision, weight_bytes
+from napkin.calibration.measurements import Harness, Measurement, checkpoint_unquantized
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import generate
@@ -86,7 +86,7 @@ def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp:
     """KV blocks of the whole tensor-parallel group under the backend's sizing rule (each
     token's KV once per device it is split over, ``ModelSpec.kv_devices``)."""
     mem = acc.device_memory_bytes
-    weights = model.params * precision.weights.bytes_per_weight / tp
+    weights = weight_bytes(model, precision) / tp
     act = activation_peak_bytes(model, d.max_num_batched_tokens, min(d.max_num_seqs, 256)) / tp
     reserve = d.reserve_gib * GiB
     if d.pool_rule == "vllm":
@@ -195,10 +195,12 @@ def check_layout(m: Measurement, model: ModelSpec) -> None:
 
 def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Engine:
     """An engine replica with the measurement's model, GPU, precision, TP and backend (a
-    layout napkin does not model is refused: :func:`check_layout`)."""
+    layout napkin does not model is refused: :func:`check_layout`); the parts its checkpoint
+    keeps in BF16 stay BF16 (:func:`napkin.calibration.measurements.checkpoint_unquantized`)."""
     model, acc = load_model(m.model), load_accelerator(m.gpu)
     check_layout(m, model)
-    precision = Precision.of(m.weights, m.kv_dtype)
+    precision = Precision.of(m.weights, m.kv_dtype,
+                             unquantized=checkpoint_unquantized(m.model, m.weights))
     d = backend_defaults(m.backend)
     link = acc.allreduce_bytes_per_s
     spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
