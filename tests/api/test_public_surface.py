@@ -73,21 +73,25 @@ SURFACE: dict[str, str] = {
     'deployment': (
         'model, gpu=None, *, gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None, '
         "weights='bf16', kv_dtype='bf16', read_embedding=False, mfu=1.0, mbu=1.0, "
-        'overhead_ms=0.0'),
+        'overhead_ms=0.0, unquantized=None'),
     'list_models': '',
     'list_gpus': '',
-    'describe_model': "model, *, weights='bf16', kv_dtype='bf16', read_embedding=False",
+    'describe_model': ("model, *, weights='bf16', kv_dtype='bf16', read_embedding=False, "
+                       'unquantized=None'),
     'call': (
         'model, *, new, cached=0, gen=1, batch=1, gpu=None, gpu_mem_gb=None, '
         "gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "
-        'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, calibration=None, tp=1'),
+        'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, calibration=None, tp=1, '
+        'unquantized=None'),
     'decode_table': (
         'model, *, gpu=None, batch=1, context=4096, reserve_gb=0.0, gpu_mem_gb=None, '
         "gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "
-        'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, calibration=None, tp=1'),
+        'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, calibration=None, tp=1, '
+        'unquantized=None'),
     'capacity': (
         'model, *, gpu=None, count=1, context=4096, avg_context=None, reserve_gb=0.0, '
-        "gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16'"),
+        "gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "
+        'unquantized=None'),
     'moe': (
         "model, *, batch=(1, 4, 16, 64), context=1, gpu='h100-sxm', gpu_mem_gb=None, "
         "gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "
