@@ -6,8 +6,8 @@ import pytest
 from napkin.accounting import Batch, Precision, forward
 from napkin.accounting.forward import weight_bytes
 from napkin.api import inference as api
-from napkin.calibration.measurements import checkpoint_unquantized
 from napkin.catalog import load_accelerator, load_model
+from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
 from napkin.timing import Efficiency, call_time
 
@@ -81,6 +81,19 @@ def test_the_api_takes_the_parts_and_echoes_them():
     assert "unquantized" not in plain.document.assumptions
     extra = 2 * 1_342_177_280 * 8192 * (1 / 2250e12 - 1 / 9000e12)
     assert r.value["chain"].ttft_s - plain.value["chain"].ttft_s == pytest.approx(extra, rel=1e-9)
+
+
+def test_checkpoint_names_what_the_catalog_models_checkpoint_keeps():
+    from napkin.api.catalog import describe_model
+
+    got = describe_model("gpt-oss-120b", weights="mxfp4", unquantized="checkpoint")
+    assert got.document.inputs["unquantized"] == "attention,embedding,lm-head,router"
+    assert got.document.data["weights_bytes"] / GiB == pytest.approx(60.71, abs=0.01)
+    from importlib import resources
+
+    path = str(resources.files("napkin.catalog").joinpath("models", "qwen3-8b.json"))
+    with pytest.raises(NapkinError, match="unquantized: checkpoint needs a catalog model"):
+        api.call(path, new=8, weights="nvfp4", unquantized="checkpoint")
 
 
 @pytest.mark.parametrize("bad", ["attn", "attention,experts", "lm_head"])

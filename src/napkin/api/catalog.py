@@ -5,6 +5,7 @@ from napkin.accounting.forward import Precision, forward
 from napkin.api.result import Result
 from napkin.api.specs import ModelRef, load_model
 from napkin.catalog import MODELS, accelerators
+from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.report import views
 
 
@@ -25,8 +26,10 @@ def list_gpus() -> Result:
 def describe_model(model: ModelRef, *, weights: str = "bf16", kv_dtype: str = "bf16",
                    read_embedding: bool = False, unquantized: str | None = None) -> Result:
     """Parameters (total, embedding, head, active, per layer), KV bytes per token and weight
-    bytes at a precision (``unquantized``: parts kept in BF16). ``value``: the ModelSpec."""
+    bytes at a precision (``unquantized``: parts kept in BF16, or ``checkpoint``). ``value``:
+    the ModelSpec."""
     spec = load_model(model)
-    precision = Precision.of(weights, kv_dtype, read_embedding, unquantized)
+    precision = Precision.of(weights, kv_dtype, read_embedding,
+                             resolve_unquantized(unquantized, spec.name, weights))
     step = forward(spec, Batch.decode(1, 1), precision)
     return Result(views.model_doc(spec, step, precision), spec)

@@ -7,6 +7,7 @@ from napkin.accounting.forward import Precision, forward
 from napkin.accounting.series import decode_runs
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, deployment, has_gpu, load_model
+from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import require
 from napkin.inference.capacity import capacity as capacity_of
 from napkin.inference.chain import request_chain
@@ -45,7 +46,8 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
     require(batch >= 1, f"batch: must be >= 1, got {batch}")
     require(gen >= 1, f"gen: must be >= 1 token, got {gen}")
     spec.check_context(cached + new + gen - 1)
-    precision = Precision.of(weights, kv_dtype, read_embedding, unquantized)
+    precision = Precision.of(weights, kv_dtype, read_embedding,
+                             resolve_unquantized(unquantized, spec.name, weights))
     prefill = forward(spec, Batch.uniform(cached, new, batch), precision)
     runs = decode_runs(spec, precision, batch, cached + new, gen - 1)
     dep = chain = None

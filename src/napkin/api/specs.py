@@ -3,6 +3,7 @@
 from napkin.accounting.forward import Precision
 from napkin.catalog import load_accelerator
 from napkin.catalog import load_model as _load_catalog_model
+from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
 from napkin.timing import DEFAULT_MBU, DEFAULT_MFU, Deployment, Efficiency
@@ -45,10 +46,13 @@ def deployment(model: ModelRef, gpu: GpuRef | None = None, *, gpu_mem_gb: float 
     q4_k_m fp32; ``kv_dtype``: bf16 fp16 fp8 int8; ``mfu``/``mbu``: achieved shares of peak
     FLOP/s and bandwidth in (0, 1]; ``overhead_ms``: fixed time per call, ms;
     ``unquantized``: parts the checkpoint keeps in BF16, a comma-separated subset of
-    attention, router, shared-experts, dense-mlp, lm-head, embedding (default none).
+    attention, router, shared-experts, dense-mlp, lm-head, embedding (default none), or
+    ``checkpoint``: what the catalog model's public checkpoint keeps at ``weights``.
     """
-    return Deployment(load_model(model),
+    spec = load_model(model)
+    return Deployment(spec,
                       load_gpu(gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                                gpu_tflops=gpu_tflops),
-                      Precision.of(weights, kv_dtype, read_embedding, unquantized),
+                      Precision.of(weights, kv_dtype, read_embedding,
+                                   resolve_unquantized(unquantized, spec.name, weights)),
                       Efficiency(mfu, mbu, overhead_ms * MS))

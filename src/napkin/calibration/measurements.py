@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, NoReturn
 
+from napkin.catalog.checkpoints import checkpoint_int4, checkpoint_quantization
 from napkin.errors import NapkinError
 
 HarnessKind = Literal["closed_loop", "poisson", "burst"]
@@ -164,95 +165,6 @@ def weight_format_name(precision: str) -> str:
     if name.startswith("w4a16"):
         return "int4-g128"
     return _WEIGHT_ALIASES.get(name, name)
-
-
-def _in_catalog(model: str) -> bool:
-    from napkin.catalog import MODELS
-
-    return model in {m.id for m in MODELS}
-
-
-def _quantization(model: str) -> dict:
-    """The ``quantization_config`` of a catalog model's config.json (its language part's for a
-    vision-language one); {} for none or a model outside the catalog."""
-    from napkin.catalog import catalog_config
-
-    if not _in_catalog(model):
-        return {}
-    raw = catalog_config(model)
-    return raw.get("quantization_config") or raw.get("text_config", {}).get(
-        "quantization_config") or {}
-
-
-def _int4_groups(quant: dict) -> set[int]:
-    """Group sizes of a compressed-tensors config's 4-bit weight groups."""
-    groups = [g.get("weights") or {} for g in (quant.get("config_groups") or {}).values()]
-    return {g.get("group_size") for g in groups if g.get("num_bits") == 4}
-
-
-def checkpoint_int4(model: str) -> str:
-    """The INT4 format of a catalog model's own weight-only INT4 checkpoint: its config.json's
-    ``quantization_config`` group size (Kimi-K2.5: compressed-tensors, 4 bits per group of 32 →
-    ``int4-g32``), else ``int4-g128`` (GPTQ/AWQ's usual group). What a benchmark's bare
-    ``int4_wo`` runs as."""
-    from napkin.specs.dtypes import WEIGHT_FORMATS
-
-    sizes = _int4_groups(_quantization(model))
-    name = f"int4-g{sizes.pop()}" if len(sizes) == 1 else "int4-g128"
-    return name if name in WEIGHT_FORMATS else "int4-g128"
-
-
-def _roles(patterns: list[str]) -> frozenset[str]:
-    """The parts (``UNQUANTIZED_ROLES``) a checkpoint's list of modules left unquantized names
-    (``modules_to_not_convert``, compressed-tensors ``ignore``, ModelOpt ``exclude_modules``)."""
-    roles = set()
-    for p in (p.lower() for p in patterns):
-        if "shared_expert" in p:
-            roles.add("shared-experts")
-        elif "self_attn" in p:
-            roles.add("attention")
-        elif "router" in p or re.search(r"(^|\.)gate\*?$", p):
-            roles.add("router")
-        elif "embed" in p:
-            roles.add("embedding")
-        elif "lm_head" in p:
-            roles.add("lm-head")
-        elif re.search(r"mlp.{0,4}\(?(gate|up|down)", p):
-            roles.add("dense-mlp")
-    return frozenset(roles)
-
-
-NVFP4_KEEPS = {"dense": frozenset({"lm-head"}),
-               "moe": frozenset({"lm-head", "attention", "router"})}
-"""What NVIDIA's NVFP4 checkpoints (TensorRT Model Optimizer) keep in BF16: the LM head
-(ModelOpt's default exclusion for Llama-like models), and for MoE models also attention and the
-router (ModelOpt's ``deepseekv2v3`` defaults ``lm_head, *self_attn*, *mlp.gate``; the
-``exclude_modules`` of nvidia/MiniMax-M2.5-NVFP4's hf_quant_config.json, as aiconfigurator
-ships it: every layer's ``self_attn*`` and ``block_sparse_moe.gate``, and ``lm_head``)."""
-
-
-def checkpoint_unquantized(model: str, weights: str) -> frozenset[str]:
-    """The parts a benchmark row's checkpoint keeps in BF16 at weight format ``weights``.
-
-    From the catalog model's own ``quantization_config`` when ``weights`` is its format (an
-    FP8 config for ``fp8``, MXFP4 for any FP4 format — gpt-oss has no other checkpoint —,
-    compressed-tensors 4-bit for ``int4*``): gpt-oss keeps attention, router, embedding and
-    head; MiniMax-M2.5's FP8 checkpoint router and head; Kimi-K2.5's INT4 one head, attention,
-    shared experts and dense MLP. Else, for ``nvfp4``, NVIDIA's checkpoints
-    (:data:`NVFP4_KEEPS`); else none."""
-    from napkin.catalog import load_model
-
-    quant = _quantization(model)
-    method = str(quant.get("quant_method", "")).lower()
-    own = ((method == "fp8" and weights == "fp8")
-           or (method == "mxfp4" and weights in ("mxfp4", "mxfp4-w4a4", "nvfp4"))
-           or (method == "compressed-tensors" and bool(_int4_groups(quant))
-               and weights.startswith("int4")))
-    if own:
-        return _roles([*quant.get("modules_to_not_convert", []), *quant.get("ignore", [])])
-    if weights == "nvfp4" and _in_catalog(model):
-        return NVFP4_KEEPS["moe" if load_model(model).is_moe else "dense"]
-    return frozenset()
 
 
 _QUANT_SUFFIXES = ("-fp8", "-nvfp4", "-fp4", "-mxfp4", "-fp8-dynamic", "-w8a8", "-awq",
@@ -534,7 +446,7 @@ def _aiconfigurator_kv(row_id: str, backend: str, weights: str, model: str) -> s
     MXFP4 checkpoint, which declares no KV format), else BF16 (the sample does not say)."""
     if INFERENCEMAX_ID.match(row_id):
         return "fp8" if weights in INFERENCEMAX_FP8_KV else "bf16"
-    if weights == "nvfp4" and _quantization(model).get("quant_method") != "mxfp4":
+    if weights == "nvfp4" and checkpoint_quantization(model).get("quant_method") != "mxfp4":
         return "fp8"
     return "fp8" if backend == "trtllm" and weights in TRTLLM_FP8_KV else "bf16"
 

@@ -70,7 +70,9 @@ UnquantizedOpt = Annotated[
     str | None, typer.Option("--unquantized", help="Parts the checkpoint keeps in BF16 "
                                                    "(comma-separated): attention router "
                                                    "shared-experts dense-mlp lm-head "
-                                                   "embedding. Default: none.")
+                                                   "embedding; or checkpoint (what the "
+                                                   "catalog model's checkpoint keeps). "
+                                                   "Default: none.")
 ]
 MfuOpt = Annotated[float, FiniteOption("--mfu", help="Achieved share of peak FLOP/s (0, 1].")]
 MbuOpt = Annotated[float, FiniteOption("--mbu", help="Achieved share of bandwidth (0, 1].")]

@@ -23,6 +23,7 @@ from napkin.accounting.forward import Precision, weight_bytes
 from napkin.calibration.basis import FittedTimer, StepBasis
 from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
+from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
@@ -170,7 +171,8 @@ class Scenario(InputModel):
     """Parts the checkpoint keeps in BF16 while ``weights`` quantizes the rest, comma-separated:
     ``attention``, ``router``, ``shared-experts``, ``dense-mlp``, ``lm-head``, ``embedding``
     (gpt-oss's MXFP4 checkpoint: ``attention,router,embedding,lm-head``; NVIDIA's NVFP4 MoE
-    checkpoints: ``attention,router,lm-head``). None: ``weights`` for every parameter."""
+    checkpoints: ``attention,router,lm-head``), or ``checkpoint``: what the catalog model's
+    public checkpoint keeps at ``weights``. None: ``weights`` for every parameter."""
     calibration: str = "auto"
     """Step times: ``auto`` (the shipped profile of ``engine.backend``), ``roofline`` (MFU, MBU
     and step overhead below), a shipped profile name, or a profile file."""
@@ -310,8 +312,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     model = load_model(scenario.model)
     acc = override(load_accelerator(scenario.gpu) if scenario.gpu else None,
                    scenario.gpu_mem_gb, scenario.gpu_bw_gbs, scenario.gpu_tflops)
-    precision = Precision.of(scenario.weights, scenario.kv_dtype,
-                             unquantized=scenario.unquantized)
+    precision = Precision.of(scenario.weights, scenario.kv_dtype, unquantized=resolve_unquantized(
+        scenario.unquantized, model.name, scenario.weights))
     eff = Efficiency(scenario.mfu, scenario.mbu, scenario.step_overhead_ms * MS)
     e = scenario.engine
     tp = e.tensor_parallel

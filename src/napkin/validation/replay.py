@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from napkin.accounting.forward import Precision, weight_bytes
-from napkin.calibration.measurements import Harness, Measurement, checkpoint_unquantized
+from napkin.calibration.measurements import Harness, Measurement
 from napkin.catalog import load_accelerator, load_model
+from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
@@ -196,7 +197,7 @@ def check_layout(m: Measurement, model: ModelSpec) -> None:
 def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Engine:
     """An engine replica with the measurement's model, GPU, precision, TP and backend (a
     layout napkin does not model is refused: :func:`check_layout`); the parts its checkpoint
-    keeps in BF16 stay BF16 (:func:`napkin.calibration.measurements.checkpoint_unquantized`)."""
+    keeps in BF16 stay BF16 (:func:`napkin.catalog.checkpoints.checkpoint_unquantized`)."""
     model, acc = load_model(m.model), load_accelerator(m.gpu)
     check_layout(m, model)
     precision = Precision.of(m.weights, m.kv_dtype,
