@@ -12,6 +12,7 @@ from napkin.planning.launch import launch_commands
 from napkin.planning.prices import price_catalog, price_of
 from napkin.planning.search import run_plan
 from napkin.planning.spec import Candidate, PlanFile, candidates
+from napkin.serving.scenario import build
 
 HERE = Path(".")
 
@@ -179,3 +180,20 @@ def test_python_api_plans_a_file(tmp_path):
                        for e in feasible)
     for e in feasible:
         assert e in front or any(dominates(f, e) for f in front)
+
+
+def test_plans_carry_the_parts_kept_in_bf16_to_every_candidate():
+    """``unquantized`` reaches each candidate's scenario (``checkpoint`` resolved per weight
+    format when the scenario is built); a part napkin does not know is refused before the
+    search, naming the field."""
+    from napkin.planning.search import check
+
+    plan = _plan(0.5).model_copy(update={"model": "gpt-oss-20b", "weights": "mxfp4",
+                                         "unquantized": "checkpoint"})
+    check(plan)
+    scenario = candidates(plan)[0].scenario(plan, plan.workload)
+    assert scenario.unquantized == "checkpoint"
+    built = build(scenario, HERE)
+    assert built.precision.unquantized == {"attention", "router", "embedding", "lm-head"}
+    with pytest.raises(NapkinError, match="unquantized: attn not a part kept in BF16"):
+        check(plan.model_copy(update={"unquantized": "attn"}))

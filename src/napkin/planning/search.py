@@ -115,13 +115,14 @@ def _max_rate(args: tuple[Candidate, PlanFile, Workload, Path]) -> float | None:
 
 def check(plan: PlanFile) -> None:
     """Refuse, before searching, what no candidate could use: an unknown model, GPU, weight or
-    KV format, calibration profile, or a GPU without a price."""
+    KV format, part kept in BF16, calibration profile, or a GPU without a price."""
     from napkin.accounting.forward import Precision
     from napkin.calibration.profile import load_profile
     from napkin.catalog import load_accelerator, load_model
+    from napkin.catalog.checkpoints import resolve_unquantized
     from napkin.planning.prices import price_of
 
-    load_model(plan.model)
+    model = load_model(plan.model)
     knobs = [k for k in ("mfu", "mbu", "step_overhead_ms") if getattr(plan, k) is not None]
     require(not knobs or plan.calibration == "roofline",
             f"{knobs[0] if knobs else ''}: applies with calibration: roofline only")
@@ -130,7 +131,7 @@ def check(plan: PlanFile) -> None:
         price_of(gpu, plan.prices)
     for w in plan.search.weights or [plan.weights]:
         for kv in plan.search.kv_dtypes or [plan.kv_dtype]:
-            Precision.of(w, kv)
+            Precision.of(w, kv, unquantized=resolve_unquantized(plan.unquantized, model.name, w))
     if plan.calibration not in ("auto", "roofline"):
         load_profile(plan.calibration)
     elif plan.calibration == "auto":

@@ -104,6 +104,9 @@ class PlanFile(InputModel):
     """Weight format of every candidate when ``search.weights`` is not given."""
     kv_dtype: str = "bf16"
     """KV-cache format of every candidate when ``search.kv_dtypes`` is not given."""
+    unquantized: str | None = None
+    """Parts every candidate's checkpoint keeps in BF16 (the scenario key of that name:
+    ``attention,router,…`` or ``checkpoint``, resolved per weight format). None: none."""
     workload: str | Workload
     """The workload at its offered load: a path to a workload file, relative to the plan file, or
     the workload inline."""
@@ -182,7 +185,8 @@ class Candidate:
                  if getattr(plan, k) is not None}
         return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,
                         weights=self.weights, kv_dtype=self.kv_dtype,
-                        calibration=plan.calibration, engine=engine, slo=plan.slo, **knobs)
+                        unquantized=plan.unquantized, calibration=plan.calibration,
+                        engine=engine, slo=plan.slo, **knobs)
 
 
 def candidates(plan: PlanFile) -> list[Candidate]:
