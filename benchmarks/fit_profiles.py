@@ -113,6 +113,12 @@ vLLM's per-token time per layer (``token_layer``, 2026-12-02) instead of per tok
 token and made Llama-3.1-8B's 8k-token prefill steps 111 ms too long; per token-layer it is
 0.21 µs, 4-round training error 9.3 % / 4.9 % against 9.5 % / 5.1 %. TensorRT-LLM (``token`` at
 0) and SGLang (0.9 µs per token) keep ``token``: not screened with ``token_layer``.
+Re-screened 2026-12-02 (4 rounds, the shipped terms reproduce hold-out 11.3 % / 5.9 %): the
+per-token-layer time does not shrink with TP, so it charges a TP-1 Llama-3.1-8B 6.8 µs per
+token that the all-reduce bytes would only charge under TP; ``allreduce_bytes`` in place of
+``token_layer``: hold-out 17.8 % / 5.9 % (coefficient 1.79, ``dense`` 1.72); both: 17.1 % /
+5.8 % (``token_layer`` halves to 0.10 µs, ``allreduce_bytes`` 1.0). Neither shipped; the H100
+rows cannot tell the two apart without a dense model under 32 B at TP 1.
 vLLM with ``dense_low`` (FP8 matmuls apart from BF16 ones; 1.46 against 1.38): hold-out
 10.9 % / 6.2 %, against 10.4 % / 6.9 % tied; tied kept (TTFT is the one nearer its target and
 two near-equal coefficients buy nothing).
