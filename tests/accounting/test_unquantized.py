@@ -146,3 +146,16 @@ def test_serve_scenario_sizes_its_pool_with_the_bf16_parts():
         pytest.approx(weight_bytes(model, Precision.of("mxfp4")))
     assert kept.kv_pool_bytes < plain.kv_pool_bytes
     assert kept.precision.unquantized == {"attention", "router", "embedding", "lm-head"}
+
+
+def test_a_hint_names_what_the_checkpoint_keeps_when_the_parts_are_not_given():
+    from napkin.report.views import checkpoint_notes
+
+    model = load_model("gpt-oss-120b")
+    (note,) = checkpoint_notes(model, Precision.of("mxfp4"))
+    # 60.71 GiB = 65.19 GB with the BF16 parts, 57.80 GiB = 62.07 GB without
+    assert "attention, embedding, lm-head, router in BF16" in note
+    assert "65.19 GB" in note and "62.07 GB" in note
+    assert checkpoint_notes(model, Precision.of("mxfp4", unquantized="attention")) == []
+    assert checkpoint_notes(model, Precision.of("bf16")) == []
+    assert checkpoint_notes(load_model("qwen3-8b"), Precision.of("fp8")) == []

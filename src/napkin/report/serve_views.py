@@ -5,7 +5,7 @@ from typing import Any
 
 from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
-from napkin.report.views import unquantized_input
+from napkin.report.views import checkpoint_notes, unquantized_input
 from napkin.serving.demand import WindowDemand
 from napkin.serving.fluid import FluidResult
 from napkin.serving.metrics import Latency, SimSummary, latency_bands
@@ -112,6 +112,7 @@ def sim_doc(reports: list[SimReport]) -> Document:
                          f"{r.built.eff.mbu:g}, {r.built.eff.overhead_s * 1e3:g} ms per step); "
                          "no error band")
         notes += [f"warning: {r.name}: {w}" for w in r.built.warnings]
+        notes += [f"{r.name}: {n}" for n in checkpoint_notes(r.built.model, r.built.precision)]
         if (f := r.summary.overload_factor) is not None:
             notes.append(overload_line(r.name, r.summary, f))
     lat = Section("latency (nearest-rank percentiles)",

@@ -1,5 +1,6 @@
 """Turn library results into :class:`Document` objects (tables for humans, base units in JSON)."""
 
+from dataclasses import replace
 from typing import Any
 
 from napkin.accounting.forward import Precision, weight_bytes
@@ -29,6 +30,23 @@ def _gb_gib(n_bytes: float) -> str:
 def unquantized_input(p: Precision) -> dict[str, str]:
     """``unquantized``: the parts kept in BF16, when there are any (printed with the inputs)."""
     return {"unquantized": ",".join(sorted(p.unquantized))} if p.unquantized else {}
+
+
+def checkpoint_notes(model: ModelSpec, precision: Precision) -> list[str]:
+    """A hint when the catalog model's public checkpoint keeps parts in BF16 at this format and
+    none were named: what they are and the weight bytes with them."""
+    from napkin.catalog.checkpoints import checkpoint_unquantized
+
+    if precision.unquantized:
+        return []
+    keeps = checkpoint_unquantized(model.name, precision.weights.name)
+    if not keeps:
+        return []
+    kept = weight_bytes(model, replace(precision, unquantized=keeps))
+    return [f"{model.name}'s public {precision.weights.name} checkpoint keeps "
+            f"{', '.join(sorted(keeps))} in BF16: {fmt_bytes(kept)} of weights against "
+            f"{fmt_bytes(weight_bytes(model, precision))} here (--unquantized checkpoint, "
+            "scenario key unquantized: checkpoint)"]
 
 
 def assumptions(dep: Deployment) -> dict[str, Any]:
@@ -184,7 +202,8 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
                               "total"], layer_rows),
         Section("memory and traffic", ["", "bytes"], mem_rows,
                 ["GB = 1e9 B, GiB = 2^30 B. A decode step reads every weight but the embedding "
-                 "table (the chapter's convention); --read-embedding counts it too."]),
+                 "table (the chapter's convention); --read-embedding counts it too.",
+                 *checkpoint_notes(model, precision)]),
     ]
     inputs = {"model": model.name, "weights": weights, "kv_dtype": kv_dtype,
               "read_embedding": precision.read_embedding, **unquantized_input(precision)}
@@ -278,7 +297,8 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
              "compute/memory crossover: " + (
                  f"the step turns compute-bound at batch {table.compute_bound_batch:,}"
                  if table.compute_bound_batch is not None else
-                 "memory-bound at every batch up to 2^20")]
+                 "memory-bound at every batch up to 2^20"),
+             *checkpoint_notes(dep.model, dep.precision)]
     sections = [Section(f"decode at context {table.context:,}", cols, rows, notes)]
     data: dict[str, Any] = {"context_tokens": table.context, "rows": table.rows,
                             "compute_bound_batch": table.compute_bound_batch}
@@ -319,7 +339,9 @@ def capacity_doc(dep: Deployment, cap: Capacity, inputs: dict[str, Any]) -> Docu
                  ["users at average context (paged KV, as PagedAttention)", "",
                   str(cap.users_avg)]]
     return Document(f"{dep.model.name} serving capacity on {cap.devices} × {dep.acc.name}",
-                    inputs, assumptions(dep), [Section("capacity", ["", "", "total"], rows)],
+                    inputs, assumptions(dep),
+                    [Section("capacity", ["", "", "total"], rows,
+                             checkpoint_notes(dep.model, dep.precision))],
                     {"capacity": cap})
 
 
