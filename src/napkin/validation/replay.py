@@ -10,7 +10,7 @@ uses).
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.timing import Efficiency, RooflineTimer
-from napkin.units import GB, GiB
+from napkin.units import GB, GiB, MiB
 
 COUNTED_ROUNDS = 8
 """Closed loops without a request count: 8 requests per client are counted."""
@@ -74,12 +74,50 @@ BACKENDS: dict[str, BackendDefaults] = {
 }
 
 
-def backend_defaults(backend: str) -> BackendDefaults:
+def backend_defaults(backend: str, version: str = "", device_memory_bytes: float = 0.0,
+                     tp: int = 1) -> BackendDefaults:
+    """A backend's launch defaults; for SGLang 0.5.3 and later those its server derives from
+    the GPU's memory (:func:`sglang_gpu_memory_defaults`)."""
     try:
-        return BACKENDS[backend]
+        d = BACKENDS[backend]
     except KeyError:
         raise NapkinError(f"backend: unknown {backend!r}; allowed: {', '.join(BACKENDS)}") \
             from None
+    if backend == "sglang" and device_memory_bytes > 0 and _at_least(version, (0, 5, 3)):
+        chunk, fraction = sglang_gpu_memory_defaults(device_memory_bytes, tp)
+        return replace(d, max_num_batched_tokens=chunk, memory_fraction=fraction,
+                       source=f"SGLang ≥ 0.5.3 server defaults for this GPU ({d.source})")
+    return d
+
+
+def _at_least(version: str, floor: tuple[int, ...]) -> bool:
+    """Whether a release string (``0.5.10.post1``) is ``floor`` or later; an empty or
+    non-numeric one (``nightly-dev-…``) is not known to be."""
+    parts = []
+    for piece in version.split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return len(parts) >= len(floor) and tuple(parts[:len(floor)]) >= floor
+
+
+def sglang_gpu_memory_defaults(device_memory_bytes: float, tp: int) -> tuple[int, float]:
+    """(chunked_prefill_size, mem_fraction_static) as SGLang's server sets them from the GPU's
+    memory since sgl-project/sglang#10975 (released in 0.5.3; ``server_args.py``
+    ``_handle_gpu_memory_settings``), without speculative decoding or DP attention.
+
+    Chunk 8,192 tokens below 160 GiB (H100, H200), 16,384 above (B200, B300); CUDA graphs up to
+    batch 256 (TP < 4) or 512 below 160 GiB, 512 above. Reserved MiB = 512 + 1.5·max(chunk,
+    2,048) + 2·graph batch + 1,024·tp/8, at least 10 GiB past 60 GiB; the fraction is
+    ``round((memory − reserved) / memory, 3)`` of the memory in MiB: 0.835 on an H100 (81,559
+    MiB) at TP 1, 0.897 on an H200 at TP 8, 0.852 on a B200 at TP 8."""
+    mib = device_memory_bytes / MiB
+    chunk = 16384 if mib >= 160 * 1024 else 8192
+    graph_bs = 512 if mib >= 160 * 1024 or tp >= 4 else 256
+    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + tp / 8 * 1024
+    if mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return chunk, round((mib - reserved) / mib, 3)
 
 
 def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp: int,
@@ -202,7 +240,8 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     check_layout(m, model)
     precision = Precision.of(m.weights, m.kv_dtype,
                              unquantized=checkpoint_unquantized(m.model, m.weights))
-    d = backend_defaults(m.backend)
+    d = backend_defaults(m.backend, m.backend_version, acc.device_memory_bytes,
+                         m.tensor_parallel)
     link = acc.allreduce_bytes_per_s
     spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
                       max_num_seqs=d.max_num_seqs,
