@@ -62,11 +62,10 @@ BF16 = weight_format("bf16")
 """The format an unquantized part keeps (what the public checkpoints store)."""
 
 
-def role_of(kind: OpKind, routed: bool = False) -> str | None:
-    """The :data:`~napkin.specs.dtypes.UNQUANTIZED_ROLES` entry of a weight of ``kind`` (None:
-    routed experts, norms and mHC mixers, which always take the weight format)."""
-    if routed:
-        return None
+def role_of(kind: OpKind) -> str | None:
+    """The :data:`~napkin.specs.dtypes.UNQUANTIZED_ROLES` entry of a block's or the head's
+    matmul of ``kind`` (``EXPERT`` among a block's own linears is a shared expert; routed
+    experts, norms and mHC mixers have none: they always take the weight format)."""
     return {OpKind.PROJECTION: "attention", OpKind.ROUTER: "router",
             OpKind.EXPERT: "shared-experts", OpKind.FFN: "dense-mlp",
             OpKind.LM_HEAD: "lm-head", OpKind.EMBEDDING: "embedding"}.get(kind)
@@ -74,7 +73,8 @@ def role_of(kind: OpKind, routed: bool = False) -> str | None:
 
 def weight_bytes(model: ModelSpec, precision: Precision) -> float:
     """Bytes all of ``model``'s weights occupy: ``params × bytes_per_weight`` of each part's
-    format (:meth:`Precision.format_of`), the tied head counted once, MTP modules apart."""
+    format (:meth:`Precision.format_of`), MTP modules apart; a tied head is the embedding table,
+    counted once in the ``embedding`` part's format."""
     def nbytes(params: float, role: str | None) -> float:
         return params * precision.format_of(role).bytes_per_weight
     total = (nbytes(model.embedding_params, "embedding") + nbytes(model.lm_head_params, "lm-head")
