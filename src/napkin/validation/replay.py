@@ -111,13 +111,13 @@ def sglang_gpu_memory_defaults(device_memory_bytes: float, tp: int) -> tuple[int
     2,048) + 2·graph batch + 1,024·tp/8, at least 10 GiB past 60 GiB; the fraction is
     ``round((memory − reserved) / memory, 3)`` of the memory in MiB: 0.835 on an H100 (81,559
     MiB) at TP 1, 0.897 on an H200 at TP 8, 0.852 on a B200 at TP 8."""
-    mib = device_memory_bytes / MiB
-    chunk = 16384 if mib >= 160 * 1024 else 8192
-    graph_bs = 512 if mib >= 160 * 1024 or tp >= 4 else 256
-    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + tp / 8 * 1024
-    if mib > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
-    return chunk, round((mib - reserved) / mib, 3)
+    memory_mib = device_memory_bytes / MiB
+    chunk_tokens = 16384 if memory_mib >= 160 * 1024 else 8192
+    graph_batch = 512 if memory_mib >= 160 * 1024 or tp >= 4 else 256
+    reserved_mib = 512 + 1.5 * max(chunk_tokens, 2048) + 2 * graph_batch + tp / 8 * 1024
+    if memory_mib > 60 * 1024:
+        reserved_mib = max(reserved_mib, 10 * 1024)
+    return chunk_tokens, round((memory_mib - reserved_mib) / memory_mib, 3)
 
 
 def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp: int,
