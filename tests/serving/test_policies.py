@@ -114,3 +114,49 @@ def test_without_chunked_prefill_a_prompt_waits_for_a_whole_budget():
     assert min(c.records.first_token_s) > t600
     with pytest.raises(NapkinError, match="chunked_prefill off"):
         _run("vllm", 1000, [1200], [2], max_num_batched_tokens=1000, chunked_prefill=False)
+
+
+def _recv_run(mode: str, interval: int, decodes_before: float):
+    """A (100 prompt, 60 outputs) at t = 0 and B (100, 5) ``decodes_before`` decode steps into
+    A's decoding, on SGLang with ``--scheduler-recv-interval interval``."""
+    engine = Engine(load_model("qwen3-8b"), load_accelerator("h100-sxm"), Precision.of(), EFF,
+                    EngineSpec(num_blocks=1000, backend="sglang", mode=mode,
+                               scheduler_recv_interval=interval))
+    prefill_s = engine.timer.series(engine.cost.parts(StepShape(0, 0, [(0, 100, 1)])),
+                                    None, 100).time(1)
+    decode_s = engine.timer.series(engine.cost.parts(StepShape(1, 101, [])), None, 1).time(1)
+    arrival = prefill_s + decodes_before * decode_s
+    reqs = RequestSet.build([0.0, arrival], [100, 100], [60, 5])
+    return engine, simulate([engine], OpenLoop(reqs, (0,))).records, arrival
+
+
+@pytest.mark.parametrize(("interval", "decodes_before", "taken_in_after"),
+                         [(1, 1.5, 3), (4, 1.5, 5), (4, 5.5, 9), (30, 1.5, 31)])
+def test_sglang_takes_in_new_requests_every_recv_interval_decode_steps(
+        interval, decodes_before, taken_in_after):
+    """SGLang's ``--scheduler-recv-interval N``: step 1 is A's prefill, after which the
+    scheduler looks at once (a prefill step counts as a full interval), then every N decode
+    steps. N = 1: B, arriving in A's second decode, is taken in at the next boundary, the end of
+    step 3. N = 4: the scheduler looks after decode 4 (step 5); with B arriving in decode 6,
+    only after decode 8 (step 9: the look after decode 4 found nothing). N = 30: after decode 30
+    (step 31). B's prefill is the next step and ends with its first token. (Exact mode records
+    one step per unit; fast mode, whose decode runs stop at the scheduler's next look, must
+    give the same times.)"""
+    engine, r, arrival = _recv_run("exact", interval, decodes_before)
+    ends = list(engine.series_t)
+    b = r.rid == 1
+    assert ends.index(float(r.first_scheduled_s[b][0])) + 1 == taken_in_after
+    assert ends.index(float(r.first_token_s[b][0])) + 1 == taken_in_after + 1
+    assert float(r.queue_wait_s[b][0]) == pytest.approx(ends[taken_in_after - 1] - arrival,
+                                                        rel=1e-9)
+    _, fast, _ = _recv_run("fast", interval, decodes_before)
+    for column in ("first_scheduled_s", "first_token_s", "finish_s"):
+        assert sorted(getattr(fast, column)) == pytest.approx(sorted(getattr(r, column)),
+                                                              rel=1e-9)
+
+
+def test_recv_interval_is_sglang_only():
+    with pytest.raises(NapkinError, match="scheduler_recv_interval: applies to backend sglang"):
+        EngineSpec(num_blocks=10, backend="vllm", scheduler_recv_interval=10)
+    with pytest.raises(NapkinError, match="scheduler_recv_interval: must be >= 1"):
+        EngineSpec(num_blocks=10, backend="sglang", scheduler_recv_interval=0)

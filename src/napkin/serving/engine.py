@@ -94,6 +94,11 @@ class EngineSpec:
     """Off: a new prompt runs whole in one step, so it waits until the step's remaining token
     budget holds it (TensorRT-LLM's ``enable_chunked_context: false``); recomputation after a
     preemption is still chunked."""
+    scheduler_recv_interval: int = 1
+    """SGLang's ``--scheduler-recv-interval``: a busy scheduler takes in new requests only every
+    this many decode steps (a step with a prefill lets it look at the next one; an idle one looks
+    at once), so an arrival waits up to ``interval − 1`` decode steps before it can be
+    scheduled. 1: every step."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
@@ -104,6 +109,9 @@ class EngineSpec:
         require(self.long_prefill_token_threshold >= 0, "long_prefill_token_threshold: >= 0")
         require(self.mode in ("fast", "exact"), f"mode: must be fast or exact, got {self.mode}")
         policy(self.backend)  # an unknown backend fails here
+        require(self.scheduler_recv_interval >= 1, "scheduler_recv_interval: must be >= 1")
+        require(self.scheduler_recv_interval == 1 or self.backend == "sglang",
+                f"scheduler_recv_interval: applies to backend sglang, not {self.backend}")
         require(self.capacity_scheduler == "default" or self.backend == "trtllm",
                 f"capacity_scheduler: applies to backend trtllm, not {self.backend}")
         require(not (self.enable_prefix_caching
@@ -138,6 +146,9 @@ class Engine:
         self.clock = 0.0
         self.steps = 0
         self.waiting: deque[Request] = deque()
+        self.inbox: deque[Request] = deque()  # arrived, not yet taken in (recv interval)
+        self.recv_interval = spec.scheduler_recv_interval
+        self.since_poll = self.recv_interval  # decode steps since the scheduler last looked
         self.running: dict[int, Request] = {}  # admission order
         self.prefilling: dict[int, Request] = {}
         self.decoding: dict[int, Request] = {}
@@ -163,10 +174,10 @@ class Engine:
     @property
     def outstanding(self) -> int:
         """Requests admitted or waiting (the router's least-outstanding metric)."""
-        return len(self.running) + len(self.waiting)
+        return len(self.running) + len(self.waiting) + len(self.inbox)
 
     def has_work(self) -> bool:
-        return bool(self.running or self.waiting)
+        return bool(self.running or self.waiting or self.inbox)
 
     def blocks_in_use_at(self, t: float) -> int:
         """Blocks in use after the steps completed by time ``t`` (least-KV routing)."""
@@ -197,10 +208,37 @@ class Engine:
         req.enqueue_s = t
         if self.basis_sum is not None:
             req.basis_arrival = self._basis_at(t)
-        self.waiting.append(req)
         plan = self.plan
+        if self.recv_interval > 1 and (plan is not None or self.running):
+            self.inbox.append(req)  # taken in at the scheduler's next look
+            if plan is not None and plan.decode_run and plan.steps > 1:
+                plan.steps = self._next_look(plan.series.steps_until(t - plan.start_s,
+                                                                     plan.steps), plan.steps)
+            return
+        self.waiting.append(req)
         if plan is not None and plan.decode_run and plan.steps > 1:
             plan.steps = max(1, plan.series.steps_until(t - plan.start_s, plan.steps))
+
+    def _next_look(self, begun: int, steps: int) -> int:
+        """Decode steps of a run after which the scheduler next takes in requests: the first
+        multiple of the recv interval (counted from its last look) at or past the ``begun``
+        steps, at most the run's ``steps``."""
+        interval = self.recv_interval
+        look = interval - self.since_poll
+        if begun > look:
+            look += -(-(begun - look) // interval) * interval
+        return max(1, min(steps, look))
+
+    def _take_in(self) -> None:
+        """At a step boundary: the scheduler takes in the inbox when it looks (its decode count
+        since the last look reached the recv interval, or it has nothing running)."""
+        interval = self.recv_interval
+        look = not self.running or (self.since_poll >= interval
+                                    and self.since_poll % interval == 0)
+        self.since_poll = 0 if look else self.since_poll % interval
+        if look and self.inbox:
+            self.waiting.extend(self.inbox)
+            self.inbox.clear()
 
     def _keys(self, req: Request, n_blocks: int) -> list:
         """Prefix-cache keys of the request's first ``n_blocks`` blocks (hashable ones only)."""
@@ -302,6 +340,8 @@ class Engine:
         spec, pool, bs = self.spec, self.pool, self.bs
         budget = spec.max_num_batched_tokens
         preempted = False
+        if self.recv_interval > 1:
+            self._take_in()
         if not self.policy.mixed_batches:
             plan = self._plan_prefill_batch()
             if plan is not None:
@@ -437,6 +477,8 @@ class Engine:
             if self.policy.reservation == "ratio" and self.waiting:
                 fit = min(fit, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
             k = min(heap[0][0] - self.steps if heap else 1, fit, self._window_cut())
+            if self.inbox:  # stop where the scheduler next looks
+                k = min(k, self.recv_interval - self.since_poll)
             k = max(k, 1)
         series, basis = self._series(
             n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
@@ -545,6 +587,8 @@ class Engine:
         self.busy_s += dt
         if plan.n_dec:  # the decode clock: a prefill-only step advances no decode
             self.steps += k
+        # SGLang's recv skipper: a decode step counts 1, a step with a prefill enough to look
+        self.since_poll = self.recv_interval if plan.chunks else self.since_poll + k
         self.num_steps += k
         self.num_units += 1
         finished: list[Request] = []

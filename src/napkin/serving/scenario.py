@@ -100,6 +100,10 @@ class EngineConfig(InputModel):
     one step and waits until the step's remaining budget holds it (TensorRT-LLM's
     ``enable_chunked_context: false``); a prompt longer than ``max_num_batched_tokens`` is
     refused."""
+    scheduler_recv_interval: int = Field(default=1, ge=1, le=1000)
+    """SGLang only (its ``--scheduler-recv-interval``): while busy, the scheduler takes in new
+    requests every this many decode steps (and right after a prefill), so an arrival may wait up
+    to ``interval − 1`` decode steps; 1 (SGLang's default): every step."""
     allreduce_gbs: float | None = Field(default=None, gt=0)
     """Per-direction link bandwidth of the tensor-parallel all-reduces, GB/s (10^9 bytes/s). None:
     half the GPU's bidirectional interconnect figure in the catalog, or 32 GB/s (PCIe 4 ×16) where
@@ -398,7 +402,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
         mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
-        chunked_prefill=e.chunked_prefill,
+        chunked_prefill=e.chunked_prefill, scheduler_recv_interval=e.scheduler_recv_interval,
     )
     return spec, num_blocks * e.block_size * kv_token, derivation
 
