@@ -242,3 +242,54 @@ def test_latency_s_adds_a_fixed_time_to_ttft_only():
     assert m.harness.latency_s == 0.15
     with pytest.raises(NapkinError, match=r"^harness: latency_s must be in \[0, 60\]"):
         parse_protocol("latency_s=-1")
+
+
+def test_database_rows_run_the_inferencemax_client_and_its_sglang_launch_flags(tmp_path: Path):
+    """InferenceMAX's database rows (``…_cfg81``) ran its client too, and SGLang's DeepSeek rows
+    the flags of its scripts (``dsr1_fp8_b200.sh``: chunk 32,768, memory 0.82, FP8 KV, a recv
+    interval of 10 below 16 clients and 30 from 16; ``dsr1_fp8_h200.sh``: 512 running at
+    1k/1k, BF16 KV, every step); rows no recipe covers keep the engine's defaults."""
+    header = ("id,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+              "gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n")
+    rows = ("dsr1_b200_sglang_fp8_agg_1024x1024_c8_cfg81,sglang,0.5.9,deepseek-ai/DeepSeek-R1,"
+            "b200_sxm,fp8,agg,1024,1024,fp8_block,8,8,1,200,8\n"
+            "dsr1_b200_sglang_fp8_agg_1024x1024_c32_cfg83,sglang,0.5.9,deepseek-ai/DeepSeek-R1,"
+            "b200_sxm,fp8,agg,1024,1024,fp8_block,32,8,1,500,15\n"
+            "dsr1_h200_sglang_fp8_agg_1024x1024_c32_cfg90,sglang,0.5.9,deepseek-ai/DeepSeek-R1,"
+            "h200_sxm,fp8,agg,1024,1024,fp8_block,32,8,1,500,15\n"
+            "gptoss_b200_vllm_fp4_agg_1024x1024_c8_cfg7,vllm,0.15.0,openai/gpt-oss-120b,"
+            "b200_sxm,fp4,agg,1024,1024,nvfp4,8,1,1,40,3\n")
+    path = tmp_path / "s.csv"
+    path.write_text(header + rows)
+    few, many, hopper, other = read_aiconfigurator_csv(path)
+    for m in (few, many, hopper, other):
+        assert (m.harness.num_requests, m.harness.range_style) == (10 * m.harness.concurrency,
+                                                                   "below")
+    assert (few.launch.scheduler_recv_interval, many.launch.scheduler_recv_interval) == (10, 30)
+    assert (many.launch.max_num_batched_tokens, many.launch.memory_fraction) == (32768, 0.82)
+    assert many.launch.max_num_seqs is None and many.kv_dtype == "fp8"
+    assert "dsr1_fp8_b200.sh" in many.launch.source
+    assert (hopper.launch.max_num_seqs, hopper.launch.scheduler_recv_interval) == (512, 1)
+    assert hopper.kv_dtype == "bf16"
+    assert other.launch is None
+    from napkin.validation.replay import engine_for, roofline_timer
+
+    engine = engine_for(many, roofline_timer())
+    assert (engine.spec.scheduler_recv_interval, engine.spec.max_num_batched_tokens) == (30,
+                                                                                        32768)
+
+
+def test_a_replay_launches_the_engine_with_the_rows_flags():
+    """:func:`launched` puts a row's flags over the backend's defaults (SGLang ≥ 0.5.3 on a
+    B200 at TP 8: chunk 16,384 and memory 0.852 by its GPU rule) and keeps the rest."""
+    from napkin.calibration.measurements import Launch
+    from napkin.catalog import load_accelerator
+    from napkin.validation.replay import backend_defaults, launched
+
+    d = backend_defaults("sglang", "0.5.9", load_accelerator("b200").device_memory_bytes, 8)
+    assert (d.max_num_batched_tokens, d.memory_fraction) == (16384, 0.852)
+    flags = launched(d, Launch(None, 32768, 0.82, 30, "script.sh"))
+    assert (flags.max_num_seqs, flags.max_num_batched_tokens, flags.memory_fraction) == (
+        d.max_num_seqs, 32768, 0.82)
+    assert flags.source.startswith("script.sh over ")
+    assert launched(d, None) is d

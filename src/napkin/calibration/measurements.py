@@ -66,6 +66,26 @@ class Harness:
 
 
 @dataclass(frozen=True)
+class Launch:
+    """Server flags a measured run was launched with where they differ from the engine's
+    defaults (None: the default, :data:`napkin.validation.replay.BACKENDS`)."""
+
+    max_num_seqs: int | None = None
+    """vLLM ``--max-num-seqs``, SGLang ``--max-running-requests``, TensorRT-LLM
+    ``max_batch_size``."""
+    max_num_batched_tokens: int | None = None
+    """vLLM ``--max-num-batched-tokens``, SGLang ``--chunked-prefill-size``, TensorRT-LLM
+    ``max_num_tokens``."""
+    memory_fraction: float | None = None
+    """vLLM ``--gpu-memory-utilization``, SGLang ``--mem-fraction-static``, TensorRT-LLM
+    ``kv_cache_free_gpu_memory_fraction``."""
+    scheduler_recv_interval: int = 1
+    """SGLang ``--scheduler-recv-interval``."""
+    source: str = ""
+    """Where the flags are from (a launch script and its commit)."""
+
+
+@dataclass(frozen=True)
 class Measurement:
     """One measured row. Latencies in seconds; None where the source does not report one."""
 
@@ -98,6 +118,8 @@ class Measurement:
     between: a mixed layout napkin refuses)."""
     attention_data_parallel: int = 1
     """Attention replicated over this many data-parallel ranks (napkin models 1 only)."""
+    launch: Launch | None = None
+    """The server flags of the run where the source says (None: the engine's defaults)."""
 
     @property
     def group(self) -> tuple[str, str, int]:
@@ -417,9 +439,12 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     return out
 
 
-INFERENCEMAX_ID = re.compile(r"^\d{4}_\d{2}_\d{2}_")
-"""Silicon-sample ids of InferenceMAX-protocol runs: dated (``2026_04_06_llama_3_1_70b_…``), on
-InferenceMAX's grid (1k/1k, 1k/8k, 8k/1k at concurrency 4–64)."""
+INFERENCEMAX_DATED = re.compile(r"^\d{4}_\d{2}_\d{2}_")
+INFERENCEMAX_ID = re.compile(rf"{INFERENCEMAX_DATED.pattern}|_cfg\d+$")
+"""Silicon-sample ids of InferenceMAX-protocol runs: dated (``2026_04_06_llama_3_1_70b_…``) or
+from its results database (``dsr1_b200_sglang_fp8_agg_1024x1024_c4_cfg81``: a config id, with a
+``workflow_run_id`` in ``silicon_data_source``), on InferenceMAX's grid (1k/1k, 1k/8k, 8k/1k at
+concurrency 4–512)."""
 
 
 INFERENCEMAX_FP8_KV = ("fp8", "nvfp4", "mxfp4", "mxfp4-w4a4")
@@ -438,13 +463,13 @@ while a BF16 cache in what TensorRT-LLM leaves free holds 171k."""
 
 
 def _aiconfigurator_kv(row_id: str, backend: str, weights: str, model: str) -> str:
-    """The KV-cache format of a row: FP8 for InferenceMAX runs of low-precision weights
+    """The KV-cache format of a row: FP8 for dated InferenceMAX runs of low-precision weights
     (:data:`INFERENCEMAX_FP8_KV`), for TensorRT-LLM's FP8 and NVFP4 rows
     (:data:`TRTLLM_FP8_KV`) and for the NVFP4 rows of NVIDIA's checkpoints (their
     hf_quant_config.json declares ``kv_cache_quant_algo: FP8``, and aiconfigurator's
     ``sdk/models/helpers.py`` serves them so on every backend; gpt-oss's FP4 rows run its own
     MXFP4 checkpoint, which declares no KV format), else BF16 (the sample does not say)."""
-    if INFERENCEMAX_ID.match(row_id):
+    if INFERENCEMAX_DATED.match(row_id):  # database rows: by recipe, else as below
         return "fp8" if weights in INFERENCEMAX_FP8_KV else "bf16"
     if weights == "nvfp4" and checkpoint_quantization(model).get("quant_method") != "mxfp4":
         return "fp8"
@@ -456,7 +481,7 @@ def _aiconfigurator_harness(row_id: str, concurrency: int) -> Harness:
     from napkin.calibration.protocol import PROTOCOLS  # protocol.py builds on this module
 
     h = Harness("closed_loop", concurrency=concurrency, stated=False)
-    return PROTOCOLS["inferencemax"].harness(h) if INFERENCEMAX_ID.match(row_id) else h
+    return PROTOCOLS["inferencemax"].harness(h) if INFERENCEMAX_ID.search(row_id) else h
 
 
 FP4_WITHOUT_FP4_RATE = "mxfp4"
@@ -487,6 +512,17 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     model = _model_ref(row["model_path"], where, "model_path")
     if weights == "int4-wo":  # weight-only INT4: the checkpoint's own grouping
         weights = checkpoint_int4(model)
+    tp = _positive_int(row["tp_size"], where, "tp_size")
+    isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
+    concurrency = _positive_int(row["batch_size"], where, "batch_size")
+    kv = _aiconfigurator_kv(row["id"], row["backend"], weights, model)
+    launch = None
+    if INFERENCEMAX_ID.search(row["id"]):
+        from napkin.calibration.inferencemax import launch_of  # it builds on this module
+
+        recipe = launch_of(row["backend"], model, gpu, weights, tp, concurrency, isl, osl)
+        if recipe is not None:
+            launch, kv = recipe
     return Measurement(
         source=f"{path.name}:{row['id'] or where.rpartition(' ')[2]}",
         backend=row["backend"],
@@ -494,18 +530,18 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         model=model,
         gpu=gpu,
         weights=weights,
-        kv_dtype=_aiconfigurator_kv(row["id"], row["backend"], weights, model),
-        tensor_parallel=_positive_int(row["tp_size"], where, "tp_size"),
-        input_tokens=_positive_int(row["isl"], where, "isl"),
-        output_tokens=_positive_int(row["osl"], where, "osl"),
-        harness=_aiconfigurator_harness(row["id"], _positive_int(
-            row["batch_size"], where, "batch_size")),
+        kv_dtype=kv,
+        tensor_parallel=tp,
+        input_tokens=isl,
+        output_tokens=osl,
+        harness=_aiconfigurator_harness(row["id"], concurrency),
         mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
         mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
         extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
         expert_parallel_size=_optional_size(row.get("moe_ep_size"), where, "moe_ep_size"),
         attention_data_parallel=_optional_size(row.get("attention_dp_size"), where,
                                                "attention_dp_size"),
+        launch=launch,
     )
 
 

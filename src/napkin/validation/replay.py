@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from napkin.accounting.forward import Precision, weight_bytes
-from napkin.calibration.measurements import Harness, Measurement
+from napkin.calibration.measurements import Harness, Launch, Measurement
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
@@ -88,6 +88,18 @@ def backend_defaults(backend: str, version: str = "", device_memory_bytes: float
         return replace(d, max_num_batched_tokens=chunk, memory_fraction=fraction,
                        source=f"SGLang ≥ 0.5.3 server defaults for this GPU ({d.source})")
     return d
+
+
+def launched(d: BackendDefaults, launch: Launch | None) -> BackendDefaults:
+    """``d`` with the flags a measured run was launched with (:class:`Launch`) in place of the
+    defaults it names."""
+    if launch is None:
+        return d
+    flags = {k: v for k, v in (("max_num_seqs", launch.max_num_seqs),
+                               ("max_num_batched_tokens", launch.max_num_batched_tokens),
+                               ("memory_fraction", launch.memory_fraction)) if v is not None}
+    return replace(d, **flags, source=f"{launch.source} over {d.source}" if launch.source
+                   else d.source)
 
 
 def _at_least(version: str, floor: tuple[int, ...]) -> bool:
@@ -240,14 +252,16 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     check_layout(m, model)
     precision = Precision.of(m.weights, m.kv_dtype,
                              unquantized=checkpoint_unquantized(m.model, m.weights))
-    d = backend_defaults(m.backend, m.backend_version, acc.device_memory_bytes,
-                         m.tensor_parallel)
+    d = launched(backend_defaults(m.backend, m.backend_version, acc.device_memory_bytes,
+                                  m.tensor_parallel), m.launch)
     link = acc.allreduce_bytes_per_s
     spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
                       max_num_seqs=d.max_num_seqs,
                       max_num_batched_tokens=d.max_num_batched_tokens,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
-                      backend=m.backend, chunked_prefill=d.chunked_prefill)
+                      backend=m.backend, chunked_prefill=d.chunked_prefill,
+                      scheduler_recv_interval=m.launch.scheduler_recv_interval if m.launch
+                      else 1)
     return Engine(model, acc, precision, Efficiency(), spec,
                   timer=timer(model, acc, precision, spec), record=record)
 
