@@ -288,8 +288,38 @@ def test_a_replay_launches_the_engine_with_the_rows_flags():
 
     d = backend_defaults("sglang", "0.5.9", load_accelerator("b200").device_memory_bytes, 8)
     assert (d.max_num_batched_tokens, d.memory_fraction) == (16384, 0.852)
-    flags = launched(d, Launch(None, 32768, 0.82, 30, "script.sh"))
+    flags = launched(d, Launch(max_num_batched_tokens=32768, memory_fraction=0.82,
+                               scheduler_recv_interval=30, source="script.sh"))
     assert (flags.max_num_seqs, flags.max_num_batched_tokens, flags.memory_fraction) == (
         d.max_num_seqs, 32768, 0.82)
     assert flags.source.startswith("script.sh over ")
     assert launched(d, None) is d
+
+
+@pytest.mark.parametrize(("model", "gpu", "weights", "version", "tp", "c", "isl", "osl", "want"), [
+    # dsr1_fp8_b200_trt_slurm.sh (TensorRT-LLM 1.1): (4 + 1024 + 127) // 64 · 64 = 1,152 tokens
+    ("deepseek-r1", "b200", "fp8", "1.1.0rc2.post2", 8, 4, 1024, 1024,
+     (1152, 1152, 0.8, 0, 0.0, "fp8")),
+    # … 1.2 (January 2026): a floor of 8,192 and, at 1k/1k from 64 clients, prompts held
+    ("deepseek-r1", "b200", "fp8", "1.2.0rc6.post3", 8, 64, 1024, 1024,
+     (2048, 8192, 0.8, 40, 0.8, "fp8")),
+    ("deepseek-r1", "b200", "fp8", "1.2.0rc6.post3", 4, 8, 8192, 1024,
+     (2048, 8320, 0.75, 0, 0.0, "fp8")),
+    ("deepseek-r1", "h200", "fp8", "", 8, 16, 8192, 1024, (2048, 8320, 0.75, 0, 0.0, "fp8")),
+    ("gpt-oss-120b", "h200", "mxfp4", "", 2, 16, 1024, 1024, (16, 20000, 0.85, 0, 0.0, "bf16")),
+    ("gpt-oss-120b", "b200", "nvfp4", "1.2.0rc2", 1, 16, 1024, 1024,
+     (512, 20000, 0.85, 0, 0.0, "fp8")),
+    ("llama-3.1-70b", "b200", "fp8", "", 4, 16, 1024, 1024, (2048, 16384, None, 20, 0.9, "fp8")),
+    ("llama-3.1-70b", "h200", "fp8", "", 8, 16, 1024, 1024, (2048, 16384, None, 0, 0.0, "fp8")),
+])
+def test_trtllm_recipes_are_inferencemax_scripts(model, gpu, weights, version, tp, c, isl, osl,
+                                                 want):
+    """TensorRT-LLM's flags in InferenceMAX's scripts (by hand from each script), chunked
+    prefill off in all (trtllm-serve's default, which none changes)."""
+    from napkin.calibration.inferencemax import launch_of
+
+    launch, kv = launch_of("trtllm", model, gpu, weights, version, tp, c, isl, osl)
+    assert (launch.max_num_seqs, launch.max_num_batched_tokens, launch.memory_fraction,
+            launch.batch_wait_timeout_iters, launch.batch_wait_max_tokens_ratio, kv) == want
+    assert launch.chunked_prefill is False
+    assert launch_of("trtllm", "qwen3-32b", gpu, weights, version, tp, c, isl, osl) is None

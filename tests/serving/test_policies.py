@@ -160,3 +160,44 @@ def test_recv_interval_is_sglang_only():
         EngineSpec(num_blocks=10, backend="vllm", scheduler_recv_interval=10)
     with pytest.raises(NapkinError, match="scheduler_recv_interval: must be >= 1"):
         EngineSpec(num_blocks=10, backend="sglang", scheduler_recv_interval=0)
+
+
+def _batch_wait_run(mode: str, timeout: int, ratio: float):
+    """A (100 prompt, 60 outputs) at t = 0, B (100, 5) arriving in A's second decode, on
+    TensorRT-LLM with batch waiting (``timeout`` steps, ``ratio`` of the 8,192-token budget)."""
+    engine = Engine(load_model("qwen3-8b"), load_accelerator("h100-sxm"), Precision.of(), EFF,
+                    EngineSpec(num_blocks=1000, backend="trtllm", mode=mode,
+                               batch_wait_timeout_iters=timeout,
+                               batch_wait_max_tokens_ratio=ratio))
+    prefill_s = engine.timer.series(engine.cost.parts(StepShape(0, 0, [(0, 100, 1)])),
+                                    None, 100).time(1)
+    decode_s = engine.timer.series(engine.cost.parts(StepShape(1, 101, [])), None, 1).time(1)
+    reqs = RequestSet.build([0.0, prefill_s + 1.5 * decode_s], [100, 100], [60, 5])
+    return engine, simulate([engine], OpenLoop(reqs, (0,))).records
+
+
+@pytest.mark.parametrize(("timeout", "ratio", "first_token_step"),
+                         [(0, 0.0, 4), (3, 0.9, 7), (3, 0.01, 4), (0, 0.9, 4), (3, 0.0, 4)])
+def test_trtllm_batch_waiting_holds_prompts_back(timeout, ratio, first_token_step):
+    """TensorRT-LLM's ``batch_wait_timeout_iters`` / ``batch_wait_max_tokens_ratio``: step 1 is
+    A's prefill (nothing decodes yet, so nothing is held); B arrives in step 3. Without waiting
+    B's prompt joins step 4 and its first token ends it. With 3 steps and 0.9 of the budget,
+    B's 100 tokens + 1 decode (101 < 7,373) are held in steps 4, 5, 6 and run in step 7. At
+    0.01 of the budget 101 ≥ 81.9 tokens: not held. As in TensorRT-LLM, either setting at 0
+    ends the wait at once."""
+    engine, r = _batch_wait_run("exact", timeout, ratio)
+    ends = list(engine.series_t)
+    b = r.rid == 1
+    assert ends.index(float(r.first_token_s[b][0])) + 1 == first_token_step
+    _, fast = _batch_wait_run("fast", timeout, ratio)
+    for column in ("first_token_s", "finish_s"):
+        assert sorted(getattr(fast, column)) == pytest.approx(sorted(getattr(r, column)),
+                                                              rel=1e-9)
+
+
+def test_batch_waiting_is_trtllm_only():
+    with pytest.raises(NapkinError, match="batch_wait_timeout_iters: applies to backend trtllm"):
+        EngineSpec(num_blocks=10, backend="vllm", batch_wait_timeout_iters=10,
+                   batch_wait_max_tokens_ratio=0.5)
+    with pytest.raises(NapkinError, match=r"batch_wait_max_tokens_ratio: must be in \[0, 1\]"):
+        EngineSpec(num_blocks=10, backend="trtllm", batch_wait_max_tokens_ratio=1.5)

@@ -1,21 +1,31 @@
-"""InferenceMAX runs: the server flags its launch scripts set, so a replay starts the engine
-as the measured run did.
+"""InferenceMAX runs: the server flags its launch scripts set, so a replay starts the engine as
+the measured run did.
 
 InferenceMAX (github.com/SemiAnalysisAI/InferenceX) launches each engine from a script per
 model, precision, GPU and engine (``benchmarks/[single_node/]dsr1_fp8_b200.sh`` …) whose flags
 differ from the engine's defaults: SGLang's DeepSeek scripts cap the running requests, size the
 chunked prefill, set the static memory fraction and the KV-cache format, and on Blackwell let
 the scheduler take in new requests only every 10 (fewer than 16 clients) or 30 decode steps
-(``--scheduler-recv-interval``), which adds up to that many decode steps to a TTFT. The
-recipes below are the flags of those scripts, which did not change from 2025-11-10 to
-2026-04-17 (the dates of the silicon sample's runs; read at InferenceX commits 7daaa8b,
-008b91a, d7dbd04, 12ba0ae). Runs no recipe covers keep the engine's defaults.
+(``--scheduler-recv-interval``), which adds up to that many decode steps to a TTFT. TensorRT-
+LLM's scripts set the step's token budget close to one prompt, leave chunked prefill off, lower
+the KV memory fraction and, in some, hold prompts back to batch them. The recipes below are the
+flags of those scripts at the dates of the silicon sample's runs (2025-10-29 to 2026-04-17;
+read at InferenceX commits 7daaa8b, 008b91a, d7dbd04, 12ba0ae and the days around each change;
+where a script changed within that span the engine version of the row tells the two apart).
+Runs no recipe covers keep the engine's defaults.
 """
 
-from napkin.calibration.measurements import Launch
+from napkin.calibration.measurements import Launch, version_at_least
 
-SOURCE = "SemiAnalysisAI/InferenceX benchmarks/[single_node/]{script} (2025-11 to 2026-04)"
+SOURCE = "SemiAnalysisAI/InferenceX benchmarks/[single_node/]{script} (2025-10 to 2026-04)"
 DEEPSEEK = ("deepseek-r1", "deepseek-v3")
+
+
+def _sglang(running: int | None, chunk: int, memory: float, recv: int, source: str) -> Launch:
+    """``--max-running-requests``, ``--chunked-prefill-size``, ``--mem-fraction-static`` and
+    ``--scheduler-recv-interval`` as a :class:`Launch`."""
+    return Launch(max_num_seqs=running, max_num_batched_tokens=chunk, memory_fraction=memory,
+                  scheduler_recv_interval=recv, source=source)
 
 
 def sglang_deepseek(gpu: str, weights: str, tp: int, concurrency: int, isl: int,
@@ -34,20 +44,76 @@ def sglang_deepseek(gpu: str, weights: str, tp: int, concurrency: int, isl: int,
     if gpu in ("b200", "b300") and weights == "fp8" and tp in (4, 8):
         script = SOURCE.format(script=f"dsr1_fp8_{gpu}.sh")
         if tp == 8:
-            return Launch(None, 32768, 0.82, recv, script), "fp8"
-        return Launch(32, 8192, 0.95, 10, script), "fp8"
+            return _sglang(None, 32768, 0.82, recv, script), "fp8"
+        return _sglang(32, 8192, 0.95, 10, script), "fp8"
     if gpu in ("b200", "b300") and weights == "nvfp4":
-        return Launch(256, 16384, 0.85, recv, SOURCE.format(script=f"dsr1_fp4_{gpu}.sh")), "fp8"
+        return _sglang(256, 16384, 0.85, recv, SOURCE.format(script=f"dsr1_fp4_{gpu}.sh")), "fp8"
     if gpu == "h200" and weights == "fp8":
         running = 512 if (isl, osl) == (1024, 1024) else 256
-        return Launch(running, 32768, 0.82, 1, SOURCE.format(script="dsr1_fp8_h200.sh")), "bf16"
+        return _sglang(running, 32768, 0.82, 1, SOURCE.format(script="dsr1_fp8_h200.sh")), "bf16"
     return None
 
 
-def launch_of(backend: str, model: str, gpu: str, weights: str, tp: int, concurrency: int,
-              isl: int, osl: int) -> tuple[Launch, str] | None:
-    """The flags and KV-cache format an InferenceMAX run of this engine, model, GPU, weights,
-    TP and load was launched with, where a recipe is known; else None (engine defaults)."""
+TRTLLM_MAX_BATCH = 2048
+"""trtllm-serve's ``--max_batch_size`` when a script does not set it."""
+
+
+def trtllm_launch(model: str, gpu: str, weights: str, version: str, tp: int,
+                  concurrency: int, isl: int, osl: int) -> tuple[Launch, str] | None:
+    """TensorRT-LLM's flags and KV-cache format in InferenceMAX's scripts (none enables chunked
+    prefill, which trtllm-serve leaves off), or None where it has none.
+
+    DeepSeek-R1 (``dsr1_{fp8,fp4}_b200_trt.sh``, ``dsr1_fp8_h200_trt.sh``): ``max_num_tokens``
+    = ⌊(C + ISL + 127) / 64⌋·64 (with a floor of 8,192 from the TensorRT-LLM 1.2 scripts on,
+    January 2026), free-memory fraction 0.8 (B200) or 0.75 (H200), FP8 KV; from 1.2 the B200
+    FP8 script holds prompts back at 1k/1k from 64 clients (40 steps or 0.8 of the budget) and
+    sets 0.75 at 8k/1k on TP 4 and 0.7 at 1k/8k from 256 clients. gpt-oss-120b
+    (``gptoss_fp4_{b200,h200}_trt.sh``): 20,000 tokens, fraction 0.85, at most 512 (B200) or C
+    (H200) requests; FP8 KV on B200 only. Llama-3.1-70B (``70b_{fp8,fp4}_{b200,h200}_trt``,
+    October 2025): 16,384 tokens, FP8 KV, at 1k/1k below TP 8 prompts held 20 steps or 0.9 of
+    the budget."""
+    tokens = (concurrency + isl + 127) // 64 * 64
+    one_two = version_at_least(version, (1, 2))
+    if model in DEEPSEEK and (gpu, weights) in (("b200", "fp8"), ("b200", "nvfp4"),
+                                                 ("h200", "fp8")):
+        tokens = max(tokens, 8192) if one_two else tokens
+        fraction, wait = (0.75 if gpu == "h200" else 0.8), (0, 0.0)
+        if one_two and (gpu, weights) == ("b200", "fp8"):
+            if (isl, osl) == (1024, 1024) and concurrency >= 64:
+                wait = (40, 0.8)
+            elif (isl, osl) == (1024, 8192) and concurrency >= 256:
+                fraction = 0.7
+            elif (isl, osl) == (8192, 1024) and tp == 4:
+                fraction = 0.75
+        script = f"dsr1_{'fp8' if weights == 'fp8' else 'fp4'}_{gpu}_trt.sh"
+        return _trtllm(min(TRTLLM_MAX_BATCH, tokens), tokens, fraction, wait, script), "fp8"
+    if model == "gpt-oss-120b" and gpu in ("b200", "h200"):
+        batch = 512 if gpu == "b200" else concurrency
+        return (_trtllm(batch, 20000, 0.85, (0, 0.0), f"gptoss_fp4_{gpu}_trt.sh"),
+                "fp8" if gpu == "b200" else "bf16")
+    if model == "llama-3.1-70b" and gpu in ("b200", "h200"):
+        wait = (20, 0.9) if (isl, osl) == (1024, 1024) and tp < 8 else (0, 0.0)
+        return _trtllm(TRTLLM_MAX_BATCH, 16384, None, wait, f"70b_{weights}_{gpu}_trt"), "fp8"
+    return None
+
+
+def _trtllm(batch: int, tokens: int, fraction: float | None, wait: tuple[int, float],
+            script: str) -> Launch:
+    """``max_batch_size``, ``max_num_tokens``, ``free_gpu_memory_fraction`` and batch waiting
+    (steps, token ratio), chunked prefill off, as a :class:`Launch`."""
+    return Launch(max_num_seqs=min(batch, tokens), max_num_batched_tokens=tokens,
+                  memory_fraction=fraction, chunked_prefill=False,
+                  batch_wait_timeout_iters=wait[0], batch_wait_max_tokens_ratio=wait[1],
+                  source=SOURCE.format(script=script))
+
+
+def launch_of(backend: str, model: str, gpu: str, weights: str, version: str, tp: int,
+              concurrency: int, isl: int, osl: int) -> tuple[Launch, str] | None:
+    """The flags and KV-cache format an InferenceMAX run of this engine (and version), model,
+    GPU, weights, TP and load was launched with, where a recipe is known; else None (the
+    engine's defaults)."""
     if backend == "sglang" and model in DEEPSEEK:
         return sglang_deepseek(gpu, weights, tp, concurrency, isl, osl)
+    if backend == "trtllm":
+        return trtllm_launch(model, gpu, weights, version, tp, concurrency, isl, osl)
     return None

@@ -65,6 +65,17 @@ class Harness:
     (:func:`~napkin.calibration.protocol.assume`); empty: its own or the default protocol."""
 
 
+def version_at_least(version: str, floor: tuple[int, ...]) -> bool:
+    """Whether a release string (``0.5.10.post1``) is ``floor`` or later; an empty or
+    non-numeric one (``nightly-dev-…``) is not known to be."""
+    parts = []
+    for piece in version.split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return len(parts) >= len(floor) and tuple(parts[:len(floor)]) >= floor
+
+
 @dataclass(frozen=True)
 class Launch:
     """Server flags a measured run was launched with where they differ from the engine's
@@ -81,6 +92,11 @@ class Launch:
     ``kv_cache_free_gpu_memory_fraction``."""
     scheduler_recv_interval: int = 1
     """SGLang ``--scheduler-recv-interval``."""
+    chunked_prefill: bool | None = None
+    """Prompts split across steps (TensorRT-LLM ``enable_chunked_prefill``)."""
+    batch_wait_timeout_iters: int = 0
+    batch_wait_max_tokens_ratio: float = 0.0
+    """TensorRT-LLM's batch waiting (:class:`napkin.serving.engine.EngineSpec`)."""
     source: str = ""
     """Where the flags are from (a launch script and its commit)."""
 
@@ -520,7 +536,8 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     if INFERENCEMAX_ID.search(row["id"]):
         from napkin.calibration.inferencemax import launch_of  # it builds on this module
 
-        recipe = launch_of(row["backend"], model, gpu, weights, tp, concurrency, isl, osl)
+        recipe = launch_of(row["backend"], model, gpu, weights, row["backend_version"], tp,
+                           concurrency, isl, osl)
         if recipe is not None:
             launch, kv = recipe
     return Measurement(

@@ -99,6 +99,13 @@ class EngineSpec:
     this many decode steps (a step with a prefill lets it look at the next one; an idle one looks
     at once), so an arrival waits up to ``interval − 1`` decode steps before it can be
     scheduled. 1: every step."""
+    batch_wait_timeout_iters: int = 0
+    """TensorRT-LLM's ``batch_wait_timeout_iters``: while requests decode, new prompts are held
+    back for up to this many steps to gather a larger context batch …"""
+    batch_wait_max_tokens_ratio: float = 0.0
+    """… unless the held prompts' tokens plus the decodes reach this share of
+    ``max_num_batched_tokens`` (TensorRT-LLM's ``batch_wait_max_tokens_ratio``). As there,
+    prompts are held only when both are above 0."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
@@ -112,6 +119,12 @@ class EngineSpec:
         require(self.scheduler_recv_interval >= 1, "scheduler_recv_interval: must be >= 1")
         require(self.scheduler_recv_interval == 1 or self.backend == "sglang",
                 f"scheduler_recv_interval: applies to backend sglang, not {self.backend}")
+        require(self.batch_wait_timeout_iters >= 0, "batch_wait_timeout_iters: must be >= 0")
+        require(0 <= self.batch_wait_max_tokens_ratio <= 1,
+                "batch_wait_max_tokens_ratio: must be in [0, 1]")
+        require((self.batch_wait_timeout_iters == 0 and self.batch_wait_max_tokens_ratio == 0)
+                or self.backend == "trtllm",
+                f"batch_wait_timeout_iters: applies to backend trtllm, not {self.backend}")
         require(self.capacity_scheduler == "default" or self.backend == "trtllm",
                 f"capacity_scheduler: applies to backend trtllm, not {self.backend}")
         require(not (self.enable_prefix_caching
@@ -149,6 +162,9 @@ class Engine:
         self.inbox: deque[Request] = deque()  # arrived, not yet taken in (recv interval)
         self.recv_interval = spec.scheduler_recv_interval
         self.since_poll = self.recv_interval  # decode steps since the scheduler last looked
+        self.batch_wait = spec.batch_wait_timeout_iters > 0 or spec.batch_wait_max_tokens_ratio > 0
+        self.held_steps = 0  # steps prompts have been held back (TensorRT-LLM batch waiting)
+        self.holding = False  # the planned unit holds prompts back
         self.running: dict[int, Request] = {}  # admission order
         self.prefilling: dict[int, Request] = {}
         self.decoding: dict[int, Request] = {}
@@ -362,9 +378,27 @@ class Engine:
             pool.allocate(need)
         budget -= n_dec
         chunks: list[tuple[Request, int]] = []
-        if self.policy.mixed_batches:
+        self.holding = self.batch_wait and self._holds_prompts(n_dec, budget)
+        if self.policy.mixed_batches and not self.holding:
             preempted = self._schedule_prefills(chunks, budget, preempted)
         return self._finish_plan(n_dec, chunks, preempted)
+
+    def _holds_prompts(self, n_dec: int, budget: int) -> bool:
+        """TensorRT-LLM's batch waiting (``PyExecutor._waiting_requests``): with decodes running
+        and prompts to start, hold the prompts back this step unless they have been held
+        ``batch_wait_timeout_iters`` steps already or their tokens (up to the step's budget)
+        plus the decodes reach ``batch_wait_max_tokens_ratio × max_num_batched_tokens``."""
+        if not n_dec or not (self.prefilling or self.waiting):
+            return False
+        spec = self.spec
+        prompts = sum(r.num_tokens - r.computed for r in self.prefilling.values())
+        prompts += sum(r.num_tokens for r in self.waiting)
+        tokens = n_dec + min(prompts, budget)
+        if (self.held_steps >= spec.batch_wait_timeout_iters
+                or tokens >= spec.batch_wait_max_tokens_ratio * spec.max_num_batched_tokens):
+            self.held_steps = 0
+            return False
+        return True
 
     def _plan_prefill_batch(self) -> Plan | None:
         """A prefill-only step (policies that never mix): partial prefills and admissions
@@ -479,6 +513,8 @@ class Engine:
             k = min(heap[0][0] - self.steps if heap else 1, fit, self._window_cut())
             if self.inbox:  # stop where the scheduler next looks
                 k = min(k, self.recv_interval - self.since_poll)
+            if self.holding:  # … or where it stops holding prompts back
+                k = min(k, self.spec.batch_wait_timeout_iters - self.held_steps)
             k = max(k, 1)
         series, basis = self._series(
             n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
@@ -589,6 +625,8 @@ class Engine:
             self.steps += k
         # SGLang's recv skipper: a decode step counts 1, a step with a prefill enough to look
         self.since_poll = self.recv_interval if plan.chunks else self.since_poll + k
+        if self.holding:
+            self.held_steps += k
         self.num_steps += k
         self.num_units += 1
         finished: list[Request] = []

@@ -104,6 +104,12 @@ class EngineConfig(InputModel):
     """SGLang only (its ``--scheduler-recv-interval``): while busy, the scheduler takes in new
     requests every this many decode steps (and right after a prefill), so an arrival may wait up
     to ``interval − 1`` decode steps; 1 (SGLang's default): every step."""
+    batch_wait_timeout_iters: int = Field(default=0, ge=0, le=10000)
+    """TensorRT-LLM only (its ``batch_wait_timeout_iters``): while requests decode, hold new
+    prompts back up to this many steps to gather a larger context batch …"""
+    batch_wait_max_tokens_ratio: float = Field(default=0.0, ge=0, le=1, allow_inf_nan=False)
+    """… unless they and the decodes reach this share of ``max_num_batched_tokens``
+    (``batch_wait_max_tokens_ratio``). Prompts are held only when both are above 0."""
     allreduce_gbs: float | None = Field(default=None, gt=0)
     """Per-direction link bandwidth of the tensor-parallel all-reduces, GB/s (10^9 bytes/s). None:
     half the GPU's bidirectional interconnect figure in the catalog, or 32 GB/s (PCIe 4 ×16) where
@@ -403,6 +409,8 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
         mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
         chunked_prefill=e.chunked_prefill, scheduler_recv_interval=e.scheduler_recv_interval,
+        batch_wait_timeout_iters=e.batch_wait_timeout_iters,
+        batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,
     )
     return spec, num_blocks * e.block_size * kv_token, derivation
 

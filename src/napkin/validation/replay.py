@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from napkin.accounting.forward import Precision, weight_bytes
-from napkin.calibration.measurements import Harness, Launch, Measurement
+from napkin.calibration.measurements import Harness, Launch, Measurement, version_at_least
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
@@ -83,7 +83,7 @@ def backend_defaults(backend: str, version: str = "", device_memory_bytes: float
     except KeyError:
         raise NapkinError(f"backend: unknown {backend!r}; allowed: {', '.join(BACKENDS)}") \
             from None
-    if backend == "sglang" and device_memory_bytes > 0 and _at_least(version, (0, 5, 3)):
+    if backend == "sglang" and device_memory_bytes > 0 and version_at_least(version, (0, 5, 3)):
         chunk, fraction = sglang_gpu_memory_defaults(device_memory_bytes, tp)
         return replace(d, max_num_batched_tokens=chunk, memory_fraction=fraction,
                        source=f"SGLang ≥ 0.5.3 server defaults for this GPU ({d.source})")
@@ -97,20 +97,20 @@ def launched(d: BackendDefaults, launch: Launch | None) -> BackendDefaults:
         return d
     flags = {k: v for k, v in (("max_num_seqs", launch.max_num_seqs),
                                ("max_num_batched_tokens", launch.max_num_batched_tokens),
-                               ("memory_fraction", launch.memory_fraction)) if v is not None}
+                               ("memory_fraction", launch.memory_fraction),
+                               ("chunked_prefill", launch.chunked_prefill)) if v is not None}
     return replace(d, **flags, source=f"{launch.source} over {d.source}" if launch.source
                    else d.source)
 
 
-def _at_least(version: str, floor: tuple[int, ...]) -> bool:
-    """Whether a release string (``0.5.10.post1``) is ``floor`` or later; an empty or
-    non-numeric one (``nightly-dev-…``) is not known to be."""
-    parts = []
-    for piece in version.split("."):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return len(parts) >= len(floor) and tuple(parts[:len(floor)]) >= floor
+def engine_flags(launch: Launch | None) -> dict:
+    """The engine settings of a run's launch flags that :class:`BackendDefaults` does not hold
+    (SGLang's recv interval, TensorRT-LLM's batch waiting), as :class:`EngineSpec` keywords."""
+    if launch is None:
+        return {}
+    return {"scheduler_recv_interval": launch.scheduler_recv_interval,
+            "batch_wait_timeout_iters": launch.batch_wait_timeout_iters,
+            "batch_wait_max_tokens_ratio": launch.batch_wait_max_tokens_ratio}
 
 
 def sglang_gpu_memory_defaults(device_memory_bytes: float, tp: int) -> tuple[int, float]:
@@ -260,8 +260,7 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                       max_num_batched_tokens=d.max_num_batched_tokens,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
                       backend=m.backend, chunked_prefill=d.chunked_prefill,
-                      scheduler_recv_interval=m.launch.scheduler_recv_interval if m.launch
-                      else 1)
+                      **engine_flags(m.launch))
     return Engine(model, acc, precision, Efficiency(), spec,
                   timer=timer(model, acc, precision, spec), record=record)
 
