@@ -257,8 +257,8 @@ def test_database_rows_run_the_inferencemax_client_and_its_sglang_launch_flags(t
             "b200_sxm,fp8,agg,1024,1024,fp8_block,32,8,1,500,15\n"
             "dsr1_h200_sglang_fp8_agg_1024x1024_c32_cfg90,sglang,0.5.9,deepseek-ai/DeepSeek-R1,"
             "h200_sxm,fp8,agg,1024,1024,fp8_block,32,8,1,500,15\n"
-            "gptoss_b200_vllm_fp4_agg_1024x1024_c8_cfg7,vllm,0.15.0,openai/gpt-oss-120b,"
-            "b200_sxm,fp4,agg,1024,1024,nvfp4,8,1,1,40,3\n")
+            "qwen3_b200_vllm_fp8_agg_1024x1024_c8_cfg7,vllm,0.15.0,Qwen/Qwen3-32B,"
+            "b200_sxm,fp8,agg,1024,1024,fp8,8,1,1,40,3\n")
     path = tmp_path / "s.csv"
     path.write_text(header + rows)
     few, many, hopper, other = read_aiconfigurator_csv(path)
@@ -323,3 +323,25 @@ def test_trtllm_recipes_are_inferencemax_scripts(model, gpu, weights, version, t
             launch.batch_wait_timeout_iters, launch.batch_wait_max_tokens_ratio, kv) == want
     assert launch.chunked_prefill is False
     assert launch_of("trtllm", "qwen3-32b", gpu, weights, version, tp, c, isl, osl) is None
+
+
+def test_vllm_recipes_follow_the_script_at_the_runs_time(tmp_path: Path):
+    """``minimaxm2.5_fp8_b200.sh`` changed at 2026-04-03 16:31 UTC (InferenceX bddbf40): a run
+    measured at 02:34 that day ran memory 0.95 and a BF16 KV cache, one measured on 8 April
+    0.90, FP8 KV and a 2·ISL budget (2,048 tokens at 1k); the time comes from
+    ``silicon_data_source``."""
+    header = ("id,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+              "gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms,"
+              "silicon_data_source\n")
+    row = ("minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c8_cfg{n},vllm,0.18.0,"
+           "MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,8,4,1,60,6,"
+           "db-dump/2026-04-27; config_id=1; measured={when}; workflow_run_id=2\n")
+    path = tmp_path / "s.csv"
+    path.write_text(header + row.format(n=1, when="2026-04-03T02:34:11.000Z")
+                    + row.format(n=2, when="2026-04-08T00:00:00Z"))
+    before, after = read_aiconfigurator_csv(path)
+    assert (before.launch.memory_fraction, before.launch.max_num_batched_tokens,
+            before.kv_dtype) == (0.95, None, "bf16")
+    assert (after.launch.memory_fraction, after.launch.max_num_batched_tokens,
+            after.kv_dtype) == (0.90, 2048, "fp8")
+    assert "minimaxm2.5_fp8_b200.sh" in after.launch.source

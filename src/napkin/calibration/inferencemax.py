@@ -107,13 +107,64 @@ def _trtllm(batch: int, tokens: int, fraction: float | None, wait: tuple[int, fl
                   source=SOURCE.format(script=script))
 
 
+VLLM_CHANGES = {("minimax-m2.5", "b200", "fp8"): "2026-04-03T16:31:35",
+                ("kimi-k2.5", "b200", "nvfp4"): "2026-04-20T14:22:32",
+                ("gpt-oss-120b", "b200", "nvfp4"): "2025-12-05T21:49:06"}
+"""When a vLLM script changed within the sample's span (UTC commit times: InferenceX bddbf40
+"B200 Minimax FP8 vllm upgrade", 6c3aceb "Update Kimi K2.5 FP4 B200 vLLM server launch args",
+25506e8 gpt-oss B200 FP8 KV cache); a run measured later ran the new flags."""
+
+
+def vllm_launch(model: str, gpu: str, weights: str, concurrency: int, isl: int,
+                measured: str) -> tuple[Launch, str] | None:
+    """vLLM's flags and KV-cache format in InferenceMAX's scripts, or None where it has none.
+
+    MiniMax-M2.5 (``minimaxm2.5_{fp8,fp4}_{b200,b300,h200}.sh``): memory 0.90, FP8 KV and a
+    2·ISL token budget on Blackwell (B200 FP8 until its April 2026 upgrade: 0.95, BF16 KV),
+    0.95 and BF16 KV on H200. Kimi-K2.5 (``kimik2.5_{int4,fp4}_…``): at most C requests;
+    INT4 0.95, FP4 0.90, BF16 KV (B200 FP4 from 20 April 2026: FP8 KV, 2·ISL tokens).
+    gpt-oss-120b (``gptoss_fp4_{b200,h200}.sh``): 0.9, 8,192 tokens, at most 512 (B200) or C
+    (H200) requests, FP8 KV on B200 from December 2025. Llama-3.1-70B (``70b_{fp8,fp4}_…``,
+    October 2025): 0.9, 8,192 tokens, at most 512 (B200) or C (H200), FP8 KV."""
+    changed = VLLM_CHANGES.get((model, gpu, weights))
+    new = changed is None or measured >= changed
+    fmt = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4"}.get(weights, "int4")
+    prefix = {"minimax-m2.5": "minimaxm2.5", "kimi-k2.5": "kimik2.5", "gpt-oss-120b": "gptoss",
+              "llama-3.1-70b": "70b"}.get(model, model)
+    script = f"{prefix}_{fmt}_{gpu}.sh"
+    if model == "minimax-m2.5" and gpu in ("b200", "b300") and new:
+        return _vllm(None, 2 * isl, 0.90, script), "fp8"
+    if model == "minimax-m2.5" and gpu in ("b200", "h200"):
+        return _vllm(None, None, 0.95, script), "bf16"
+    if model == "kimi-k2.5" and gpu in ("b200", "b300", "h200"):
+        if weights == "nvfp4" and gpu == "b200" and new:
+            return _vllm(concurrency, 2 * isl, 0.90, script), "fp8"
+        return _vllm(concurrency, None, 0.90 if weights == "nvfp4" else 0.95, script), "bf16"
+    if model in ("gpt-oss-120b", "llama-3.1-70b") and gpu in ("b200", "h200"):
+        fp8_kv = model == "llama-3.1-70b" or (gpu == "b200" and new)
+        return (_vllm(512 if gpu == "b200" else concurrency, 8192, 0.9, script),
+                "fp8" if fp8_kv else "bf16")
+    return None
+
+
+def _vllm(seqs: int | None, tokens: int | None, memory: float, script: str) -> Launch:
+    """``--max-num-seqs``, ``--max-num-batched-tokens`` and ``--gpu-memory-utilization`` as a
+    :class:`Launch`."""
+    return Launch(max_num_seqs=seqs, max_num_batched_tokens=tokens, memory_fraction=memory,
+                  source=SOURCE.format(script=script))
+
+
 def launch_of(backend: str, model: str, gpu: str, weights: str, version: str, tp: int,
-              concurrency: int, isl: int, osl: int) -> tuple[Launch, str] | None:
+              concurrency: int, isl: int, osl: int, measured: str = ""
+              ) -> tuple[Launch, str] | None:
     """The flags and KV-cache format an InferenceMAX run of this engine (and version), model,
     GPU, weights, TP and load was launched with, where a recipe is known; else None (the
-    engine's defaults)."""
+    engine's defaults). ``measured``: the run's UTC time (``2026-04-03T02:34:11``; a date
+    alone counts as the start of that day; empty: before every change)."""
     if backend == "sglang" and model in DEEPSEEK:
         return sglang_deepseek(gpu, weights, tp, concurrency, isl, osl)
     if backend == "trtllm":
         return trtllm_launch(model, gpu, weights, version, tp, concurrency, isl, osl)
+    if backend == "vllm":
+        return vllm_launch(model, gpu, weights, concurrency, isl, measured)
     return None

@@ -421,8 +421,11 @@ AICONFIGURATOR_COLUMNS: tuple[str, ...] = (
     "osl", "gemm_quant_mode", "batch_size", "tp_size", "pp_size", "silicon_ttft_ms",
     "silicon_tpot_ms",
 )
-AICONFIGURATOR_PARALLEL_COLUMNS: tuple[str, ...] = ("attention_dp_size", "moe_ep_size")
-"""Optional columns of the sample (newer snapshots) with the parallel layout of MoE rows."""
+AICONFIGURATOR_PARALLEL_COLUMNS: tuple[str, ...] = ("attention_dp_size", "moe_ep_size",
+                                                    "silicon_data_source")
+"""Optional columns of the sample (newer snapshots): the parallel layout of MoE rows, and where
+a row came from (``measured=`` the run's UTC time, which picks an InferenceMAX recipe)."""
+MEASURED = re.compile(r"measured=(\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2})?)")
 
 
 def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
@@ -536,8 +539,9 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     if INFERENCEMAX_ID.search(row["id"]):
         from napkin.calibration.inferencemax import launch_of  # it builds on this module
 
+        when = MEASURED.search(row.get("silicon_data_source") or "")
         recipe = launch_of(row["backend"], model, gpu, weights, row["backend_version"], tp,
-                           concurrency, isl, osl)
+                           concurrency, isl, osl, when.group(1) if when else "")
         if recipe is not None:
             launch, kv = recipe
     return Measurement(
