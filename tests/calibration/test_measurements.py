@@ -116,13 +116,19 @@ def test_aiconfigurator_reads_agg_pp1_rows_only(tmp_path):
 
 def test_fp4_rows_on_hopper_run_as_weight_only_fp4(tmp_path):
     """The sample labels gpt-oss-120b's H200 rows ``nvfp4``; Hopper has no FP4 rate, so they
-    run as FP4 weights with BF16 matmuls (``mxfp4``); on B200 they stay W4A4 ``nvfp4``."""
+    run as FP4 weights with BF16 matmuls (``mxfp4``); on B200 its MXFP4 checkpoint runs with
+    MXFP8 activations at the FP8 rate (``mxfp4-w4a8``: TensorRT-LLM's GPT-OSS deployment
+    guide, vLLM's ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8``)."""
     rows = [f"g_{gpu},vllm,0.11.2,openai/gpt-oss-120b,{gpu},fp4,agg,1024,1024,nvfp4,8,1,1,"
             "90,4" for gpu in ("h200_sxm", "b200_sxm")]
     path = _write(tmp_path / "s.csv", AIC_HEADER + "\n" + "\n".join(rows) + "\n")
     hopper, blackwell = read_aiconfigurator_csv(path)
     assert (hopper.gpu, hopper.weights) == ("h200", "mxfp4")
-    assert (blackwell.gpu, blackwell.weights) == ("b200", "nvfp4")
+    assert (blackwell.gpu, blackwell.weights) == ("b200", "mxfp4-w4a8")
+    from napkin.specs.dtypes import weight_format
+
+    assert weight_format("mxfp4-w4a8").compute == "fp8"
+    assert weight_format("mxfp4-w4a8").bits_per_weight == 4 + 8 / 32
 
 
 def _layouts(tmp_path) -> list:
@@ -199,7 +205,7 @@ def test_nvidia_nvfp4_rows_run_an_fp8_kv_cache_on_every_backend(tmp_path):
     nv, oss, fp8 = read_aiconfigurator_csv(_write(tmp_path / "aic.csv",
                                                   "\n".join([AIC_HEADER, *rows]) + "\n"))
     assert (nv.model, nv.weights, nv.kv_dtype) == ("minimax-m2.5", "nvfp4", "fp8")
-    assert (oss.weights, oss.kv_dtype) == ("nvfp4", "bf16")
+    assert (oss.weights, oss.kv_dtype) == ("mxfp4-w4a8", "bf16")
     assert fp8.kv_dtype == "bf16"  # vLLM FP8 rows of an unstated harness: BF16, as before
 
 

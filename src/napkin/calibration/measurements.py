@@ -466,7 +466,7 @@ from its results database (``dsr1_b200_sglang_fp8_agg_1024x1024_c4_cfg81``: a co
 concurrency 4–512)."""
 
 
-INFERENCEMAX_FP8_KV = ("fp8", "nvfp4", "mxfp4", "mxfp4-w4a4")
+INFERENCEMAX_FP8_KV = ("fp8", "nvfp4", "mxfp4", "mxfp4-w4a8", "mxfp4-w4a4")
 """Weight formats InferenceMAX serves with an FP8 KV cache: its scripts set
 ``kv-cache-dtype: fp8`` for vLLM (``benchmarks/70b_fp8_h200_slurm.sh``) and
 ``kv_cache_config: dtype: fp8`` for TensorRT-LLM (``benchmarks/70b_fp8_h200_trt_slurm.sh``)."""
@@ -509,6 +509,14 @@ FP4_WITHOUT_FP4_RATE = "mxfp4"
 sample labels gpt-oss-120b's H100/H200 rows ``nvfp4`` by class only."""
 
 
+MXFP4_ON_BLACKWELL = "mxfp4-w4a8"
+"""What an FP4 row of an MXFP4 checkpoint (gpt-oss) runs as on a GPU with an FP4 rate: MXFP4
+weights with MXFP8 activations, matmuls at the FP8 rate — TensorRT-LLM's only MoE path for
+gpt-oss on Blackwell (its GPT-OSS deployment guide: B200/GB200/B300 activation MXFP8, weights
+MXFP4, TRTLLM backend) and vLLM's under ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1``, which
+InferenceMAX's B200 scripts set from 2025-11 on."""
+
+
 def _runnable_weights(weights: str, gpu: str) -> str:
     """``weights``, or :data:`FP4_WITHOUT_FP4_RATE` for a W4A4 format on a catalog GPU that has
     no FP4 rate (a GPU napkin does not know is left to fail where it is replayed)."""
@@ -531,6 +539,9 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     model = _model_ref(row["model_path"], where, "model_path")
     if weights == "int4-wo":  # weight-only INT4: the checkpoint's own grouping
         weights = checkpoint_int4(model)
+    mxfp4 = checkpoint_quantization(model).get("quant_method") == "mxfp4"
+    if mxfp4 and weights in ("nvfp4", "mxfp4-w4a4"):
+        weights = MXFP4_ON_BLACKWELL
     tp = _positive_int(row["tp_size"], where, "tp_size")
     isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
     concurrency = _positive_int(row["batch_size"], where, "batch_size")

@@ -96,7 +96,7 @@ def checkpoint_unquantized(model: str, weights: str) -> frozenset[str]:
     quant = checkpoint_quantization(model)
     method = str(quant.get("quant_method", "")).lower()
     own = ((method == "fp8" and weights == "fp8")
-           or (method == "mxfp4" and weights in ("mxfp4", "mxfp4-w4a4", "nvfp4"))
+           or (method == "mxfp4" and weights in ("mxfp4", "mxfp4-w4a8", "mxfp4-w4a4", "nvfp4"))
            or (method == "compressed-tensors" and bool(_int4_groups(quant))
                and weights.startswith("int4")))
     if own:

@@ -5,9 +5,10 @@ quantization keeps one 16-bit scale per group: ``int4-g128`` = 4 + 16/128 = 4.12
 its matmuls at the tensor-core rate of ``compute`` (W4A16 formats unpack to 16 bits in registers,
 so their prefill runs at the BF16 rate; W8A8 formats run at the FP8 or INT8 rate).
 The compute precision is explicit per format, never inferred from the storage bits: ``mxfp4``
-(weight-only, W4A16) runs at the BF16 rate, while ``nvfp4`` and ``mxfp4-w4a4`` (FP4 weights and
-activations, W4A4) run at the FP4 tensor-core rate, which only Blackwell parts have
-(``Accelerator.peak_flops_per_s("fp4")`` raises on others).
+(weight-only, W4A16) runs at the BF16 rate, ``mxfp4-w4a8`` (MXFP8 activations) at the FP8 rate,
+while ``nvfp4`` and ``mxfp4-w4a4`` (FP4 weights and activations, W4A4) run at the FP4
+tensor-core rate, which only Blackwell parts have (``Accelerator.peak_flops_per_s("fp4")``
+raises on others).
 A format applies to every parameter (napkin convention of the question bank's task 3:
 70.6 B × 4.125 / 8 ≈ 36.4 GB) unless the precision names the parts a real checkpoint keeps in
 BF16 (:data:`UNQUANTIZED_ROLES`, ``Precision.unquantized``): gpt-oss's MXFP4 checkpoint keeps
@@ -90,6 +91,11 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
             "mxfp4", _group_bits(4, 32, scale_bits=8), "bf16",
             "OCP MXFP4 weight-only (W4A16): FP4 + one 8-bit shared exponent per 32 weights, "
             "matmuls at the BF16 rate",
+        ),
+        WeightFormat(
+            "mxfp4-w4a8", _group_bits(4, 32, scale_bits=8), "fp8",
+            "OCP MXFP4 weights with MXFP8 activations (W4A8), matmuls at the FP8 rate: "
+            "TensorRT-LLM's and vLLM's MXFP4 MoE kernels on Blackwell",
         ),
         WeightFormat(
             "mxfp4-w4a4", _group_bits(4, 32, scale_bits=8), "fp4",
