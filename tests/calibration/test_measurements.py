@@ -533,6 +533,46 @@ def test_plain_csv_ragged_row(tmp_path):
     assert "line 2" in _error(read_plain_csv, _write(tmp_path / "p.csv", text))
 
 
+LAUNCH = """\
+backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,mean_ttft_ms,\
+launch_max_num_batched_tokens,launch_memory_fraction,launch_chunked_prefill,\
+launch_scheduler_recv_interval,launch_batch_wait_timeout_iters,launch_batch_wait_max_tokens_ratio
+sglang,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1,32768,0.82,,30,,
+trtllm,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1,1152,0.8,false,,40,0.8
+vllm,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1,,,,,,
+"""
+
+
+def test_plain_csv_launch_flags(tmp_path):
+    """The ``launch_*`` columns become the row's :class:`Launch` (replayed as the engine's
+    flags); a row without them keeps the engine's defaults."""
+    sglang, trtllm, vllm = read_plain_csv(_write(tmp_path / "l.csv", LAUNCH))
+    assert (sglang.launch.max_num_batched_tokens, sglang.launch.memory_fraction,
+            sglang.launch.scheduler_recv_interval, sglang.launch.chunked_prefill) == (
+        32768, 0.82, 30, None)
+    assert (trtllm.launch.chunked_prefill, trtllm.launch.batch_wait_timeout_iters,
+            trtllm.launch.batch_wait_max_tokens_ratio) == (False, 40, 0.8)
+    assert vllm.launch is None
+    from napkin.validation.replay import engine_for, roofline_timer
+
+    spec = engine_for(trtllm, roofline_timer()).spec
+    assert (spec.max_num_batched_tokens, spec.chunked_prefill, spec.batch_wait_timeout_iters) \
+        == (1152, False, 40)
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    (",32768,0.82,,30,", ",32768,1.5,,30,", "launch_memory_fraction"),
+    (",32768,0.82,,30,", ",32768,0,,30,", "launch_memory_fraction"),
+    (",32768,0.82,,30,", ",32768,0.82,maybe,30,", "launch_chunked_prefill"),
+    (",32768,0.82,,30,", ",-1,0.82,,30,", "launch_max_num_batched_tokens"),
+    (",32768,0.82,,30,", ",32768,0.82,,nan,", "launch_scheduler_recv_interval"),
+    ("sglang,qwen3-8b", "vllm,qwen3-8b", "launch_scheduler_recv_interval"),
+])
+def test_plain_csv_bad_launch_flags_are_named(tmp_path, old, new, field):
+    message = _error(read_plain_csv, _write(tmp_path / "p.csv", LAUNCH.replace(old, new, 1)))
+    assert "p.csv line 2" in message and f": {field}:" in message
+
+
 # --- dispatch and file errors ---
 
 

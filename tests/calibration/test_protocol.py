@@ -299,7 +299,7 @@ def test_a_replay_launches_the_engine_with_the_rows_flags():
 @pytest.mark.parametrize(("model", "gpu", "weights", "version", "tp", "c", "isl", "osl", "want"), [
     # dsr1_fp8_b200_trt_slurm.sh (TensorRT-LLM 1.1): (4 + 1024 + 127) // 64 · 64 = 1,152 tokens
     ("deepseek-r1", "b200", "fp8", "1.1.0rc2.post2", 8, 4, 1024, 1024,
-     (1152, 1152, 0.8, 0, 0.0, "fp8")),
+     (2048, 1152, 0.8, 0, 0.0, "fp8")),
     # … 1.2 (January 2026): a floor of 8,192 and, at 1k/1k from 64 clients, prompts held
     ("deepseek-r1", "b200", "fp8", "1.2.0rc6.post3", 8, 64, 1024, 1024,
      (2048, 8192, 0.8, 40, 0.8, "fp8")),

@@ -86,7 +86,7 @@ def trtllm_launch(model: str, gpu: str, weights: str, version: str, tp: int,
             elif (isl, osl) == (8192, 1024) and tp == 4:
                 fraction = 0.75
         script = f"dsr1_{'fp8' if weights == 'fp8' else 'fp4'}_{gpu}_trt.sh"
-        return _trtllm(min(TRTLLM_MAX_BATCH, tokens), tokens, fraction, wait, script), "fp8"
+        return _trtllm(TRTLLM_MAX_BATCH, tokens, fraction, wait, script), "fp8"
     if model == "gpt-oss-120b" and gpu in ("b200", "h200"):
         batch = 512 if gpu == "b200" else concurrency
         return (_trtllm(batch, 20000, 0.85, (0, 0.0), f"gptoss_fp4_{gpu}_trt.sh"),
@@ -101,7 +101,7 @@ def _trtllm(batch: int, tokens: int, fraction: float | None, wait: tuple[int, fl
             script: str) -> Launch:
     """``max_batch_size``, ``max_num_tokens``, ``free_gpu_memory_fraction`` and batch waiting
     (steps, token ratio), chunked prefill off, as a :class:`Launch`."""
-    return Launch(max_num_seqs=min(batch, tokens), max_num_batched_tokens=tokens,
+    return Launch(max_num_seqs=batch, max_num_batched_tokens=tokens,
                   memory_fraction=fraction, chunked_prefill=False,
                   batch_wait_timeout_iters=wait[0], batch_wait_max_tokens_ratio=wait[1],
                   source=SOURCE.format(script=script))

@@ -884,7 +884,9 @@ PLAIN_REQUIRED: tuple[str, ...] = (
 PLAIN_OPTIONAL: tuple[str, ...] = (
     "id", "backend_version", "kv_dtype", "num_requests", "warmup_requests", "range_ratio",
     "range_style", "ramp_s", "mean_ttft_ms", "mean_tpot_ms", "median_ttft_ms", "median_tpot_ms",
-    "output_tokens_per_s",
+    "output_tokens_per_s", *(f"launch_{k}" for k in (
+        "max_num_seqs", "max_num_batched_tokens", "memory_fraction", "chunked_prefill",
+        "scheduler_recv_interval", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio")),
 )
 
 
@@ -913,7 +915,13 @@ def read_plain_csv(path: str | Path) -> list[Measurement]:
     ``range_style`` (``symmetric``: [(1−r)·L, (1+r)·L], the default; ``below``: [r·L, L]),
     ``ramp_s`` (≥ 0; empty: :class:`Harness`' default), ``mean_ttft_ms``, ``mean_tpot_ms``,
     ``median_ttft_ms``, ``median_tpot_ms`` (milliseconds, > 0; TPOT excludes the first token) and
-    ``output_tokens_per_s`` (aggregate, > 0). Any other column is an error. Lines are
+    ``output_tokens_per_s`` (aggregate, > 0), and the server's launch flags where they differ
+    from the engine's defaults (:class:`Launch`): ``launch_max_num_seqs``,
+    ``launch_max_num_batched_tokens`` (integers ≥ 1), ``launch_memory_fraction`` (in (0, 1]),
+    ``launch_chunked_prefill`` (``true``/``false``), ``launch_scheduler_recv_interval`` (SGLang,
+    integer ≥ 1), ``launch_batch_wait_timeout_iters`` (TensorRT-LLM, integer ≥ 0) and
+    ``launch_batch_wait_max_tokens_ratio`` (TensorRT-LLM, in [0, 1]). Any other column is an
+    error. Lines are
     comma-separated with one header line, as written by ``csv``/spreadsheets (UTF-8)::
 
         backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,mean_ttft_ms
@@ -993,7 +1001,47 @@ def _plain_row(path: Path, line: int, row: dict[str, str]) -> Measurement:
         median_tpot_s=ms("median_tpot_ms"),
         output_tokens_per_s=_optional_float(row.get("output_tokens_per_s"), where,
                                             "output_tokens_per_s"),
+        launch=_plain_launch(row, where),
     )
+
+
+def _plain_launch(row: dict[str, str], where: str) -> Launch | None:
+    """The ``launch_*`` columns of a plain CSV row as a :class:`Launch` (None when all are
+    empty); a flag of one engine on another's row is an error."""
+    cells = {k.removeprefix("launch_"): v.strip() for k, v in row.items()
+             if k.startswith("launch_") and v and v.strip()}
+    if not cells:
+        return None
+    flags: dict[str, object] = {}
+    for name in ("max_num_seqs", "max_num_batched_tokens", "scheduler_recv_interval"):
+        if name in cells:
+            flags[name] = _positive_int(cells[name], where, f"launch_{name}")
+    if "batch_wait_timeout_iters" in cells:
+        flags["batch_wait_timeout_iters"] = int(_non_negative(
+            cells["batch_wait_timeout_iters"], where, "launch_batch_wait_timeout_iters", True))
+    if "batch_wait_max_tokens_ratio" in cells:
+        flags["batch_wait_max_tokens_ratio"] = _fraction(
+            cells["batch_wait_max_tokens_ratio"], where, "launch_batch_wait_max_tokens_ratio")
+    if "memory_fraction" in cells:
+        fraction = _fraction(cells["memory_fraction"], where, "launch_memory_fraction")
+        if fraction <= 0:
+            _fail(where, "launch_memory_fraction", "must be in (0, 1]")
+        flags["memory_fraction"] = fraction
+    if "chunked_prefill" in cells:
+        text = cells["chunked_prefill"].lower()
+        if text not in ("true", "false", "1", "0"):
+            _fail(where, "launch_chunked_prefill", f"{cells['chunked_prefill']!r} is not true "
+                  "or false")
+        flags["chunked_prefill"] = text in ("true", "1")
+    backend = row["backend"]
+    if flags.get("scheduler_recv_interval", 1) != 1 and backend != "sglang":
+        _fail(where, "launch_scheduler_recv_interval", f"applies to backend sglang, not "
+              f"{backend}")
+    if (flags.get("batch_wait_timeout_iters") or flags.get("batch_wait_max_tokens_ratio")) \
+            and backend != "trtllm":
+        _fail(where, "launch_batch_wait_timeout_iters", f"applies to backend trtllm, not "
+              f"{backend}")
+    return Launch(**flags, source=f"{where} launch_* columns")  # type: ignore[arg-type]
 
 
 # --- dispatch ---

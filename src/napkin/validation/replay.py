@@ -92,15 +92,18 @@ def backend_defaults(backend: str, version: str = "", device_memory_bytes: float
 
 def launched(d: BackendDefaults, launch: Launch | None) -> BackendDefaults:
     """``d`` with the flags a measured run was launched with (:class:`Launch`) in place of the
-    defaults it names."""
+    defaults it names; the running cap at most the token budget."""
     if launch is None:
         return d
     flags = {k: v for k, v in (("max_num_seqs", launch.max_num_seqs),
                                ("max_num_batched_tokens", launch.max_num_batched_tokens),
                                ("memory_fraction", launch.memory_fraction),
                                ("chunked_prefill", launch.chunked_prefill)) if v is not None}
-    return replace(d, **flags, source=f"{launch.source} over {d.source}" if launch.source
-                   else d.source)
+    out = replace(d, **flags, source=f"{launch.source} over {d.source}" if launch.source
+                  else d.source)
+    # a step holds at most one decode per token of its budget (TensorRT-LLM's scripts set
+    # max_num_tokens near one prompt beside a max_batch_size of 2,048)
+    return replace(out, max_num_seqs=min(out.max_num_seqs, out.max_num_batched_tokens))
 
 
 def engine_flags(launch: Launch | None) -> dict:
