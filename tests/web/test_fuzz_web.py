@@ -24,10 +24,11 @@ HOSTS = ["", " ", "x", "256.1.1.1", "::1", "0.0.0.0", "127.0.0.1", "localhost", 
          "127.0.0.1:80", "[::1]", "a" * 300, "10.255.255.1"]
 ENDPOINTS = {
     "/api/decode": ["batch", "context", "reserve_gb", "mfu", "mbu", "overhead_ms", "gpu_mem_gb",
-                    "gpu_bw_gbs", "gpu_tflops", "weights", "kv_dtype", "gpu", "model"],
+                    "gpu_bw_gbs", "gpu_tflops", "weights", "kv_dtype", "gpu", "model",
+                    "unquantized"],
     "/api/capacity": ["count", "context", "avg_context", "reserve_gb", "gpu_mem_gb", "weights",
-                      "kv_dtype", "gpu", "model"],
-    "/api/model": ["model", "weights", "kv_dtype", "read_embedding"],
+                      "kv_dtype", "gpu", "model", "unquantized"],
+    "/api/model": ["model", "weights", "kv_dtype", "read_embedding", "unquantized"],
 }
 SCENARIO = {"name": "toy", "model": "qwen3-0.6b", "gpu": "h100-sxm", "calibration": "roofline",
             "engine": {"max_num_seqs": 2, "kv_pool_gib": 1},

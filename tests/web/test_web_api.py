@@ -127,6 +127,27 @@ def test_model_endpoint_equals_describe_model(client):
     assert r.json()["tables"] == tables(result)
 
 
+def test_unquantized_reaches_the_model_decode_and_capacity_endpoints(client):
+    """gpt-oss-120b at MXFP4 keeping its checkpoint's BF16 parts: 65.19 GB of weights (the
+    model card's 60.8 GiB) where all-MXFP4 is 62.06 GB, on each endpoint as in the API."""
+    params = {"model": "gpt-oss-120b", "weights": "mxfp4", "unquantized": "checkpoint",
+              "gpu": "h200"}
+    kept = catalog_api.describe_model("gpt-oss-120b", weights="mxfp4", unquantized="checkpoint")
+    r = client.get("/api/model", params=params)
+    assert r.status_code == 200 and r.json()["data"] == kept.data
+    assert r.json()["data"]["weights_bytes"] == pytest.approx(65.19e9, rel=1e-3)
+    plain = client.get("/api/model", params={**params, "unquantized": ""}).json()["data"]
+    assert plain["weights_bytes"] < r.json()["data"]["weights_bytes"]
+    for endpoint, api in (("decode", inference_api.decode_table),
+                          ("capacity", inference_api.capacity)):
+        got = client.get(f"/api/{endpoint}", params=params)
+        assert got.status_code == 200, got.text
+        assert got.json()["data"] == api("gpt-oss-120b", gpu="h200", weights="mxfp4",
+                                         unquantized="checkpoint").data
+    bad = client.get("/api/model", params={**params, "unquantized": "attn"})
+    assert bad.status_code == 422 and "unquantized" in bad.json()["error"]
+
+
 def test_decode_endpoint_equals_decode_table(client, cli):
     r = client.get("/api/decode", params={"model": "qwen3-8b", "gpu": "h200", "context": "256",
                                           "batch": "1,64,256,1024,2048", "mfu": "0.8",

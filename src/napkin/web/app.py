@@ -452,16 +452,18 @@ def create_app(upload_dir: str | Path | None = None) -> FastAPI:
 
     @app.get("/api/model")
     def model(request: Request) -> dict[str, Any]:
-        """``napkin model MODEL [--weights] [--kv-dtype] [--read-embedding]``."""
+        """``napkin model MODEL [--weights] [--kv-dtype] [--unquantized] [--read-embedding]``."""
         f = Form(request.query_params)
         return result_json(catalog.describe_model(
             f.required("model", "MODEL"), weights=f.text("weights", "bf16"),
-            kv_dtype=f.text("kv_dtype", "bf16"), read_embedding=f.bool("read_embedding")))
+            kv_dtype=f.text("kv_dtype", "bf16"), read_embedding=f.bool("read_embedding"),
+            unquantized=f.text("unquantized") or None))
 
     def _gpu_args(f: Form) -> dict[str, Any]:
         return {"gpu": f.text("gpu"), "gpu_mem_gb": f.float("gpu_mem_gb"),
                 "gpu_bw_gbs": f.float("gpu_bw_gbs"), "gpu_tflops": f.float("gpu_tflops"),
                 "weights": f.text("weights", "bf16"), "kv_dtype": f.text("kv_dtype", "bf16"),
+                "unquantized": f.text("unquantized") or None,
                 "reserve_gb": f.float("reserve_gb", 0.0), "context": f.int("context", 4096)}
 
     @app.get("/api/decode")

@@ -27,9 +27,10 @@
     napkin.busy(run, true);
     const v = napkin.values(form);
     const shared = {model: v.model, gpu: v.gpu, weights: v.weights, kv_dtype: v.kv_dtype,
-                    context: v.context, reserve_gb: v.reserve_gb};
+                    unquantized: v.unquantized, context: v.context, reserve_gb: v.reserve_gb};
     const answers = await Promise.allSettled([
-      napkin.get("/api/model", {model: v.model, weights: v.weights, kv_dtype: v.kv_dtype}),
+      napkin.get("/api/model", {model: v.model, weights: v.weights, kv_dtype: v.kv_dtype,
+                                unquantized: v.unquantized}),
       napkin.get("/api/decode", {...shared, batch: v.batch, mfu: v.mfu, mbu: v.mbu,
                                  overhead_ms: v.overhead_ms}),
       napkin.get("/api/capacity", {...shared, count: v.count, avg_context: v.avg_context}),
