@@ -345,3 +345,17 @@ def test_vllm_recipes_follow_the_script_at_the_runs_time(tmp_path: Path):
     assert (after.launch.memory_fraction, after.launch.max_num_batched_tokens,
             after.kv_dtype) == (0.90, 2048, "fp8")
     assert "minimaxm2.5_fp8_b200.sh" in after.launch.source
+
+
+def test_gpt_oss_b200_vllm_kv_follows_the_december_2025_change():
+    """``gptoss_fp4_b200.sh`` set ``kv-cache-dtype: fp8`` on 2025-12-05 21:49 UTC (InferenceX
+    25506e8): a run of 2 November used BF16, one of 25 February FP8."""
+    from napkin.calibration.inferencemax import launch_of
+
+    args = ("vllm", "gpt-oss-120b", "b200", "mxfp4-w4a8", "", 1, 8, 1024, 1024)
+    before, kv_before = launch_of(*args, "2025-11-02")
+    after, kv_after = launch_of(*args, "2026-02-25T10:00:00")
+    assert (kv_before, kv_after) == ("bf16", "fp8")
+    assert (after.max_num_seqs, after.max_num_batched_tokens, after.memory_fraction) == (
+        512, 8192, 0.9)
+    assert "gptoss_fp4_b200.sh" in before.source

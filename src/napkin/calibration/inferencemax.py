@@ -17,6 +17,8 @@ Runs no recipe covers keep the engine's defaults.
 
 from napkin.calibration.measurements import Launch, version_at_least
 
+FILE_FORMAT = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "mxfp4-w4a8": "fp4"}
+"""The precision in an InferenceMAX script's name (``gptoss_fp4_b200.sh``) of napkin's format."""
 SOURCE = "SemiAnalysisAI/InferenceX benchmarks/[single_node/]{script} (2025-10 to 2026-04)"
 DEEPSEEK = ("deepseek-r1", "deepseek-v3")
 
@@ -93,7 +95,8 @@ def trtllm_launch(model: str, gpu: str, weights: str, version: str, tp: int,
                 "fp8" if gpu == "b200" else "bf16")
     if model == "llama-3.1-70b" and gpu in ("b200", "h200"):
         wait = (20, 0.9) if (isl, osl) == (1024, 1024) and tp < 8 else (0, 0.0)
-        return _trtllm(TRTLLM_MAX_BATCH, 16384, None, wait, f"70b_{weights}_{gpu}_trt"), "fp8"
+        return (_trtllm(TRTLLM_MAX_BATCH, 16384, None, wait,
+                        f"70b_{FILE_FORMAT.get(weights, weights)}_{gpu}_trt"), "fp8")
     return None
 
 
@@ -109,7 +112,7 @@ def _trtllm(batch: int, tokens: int, fraction: float | None, wait: tuple[int, fl
 
 VLLM_CHANGES = {("minimax-m2.5", "b200", "fp8"): "2026-04-03T16:31:35",
                 ("kimi-k2.5", "b200", "nvfp4"): "2026-04-20T14:22:32",
-                ("gpt-oss-120b", "b200", "nvfp4"): "2025-12-05T21:49:06"}
+                ("gpt-oss-120b", "b200", "mxfp4-w4a8"): "2025-12-05T21:49:06"}
 """When a vLLM script changed within the sample's span (UTC commit times: InferenceX bddbf40
 "B200 Minimax FP8 vllm upgrade", 6c3aceb "Update Kimi K2.5 FP4 B200 vLLM server launch args",
 25506e8 gpt-oss B200 FP8 KV cache); a run measured later ran the new flags."""
@@ -128,7 +131,7 @@ def vllm_launch(model: str, gpu: str, weights: str, concurrency: int, isl: int,
     October 2025): 0.9, 8,192 tokens, at most 512 (B200) or C (H200), FP8 KV."""
     changed = VLLM_CHANGES.get((model, gpu, weights))
     new = changed is None or measured >= changed
-    fmt = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4"}.get(weights, "int4")
+    fmt = FILE_FORMAT.get(weights, "int4")
     prefix = {"minimax-m2.5": "minimaxm2.5", "kimi-k2.5": "kimik2.5", "gpt-oss-120b": "gptoss",
               "llama-3.1-70b": "70b"}.get(model, model)
     script = f"{prefix}_{fmt}_{gpu}.sh"

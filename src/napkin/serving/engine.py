@@ -392,7 +392,10 @@ class Engine:
             return False
         spec = self.spec
         prompts = sum(r.num_tokens - r.computed for r in self.prefilling.values())
-        prompts += sum(r.num_tokens for r in self.waiting)
+        for r in self.waiting:  # up to the budget: a long queue is not walked
+            if prompts >= budget:
+                break
+            prompts += r.num_tokens
         tokens = n_dec + min(prompts, budget)
         if (self.held_steps >= spec.batch_wait_timeout_iters
                 or tokens >= spec.batch_wait_max_tokens_ratio * spec.max_num_batched_tokens):
