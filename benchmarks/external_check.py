@@ -15,8 +15,11 @@ prints the median |error| of mean TTFT and TPOT per backend, GPU and precision, 
 rows. Rows whose replay napkin refuses (weights that do not fit, a GPU not in the catalog) are
 counted and named, not scored. Rows replay in one process per core (``--jobs N`` to change);
 ``--backend B`` keeps one engine's rows, ``--rows FILE.csv`` writes every scored row (measured
-and predicted TTFT and TPOT, seconds) for a closer look. Beside each median, the table gives
-the 90th percentile of |error|: the median hides a tail of rows that are off by several times.
+and predicted TTFT and TPOT, seconds) for a closer look, ``--engine-defaults`` replays every
+row with its engine's launch defaults instead of the flags InferenceMAX's scripts launched it
+with (``napkin.calibration.inferencemax``; the KV format stays the row's). Beside each
+median, the table gives the 90th percentile of |error|: the median hides a tail of rows that
+are off by several times.
 """
 
 import argparse
@@ -26,6 +29,7 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +110,8 @@ def main() -> None:
                         help="processes (default: one per core)")
     parser.add_argument("--backend", help="only this engine's rows (vllm, trtllm, sglang)")
     parser.add_argument("--rows", type=Path, help="write every scored row to this CSV")
+    parser.add_argument("--engine-defaults", action="store_true",
+                        help="replay with engine launch defaults, not InferenceMAX's flags")
     args = parser.parse_args()
     rows, skipped = external_rows(args.sample)
     if args.backend:
@@ -116,6 +122,11 @@ def main() -> None:
         w.writerows(rows)
     measurements = read_aiconfigurator_csv(tmp.name)
     Path(tmp.name).unlink()
+    launched = sum(m.launch is not None for m in measurements)
+    if args.engine_defaults:
+        measurements = [replace(m, launch=None) for m in measurements]
+    print(f"{launched} of {len(measurements)} rows carry InferenceMAX launch flags"
+          f"{' (ignored: --engine-defaults)' if args.engine_defaults else ''}")
     t = time.time()
     assumed = []
     for backend in sorted({m.backend for m in measurements}):
