@@ -121,9 +121,10 @@ token that the all-reduce bytes would only charge under TP; ``allreduce_bytes`` 
 rows cannot tell the two apart without a dense model under 32 B at TP 1.
 vLLM fitted with the 43 gpt-oss-120b H100 rows too (``aiconfigurator_h100_moe.csv``, TP 2–8;
 2026-12-02, 4 rounds): ``moe_layer`` settles at 14.5 µs (its start, 15 µs), all-reduce 38 µs,
-hold-out over 181 rows 11.7 % / 6.2 % — not shipped (it would spend the MoE check set for
-nothing). It does not explain gpt-oss on H200 at TP 1 (vLLM TPOT 6.3 ms measured, 2.9 ms
-predicted at 4 clients): a fixed cost per MoE layer the TP ≥ 2 rows file under the all-reduce.
+hold-out over 181 rows 11.7 % / 6.2 % — a screen only, not shipped: those rows are
+InferenceMAX runs, which napkin may not fit on (they are a check). It does not explain
+gpt-oss on H200 at TP 1 (vLLM TPOT 6.3 ms measured, 2.9 ms predicted at 4 clients): a fixed
+cost per MoE layer that the TP ≥ 2 rows file under the all-reduce.
 vLLM with ``dense_low`` (FP8 matmuls apart from BF16 ones; 1.46 against 1.38): hold-out
 10.9 % / 6.2 %, against 10.4 % / 6.9 % tied; tied kept (TTFT is the one nearer its target and
 two near-equal coefficients buy nothing).
