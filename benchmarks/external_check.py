@@ -10,16 +10,16 @@ on, so it reads the sample from a path you give (napkin does not ship those rows
 
 It keeps the aggregated (``agg``, ``pp_size`` 1) rows on GPUs other than H100 whose model is in
 napkin's catalog (a quantized checkpoint such as ``nvidia/Llama-3.1-8B-Instruct-FP8`` counts as
-its base model at the row's precision), replays each under its backend's shipped profile and
-prints the median |error| of mean TTFT and TPOT per backend, GPU and precision, and the worst
-rows. Rows whose replay napkin refuses (weights that do not fit, a GPU not in the catalog) are
-counted and named, not scored. Rows replay in one process per core (``--jobs N`` to change);
-``--backend B`` keeps one engine's rows, ``--rows FILE.csv`` writes every scored row (measured
-and predicted TTFT and TPOT, seconds) for a closer look, ``--engine-defaults`` replays every
-row with its engine's launch defaults instead of the flags InferenceMAX's scripts launched it
-with (``napkin.calibration.inferencemax``; the KV format stays the row's). Beside each
-median, the table gives the 90th percentile of |error|: the median hides a tail of rows that
-are off by several times.
+its base model at the row's precision), each run once (:func:`distinct_runs`), replays each
+under its backend's shipped profile and prints the median |error| of mean TTFT and TPOT per
+backend, GPU and precision, and the worst rows. Rows whose replay napkin refuses (weights that
+do not fit, a GPU not in the catalog) are counted and named, not scored. Rows replay in one
+process per core (``--jobs N`` to change); ``--backend B`` keeps one engine's rows, ``--rows
+FILE.csv`` writes every scored row (measured and predicted TTFT and TPOT, seconds) for a closer
+look, ``--engine-defaults`` replays every row with its engine's launch defaults instead of the
+flags InferenceMAX's scripts launched it with (``napkin.calibration.inferencemax``; the KV
+format stays the row's). Beside each median, the table gives the 90th percentile of |error|:
+the median hides a tail of rows that are off by several times.
 """
 
 import argparse
@@ -67,6 +67,21 @@ def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
                 continue
             keep.append({k: row.get(k, "") for k in COLUMNS})
     return keep, skipped
+
+
+def distinct_runs(rows: list[Measurement]) -> tuple[list[Measurement], int]:
+    """``rows`` without the repeats of one run (the sample lists some InferenceMAX runs under two
+    exports, a dated id and a database id, with the same measured TTFT and TPOT to the last
+    digit), and how many were dropped: a run counts once in the medians."""
+    seen: set[tuple] = set()
+    out = []
+    for m in rows:
+        key = (m.backend, m.gpu, m.model, m.weights, m.tensor_parallel, m.input_tokens,
+               m.output_tokens, m.harness.concurrency, m.mean_ttft_s, m.mean_tpot_s)
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out, len(rows) - len(out)
 
 
 def _median(errors: list[float]) -> str:
@@ -120,8 +135,10 @@ def main() -> None:
         w = csv.DictWriter(tmp, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows)
-    measurements = read_aiconfigurator_csv(tmp.name)
+    measurements, repeats = distinct_runs(read_aiconfigurator_csv(tmp.name))
     Path(tmp.name).unlink()
+    print(f"{repeats} repeats of a run already read dropped (the sample lists some runs under "
+          "two exports)")
     launched = sum(m.launch is not None for m in measurements)
     if args.engine_defaults:
         measurements = [replace(m, launch=None) for m in measurements]
