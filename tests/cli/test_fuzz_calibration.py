@@ -7,6 +7,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonchecks import assert_finite
 
 SCENARIO = "examples/chapter-3-1-uniform.yaml"
 PLAIN_HEADER = ("backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,"
@@ -227,3 +228,40 @@ def test_successful_calibrated_outputs_are_finite(cli):
     for step in json.loads(out)["calibrated"]["steps"]:
         assert all(isinstance(v, int | float) and v == v and abs(v) < 1e300
                    for v in step.values())
+
+
+LAUNCH = {"launch_max_num_seqs": "vllm", "launch_max_num_batched_tokens": "vllm",
+          "launch_memory_fraction": "vllm", "launch_chunked_prefill": "trtllm",
+          "launch_scheduler_recv_interval": "sglang",
+          "launch_batch_wait_timeout_iters": "trtllm",
+          "launch_batch_wait_max_tokens_ratio": "trtllm"}
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(column=st.sampled_from(sorted(LAUNCH)),
+       value=st.sampled_from(["nan", "inf", "-inf", "-1", "1e400", "x", "2.5", "maybe"]))
+def test_plain_csv_bad_launch_flags_name_their_column(cli, tmp_path, column, value):
+    """A bad ``launch_*`` cell (2.5 is not a whole number, above 1 for a fraction, not true or
+    false): one error line naming the column, from ``validate``."""
+    if column == "launch_batch_wait_max_tokens_ratio" and value == "2.5":
+        value = "1.5"
+    path = tmp_path / "m.csv"
+    row = GOOD_ROW.replace("vllm,", f"{LAUNCH[column]},", 1).strip()
+    path.write_text(PLAIN_HEADER.strip() + f",{column}\n" + row + f",{value}\n")
+    _refused(cli("validate", str(path), "--calibration", LAUNCH[column]), column)
+
+
+@pytest.mark.parametrize(("column", "value", "backend"), [
+    ("launch_scheduler_recv_interval", "30", "sglang"),
+    ("launch_batch_wait_timeout_iters", "20", "trtllm"),
+    ("launch_memory_fraction", "0.8", "vllm"),
+    ("launch_chunked_prefill", "false", "trtllm"),
+])
+def test_plain_csv_launch_flags_replay_to_finite_numbers(cli, tmp_path, column, value, backend):
+    path = tmp_path / "m.csv"
+    row = GOOD_ROW.replace("vllm,", f"{backend},", 1).strip()
+    path.write_text(PLAIN_HEADER.strip() + f",{column}\n" + row + f",{value}\n")
+    code, out, err = cli("validate", str(path), "--calibration", backend, "--format", "json")
+    assert code == 0, err
+    assert_finite(json.loads(out))
