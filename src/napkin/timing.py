@@ -8,6 +8,7 @@ is then the roofline *ceiling* (the chapter's "physical limit"); real engines re
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from napkin.accounting.batch import BatchShape
 from napkin.accounting.collectives import parallel_collectives
@@ -99,20 +100,24 @@ def call_time(cost: CallCost, acc: Accelerator, compute: str, eff: Efficiency) -
                     acc, compute, eff)
 
 
-@dataclass(frozen=True)
 class StepSeries:
     """Times of a run of steps whose compute and memory times grow linearly with the step index:
     step j (from 0) takes ``max(c0 + j·dc, m0 + j·dm) + overhead_s`` seconds.
 
     Two lines cross at most once, so sums over steps split into at most two arithmetic series;
-    everything here is closed form, O(1) per query (O(log n) for searches).
+    everything here is closed form, O(1) per query (O(log n) for searches). A plain slotted
+    class, not a frozen dataclass: the simulator builds one per unit of work and a frozen
+    dataclass takes four times as long to construct; nothing changes one after it is built.
     """
 
-    c0: float
-    dc: float
-    m0: float
-    dm: float
-    overhead_s: float
+    __slots__ = ("c0", "dc", "dm", "m0", "overhead_s")
+
+    def __init__(self, c0: float, dc: float, m0: float, dm: float, overhead_s: float) -> None:
+        self.c0, self.dc, self.m0, self.dm, self.overhead_s = c0, dc, m0, dm, overhead_s
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(c0={self.c0!r}, dc={self.dc!r}, m0={self.m0!r}, "
+                f"dm={self.dm!r}, overhead_s={self.overhead_s!r})")
 
     @classmethod
     def of(cls, flops0: float, dflops: float, bytes0: float, dbytes: float, acc: Accelerator,
@@ -133,12 +138,16 @@ class StepSeries:
 
     def time(self, n: int) -> float:
         """Total time of the first ``n`` steps."""
+        if n == 1:  # the simulator's most frequent query: one step, the larger of two times
+            return max(self.c0, self.m0) + self.overhead_s
         a, b = self._compute_bound(n)
         return (_line_sum(self.c0, self.dc, a, b) + _line_sum(self.m0, self.dm, 0, a)
                 + _line_sum(self.m0, self.dm, b, n) + n * self.overhead_s)
 
     def weighted(self, n: int, w0: float, dw: float) -> float:
         """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
+        if n == 1:
+            return w0 * self.overhead_s + w0 * max(self.c0, self.m0)
         a, b = self._compute_bound(n)
         overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
         return (overhead + _product_sum(w0, dw, self.c0, self.dc, a, b)
@@ -147,8 +156,17 @@ class StepSeries:
 
     def steps_until(self, elapsed_s: float, n: int, strict: bool = False) -> int:
         """Fewest steps (≤ n) whose total time reaches ``elapsed_s`` (exceeds it if ``strict``);
-        n when none do. Step times are positive, so totals increase with the step count."""
+        n when none do. Step times are positive, so totals increase with the step count; with
+        non-negative slopes every step takes between the first's and the last's time, which
+        brackets the answer to a few steps before the bisection."""
         lo, hi = 0, n
+        if n > 4 and self.dc >= 0 and self.dm >= 0:
+            first = max(self.c0, self.m0) + self.overhead_s
+            last = max(self.c0 + (n - 1) * self.dc, self.m0 + (n - 1) * self.dm) + self.overhead_s
+            if first > 0 and elapsed_s >= 0:  # (the quotients may overflow: tiny steps)
+                most, least = elapsed_s / first, elapsed_s / last  # m steps take m·first to m·last
+                hi = n if most >= n - 2 else int(most) + 2
+                lo = max(0, min(hi, (n if least >= n else int(least)) - 2))
         while lo < hi:
             mid = (lo + hi) // 2
             t = self.time(mid)
@@ -159,11 +177,12 @@ class StepSeries:
         return lo
 
 
-@dataclass(frozen=True)
 class LineSeries(StepSeries):
     """A :class:`StepSeries` with no memory line (``m0 = dm = 0``, ``c0, dc ≥ 0``): step j
     takes ``c0 + j·dc + overhead_s`` — a fitted step-time model's runs. The same sums as the
     general series, without looking for a crossing that cannot happen."""
+
+    __slots__ = ()
 
     @classmethod
     def line(cls, t0: float, dt: float) -> "LineSeries":
@@ -209,26 +228,37 @@ class RooflineTimer:
         return cls(acc, compute, eff, tp, per_token / link_bytes_per_s, count * latency_s,
                    kv_devices=model.kv_devices(tp))
 
+    @cached_property
+    def _constants(self) -> tuple[float, float, float, float]:
+        """(peak·MFU, bandwidth·MBU, tp, devices the KV is split over), looked up once."""
+        acc, eff = self.acc, self.eff
+        return (acc.peak_flops_per_s(self.compute) * eff.mfu, acc.mem_bytes_per_s * eff.mbu,
+                float(self.tensor_parallel), self.kv_devices)
+
     def series(self, parts0: tuple[float, ...], parts1: tuple[float, ...] | None, tokens: int,
                prefill: bool = False) -> StepSeries:
         """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes,
         16-bit dense FLOPs) on the whole group grow by ``parts1 − parts0`` per step
         (``prefill``, whether the step carries a prefill chunk, does not change a roofline
-        time)."""
-        tp, d = self.tensor_parallel, self.kv_devices
-
-        def flops(p: tuple[float, ...]) -> float:
-            return at_compute_rate(p[0] + p[1], p[4], self.acc, self.compute) / tp
-        flops0, bytes0 = flops(parts0), parts0[2] / tp + parts0[3] / d
+        time). The FLOPs are timed at the compute format's rate, the 16-bit ones scaled as
+        :func:`at_compute_rate` does."""
+        peak, bw, tp, d = self._constants
+        flops0 = parts0[0] + parts0[1]
+        if parts0[4]:
+            flops0 = at_compute_rate(flops0, parts0[4], self.acc, self.compute)
+        flops0 /= tp
+        bytes0 = parts0[2] / tp + parts0[3] / d
         dflops = dbytes = 0.0
         if parts1 is not None:
-            dflops = flops(parts1) - flops0
+            flops1 = parts1[0] + parts1[1]
+            if parts1[4]:
+                flops1 = at_compute_rate(flops1, parts1[4], self.acc, self.compute)
+            dflops = flops1 / tp - flops0
             dbytes = parts1[2] / tp + parts1[3] / d - bytes0
-        eff = self.eff
+        overhead = self.eff.overhead_s
         if tp > 1:
-            extra = self.allreduce_fixed_s + self.allreduce_s_per_token * tokens
-            eff = Efficiency(eff.mfu, eff.mbu, eff.overhead_s + extra)
-        return StepSeries.of(flops0, dflops, bytes0, dbytes, self.acc, self.compute, eff)
+            overhead += self.allreduce_fixed_s + self.allreduce_s_per_token * tokens
+        return StepSeries(flops0 / peak, dflops / peak, bytes0 / bw, dbytes / bw, overhead)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""

@@ -68,3 +68,30 @@ def test_decode_parts_are_parts_of_a_decode_only_step(model_id, n_dec, extra_ctx
         exact = forward(model, Batch(segs), Precision.of()).parts
         for got, want in zip(cost.decode_parts(n_dec, sum_ctx), exact, strict=True):
             assert got == pytest.approx(want, rel=1e-12, abs=1e-6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "llama-2-7b"]),
+       st.sampled_from([Precision.of(), Precision.of("fp8", unquantized="attention,lm-head")]),
+       st.integers(0, 256), st.integers(0, 100_000),
+       st.lists(st.tuples(st.integers(0, 5000), st.integers(1, 8192), st.integers(0, 1)),
+                max_size=5))
+def test_step_parts_are_parts_of_the_same_step_shape(model_id, precision, n_dec, extra_ctx,
+                                                     chunks):
+    """The simulator's one-pass mixed-step shortcut equals parts() of the same step shape bit
+    for bit, and forward() of the explicit batch (one-token chunks count as decodes)."""
+    from napkin.serving.step import StepShape
+
+    model = load_model(model_id)
+    assert not model.cost_windows  # the shortcut's precondition
+    cost = LinearCost.of(model, precision)
+    sum_ctx = n_dec * 3 + (extra_ctx if n_dec else 0)
+    got = cost.step_parts(n_dec, sum_ctx, chunks)
+    assert got == cost.parts(StepShape(n_dec, sum_ctx, chunks))
+    segs = tuple(Segment(c, n, o) for c, n, o in chunks)
+    if n_dec:
+        segs += (Segment(sum_ctx - (n_dec - 1) * 3, 1, 1),) + (Segment(3, 1, 1),) * (n_dec - 1)
+    if segs:
+        exact = forward(model, Batch(segs), precision).parts
+        for g, want in zip(got, exact, strict=True):
+            assert g == pytest.approx(want, rel=1e-12, abs=1e-6)

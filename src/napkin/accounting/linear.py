@@ -10,7 +10,7 @@ rates once per model and precision; tests check it equals ``forward`` on random 
 from collections import defaultdict
 from dataclasses import dataclass
 
-from napkin.accounting.batch import BatchShape
+from napkin.accounting.batch import BatchShape, causal_pairs
 from napkin.accounting.forward import Precision, experts_touched, op_rates
 from napkin.specs.model import ModelSpec
 
@@ -109,6 +109,32 @@ class LinearCost:
             return 0.0, 0.0, 0.0, 0.0, 0.0
         pairs = sum_ctx + n_dec
         return self._parts(n_dec, n_dec, 0, [(pairs, pairs, sum_ctx)] * len(self.windows))
+
+    def step_parts(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]]
+                   ) -> tuple[float, float, float, float, float]:
+        """:meth:`parts` of a step of a model without sliding windows: ``n_dec`` decodes at
+        total context ``sum_ctx`` and prefill chunks ``(cached, new, read-out)`` (the
+        simulator's :class:`napkin.serving.step.StepShape`), its aggregates gathered in one
+        pass: full-attention pairs ``P·S + P(P+1)/2`` per chunk (:func:`causal_pairs`), a
+        one-token chunk's pairs counted as decode pairs, a longer chunk's cached tokens as
+        prefill-cached ones."""
+        tokens = readout = n_dec
+        pairs = decode_pairs = sum_ctx + n_dec
+        cached, prefill_cached = sum_ctx, 0
+        for c, n, o in chunks:
+            tokens += n
+            readout += o
+            p = causal_pairs(c, n)
+            pairs += p
+            cached += c
+            if n == 1:
+                decode_pairs += p
+            else:
+                prefill_cached += c
+        if tokens == 0:
+            return 0.0, 0.0, 0.0, 0.0, 0.0
+        return self._parts(tokens, readout, prefill_cached,
+                           [(pairs, decode_pairs, cached)] * len(self.windows))
 
     def _parts(self, tokens: int, readout: int, prefill_cached: int,
                per_window: list[tuple[int, int, int]]

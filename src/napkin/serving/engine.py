@@ -206,7 +206,8 @@ class Engine:
     # ---------------------------------------------------------------- requests
     def add(self, req: Request, t: float) -> None:
         """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
-        require(self.spec.chunked_prefill or req.prompt <= self.spec.max_num_batched_tokens,
+        if not self.spec.chunked_prefill and req.prompt > self.spec.max_num_batched_tokens:
+            raise NapkinError(
                 f"request {req.rid}: a {req.prompt}-token prompt cannot run whole within "
                 f"max_num_batched_tokens ({self.spec.max_num_batched_tokens}) with "
                 "chunked_prefill off; raise the budget or turn chunking on")
@@ -215,7 +216,7 @@ class Engine:
             raise NapkinError(
                 f"request {req.rid}: {req.prompt}+{req.max_out} tokens exceed {self.model.name}'s "
                 f"context ({limit} tokens, max_position_embeddings); cap the lengths")
-        need = math.ceil((req.prompt + req.max_out) / self.bs)
+        need = -(-(req.prompt + req.max_out) // self.bs)
         if need > self.spec.num_blocks:
             raise NapkinError(
                 f"request {req.rid}: {req.prompt}+{req.max_out} tokens need {need} KV blocks but "
@@ -228,12 +229,12 @@ class Engine:
         if self.recv_interval > 1 and (plan is not None or self.running):
             self.inbox.append(req)  # taken in at the scheduler's next look
             if plan is not None and plan.decode_run and plan.steps > 1:
-                plan.steps = self._next_look(plan.series.steps_until(t - plan.start_s,
-                                                                     plan.steps), plan.steps)
+                plan.truncate(self._next_look(plan.series.steps_until(t - plan.start_s,
+                                                                      plan.steps), plan.steps))
             return
         self.waiting.append(req)
         if plan is not None and plan.decode_run and plan.steps > 1:
-            plan.steps = max(1, plan.series.steps_until(t - plan.start_s, plan.steps))
+            plan.truncate(max(1, plan.series.steps_until(t - plan.start_s, plan.steps)))
 
     def _next_look(self, begun: int, steps: int) -> int:
         """Decode steps of a run after which the scheduler next takes in requests: the first
@@ -509,21 +510,27 @@ class Engine:
             while heap and (heap[0][2] != heap[0][3].version or heap[0][3].rid not in
                             self.decoding):
                 heapq.heappop(heap)  # stale: preempted or re-added since
-            fit = 1 << 62 if self.reserve_all else 1 + self._max_steps_fitting(
-                self.steps + 1, pool.free)
+            k = heap[0][0] - self.steps if heap else 1
+            n = len(self.decoding)
+            # the free blocks last at least (free // n)·block_size steps: count exactly only
+            # when that might stop the run first
+            if not self.reserve_all and n and k > 1 + pool.free // n * self.bs:
+                k = min(k, 1 + self._max_steps_fitting(self.steps + 1, pool.free))
             if self.policy.reservation == "ratio" and self.waiting:
-                fit = min(fit, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
-            k = min(heap[0][0] - self.steps if heap else 1, fit, self._window_cut())
+                k = min(k, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
+            if self.windows:
+                k = min(k, self._window_cut())
             if self.inbox:  # stop where the scheduler next looks
                 k = min(k, self.recv_interval - self.since_poll)
             if self.holding:  # … or where it stops holding prompts back
                 k = min(k, self.spec.batch_wait_timeout_iters - self.held_steps)
             k = max(k, 1)
-        series, basis = self._series(
-            n_dec, [(r.computed, new, int(r.computed + new == r.num_tokens))
-                    for r, new in chunks], k)
+        shape = [(r.computed, new, int(r.computed + new == r.num_tokens)) for r, new in chunks]
+        series, basis = self._series(n_dec, shape, k)
         held = len(self.decoding)  # decodes paused by a prefill-only step still hold KV
-        kv0 = self.dec_base + held * self.steps + sum(r.computed for r, _ in chunks)
+        kv0 = self.dec_base + held * self.steps
+        for c, _, _ in shape:
+            kv0 += c
         self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
         return self.plan
 
@@ -561,12 +568,12 @@ class Engine:
                 if n_dec else []
             segs += [Segment(c, n, o) for c, n, o in chunks]
             return forward(self.model, Batch(tuple(segs)), self.precision).parts
-        if not n_dec:  # a prefill-only step: the paused decodes are not in it
-            return self.cost.parts(StepShape(0, 0, chunks, [] if self.windows else None))
-        if not self.windows:
+        if not self.windows:  # (a prefill-only step: the paused decodes are not in it)
             if not chunks:
                 return self.cost.decode_parts(n_dec, self.dec_base + n_dec * s)
-            return self.cost.parts(StepShape(n_dec, self.dec_base + n_dec * s, chunks))
+            return self.cost.step_parts(n_dec, self.dec_base + n_dec * s if n_dec else 0, chunks)
+        if not n_dec:
+            return self.cost.parts(StepShape(0, 0, chunks, []))
         ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
         return self.cost.parts(StepShape(n_dec, self.dec_base + n_dec * s, chunks, ctx))
 
@@ -575,7 +582,9 @@ class Engine:
         """The unit's step times, and (recording) its first step's basis and increment."""
         parts0 = self._step_parts(n_dec, chunks, 0)
         parts1 = self._step_parts(n_dec, chunks, 1) if k > 1 else None
-        tokens = n_dec + sum(n for _, n, _ in chunks)
+        tokens = n_dec
+        for _, n, _ in chunks:
+            tokens += n
         prefill = bool(chunks)
         series = self.timer.series(parts0, parts1, tokens, prefill)
         if self.basis is None:
@@ -616,11 +625,11 @@ class Engine:
             return []
         self.plan = None
         k = plan.steps
-        dt = plan.series.time(k)
+        dt = plan.end_s - plan.start_s
         self.kv_token_seconds += plan.series.weighted(k, plan.kv_tokens0, plan.n_dec)
         if k > 1 and not self.reserve_all:
             self.pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
-        self.clock = plan.start_s + dt
+        self.clock = plan.end_s
         if self.basis_sum is not None:
             self.basis_sum = self.basis_sum + self._basis_through(plan, k)
         self.busy_s += dt

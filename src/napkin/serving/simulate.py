@@ -115,29 +115,34 @@ class _Log:
 
 
 class _OpenFeed:
-    """Open-loop arrivals, materialized one at a time in arrival order."""
+    """Open-loop arrivals in arrival order: the loop reads ``times`` (when each reaches the
+    engines) with a cursor instead of queueing them as events, and ``take`` builds the request
+    (columns held as Python lists: indexing numpy arrays one element at a time is slower)."""
 
-    def __init__(self, src: OpenLoop) -> None:
-        self.src, self.n = src, len(src.requests)
-        self.labels = tuple(src.requests.labels)
+    def __init__(self, src: OpenLoop, delay_s: float) -> None:
+        reqs = src.requests
+        self.n = len(reqs)
+        self.labels = tuple(reqs.labels)
+        self.arrival_s = reqs.arrival_s.tolist()
+        self.times = (reqs.arrival_s + delay_s).tolist()
+        self.inputs, self.outputs = reqs.input_tokens.tolist(), reqs.output_tokens.tolist()
+        self.label = reqs.label.tolist()
+        self.hashes, self.hash_block_tokens = reqs.prefix_hashes, reqs.hash_block_tokens
+        self.shared = src.shared_prefix
 
     def first(self) -> list[tuple[float, object]]:
-        return [(float(self.src.requests.arrival_s[0]), 0)] if self.n else []
+        return []
 
-    def take(self, payload: object) -> tuple[Request, list[tuple[float, object]]]:
-        """The request behind an arrival event, and the next arrival to queue."""
+    def take(self, payload: object) -> Request:
+        """The request of arrival ``payload`` (its index)."""
         i = int(payload)  # type: ignore[call-overload]
-        reqs = self.src.requests
-        label = int(reqs.label[i])
+        label = self.label[i]
         key = None
-        if reqs.prefix_hashes is not None and reqs.prefix_hashes[i]:
-            key = ("src", reqs.prefix_hashes[i], reqs.hash_block_tokens)
-        elif self.src.shared_prefix[label]:
-            key = ("shared", reqs.labels[label], self.src.shared_prefix[label])
-        req = Request(i, float(reqs.arrival_s[i]), int(reqs.input_tokens[i]),
-                      int(reqs.output_tokens[i]), label, key)
-        nxt = [(float(reqs.arrival_s[i + 1]), i + 1)] if i + 1 < self.n else []
-        return req, nxt
+        if self.hashes is not None and self.hashes[i]:
+            key = ("src", self.hashes[i], self.hash_block_tokens)
+        elif self.shared[label]:
+            key = ("shared", self.labels[label], self.shared[label])
+        return Request(i, self.arrival_s[i], self.inputs[i], self.outputs[i], label, key)
 
     def finished(self, req: Request, t: float) -> list[tuple[float, object]]:
         return []
@@ -156,9 +161,9 @@ class _ClientFeed:
         self.next_rid = max((r.rid for r in reqs), default=-1) + 1
         return [(r.arrival_s, r) for r in reqs]
 
-    def take(self, payload: object) -> tuple[Request, list[tuple[float, object]]]:
+    def take(self, payload: object) -> Request:
         assert isinstance(payload, Request)  # events of this feed carry requests
-        return payload, []
+        return payload
 
     def finished(self, req: Request, t: float) -> list[tuple[float, object]]:
         new = self.src.on_finish(req, t, self.next_rid)
@@ -194,14 +199,16 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
-    feed = _OpenFeed(source) if isinstance(source, OpenLoop) else _ClientFeed(source)
+    delay = engines[0].timer.request_s
+    feed = _OpenFeed(source, delay) if isinstance(source, OpenLoop) else _ClientFeed(source)
     heap: list[tuple[float, int, int, object]] = []
     seq = 0
     version = [0] * len(engines)  # an engine event is stale once its version moved on
     waking = [False] * len(engines)
     log = _Log()
     routed = finished = 0
-    delay = engines[0].timer.request_s
+    # open-loop arrivals: a cursor into their times (an arrival precedes any event of its instant)
+    times, n_open, cursor = (feed.times, feed.n, 0) if isinstance(feed, _OpenFeed) else ([], 0, 0)
 
     def push(t: float, kind: int, payload: object) -> None:
         nonlocal seq
@@ -210,13 +217,17 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
 
     for t, payload in feed.first():
         push(t + delay, ARRIVAL, payload)
-    while heap:
-        t, kind, _, payload = heapq.heappop(heap)
-        if kind in (ARRIVAL, TRANSFER):
+    while True:
+        if cursor < n_open and (not heap or times[cursor] <= heap[0][0]):
+            t, kind, payload = times[cursor], ARRIVAL, cursor
+            cursor += 1
+        elif heap:
+            t, kind, _, payload = heapq.heappop(heap)
+        else:
+            break
+        if kind != ENGINE:
             if kind == ARRIVAL:
-                req, more = feed.take(payload)
-                for t_next, p in more:
-                    push(t_next + delay, ARRIVAL, p)
+                req = feed.take(payload)
                 i = _route(front, router, t, routed)
                 routed += 1
                 if disagg and req.max_out > 1:

@@ -6,8 +6,6 @@
 :class:`Plan` is the unit of work in flight between two scheduling decisions.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from napkin.accounting.batch import causal_pairs
@@ -58,20 +56,23 @@ class StepShape:
         return sum(c[0] for c in self.chunks if c[1] > 1)
 
 
-@dataclass
 class Plan:
-    """The unit of work in flight: ``steps`` steps from ``start_s`` (one, or a decode run)."""
+    """The unit of work in flight: ``steps`` steps from ``start_s`` (one, or a decode run),
+    ending at ``end_s`` (kept with ``steps``: :meth:`truncate` changes both)."""
 
-    start_s: float
-    steps: int
-    series: StepSeries
-    chunks: list[tuple[Request, int]]
-    n_dec: int
-    kv_tokens0: int
-    decode_run: bool
-    basis: tuple[np.ndarray, np.ndarray] | None = None
-    """Recording: the first step's basis terms and their increment per step."""
+    __slots__ = ("basis", "chunks", "decode_run", "end_s", "kv_tokens0", "n_dec", "series",
+                 "start_s", "steps")
 
-    @property
-    def end_s(self) -> float:
-        return self.start_s + self.series.time(self.steps)
+    def __init__(self, start_s: float, steps: int, series: StepSeries,
+                 chunks: list[tuple[Request, int]], n_dec: int, kv_tokens0: int,
+                 decode_run: bool, basis: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        self.start_s, self.series, self.chunks = start_s, series, chunks
+        self.n_dec, self.kv_tokens0, self.decode_run = n_dec, kv_tokens0, decode_run
+        self.basis = basis
+        """Recording: the first step's basis terms and their increment per step."""
+        self.truncate(steps)
+
+    def truncate(self, steps: int) -> None:
+        """Run ``steps`` steps (a decode run cut short by an arrival)."""
+        self.steps = steps
+        self.end_s = self.start_s + self.series.time(steps)
