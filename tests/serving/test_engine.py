@@ -199,3 +199,22 @@ def test_a_step_with_a_prefill_chunk_waits_for_the_eager_floor(mode):
     assert r.first_token_s[0] == pytest.approx(0.036)
     assert r.finish_s[0] == pytest.approx(0.036 + 0.001 + 0.036 + 0.001)
     assert r.first_token_s[1] == pytest.approx(0.036 + 0.001 + 0.036)
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_chunked_prefill_holds_ceil_tokens_over_block_size_blocks(mode):
+    """A 100-token prompt under a 40-token budget runs as chunks of 40, 40, 20; with 16-token
+    blocks it holds ⌈40/16⌉ = 3, ⌈80/16⌉ = 5, then ⌈100/16⌉ = 7 blocks; the decode step of
+    its second output writes token 101 into the seventh block (⌈101/16⌉ = 7) and frees all,
+    so a pool of exactly 7 blocks runs it without a preemption."""
+    engine = _engine(max_num_batched_tokens=40, max_num_seqs=1, num_blocks=7, mode=mode)
+    engine.add(Request(0, 0.0, 100, 2), 0.0)
+    used = []
+    for _ in range(10):  # bounded: a miscount could leave the prompt stuck
+        if not engine.has_work():
+            break
+        engine.plan_next()
+        engine.commit()
+        used.append(engine.pool.used)
+    assert used == [3, 5, 7, 0]
+    assert engine.preemptions == 0

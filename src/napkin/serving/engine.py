@@ -32,7 +32,6 @@ explicit batch; tests check both give the same per-request times.
 """
 
 import heapq
-import math
 from array import array
 from collections import deque
 from dataclasses import dataclass
@@ -334,7 +333,7 @@ class Engine:
 
     # ------------------------------------------------------------- preemption
     def _release(self, req: Request) -> None:
-        blocks = req.reserved if self.reserve_all else math.ceil(req.computed / self.bs)
+        blocks = req.reserved if self.reserve_all else -(-req.computed // self.bs)
         self.pool.release(blocks - len(req.hashed), req.hashed)
         req.hashed = []
 
@@ -430,7 +429,7 @@ class Engine:
             if new == 0:
                 break
             blocks = 0 if self.reserve_all else (
-                math.ceil((req.computed + new) / bs) - math.ceil(req.computed / bs))
+                (-req.computed // bs) - (-(req.computed + new) // bs))
             while blocks > pool.free:
                 victim = next((r for r in reversed(self.running.values())
                                if r.rid not in self.decoding and r.rid not in scheduled), None)
@@ -447,21 +446,21 @@ class Engine:
         if preempted:
             return True
         reserve = self._ratio_reserve_tokens() if self.policy.reservation == "ratio" else 0.0
+        caching = spec.enable_prefix_caching
         while (self.waiting and budget > 0
                and len(self.running) < spec.max_num_seqs):
             req = self.waiting[0]
-            max_hit = (req.num_tokens - 1) // bs
-            keys = self._keys(req, max_hit)
+            keys = self._keys(req, (req.num_tokens - 1) // bs) if caching else []
             hit = pool.hits(keys) if keys else 0
             cached = hit * bs
-            known = max(cached, req.transferred)  # transferred KV counts as computed
+            known = cached if cached > req.transferred else req.transferred  # sent KV counts
             new = self._chunk(req, known, budget)
             if new == 0:
                 break
-            blocks = math.ceil((known + new) / bs) - hit
+            blocks = -(-(known + new) // bs) - hit
             evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable) if hit else 0
             if self.reserve_all:
-                blocks = math.ceil((req.prompt + req.max_out) / bs)
+                blocks = -(-(req.prompt + req.max_out) // bs)
                 req.reserved = blocks
             if blocks + evictable_hits > pool.free:
                 break
@@ -474,9 +473,10 @@ class Engine:
                     break
                 reserve += future
             self.waiting.popleft()
-            pool.acquire(keys[:hit])
+            if hit:
+                pool.acquire(keys[:hit])
+                req.hashed = list(keys[:hit])
             pool.allocate(blocks)
-            req.hashed = list(keys[:hit])
             req.computed = known
             req.transferred = 0  # a preemption recomputes here
             req.hit_tokens += cached
@@ -538,12 +538,13 @@ class Engine:
         """Tokens of ``req`` this step: all that remain, capped by the long-prefill threshold
         and the budget; 0 when chunking is off and a fresh prompt does not fit whole."""
         new = req.num_tokens - computed
-        if not self.spec.chunked_prefill and req.outputs == 0 and new > budget:
+        spec = self.spec
+        if new > budget and not spec.chunked_prefill and req.outputs == 0:
             return 0
-        threshold = self.spec.long_prefill_token_threshold
+        threshold = spec.long_prefill_token_threshold
         if 0 < threshold < new:
             new = threshold
-        return min(new, budget)
+        return new if new < budget else budget
 
     def _window_cut(self) -> int:
         """Steps until some decode context reaches a sliding window (costs bend there)."""
@@ -642,12 +643,14 @@ class Engine:
         self.num_steps += k
         self.num_units += 1
         finished: list[Request] = []
+        caching = self.spec.enable_prefix_caching
         for req, new in plan.chunks:
             req.computed += new
             if req.computed < req.num_tokens:
                 continue
             del self.prefilling[req.rid]
-            self._register_prompt(req)
+            if caching:
+                self._register_prompt(req)
             req.outputs += 1
             if req.outputs == 1:
                 req.first_token_s = self.clock
@@ -671,7 +674,8 @@ class Engine:
                 req.first_token_s = self.clock
                 req.basis_first = self.basis_sum
             del self.running[req.rid]
-            self._register_outputs(req)
+            if caching:
+                self._register_outputs(req)
             self._release(req)
         self.series_t.append(self.clock)
         self.series_blocks.append(self.pool.used)

@@ -10,7 +10,7 @@ simplification that keeps allocation O(1).)
 """
 
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 
 from napkin.errors import require
 
@@ -35,21 +35,24 @@ class KVPool:
 
     def allocate(self, n: int) -> bool:
         """Take ``n`` private blocks if that many are free (evicting cached ones as needed)."""
-        if n > self.free:
+        if n > self.num_blocks - self.used:
             return False
-        spare = self.num_blocks - self.private_used - len(self.refs)  # never-cached free blocks
-        for _ in range(max(0, n - spare)):
-            key, _ = self.evictable.popitem(last=False)
-            del self.refs[key]
+        if self.refs:  # evict cached blocks past the never-cached free ones
+            spare = self.num_blocks - self.private_used - len(self.refs)
+            for _ in range(n - spare):
+                key, _ = self.evictable.popitem(last=False)
+                del self.refs[key]
         self.private_used += n
         self.used += n
         return True
 
-    def release(self, private: int, hashed: Iterable[Hashable] = ()) -> None:
+    def release(self, private: int, hashed: Sequence[Hashable] = ()) -> None:
         """A request lets go of ``private`` blocks and its hashed ones (tail first, so the tail
         of a prompt is evicted before its head, as vLLM frees)."""
         self.private_used -= private
         self.used -= private
+        if not hashed:
+            return
         for key in reversed(list(hashed)):
             count = self.refs[key] - 1
             self.refs[key] = count
