@@ -51,21 +51,25 @@ def test_linear_parts_equal_forward_parts(model_id, precision, segs):
 @settings(max_examples=80, deadline=None)
 @given(st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "llama-2-7b",
                         "mixtral-8x7b"]),
-       st.integers(0, 512), st.integers(0, 2_000_000))
-def test_decode_parts_are_parts_of_a_decode_only_step(model_id, n_dec, extra_ctx):
+       st.integers(0, 512), st.integers(0, 2_000_000),
+       st.sampled_from([Precision.of(), Precision.of("fp8", unquantized="attention,lm-head")]))
+def test_decode_parts_are_parts_of_a_decode_only_step(model_id, n_dec, extra_ctx, precision):
     """The simulator's decode-only shortcut equals parts() of the same step shape, bit for bit,
-    and forward() of n_dec decode segments whose contexts sum to the same total."""
+    and forward() of n_dec decode segments whose contexts sum to the same total; its two-step
+    form is the shortcut at the run's first two contexts."""
     from napkin.serving.step import StepShape
 
     model = load_model(model_id)
     assert not model.cost_windows  # the shortcut's precondition
-    cost = LinearCost.of(model, Precision.of())
+    cost = LinearCost.of(model, precision)
     sum_ctx = n_dec * 7 + (extra_ctx if n_dec else 0)
     assert cost.decode_parts(n_dec, sum_ctx) == cost.parts(StepShape(n_dec, sum_ctx, []))
+    assert cost.decode_run_parts(n_dec, sum_ctx) == (
+        cost.decode_parts(n_dec, sum_ctx), cost.decode_parts(n_dec, sum_ctx + n_dec))
     if n_dec:
         first = sum_ctx - (n_dec - 1) * 7
         segs = (Segment(first, 1, 1),) + (Segment(7, 1, 1),) * (n_dec - 1)
-        exact = forward(model, Batch(segs), Precision.of()).parts
+        exact = forward(model, Batch(segs), precision).parts
         for got, want in zip(cost.decode_parts(n_dec, sum_ctx), exact, strict=True):
             assert got == pytest.approx(want, rel=1e-12, abs=1e-6)
 

@@ -581,8 +581,11 @@ class Engine:
     def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int
                 ) -> tuple[StepSeries, tuple[np.ndarray, np.ndarray] | None]:
         """The unit's step times, and (recording) its first step's basis and increment."""
-        parts0 = self._step_parts(n_dec, chunks, 0)
-        parts1 = self._step_parts(n_dec, chunks, 1) if k > 1 else None
+        if k > 1 and not chunks and not self.windows and self.spec.mode == "fast":
+            parts0, parts1 = self.cost.decode_run_parts(n_dec, self.dec_base + n_dec * self.steps)
+        else:
+            parts0 = self._step_parts(n_dec, chunks, 0)
+            parts1 = self._step_parts(n_dec, chunks, 1) if k > 1 else None
         tokens = n_dec
         for _, n, _ in chunks:
             tokens += n
