@@ -141,6 +141,10 @@ class StepSeries:
         if n == 1:  # the simulator's most frequent query: one step, the larger of two times
             return max(self.c0, self.m0) + self.overhead_s
         a, b = self._compute_bound(n)
+        if a == 0 and b == n:  # compute-bound throughout (the other sums are 0)
+            return _line_sum(self.c0, self.dc, 0, n) + n * self.overhead_s
+        if a == b:  # memory-bound throughout
+            return _line_sum(self.m0, self.dm, 0, n) + n * self.overhead_s
         return (_line_sum(self.c0, self.dc, a, b) + _line_sum(self.m0, self.dm, 0, a)
                 + _line_sum(self.m0, self.dm, b, n) + n * self.overhead_s)
 

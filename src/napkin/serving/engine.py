@@ -175,7 +175,6 @@ class Engine:
         self.peak_blocks = 0
         self.busy_s = 0.0
         self.num_steps = 0
-        self.num_units = 0
         self.preemptions = 0
         # after every unit: the clock, blocks in use, running and waiting requests (typed
         # arrays: 8 bytes an entry where a list holds a pointer and a boxed number)
@@ -186,6 +185,12 @@ class Engine:
         self.kv_bytes_per_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
 
     # ----------------------------------------------------------------- queries
+    @property
+    def num_units(self) -> int:
+        """Units of work committed (single steps or decode runs): one point of the series
+        each."""
+        return len(self.series_t)
+
     @property
     def outstanding(self) -> int:
         """Requests admitted or waiting (the router's least-outstanding metric)."""
@@ -525,12 +530,12 @@ class Engine:
             if self.holding:  # … or where it stops holding prompts back
                 k = min(k, self.spec.batch_wait_timeout_iters - self.held_steps)
             k = max(k, 1)
-        shape = [(r.computed, new, int(r.computed + new == r.num_tokens)) for r, new in chunks]
+        kv0 = self.dec_base + len(self.decoding) * self.steps  # paused decodes hold KV too
+        shape = []
+        for r, new in chunks:
+            shape.append((r.computed, new, int(r.computed + new == r.num_tokens)))
+            kv0 += r.computed
         series, basis = self._series(n_dec, shape, k)
-        held = len(self.decoding)  # decodes paused by a prefill-only step still hold KV
-        kv0 = self.dec_base + held * self.steps
-        for c, _, _ in shape:
-            kv0 += c
         self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
         return self.plan
 
@@ -640,11 +645,11 @@ class Engine:
         if plan.n_dec:  # the decode clock: a prefill-only step advances no decode
             self.steps += k
         # SGLang's recv skipper: a decode step counts 1, a step with a prefill enough to look
-        self.since_poll = self.recv_interval if plan.chunks else self.since_poll + k
+        if self.recv_interval > 1:
+            self.since_poll = self.recv_interval if plan.chunks else self.since_poll + k
         if self.holding:
             self.held_steps += k
         self.num_steps += k
-        self.num_units += 1
         finished: list[Request] = []
         caching = self.spec.enable_prefix_caching
         for req, new in plan.chunks:
@@ -662,7 +667,8 @@ class Engine:
                 finished.append(req)
             else:
                 self._dec_add(req)
-        self.peak_blocks = max(self.peak_blocks, self.pool.used)  # before finishers free
+        if self.pool.used > self.peak_blocks:  # before finishers free
+            self.peak_blocks = self.pool.used
         heap = self.finish_heap
         while heap and heap[0][0] <= self.steps:
             _, _, version, req = heapq.heappop(heap)
