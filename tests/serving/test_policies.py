@@ -8,6 +8,7 @@ from napkin.errors import NapkinError
 from napkin.serving.arrivals import OpenLoop
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.policy import policy
+from napkin.serving.request import Request
 from napkin.serving.requests import RequestSet
 from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape
@@ -201,3 +202,26 @@ def test_batch_waiting_is_trtllm_only():
                    batch_wait_max_tokens_ratio=0.5)
     with pytest.raises(NapkinError, match=r"batch_wait_max_tokens_ratio: must be in \[0, 1\]"):
         EngineSpec(num_blocks=10, backend="trtllm", batch_wait_max_tokens_ratio=1.5)
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_sglang_reserve_running_sum_equals_the_sum_over_requests(mode):
+    """The reserve's decoding share kept as a running sum equals SGLang's sum of
+    min(outputs left, 4,096) over the running requests at every scheduling point, with and
+    without a request whose output starts above the clip (5,000 tokens)."""
+    for outputs in ([40, 300, 7, 1200], [40, 5000, 7, 1200]):
+        engine = Engine(load_model("qwen3-8b"), load_accelerator("h100-sxm"), Precision.of(),
+                        EFF, EngineSpec(num_blocks=2000, backend="sglang", mode=mode))
+        for i, out in enumerate(outputs):
+            engine.add(Request(i, 0.0, 100 * (i + 1), out), 0.0)
+        checked = 0
+        while engine.has_work() and checked < 10_000:
+            s, clip = engine.steps, engine.policy.clip_max_new_tokens
+            left = sum(min(r.max_out - (r.o0 + s - r.s0), clip) for r in engine.decoding.values())
+            left += sum(min(r.max_out - r.outputs, clip) for r in engine.prefilling.values())
+            ratio = engine.policy.new_token_ratio(s - engine.ratio_reset_step)
+            assert engine._ratio_reserve_tokens() == ratio * left
+            engine.plan_next()
+            engine.commit()
+            checked += 1
+        assert not engine.has_work()

@@ -9,13 +9,16 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from napkin.errors import NapkinError
-from napkin.specs.encoders import DiT, VisionTower
 from napkin.specs.hardware import Accelerator
 from napkin.specs.hf_config import from_hf_config, load_hf_config
 from napkin.specs.model import ModelSpec
 from napkin.units import GB, TFLOP, MiB
+
+if TYPE_CHECKING:
+    from napkin.specs.encoders import DiT, VisionTower
 
 
 @dataclass(frozen=True)
@@ -116,8 +119,10 @@ DIFFUSION_MODELS = {"qwen-image-2512": "diffusion/qwen-image-2512.json"}
 
 
 @cache
-def load_vision_tower(ref: str) -> VisionTower:
+def load_vision_tower(ref: str) -> "VisionTower":
     """The ``vision_config`` of a shipped VLM (``qwen3-vl-4b``) or of a config.json path."""
+    from napkin.specs.encoders import VisionTower  # its models take 20 ms to build: on use
+
     raw = _config_dict(ref, "vision model", VISION_MODELS)
     try:
         return VisionTower.model_validate(raw.get("vision_config", raw))
@@ -126,8 +131,10 @@ def load_vision_tower(ref: str) -> VisionTower:
 
 
 @cache
-def load_dit(ref: str) -> DiT:
+def load_dit(ref: str) -> "DiT":
     """A diffusion transformer's ``transformer/config.json`` (shipped: ``qwen-image-2512``)."""
+    from napkin.specs.encoders import DiT
+
     raw = _config_dict(ref, "diffusion model", DIFFUSION_MODELS)
     try:
         return DiT.model_validate(raw)

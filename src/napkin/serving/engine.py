@@ -168,6 +168,8 @@ class Engine:
         self.prefilling: dict[int, Request] = {}
         self.decoding: dict[int, Request] = {}
         self.dec_base = 0  # Σ (c0 − s0) over decoding requests: Σ contexts = base + n·steps
+        self.dec_left = 0  # Σ (max_out − o0 + s0): Σ outputs left = dec_left − n·steps
+        self.dec_over_clip = 0  # decoding requests whose outputs left exceed the policy's clip
         self.residues = [0] * self.bs
         self.finish_heap: list[tuple[int, int, int, Request]] = []
         self.plan: Plan | None = None
@@ -286,6 +288,8 @@ class Engine:
         req.c0, req.s0, req.o0 = req.computed, self.steps, req.outputs
         self.decoding[req.rid] = req
         self.dec_base += req.c0 - req.s0
+        self.dec_left += req.max_out - req.o0 + req.s0
+        self.dec_over_clip += req.max_out - req.o0 > self.policy.clip_max_new_tokens
         self.residues[(req.s0 - req.c0) % self.bs] += 1
         req.version += 1
         heapq.heappush(self.finish_heap,
@@ -296,6 +300,8 @@ class Engine:
         req.computed, req.outputs = req.c0 + done, req.o0 + done
         del self.decoding[req.rid]
         self.dec_base -= req.c0 - req.s0
+        self.dec_left -= req.max_out - req.o0 + req.s0
+        self.dec_over_clip -= req.max_out - req.o0 > self.policy.clip_max_new_tokens
         self.residues[(req.s0 - req.c0) % self.bs] -= 1
         req.version += 1
 
@@ -495,10 +501,15 @@ class Engine:
         return False
 
     def _ratio_reserve_tokens(self) -> float:
-        """SGLang's reserve for running requests: ratio × Σ min(remaining output, clip)."""
+        """SGLang's reserve for running requests: ratio × Σ min(remaining output, clip). A
+        decoding request's remaining output only shrinks, so while none started above the
+        clip the decoding share is the running sum ``dec_left − n·steps``."""
         ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
         clip, s = self.policy.clip_max_new_tokens, self.steps
-        left = sum(min(r.max_out - (r.o0 + s - r.s0), clip) for r in self.decoding.values())
+        if self.dec_over_clip:
+            left = sum(min(r.max_out - (r.o0 + s - r.s0), clip) for r in self.decoding.values())
+        else:
+            left = self.dec_left - len(self.decoding) * s
         left += sum(min(r.max_out - r.outputs, clip) for r in self.prefilling.values())
         return ratio * left
 

@@ -186,8 +186,13 @@ class _ClientFeed:
 def _route(engines: list[Engine], router: Router, t: float, counter: int) -> int:
     if router == "round_robin":
         return counter % len(engines)
-    if router == "least_outstanding":
-        return min(range(len(engines)), key=lambda k: engines[k].outstanding)
+    if router == "least_outstanding":  # the first of the least loaded, as min() picks
+        best, least = 0, engines[0].outstanding
+        for k in range(1, len(engines)):
+            load = engines[k].outstanding
+            if load < least:
+                best, least = k, load
+        return best
     return min(range(len(engines)),
                key=lambda k: engines[k].blocks_in_use_at(t) / engines[k].spec.num_blocks)
 
