@@ -96,11 +96,19 @@ class _Log:
         self.tpot_basis: list[np.ndarray] = []
 
     def add(self, r: Request, engine: int) -> None:
-        for col, value in zip(self.cols, (
-                r.rid, r.label, engine, r.arrival_s, r.first_scheduled_s, r.first_token_s,
-                r.finish_s, r.prompt, r.max_out, r.preemptions, r.queue_wait_s, r.hit_tokens),
-                strict=True):
-            col.append(value)
+        c = self.cols  # (unrolled: a zip over the columns costs twice as much)
+        c[0].append(r.rid)
+        c[1].append(r.label)
+        c[2].append(engine)
+        c[3].append(r.arrival_s)
+        c[4].append(r.first_scheduled_s)
+        c[5].append(r.first_token_s)
+        c[6].append(r.finish_s)
+        c[7].append(r.prompt)
+        c[8].append(r.max_out)
+        c[9].append(r.preemptions)
+        c[10].append(r.queue_wait_s)
+        c[11].append(r.hit_tokens)
         if r.basis_finish is not None:
             self.ttft_basis.append(r.basis_first - r.basis_arrival)
             self.tpot_basis.append((r.basis_finish - r.basis_first) / max(r.max_out - 1, 1))
