@@ -20,7 +20,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
-from napkin.specs.deepseek_v4 import from_deepseek_v4
 from napkin.specs.model import ModelSpec, MTPSpec
 from napkin.specs.modules import (
     AttentionShape,
@@ -204,6 +203,8 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise NapkinError(f"model: {source}: field {field!r}: {err['msg']}") from None
     if cfg.model_type == "deepseek_v4":
+        from napkin.specs.deepseek_v4 import from_deepseek_v4  # its models: built on use
+
         return from_deepseek_v4(cfg, raw, name, source)
     attention = _attention_shape(cfg, source)
     blocks = tuple(
