@@ -8,7 +8,15 @@ from napkin.accounting.ops import CallCost, Op, OpKind
 from napkin.accounting.series import AffineRun
 from napkin.errors import NapkinError
 from napkin.specs.hardware import Accelerator
-from napkin.timing import Efficiency, LineSeries, StepSeries, roofline, run_time
+from napkin.timing import (
+    Efficiency,
+    LineSeries,
+    StepSeries,
+    _line_sum,
+    _product_sum,
+    roofline,
+    run_time,
+)
 
 ACC = Accelerator("toy", "toy", 1e9, 1e9, {"bf16": 1e12})  # 1 GB/s, 1 TFLOP/s
 
@@ -68,3 +76,20 @@ def test_line_series_sums_equal_the_general_series(c0, dc, overhead, n, w0, dw):
     assert line.weighted(n, w0, dw) == general.weighted(n, w0, dw)
     t = general.time(n) / 2
     assert line.steps_until(t, n) == general.steps_until(t, n)
+
+
+@given(st.integers(0, 5000), st.floats(0, 5), st.floats(-0.05, 0.05), st.floats(0, 5),
+       st.floats(-0.05, 0.05), st.floats(0, 1e3), st.floats(-10, 10))
+def test_one_sided_shortcuts_equal_the_split_sums_bit_for_bit(n, c0, dc, m0, dm, w0, dw):
+    """A series whose lines never cross (the usual decode run) sums one line; the shortcut
+    gives the same float as splitting at the crossing, term for term."""
+    series = StepSeries(c0, dc, m0, dm, 0.01)
+    a, b = series._compute_bound(n)
+    split_time = (_line_sum(c0, dc, a, b) + _line_sum(m0, dm, 0, a) + _line_sum(m0, dm, b, n)
+                  + n * 0.01)
+    split_weighted = (_product_sum(w0, dw, 0.01, 0.0, 0, n) + _product_sum(w0, dw, c0, dc, a, b)
+                      + _product_sum(w0, dw, m0, dm, 0, a) + _product_sum(w0, dw, m0, dm, b, n))
+    if series.side and n != 1:
+        assert (a, b) in ((0, n), (0, 0), (n, n))
+        assert series.time(n) == split_time
+        assert series.weighted(n, w0, dw) == split_weighted

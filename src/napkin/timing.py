@@ -110,10 +110,14 @@ class StepSeries:
     dataclass takes four times as long to construct; nothing changes one after it is built.
     """
 
-    __slots__ = ("c0", "dc", "dm", "m0", "overhead_s")
+    __slots__ = ("c0", "dc", "dm", "m0", "overhead_s", "side")
 
     def __init__(self, c0: float, dc: float, m0: float, dm: float, overhead_s: float) -> None:
         self.c0, self.dc, self.m0, self.dm, self.overhead_s = c0, dc, m0, dm, overhead_s
+        d0, dd = c0 - m0, dc - dm
+        self.side = 1 if d0 >= 0 and dd >= 0 else -1 if d0 < 0 and dd <= 0 else 0
+        """1: compute is the slower side at every step, −1: memory is, 0: the lines cross (the
+        usual decode run is one-sided: its sums are then one arithmetic series)."""
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(c0={self.c0!r}, dc={self.dc!r}, m0={self.m0!r}, "
@@ -140,11 +144,11 @@ class StepSeries:
         """Total time of the first ``n`` steps."""
         if n == 1:  # the simulator's most frequent query: one step, the larger of two times
             return max(self.c0, self.m0) + self.overhead_s
+        if self.side and n > 1:  # one line throughout: _line_sum(x0, dx, 0, n), inline
+            if self.side > 0:
+                return n * self.c0 + self.dc * (n - 1) * n / 2 + n * self.overhead_s
+            return n * self.m0 + self.dm * (n - 1) * n / 2 + n * self.overhead_s
         a, b = self._compute_bound(n)
-        if a == 0 and b == n:  # compute-bound throughout (the other sums are 0)
-            return _line_sum(self.c0, self.dc, 0, n) + n * self.overhead_s
-        if a == b:  # memory-bound throughout
-            return _line_sum(self.m0, self.dm, 0, n) + n * self.overhead_s
         return (_line_sum(self.c0, self.dc, a, b) + _line_sum(self.m0, self.dm, 0, a)
                 + _line_sum(self.m0, self.dm, b, n) + n * self.overhead_s)
 
@@ -152,6 +156,12 @@ class StepSeries:
         """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
         if n == 1:
             return w0 * self.overhead_s + w0 * max(self.c0, self.m0)
+        if self.side and n > 1:  # one line throughout: two _product_sum(…, 0, n), inline
+            x0, dx = (self.c0, self.dc) if self.side > 0 else (self.m0, self.dm)
+            ov = self.overhead_s
+            s1, s2 = (n - 1) * n / 2, (n - 1) * n * (2 * n - 1) / 6
+            return ((w0 * ov * n + (w0 * 0.0 + dw * ov) * s1 + dw * 0.0 * s2)
+                    + (w0 * x0 * n + (w0 * dx + dw * x0) * s1 + dw * dx * s2))
         a, b = self._compute_bound(n)
         overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
         return (overhead + _product_sum(w0, dw, self.c0, self.dc, a, b)
