@@ -218,3 +218,16 @@ def test_chunked_prefill_holds_ceil_tokens_over_block_size_blocks(mode):
         used.append(engine.pool.used)
     assert used == [3, 5, 7, 0]
     assert engine.preemptions == 0
+
+
+def test_open_loop_columns_fit_their_typed_arrays():
+    """The simulator copies token counts into 32-bit arrays: the largest request napkin
+    accepts must fit, and a request of that size comes back unchanged."""
+    from napkin.serving.requests import MAX_REQUEST_TOKENS
+    from napkin.serving.simulate import _OpenFeed
+
+    assert MAX_REQUEST_TOKENS < 2**31
+    feed = _OpenFeed(_open([0.5], [MAX_REQUEST_TOKENS], [MAX_REQUEST_TOKENS]), 0.25)
+    req = feed.take(0)
+    assert (req.prompt, req.max_out, req.arrival_s, feed.times[0]) == (
+        MAX_REQUEST_TOKENS, MAX_REQUEST_TOKENS, 0.5, 0.75)
