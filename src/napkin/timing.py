@@ -193,24 +193,10 @@ class StepSeries:
 
 class LineSeries(StepSeries):
     """A :class:`StepSeries` with no memory line (``m0 = dm = 0``, ``c0, dc ≥ 0``): step j
-    takes ``c0 + j·dc + overhead_s`` — a fitted step-time model's runs. The same sums as the
-    general series, without looking for a crossing that cannot happen."""
+    takes ``c0 + j·dc + overhead_s`` — a fitted step-time model's runs. Its ``side`` is 1
+    (the one line bounds every step), so its sums take the one-line shortcut."""
 
     __slots__ = ()
-
-    @classmethod
-    def line(cls, t0: float, dt: float) -> "LineSeries":
-        return cls(t0, dt, 0.0, 0.0, 0.0)
-
-    def _compute_bound(self, n: int) -> tuple[int, int]:
-        return 0, n
-
-    def time(self, n: int) -> float:
-        return _line_sum(self.c0, self.dc, 0, n) + n * self.overhead_s
-
-    def weighted(self, n: int, w0: float, dw: float) -> float:
-        return (_product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
-                + _product_sum(w0, dw, self.c0, self.dc, 0, n))
 
 
 @dataclass(frozen=True)
