@@ -431,7 +431,7 @@ class Engine:
             return preempted  # a decode-only step: nothing to schedule
         spec, pool, bs = self.spec, self.pool, self.bs
         scheduled = set()
-        for req in list(self.prefilling.values()):
+        for req in list(self.prefilling.values()) if self.prefilling else ():
             if budget <= 0:
                 break
             if req.rid not in self.prefilling:

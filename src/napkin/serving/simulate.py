@@ -305,6 +305,7 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         if engine.has_work():
             version[i] += 1
             plan = engine.plan_next()
-            if plan is not None:
-                push(plan.end_s, ENGINE, (i, version[i]))
+            if plan is not None:  # (push, inline: once a unit)
+                heapq.heappush(heap, (plan.end_s, ENGINE, seq, (i, version[i])))
+                seq += 1
     return SimRun(log.records(), tuple(engines), feed.labels)
