@@ -439,7 +439,7 @@ class Engine:
             new = self._chunk(req, req.computed, budget)
             if new == 0:
                 break
-            blocks = 0 if self.reserve_all else (
+            blocks = 0 if self.reserve_all else (  # ⌈(c + new)/bs⌉ − ⌈c/bs⌉, in integers
                 (-req.computed // bs) - (-(req.computed + new) // bs))
             while blocks > pool.free:
                 victim = next((r for r in reversed(self.running.values())
