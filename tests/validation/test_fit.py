@@ -2,6 +2,7 @@
 model from measurements it generated, and the profile it writes."""
 
 from dataclasses import replace as swap
+from importlib.resources import files
 
 import numpy as np
 import pytest
@@ -134,6 +135,21 @@ def test_shipped_profiles_load_and_record_their_sources():
         assert isinstance(p, Profile) and p.backend == name
         assert p.sources and p.sources[0]["licence"] == "Apache-2.0"
         assert p.domain.gpus == ("h100-sxm",)
+
+
+def test_shipped_profiles_are_read_once_and_profile_files_each_time(tmp_path):
+    """A shipped profile is package data: one object per process (a planner builds hundreds of
+    scenarios on it). A profile file may change under a long-lived process (``napkin web``):
+    it is read again, so a new request_s shows."""
+    assert load_profile("vllm") is load_profile("vllm")
+    path = tmp_path / "mine.yaml"
+    text = (files("napkin.catalog") / "profiles" / "vllm.yaml").read_text()
+    path.write_text(text)
+    first = load_profile(str(path))
+    assert first.model == load_profile("vllm").model
+    key = next(line for line in text.splitlines() if line.strip().startswith("request_s:"))
+    path.write_text(text.replace(key, key.split(":")[0] + ": 0.5"))
+    assert load_profile(str(path)).model.request_s == 0.5 != first.model.request_s
 
 
 # Hold-out medians recorded when the shipped profiles were fitted (benchmarks/fit_profiles.py):

@@ -13,6 +13,7 @@ backend); ``auto`` picks the one for a scenario's backend.
 """
 
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -152,16 +153,29 @@ class Profile:
 
 def shipped_profiles() -> list[str]:
     """Names of the profiles shipped with napkin."""
+    return list(_shipped_names())
+
+
+@cache
+def _shipped_names() -> tuple[str, ...]:
     folder = resources.files("napkin.catalog").joinpath("profiles")
-    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir()
-                  if p.name.endswith(".yaml"))
+    return tuple(sorted(p.name.removesuffix(".yaml") for p in folder.iterdir()
+                        if p.name.endswith(".yaml")))
+
+
+@cache
+def _shipped(name: str) -> Profile:
+    """A shipped profile, read once per process (package data does not change; a planner
+    builds hundreds of scenarios on the same profile)."""
+    text = resources.files("napkin.catalog").joinpath("profiles", f"{name}.yaml")
+    return Profile.from_dict(load_yaml(text.read_text()), name)
 
 
 def load_profile(name_or_path: str) -> Profile:
-    """A shipped profile by name (``vllm``) or a profile YAML file by path."""
-    if name_or_path in shipped_profiles():
-        text = resources.files("napkin.catalog").joinpath("profiles", f"{name_or_path}.yaml")
-        return Profile.from_dict(load_yaml(text.read_text()), name_or_path)
+    """A shipped profile by name (``vllm``) or a profile YAML file by path (read each time:
+    the file may change between calls of a long-lived process such as ``napkin web``)."""
+    if name_or_path in _shipped_names():
+        return _shipped(name_or_path)
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
         return Profile.from_dict(read_yaml(path, "calibration"), str(path))
