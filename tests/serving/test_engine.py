@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from napkin.accounting import Batch, Precision, Segment, forward
 from napkin.catalog import load_accelerator, load_model
@@ -231,3 +233,15 @@ def test_open_loop_columns_fit_their_typed_arrays():
     req = feed.take(0)
     assert (req.prompt, req.max_out, req.arrival_s, feed.times[0]) == (
         MAX_REQUEST_TOKENS, MAX_REQUEST_TOKENS, 0.5, 0.75)
+
+
+@given(st.lists(st.integers(0, 5), min_size=16, max_size=16), st.integers(0, 10_000),
+       st.integers(0, 200))
+def test_blocks_needed_counts_each_step_s_new_blocks(residues, first, k):
+    """Over k decode steps from step count ``first``, a sequence whose context hits a block
+    boundary at step s needs a block: Σ_j residues[(first + j) mod 16] (whole cycles in one
+    product, the partial one by slices that may wrap)."""
+    engine = _engine(block_size=16)
+    engine.residues = list(residues)
+    engine.decoding = dict.fromkeys(range(sum(residues)))
+    assert engine._blocks_needed(first, k) == sum(residues[(first + j) % 16] for j in range(k))

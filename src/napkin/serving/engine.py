@@ -316,13 +316,13 @@ class Engine:
         ``first_step``: a sequence needs one when its context is a multiple of block_size."""
         if k <= 0:
             return 0
-        n = len(self.decoding)
-        full, rest = divmod(k, self.bs)
-        need = full * n
-        start = first_step % self.bs
-        for j in range(rest):
-            need += self.residues[(start + j) % self.bs]
-        return need
+        bs, residues = self.bs, self.residues
+        full, rest = divmod(k, bs)
+        start = first_step % bs
+        end = start + rest  # the residues of the last, partial cycle: start … end − 1 (mod bs)
+        part = sum(residues[start:end]) if end <= bs else (
+            sum(residues[start:]) + sum(residues[:end - bs]))
+        return full * len(self.decoding) + part
 
     def _max_steps_fitting(self, first_step: int, free: int) -> int:
         """Most decode steps from step count ``first_step`` whose new blocks fit in ``free``
