@@ -144,10 +144,9 @@ class StepSeries:
         """Total time of the first ``n`` steps."""
         if n == 1:  # the simulator's most frequent query: one step, the larger of two times
             return max(self.c0, self.m0) + self.overhead_s
-        if self.side and n > 1:  # one line throughout: _line_sum(x0, dx, 0, n), inline
-            if self.side > 0:
-                return n * self.c0 + self.dc * (n - 1) * n / 2 + n * self.overhead_s
-            return n * self.m0 + self.dm * (n - 1) * n / 2 + n * self.overhead_s
+        if self.side and n > 1:  # one line throughout: no crossing to look for
+            x0, dx = (self.c0, self.dc) if self.side > 0 else (self.m0, self.dm)
+            return _line_sum(x0, dx, 0, n) + n * self.overhead_s
         a, b = self._compute_bound(n)
         return (_line_sum(self.c0, self.dc, a, b) + _line_sum(self.m0, self.dm, 0, a)
                 + _line_sum(self.m0, self.dm, b, n) + n * self.overhead_s)
@@ -156,12 +155,10 @@ class StepSeries:
         """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
         if n == 1:
             return w0 * self.overhead_s + w0 * max(self.c0, self.m0)
-        if self.side and n > 1:  # one line throughout: two _product_sum(…, 0, n), inline
+        if self.side and n > 1:  # one line throughout: no crossing to look for
             x0, dx = (self.c0, self.dc) if self.side > 0 else (self.m0, self.dm)
-            ov = self.overhead_s
-            s1, s2 = (n - 1) * n / 2, (n - 1) * n * (2 * n - 1) / 6
-            return ((w0 * ov * n + (w0 * 0.0 + dw * ov) * s1 + dw * 0.0 * s2)
-                    + (w0 * x0 * n + (w0 * dx + dw * x0) * s1 + dw * dx * s2))
+            return (_product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
+                    + _product_sum(w0, dw, x0, dx, 0, n))
         a, b = self._compute_bound(n)
         overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
         return (overhead + _product_sum(w0, dw, self.c0, self.dc, a, b)

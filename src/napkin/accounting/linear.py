@@ -110,31 +110,6 @@ class LinearCost:
         pairs = sum_ctx + n_dec
         return self._parts(n_dec, n_dec, 0, [(pairs, pairs, sum_ctx)] * len(self.windows))
 
-    def decode_run_parts(self, n_dec: int, sum_ctx: int) -> tuple[
-            tuple[float, float, float, float, float], tuple[float, float, float, float, float]]:
-        """:meth:`decode_parts` of the first two steps of a decode run (the contexts grow by
-        one token per sequence: ``sum_ctx`` then ``sum_ctx + n_dec``), the terms that do not
-        depend on context (matmuls, weights) computed once."""
-        if n_dec == 0:
-            zero = (0.0, 0.0, 0.0, 0.0, 0.0)
-            return zero, zero
-        dense = self.flops_per_token * n_dec + self.flops_per_readout * n_dec
-        s_token, s_readout, _ = self.sixteen_bit
-        sixteen = s_token * n_dec + s_readout * n_dec
-        weights = self.weight_bytes(n_dec, n_dec)
-        out = []
-        for ctx in (sum_ctx, sum_ctx + n_dec):
-            pairs = ctx + n_dec
-            attention = 0.0
-            kv = self.kv_write_per_token * n_dec
-            for w in self.windows:
-                attention += w.flops_per_pair * pairs
-                if w.flops_per_decode_pair:
-                    attention += w.flops_per_decode_pair * pairs
-                kv += w.kv_read_per_cached * ctx
-            out.append((dense - sixteen, attention, weights, kv, sixteen))
-        return out[0], out[1]
-
     def step_parts(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]]
                    ) -> tuple[float, float, float, float, float]:
         """:meth:`parts` of a step of a model without sliding windows: ``n_dec`` decodes at

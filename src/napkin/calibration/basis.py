@@ -266,18 +266,8 @@ class FittedTimer:
         with a prefill chunk (``prefill``) is a unit of its own: no ``parts1``."""
         require(not (prefill and parts1 is not None),
                 "series: a step with a prefill chunk is timed alone")
-        fixed, per_token, r0, r1, r2, r3, r4 = self.rates
-        if not tokens:
-            return LineSeries(0.0, 0.0, 0.0, 0.0, 0.0)
-        base = fixed + per_token * tokens
-        a = (base + r0 * parts0[0] + r1 * parts0[1] + r2 * parts0[2] + r3 * parts0[3]
-             + r4 * parts0[4])  # step_s, inline: the simulator calls this once a unit
-        if prefill:
-            a = max(a, self.floor_s)
-        d = 0.0
-        if parts1 is not None:
-            d = (base + r0 * parts1[0] + r1 * parts1[1] + r2 * parts1[2] + r3 * parts1[3]
-                 + r4 * parts1[4]) - a
+        a = self.step_s(parts0, tokens, prefill)
+        d = 0.0 if parts1 is None else self.step_s(parts1, tokens) - a
         return LineSeries(a, d if d > 0.0 else 0.0, 0.0, 0.0, 0.0)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:

@@ -598,7 +598,9 @@ class Engine:
                 ) -> tuple[StepSeries, tuple[np.ndarray, np.ndarray] | None]:
         """The unit's step times, and (recording) its first step's basis and increment."""
         if k > 1 and not chunks and not self.windows and self.spec.mode == "fast":
-            parts0, parts1 = self.cost.decode_run_parts(n_dec, self.dec_base + n_dec * self.steps)
+            ctx = self.dec_base + n_dec * self.steps  # a decode run: contexts grow by n_dec
+            parts0 = self.cost.decode_parts(n_dec, ctx)
+            parts1 = self.cost.decode_parts(n_dec, ctx + n_dec)
         else:
             parts0 = self._step_parts(n_dec, chunks, 0)
             parts1 = self._step_parts(n_dec, chunks, 1) if k > 1 else None
