@@ -359,3 +359,21 @@ def test_gpt_oss_b200_vllm_kv_follows_the_december_2025_change():
     assert (after.max_num_seqs, after.max_num_batched_tokens, after.memory_fraction) == (
         512, 8192, 0.9)
     assert "gptoss_fp4_b200.sh" in before.source
+
+
+def test_kimi_fp4_vllm_kv_is_the_checkpoints_from_vllm_0_14():
+    """``kimik2.5_fp4_b200.sh`` set no ``--kv-cache-dtype`` before 20 April 2026: from vLLM 0.14
+    (PR #30785) the server then runs the FP8 cache NVIDIA's NVFP4 checkpoint declares in its
+    hf_quant_config.json, before it BF16; the INT4 checkpoint (compressed-tensors, no KV
+    format) stays BF16 on every release."""
+    from napkin.calibration.inferencemax import launch_of
+
+    def kv(weights: str, version: str) -> str:
+        launch, kv = launch_of("vllm", "kimi-k2.5", "b200", weights, version, 4, 64, 8192,
+                               1024, "2026-03-25T10:00:00")
+        assert (launch.max_num_seqs, launch.max_num_batched_tokens) == (64, None)
+        return kv
+
+    assert [kv("nvfp4", v) for v in ("0.13.0", "0.14.0", "0.17.0", "")] == [
+        "bf16", "fp8", "fp8", "bf16"]
+    assert kv("int4-g32", "0.17.0") == "bf16"

@@ -15,7 +15,7 @@ where a script changed within that span the engine version of the row tells the 
 Runs no recipe covers keep the engine's defaults.
 """
 
-from napkin.calibration.measurements import Launch, version_at_least
+from napkin.calibration.measurements import Launch, declares_fp8_kv, version_at_least
 
 FILE_FORMAT = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "mxfp4-w4a8": "fp4"}
 """The precision in an InferenceMAX script's name (``gptoss_fp4_b200.sh``) of napkin's format."""
@@ -118,14 +118,32 @@ VLLM_CHANGES = {("minimax-m2.5", "b200", "fp8"): "2026-04-03T16:31:35",
 25506e8 gpt-oss B200 FP8 KV cache); a run measured later ran the new flags."""
 
 
+VLLM_AUTO_KV_FROM_CHECKPOINT = (0, 14)
+"""From this vLLM release on, a server launched without ``--kv-cache-dtype`` runs the KV-cache
+format a ModelOpt checkpoint declares (``kv_cache_quant_algo``; vllm-project/vllm PR #30785,
+merged 2025-12-16, "Load kv-cache dtype from hf_quant_config.json automatically"; issue #34752
+lists the unset flag as taking the checkpoint's FP8). Before it, the cache was the model's
+dtype (BF16). 0.14 is the first release branched after the merge."""
+
+
+def vllm_auto_kv(model: str, weights: str, version: str) -> str:
+    """The KV-cache format of a vLLM server whose script sets no ``--kv-cache-dtype``: the
+    checkpoint's FP8 where it declares one (:func:`declares_fp8_kv`) and the release reads it
+    (:data:`VLLM_AUTO_KV_FROM_CHECKPOINT`), else BF16."""
+    reads = version_at_least(version, VLLM_AUTO_KV_FROM_CHECKPOINT)
+    return "fp8" if reads and declares_fp8_kv(model, weights) else "bf16"
+
+
 def vllm_launch(model: str, gpu: str, weights: str, concurrency: int, isl: int,
-                measured: str) -> tuple[Launch, str] | None:
+                measured: str, version: str = "") -> tuple[Launch, str] | None:
     """vLLM's flags and KV-cache format in InferenceMAX's scripts, or None where it has none.
 
     MiniMax-M2.5 (``minimaxm2.5_{fp8,fp4}_{b200,b300,h200}.sh``): memory 0.90, FP8 KV and a
     2·ISL token budget on Blackwell (B200 FP8 until its April 2026 upgrade: 0.95, BF16 KV),
     0.95 and BF16 KV on H200. Kimi-K2.5 (``kimik2.5_{int4,fp4}_…``): at most C requests;
-    INT4 0.95, FP4 0.90, BF16 KV (B200 FP4 from 20 April 2026: FP8 KV, 2·ISL tokens).
+    INT4 0.95, FP4 0.90, no KV format set (B200 FP4 from 20 April 2026: FP8 KV, 2·ISL tokens),
+    so NVIDIA's NVFP4 checkpoint runs the FP8 cache it declares on vLLM ≥ 0.14
+    (:func:`vllm_auto_kv`) and INT4 a BF16 one.
     gpt-oss-120b (``gptoss_fp4_{b200,h200}.sh``): 0.9, 8,192 tokens, at most 512 (B200) or C
     (H200) requests, FP8 KV on B200 from December 2025. Llama-3.1-70B (``70b_{fp8,fp4}_…``,
     October 2025): 0.9, 8,192 tokens, at most 512 (B200) or C (H200), FP8 KV."""
@@ -142,7 +160,8 @@ def vllm_launch(model: str, gpu: str, weights: str, concurrency: int, isl: int,
     if model == "kimi-k2.5" and gpu in ("b200", "b300", "h200"):
         if weights == "nvfp4" and gpu == "b200" and new:
             return _vllm(concurrency, 2 * isl, 0.90, script), "fp8"
-        return _vllm(concurrency, None, 0.90 if weights == "nvfp4" else 0.95, script), "bf16"
+        return (_vllm(concurrency, None, 0.90 if weights == "nvfp4" else 0.95, script),
+                vllm_auto_kv(model, weights, version))
     if model in ("gpt-oss-120b", "llama-3.1-70b") and gpu in ("b200", "h200"):
         fp8_kv = model == "llama-3.1-70b" or (gpu == "b200" and new)
         return (_vllm(512 if gpu == "b200" else concurrency, 8192, 0.9, script),
@@ -169,5 +188,5 @@ def launch_of(backend: str, model: str, gpu: str, weights: str, version: str, tp
     if backend == "trtllm":
         return trtllm_launch(model, gpu, weights, version, tp, concurrency, isl, osl)
     if backend == "vllm":
-        return vllm_launch(model, gpu, weights, concurrency, isl, measured)
+        return vllm_launch(model, gpu, weights, concurrency, isl, measured, version)
     return None

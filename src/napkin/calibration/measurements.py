@@ -490,9 +490,16 @@ def _aiconfigurator_kv(row_id: str, backend: str, weights: str, model: str) -> s
     MXFP4 checkpoint, which declares no KV format), else BF16 (the sample does not say)."""
     if INFERENCEMAX_DATED.match(row_id):  # database rows: by recipe, else as below
         return "fp8" if weights in INFERENCEMAX_FP8_KV else "bf16"
-    if weights == "nvfp4" and checkpoint_quantization(model).get("quant_method") != "mxfp4":
+    if declares_fp8_kv(model, weights):
         return "fp8"
     return "fp8" if backend == "trtllm" and weights in TRTLLM_FP8_KV else "bf16"
+
+
+def declares_fp8_kv(model: str, weights: str) -> bool:
+    """Whether the checkpoint a row of ``weights`` ran declares an FP8 KV cache: NVIDIA's NVFP4
+    releases (TensorRT Model Optimizer) do, in hf_quant_config.json's ``kv_cache_quant_algo:
+    FP8``; gpt-oss's own MXFP4 checkpoint (also run as ``nvfp4`` by the sample) does not."""
+    return weights == "nvfp4" and checkpoint_quantization(model).get("quant_method") != "mxfp4"
 
 
 def _aiconfigurator_harness(row_id: str, concurrency: int) -> Harness:
