@@ -72,11 +72,13 @@ def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
 def distinct_runs(rows: list[Measurement]) -> tuple[list[Measurement], int]:
     """``rows`` without the repeats of one run (the sample lists some InferenceMAX runs under two
     exports, a dated id and a database id, with the same measured TTFT and TPOT to the last
-    digit), and how many were dropped: a run counts once in the medians."""
+    digit), and how many were dropped: a run counts once in the medians. The model is not part
+    of a run's identity: the database lists its DeepSeek-R1 runs (ids ``dsr1_…``) under
+    ``deepseek-ai/DeepSeek-V3``, the same architecture, beside the dated exports' DeepSeek-R1."""
     seen: set[tuple] = set()
     out = []
     for m in rows:
-        key = (m.backend, m.gpu, m.model, m.weights, m.tensor_parallel, m.input_tokens,
+        key = (m.backend, m.gpu, m.weights, m.tensor_parallel, m.input_tokens,
                m.output_tokens, m.harness.concurrency, m.mean_ttft_s, m.mean_tpot_s)
         if key not in seen:
             seen.add(key)
