@@ -96,8 +96,9 @@ With the latency also fitted the per-MoE-layer floor fell to 0; without it the t
 was 17.2 % / 6.1 %, the campaign's TTFT −20 % and its TPOT +8 to +17 % (a floor slows every
 step that carries a prompt, and the measured decode is not slowed): the 136 ms lies outside the
 engine's steps. Not shipped."""
-FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce_bytes", "dense_low",
-                                                             "eager_layer", "token")),
+FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
+                                                             "dense_low", "eager_layer",
+                                                             "token")),
                 "trtllm": tuple(t for t in TERMS if t != "token_layer"),
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer"))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
@@ -128,6 +129,21 @@ cost per MoE layer that the TP ≥ 2 rows file under the all-reduce.
 vLLM with ``dense_low`` (FP8 matmuls apart from BF16 ones; 1.46 against 1.38): hold-out
 10.9 % / 6.2 %, against 10.4 % / 6.9 % tied; tied kept (TTFT is the one nearer its target and
 two near-equal coefficients buy nothing).
+vLLM's fixed time per layer instead of per all-reduce (2026-12-02, fourth session): on rows at
+TP ≥ 2 the two are one column (two all-reduces a layer), and the H100 vLLM rows have one TP-1
+row, so the fit chose 41 µs per all-reduce and 0 per layer — which charges a TP-1 decode
+nothing for the per-layer kernel floor a CUDA-graph decode step has at any TP. TensorRT-LLM's
+fit, whose H100 rows include 85 at TP 1, puts the same time per layer (62 µs) and 1.8 µs per
+all-reduce. Fitted without ``allreduce``: 82 µs per layer (2 × 41), hold-out 11.2 % / 6.0 %
+against 11.3 % / 5.9 % (the same fit at TP ≥ 2); on the external check the TP-1 rows moved
+(TPOT bias): Llama-3.1-70B on B200 FP8 −32 → 0 %, NVFP4 −45 → −5 %, on H200 −27 → −6 %,
+gpt-oss-120b on H200 −39 → −17 %, MiniMax-M2.5 FP8 on B300 −31 → +3 %; read slow after it:
+gpt-oss-120b on B200 −11 → +31 %, MiniMax-M2.5 NVFP4 −26/−17 → +25 % (Blackwell's per-layer
+kernels are faster than H100's, and the time is in seconds), Llama-3.1-8B (vLLM 0.12's
+gap-analysis rows, already slow) +70 → +86 %. All vLLM rows: TPOT 12.0 → 11.1 %, its 90th
+percentile 37 → 33 %, TTFT 21.3 → 21.3 %. Shipped. SGLang screened the same way: hold-out
+10.4 % / 6.0 % against 9.5 % / 6.1 %, external SGLang rows 58.9 % / 23.9 % → 59.1 % / 23.7 %;
+not shipped.
 TensorRT-LLM: without it, training error 24.0 % / 7.8 % against 19.2 % / 5.6 %: kept.
 TensorRT-LLM's ``dense_low`` (with the FP8 KV cache of its FP8 rows, dispatch 0.5): training
 error 16.8 % / 4.9 % against 16.9 % / 7.5 % tied; the FP8 coefficient 1.99, BF16 1.42.
