@@ -144,6 +144,17 @@ gap-analysis rows, already slow) +70 → +86 %. All vLLM rows: TPOT 12.0 → 11.
 percentile 37 → 33 %, TTFT 21.3 → 21.3 %. Shipped. SGLang screened the same way: hold-out
 10.4 % / 6.0 % against 9.5 % / 6.1 %, external SGLang rows 58.9 % / 23.9 % → 59.1 % / 23.7 %;
 not shipped.
+vLLM's ``eager_layer`` floor on steps too large for its CUDA graphs (screened the same day):
+vLLM v1 replays a step as a piecewise CUDA graph only up to ``max_cudagraph_capture_size``
+tokens (default min(2 · max_num_seqs, 512)), so a prefill step of 1,024 tokens runs without
+graphs and its host time bounds it. Fitted with the floor on those steps, the H100 rows set it
+to 0 (hold-out 11.3 % / 6.0 %): their dense 32–80 B models' prefill outweighs it. The external
+rows that do show it are MoE ones: InferenceMAX's Kimi-K2.5 NVFP4 runs on B200 at 4 clients
+measured 164–177 ms TTFT under the March script (``--max-num-seqs 4``: graphs up to 8 tokens)
+and 74–82 ms under the April one (``--max-cudagraph-capture-size 2048``), the same engine
+version — ≈ 90 ms of host time per prefill step over 61 MLA + MoE layers (napkin: 78 ms for
+both). No row napkin may fit on pins a per-layer time for MoE layers run without graphs; left
+out.
 TensorRT-LLM: without it, training error 24.0 % / 7.8 % against 19.2 % / 5.6 %: kept.
 TensorRT-LLM's ``dense_low`` (with the FP8 KV cache of its FP8 rows, dispatch 0.5): training
 error 16.8 % / 4.9 % against 16.9 % / 7.5 % tied; the FP8 coefficient 1.99, BF16 1.42.
