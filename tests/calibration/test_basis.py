@@ -172,3 +172,28 @@ def test_step_model_refuses_bad_coefficients():
         StepModel.of({"dense": -1.0})
     with pytest.raises(NapkinError, match="finite and >= 0"):
         StepModel.of({"dense": float("inf")})
+
+
+def test_shipped_vllm_profile_charges_its_fixed_layer_time_at_any_tp():
+    """The vLLM profile's fixed step time is per layer, not per all-reduce (the H100 rows, all
+    but one at TP ≥ 2, cannot tell the two apart: two all-reduces a layer), so a TP-1 decode
+    pays it too. By hand: a one-token step's time less its roofline and per-token terms is
+    step + layers · c_layer (+ MoE layers · c_moe), the same at TP 1 and TP 8 for Llama-3.1-70B
+    (80 layers), and the all-reduce count (160 at TP 8) adds nothing."""
+    from napkin.calibration.profile import load_profile
+
+    model, acc = load_model("llama-3.1-70b"), load_accelerator("h100-sxm")
+    m = load_profile("vllm").model
+    c = m.as_dict()
+    assert c["allreduce"] == 0 and c["layer"] > 20e-6  # tens of µs a layer
+
+    def fixed(tp: int) -> float:
+        basis = StepBasis.of(model, acc, "fp8", tp, 450e9)
+        timer = FittedTimer(basis, m)
+        zero = (0.0, 0.0, 0.0, 0.0, 0.0)
+        per_token = c["token"] + c["token_layer"] * 80 + c["allreduce_bytes"] * (
+            basis.allreduce_s_per_token)
+        return timer.step_s(zero, 1) - per_token
+
+    want = c["step"] + 80 * c["layer"]
+    assert fixed(1) == pytest.approx(want) and fixed(8) == pytest.approx(want)
