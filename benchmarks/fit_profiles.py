@@ -155,6 +155,14 @@ and 74–82 ms under the April one (``--max-cudagraph-capture-size 2048``), the 
 version — ≈ 90 ms of host time per prefill step over 61 MLA + MoE layers (napkin: 78 ms for
 both). No row napkin may fit on pins a per-layer time for MoE layers run without graphs; left
 out.
+An FP8 KV cache for the sample's FP8 and NVFP4 rows of vLLM and SGLang too (aiconfigurator's
+``sdk/models/helpers.py`` sets it for FP8, FP8-block and NVFP4 checkpoints on every backend,
+and its vLLM and SGLang launch templates pass ``--kv-cache-dtype``; napkin gives it to
+TensorRT-LLM's rows only, ``measurements.TRTLLM_FP8_KV``), screened the same day: vLLM refitted
+(its three Qwen3-32B FP8 rows change) hold-out 11.3 % / 6.2 % against 11.2 % / 6.0 %, the
+``kv`` coefficient 1.05; external vLLM 21.3 % / 10.9 % (was 11.1 % TPOT), SGLang TPOT 23.9 →
+26.1 % (its Llama-3.1-8B gap-analysis rows −35 → −48 %), all rows 29.4 % / 14.3 % against
+29.2 % / 14.2 %. Not shipped: neither set asks for it.
 TensorRT-LLM: without it, training error 24.0 % / 7.8 % against 19.2 % / 5.6 %: kept.
 TensorRT-LLM's ``dense_low`` (with the FP8 KV cache of its FP8 rows, dispatch 0.5): training
 error 16.8 % / 4.9 % against 16.9 % / 7.5 % tied; the FP8 coefficient 1.99, BF16 1.42.
