@@ -150,11 +150,13 @@ tokens (default min(2 · max_num_seqs, 512)), so a prefill step of 1,024 tokens 
 graphs and its host time bounds it. Fitted with the floor on those steps, the H100 rows set it
 to 0 (hold-out 11.3 % / 6.0 %): their dense 32–80 B models' prefill outweighs it. The external
 rows that do show it are MoE ones: InferenceMAX's Kimi-K2.5 NVFP4 runs on B200 at 4 clients
-measured 164–177 ms TTFT under the March script (``--max-num-seqs 4``: graphs up to 8 tokens)
-and 74–82 ms under the April one (``--max-cudagraph-capture-size 2048``), the same engine
-version — ≈ 90 ms of host time per prefill step over 61 MLA + MoE layers (napkin: 78 ms for
-both). No row napkin may fit on pins a per-layer time for MoE layers run without graphs; left
-out.
+measured 164–177 ms TTFT in March (the script then: ``--max-num-seqs 4``, so graphs up to 8
+tokens) and 74–82 ms in the database's runs dated 20 April, the day the script gained
+``--max-cudagraph-capture-size 2048`` (with FP8 KV, a 2·ISL budget and ``--stream-interval
+20``; the database gives the day only, so napkin reads them as the earlier flags), the same
+engine version — ≈ 90 ms a prefill step, if the graphs are the cause, over 61 MLA + MoE layers
+(napkin: 68–78 ms for both). No row napkin may fit on pins a per-layer time for MoE layers run
+without graphs; left out.
 An FP8 KV cache for the sample's FP8 and NVFP4 rows of vLLM and SGLang too (aiconfigurator's
 ``sdk/models/helpers.py`` sets it for FP8, FP8-block and NVFP4 checkpoints on every backend,
 and its vLLM and SGLang launch templates pass ``--kv-cache-dtype``; napkin gives it to
