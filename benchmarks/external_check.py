@@ -18,8 +18,10 @@ process per core (``--jobs N`` to change); ``--backend B`` keeps one engine's ro
 FILE.csv`` writes every scored row (measured and predicted TTFT and TPOT, seconds) for a closer
 look, ``--engine-defaults`` replays every row with its engine's launch defaults instead of the
 flags InferenceMAX's scripts launched it with (``napkin.calibration.inferencemax``; the KV
-format stays the row's). Beside each median, the table gives the 90th percentile of |error|:
-the median hides a tail of rows that are off by several times.
+format stays the row's), ``--profile BACKEND=FILE`` scores a candidate profile (a screen that
+``benchmarks/fit_profiles.py --out DIR`` wrote) in place of that backend's shipped one. Beside
+each median, the table gives the 90th percentile of |error|: the median hides a tail of rows
+that are off by several times.
 """
 
 import argparse
@@ -46,7 +48,7 @@ from napkin.calibration.profile import load_profile
 from napkin.calibration.protocol import Protocol, assume, campaigns_of
 from napkin.errors import NapkinError
 from napkin.validation.fit import Prediction, fitted_timer
-from napkin.validation.replay import replay
+from napkin.validation.replay import BACKENDS, replay
 
 COLUMNS = AICONFIGURATOR_COLUMNS + AICONFIGURATOR_PARALLEL_COLUMNS
 
@@ -110,9 +112,10 @@ def write_rows(path: Path, preds: list[Prediction]) -> None:
                         p.tpot_s])
 
 
-def _replay(m: Measurement) -> Prediction | str:
-    """One row under its backend's shipped profile, or why napkin refused it."""
-    profile = load_profile(m.backend)
+def _replay(task: tuple[Measurement, str]) -> Prediction | str:
+    """One row under a profile (a shipped name or a file), or why napkin refused it."""
+    m, ref = task
+    profile = load_profile(ref)
     try:
         r = replay(m, fitted_timer(profile.model))
     except NapkinError as e:
@@ -129,7 +132,17 @@ def main() -> None:
     parser.add_argument("--rows", type=Path, help="write every scored row to this CSV")
     parser.add_argument("--engine-defaults", action="store_true",
                         help="replay with engine launch defaults, not InferenceMAX's flags")
+    parser.add_argument("--profile", action="append", default=[], metavar="BACKEND=FILE",
+                        help="score this profile file instead of the backend's shipped one "
+                             "(a screen from fit_profiles.py --out); repeatable")
     args = parser.parse_args()
+    profiles = {b: b for b in BACKENDS}
+    for item in args.profile:
+        backend, _, path = item.partition("=")
+        if backend not in BACKENDS or not Path(path).is_file():
+            parser.error(f"--profile: {item!r} is not BACKEND=FILE with BACKEND one of "
+                         f"{', '.join(BACKENDS)} and FILE an existing profile")
+        profiles[backend] = path
     rows, skipped = external_rows(args.sample)
     if args.backend:
         rows = [r for r in rows if r["backend"] == args.backend]
@@ -149,11 +162,12 @@ def main() -> None:
     t = time.time()
     assumed = []
     for backend in sorted({m.backend for m in measurements}):
-        profile = load_profile(backend)
+        profile = load_profile(profiles.get(backend, backend))
         assumed += assume([m for m in measurements if m.backend == backend],
                           Protocol.of(profile.harness), campaigns_of(profile.harness))
     with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(_replay, assumed, chunksize=8))
+        results = list(pool.map(_replay, [(m, profiles.get(m.backend, m.backend))
+                                          for m in assumed], chunksize=8))
     preds: list[Prediction] = []
     for out in results:
         if isinstance(out, str):

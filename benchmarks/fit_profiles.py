@@ -8,18 +8,24 @@ rows are fitted
 TP); the hold-out residuals become the profile's error bands. Prints the hold-out errors.
 
 Usage: python benchmarks/fit_profiles.py [vllm trtllm sglang]   (minutes per backend)
+
+A screen of other terms writes elsewhere, for ``external_check.py --profile``::
+
+    python benchmarks/fit_profiles.py vllm --drop token_layer --add allreduce_bytes \
+        --out /tmp/screen
 """
 
-import sys
+import argparse
 import time
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from napkin.calibration.basis import TERMS
+from napkin.calibration.basis import TERMS, parse_terms
 from napkin.calibration.measurements import read_aiconfigurator_csv
 from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
+from napkin.errors import NapkinError
 from napkin.validation.calibrate import calibrate
 
 OUT = Path(__file__).resolve().parents[1] / "src/napkin/catalog/profiles"
@@ -199,16 +205,46 @@ def _rows(name: str) -> list:
         "measurements", name)))
 
 
+def _terms(text: str) -> tuple[str, ...]:
+    """:func:`parse_terms` for argparse (a bad name is one usage line, not a traceback)."""
+    try:
+        return parse_terms(text)
+    except NapkinError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]
+                   ) -> tuple[str, ...]:
+    """The backend's :data:`FITTED_TERMS` without ``drop`` and with ``add``, in TERMS order."""
+    return tuple(t for t in TERMS
+                 if (t in FITTED_TERMS[backend] or t in add) and t not in drop)
+
+
 def main() -> None:
-    for backend in sys.argv[1:] or ["vllm", "trtllm", "sglang"]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("backends", nargs="*",
+                        help="backends to fit: vllm, trtllm, sglang (default: all three)")
+    parser.add_argument("--drop", type=_terms, default=(),
+                        help="comma-separated terms to leave out of the shipped set")
+    parser.add_argument("--add", type=_terms, default=(),
+                        help="comma-separated terms to fit beside the shipped set")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="folder for <backend>.yaml (default: the shipped profiles)")
+    args = parser.parse_args()
+    unknown = [b for b in args.backends if b not in PROTOCOLS]
+    if unknown:
+        parser.error(f"backends: {', '.join(unknown)} unknown; allowed: vllm, trtllm, sglang")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for backend in args.backends or ["vllm", "trtllm", "sglang"]:
         rows = [m for name in ("aiconfigurator_h100.csv", *EXTRA.get(backend, ()))
                 for m in _rows(name)]
         t = time.time()
+        terms = screened_terms(backend, args.drop, args.add)
         cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
                         rounds=ROUNDS.get(backend, 4),
                         progress=lambda s: print("  ", s), jobs=0,
-                        terms=FITTED_TERMS[backend], campaigns=CAMPAIGNS.get(backend, ()))
-        cal.profile.save(OUT / f"{backend}.yaml")
+                        terms=terms, campaigns=CAMPAIGNS.get(backend, ()))
+        cal.profile.save(args.out / f"{backend}.yaml")
         o = cal.holdout.overall
         print(f"{backend}: {o['ttft'].rows} rows; hold-out median |error| TTFT "
               f"{o['ttft'].median_abs_error:.1%} (bias {o['ttft'].bias:+.1%}), TPOT "
