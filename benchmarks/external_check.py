@@ -46,7 +46,7 @@ from napkin.calibration.measurements import (
 )
 from napkin.calibration.profile import load_profile
 from napkin.calibration.protocol import Protocol, assume, campaigns_of
-from napkin.errors import NapkinError
+from napkin.errors import NapkinError, require
 from napkin.validation.fit import Prediction, fitted_timer
 from napkin.validation.replay import BACKENDS, replay
 
@@ -54,10 +54,15 @@ COLUMNS = AICONFIGURATOR_COLUMNS + AICONFIGURATOR_PARALLEL_COLUMNS
 
 
 def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
-    """The sample's rows napkin can replay and that no profile was fitted on."""
+    """The sample's rows napkin can replay and that no profile was fitted on (a file without
+    the sample's columns is refused with one line naming them)."""
     keep, skipped = [], Counter()
     with path.open(newline="") as f:
-        for row in csv.DictReader(f):
+        reader = csv.DictReader(f)
+        missing = [c for c in AICONFIGURATOR_COLUMNS if c not in (reader.fieldnames or ())]
+        require(not missing, f"sample: {path} lacks the silicon sample's columns "
+                f"{', '.join(missing)}")
+        for row in reader:
             if row["mode"] != "agg" or row["pp_size"] != "1":
                 continue
             if catalog_gpu_id(row["system"]) == "h100-sxm":
@@ -136,14 +141,23 @@ def main() -> None:
                         help="score this profile file instead of the backend's shipped one "
                              "(a screen from fit_profiles.py --out); repeatable")
     args = parser.parse_args()
-    profiles = {b: b for b in BACKENDS}
+    profiles: dict[str, str] = {}
     for item in args.profile:
         backend, _, path = item.partition("=")
-        if backend not in BACKENDS or not Path(path).is_file():
-            parser.error(f"--profile: {item!r} is not BACKEND=FILE with BACKEND one of "
-                         f"{', '.join(BACKENDS)} and FILE an existing profile")
+        try:
+            require(backend in BACKENDS, f"backend {backend!r} not one of {', '.join(BACKENDS)}")
+            require(load_profile(path).backend == backend, f"{path} is not a {backend} profile")
+        except NapkinError as e:
+            parser.error(f"--profile {item}: {e} (want BACKEND=FILE, FILE a profile that "
+                         "fit_profiles.py --out wrote)")
         profiles[backend] = path
-    rows, skipped = external_rows(args.sample)
+    try:
+        require(args.sample.is_file(), f"sample: {args.sample} is not a file")
+        rows, skipped = external_rows(args.sample)
+    except NapkinError as e:
+        parser.error(str(e))
+    except (UnicodeDecodeError, csv.Error) as e:
+        parser.error(f"sample: {args.sample} is not a UTF-8 CSV ({e})")
     if args.backend:
         rows = [r for r in rows if r["backend"] == args.backend]
     with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="", delete=False) as tmp:

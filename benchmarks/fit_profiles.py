@@ -234,6 +234,8 @@ def main() -> None:
     unknown = [b for b in args.backends if b not in PROTOCOLS]
     if unknown:
         parser.error(f"backends: {', '.join(unknown)} unknown; allowed: vllm, trtllm, sglang")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out: {args.out} is a file; give a folder")
     args.out.mkdir(parents=True, exist_ok=True)
     for backend in args.backends or ["vllm", "trtllm", "sglang"]:
         rows = [m for name in ("aiconfigurator_h100.csv", *EXTRA.get(backend, ()))

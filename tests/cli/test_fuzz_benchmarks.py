@@ -1,0 +1,75 @@
+"""Bad input to the calibration screening scripts (``benchmarks/fit_profiles.py --drop/--add/
+--out`` and ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case
+exits 2 before any fitting or replay, with an error line naming the option or file, and no
+traceback. The scripts run as a user runs them, in a fresh interpreter."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def _refused(p: subprocess.CompletedProcess, names: str) -> None:
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and not p.stdout
+    last = p.stderr.strip().splitlines()[-1]
+    assert "error:" in last and names in last, last
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["vllm", "--drop", "nope"], "--drop"),
+    (["vllm", "--add", ""], "--add"),
+    (["vllm", "--add", "dense,nan"], "nan"),
+    (["tgi"], "tgi"),
+])
+def test_fit_profiles_refuses_bad_options(args, names):
+    _refused(_run("fit_profiles.py", *args), names)
+
+
+def test_fit_profiles_refuses_a_file_as_out_folder(tmp_path):
+    out = tmp_path / "profile.yaml"
+    out.write_text("x")
+    _refused(_run("fit_profiles.py", "vllm", "--out", str(out)), "--out")
+    assert out.read_text() == "x"  # nothing written over it
+
+
+def _sample(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "sample.csv"
+    path.write_bytes(text.encode("latin-1") if "\xff" in text else text.encode())
+    return str(path)
+
+
+def test_external_check_refuses_bad_profiles_and_jobs(tmp_path):
+    sample = _sample(tmp_path, "id,backend\n")
+    junk = tmp_path / "junk.yaml"
+    junk.write_text("coefficients: {dense: .nan}\nbackend: vllm\n")
+    other = tmp_path / "sglang.yaml"
+    other.write_text((ROOT / "src/napkin/catalog/profiles/sglang.yaml").read_text())
+    for args, names in [
+        (["--profile", "tgi=x.yaml"], "--profile tgi=x.yaml"),
+        (["--profile", "vllm"], "--profile vllm"),
+        (["--profile", f"vllm={tmp_path / 'missing.yaml'}"], "missing.yaml"),
+        (["--profile", f"vllm={junk}"], "junk.yaml"),
+        (["--profile", f"vllm={other}"], "not a vllm profile"),
+        (["--jobs", "nan"], "--jobs"),
+        (["--jobs", "inf"], "--jobs"),
+    ]:
+        _refused(_run("external_check.py", sample, *args), names)
+
+
+@pytest.mark.parametrize("text", ["", "id,backend\n1,vllm\n", "\xff\xfe\x00garbage",
+                                  "a,b\n\"unclosed\n"])
+def test_external_check_refuses_a_file_that_is_not_the_sample(tmp_path, text):
+    _refused(_run("external_check.py", _sample(tmp_path, text)), "sample")
+
+
+def test_external_check_refuses_a_missing_sample(tmp_path):
+    _refused(_run("external_check.py", str(tmp_path / "none.csv")), "sample")
