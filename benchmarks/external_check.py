@@ -46,6 +46,7 @@ from napkin.calibration.measurements import (
 )
 from napkin.calibration.profile import load_profile
 from napkin.calibration.protocol import Protocol, assume, campaigns_of
+from napkin.catalog import load_model
 from napkin.errors import NapkinError, require
 from napkin.validation.fit import Prediction, fitted_timer
 from napkin.validation.replay import BACKENDS, replay
@@ -202,6 +203,12 @@ def main() -> None:
     print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>24s} {'TPOT':>24s}   median |error| "
           "(bias) p90 |error|")
     keys = [("all", lambda p: True)]
+    seen = {b: load_profile(profiles.get(b, b)).domain for b in {p.row.backend for p in preds}}
+    unseen = {(b, m) for b in seen for m in {p.row.model for p in preds}
+              if seen[b].architecture_outside(load_model(m))}
+    keys += [(f"{side} the profile's architectures", lambda p, out=out:
+              ((p.row.backend, p.row.model) in unseen) == out)
+             for side, out in (("inside", False), ("outside", True))]
     keys += [(b, lambda p, b=b: p.row.backend == b) for b in sorted({p.row.backend
                                                                        for p in preds})]
     groups = sorted({(p.row.backend, p.row.gpu, p.row.model, p.row.weights) for p in preds})

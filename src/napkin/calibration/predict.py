@@ -53,7 +53,8 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
     t_lo, t_hi = t_band.of(ttft) if t_band else (ttft, ttft)
     o_lo, o_hi = o_band.of(tpot) if o_band else (tpot, tpot)
     outside = profile.domain.outside(acc.id, model_id or model.name, tensor_parallel,
-                                     precision.weights.name, cached + new, gen, batch)
+                                     precision.weights.name, cached + new, gen, batch,
+                                     spec=model)
     return CalibratedCall(profile.name, ttft, tpot, ttft + (gen - 1) * tpot, t_lo, t_hi, o_lo,
                           o_hi, tuple(f"outside profile {profile.name!r}: {w}" for w in outside))
 

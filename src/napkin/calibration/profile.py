@@ -2,8 +2,9 @@
 
 A profile file (YAML) names the engine it was fitted for (``backend``), its coefficients, every
 source it was fitted on (file, rows, engine versions, licence), the domain those rows cover
-(GPUs, models, TP sizes, concurrency, lengths, weight formats) and the hold-out residuals of
-its cross-validation, from which the error bands come:
+(GPUs, models and their architecture — attention kinds, routed experts a layer —, TP sizes,
+concurrency, lengths, weight formats) and the hold-out residuals of its cross-validation, from
+which the error bands come:
 
     band = [predicted × ratio_low, predicted × ratio_high]
 
@@ -24,6 +25,7 @@ from napkin.calibration.basis import TERMS, StepModel, parse_terms
 from napkin.calibration.protocol import campaigns_of
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
+from napkin.specs.model import ModelSpec
 from napkin.specs.yaml_text import load_yaml
 
 BAND_COVERAGE = 0.8
@@ -44,9 +46,24 @@ class Band:
         return value * self.ratio_low, value * self.ratio_high
 
 
+def attention_kinds(model: ModelSpec) -> tuple[str, ...]:
+    """The attention kinds of ``model``'s layers (``gqa``, ``mha``, ``mqa``, ``mla``, …), sorted."""
+    return tuple(sorted({b.attention.kind for b in model.blocks}))
+
+
+def routed_experts(model: ModelSpec) -> int:
+    """Routed experts a MoE layer of ``model`` holds (the most over its layers; 0 if dense)."""
+    return max((b.experts.num_experts for b in model.blocks if b.experts), default=0)
+
+
 @dataclass(frozen=True)
 class Domain:
-    """What the fitted rows span; queries outside it are extrapolation."""
+    """What the fitted rows span; queries outside it are extrapolation.
+
+    ``attention`` (the fitted models' attention kinds) and ``routed_experts`` (the span of their
+    routed experts a layer, 0 for a dense model) describe the architectures behind ``models``,
+    so that a model the profile never saw is placed against what it did see: the step terms
+    were fitted on those layers' kernels (a profile without them skips the check)."""
 
     gpus: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
@@ -55,16 +72,30 @@ class Domain:
     input_tokens: tuple[int, int] = (1, 1)
     output_tokens: tuple[int, int] = (1, 1)
     weights: tuple[str, ...] = ()
+    attention: tuple[str, ...] = ()
+    routed_experts: tuple[int, int] | None = None
+
+    @classmethod
+    def architectures(cls, models: list[ModelSpec]) -> dict[str, Any]:
+        """``attention`` and ``routed_experts`` of the fitted ``models`` (keyword arguments)."""
+        if not models:
+            return {}
+        experts = [routed_experts(m) for m in models]
+        return {"attention": tuple(sorted({k for m in models for k in attention_kinds(m)})),
+                "routed_experts": (min(experts), max(experts))}
 
     def outside(self, gpu: str, model: str, tensor_parallel: int, weights: str,
                 input_tokens: int | None = None, output_tokens: int | None = None,
-                concurrency: int | None = None) -> list[str]:
-        """Reasons a query lies outside the domain (empty: inside)."""
+                concurrency: int | None = None, spec: ModelSpec | None = None) -> list[str]:
+        """Reasons a query lies outside the domain (empty: inside); ``spec``, the query's model,
+        is placed against the fitted architectures."""
         out = []
         if self.gpus and gpu not in self.gpus:
             out.append(f"GPU {gpu} (fitted on {', '.join(self.gpus)}; carried through its specs)")
         if self.models and model not in self.models:
             out.append(f"model {model} (fitted on {', '.join(self.models)})")
+        if spec is not None:
+            out += self.architecture_outside(spec)
         if self.weights and weights not in self.weights:
             out.append(f"weights {weights} (fitted on {', '.join(self.weights)})")
         for name, value, (lo, hi) in (("tensor_parallel", tensor_parallel, self.tensor_parallel),
@@ -73,6 +104,22 @@ class Domain:
                                       ("concurrency", concurrency, self.concurrency)):
             if value is not None and not lo <= value <= hi:
                 out.append(f"{name} {value} (fitted on {lo}–{hi})")
+        return out
+
+    def architecture_outside(self, spec: ModelSpec) -> list[str]:
+        """Reasons ``spec``'s architecture lies outside the fitted ones (empty: inside)."""
+        out = []
+        new = [k for k in attention_kinds(spec) if k not in self.attention]
+        if self.attention and new:
+            out.append(f"attention {', '.join(k.upper() for k in new)} (fitted on "
+                       f"{', '.join(k.upper() for k in self.attention)} models only)")
+        if self.routed_experts is not None:
+            lo, hi = self.routed_experts
+            n = routed_experts(spec)
+            if not lo <= n <= hi:
+                out.append(f"{n} routed experts a layer (fitted on "
+                           f"{'dense models only' if hi == 0 else f'{lo}–{hi}'})" if n else
+                           f"a dense model (fitted on {lo}–{hi} routed experts a layer)")
         return out
 
 
@@ -109,7 +156,10 @@ class Profile:
             "domain": {"gpus": list(d.gpus), "models": list(d.models),
                        "tensor_parallel": list(d.tensor_parallel),
                        "concurrency": list(d.concurrency), "input_tokens": list(d.input_tokens),
-                       "output_tokens": list(d.output_tokens), "weights": list(d.weights)},
+                       "output_tokens": list(d.output_tokens), "weights": list(d.weights),
+                       **({"attention": list(d.attention)} if d.attention else {}),
+                       **({"routed_experts": list(d.routed_experts)}
+                          if d.routed_experts is not None else {})},
             "bands": {k: {"ratio_low": round(b.ratio_low, 4), "ratio_high": round(b.ratio_high, 4),
                           "median_abs_error": round(b.median_abs_error, 4), "rows": b.rows,
                           "coverage": BAND_COVERAGE} for k, b in self.bands.items()},
@@ -134,7 +184,8 @@ class Profile:
                             tuple(dom.get("concurrency", (1, 1))),
                             tuple(dom.get("input_tokens", (1, 1))),
                             tuple(dom.get("output_tokens", (1, 1))),
-                            tuple(dom.get("weights", ())))
+                            tuple(dom.get("weights", ())), tuple(dom.get("attention", ())),
+                            _span(dom.get("routed_experts")))
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
                              float(b["median_abs_error"]), int(b["rows"]))
                      for k, b in (data.get("bands") or {}).items()}
@@ -149,6 +200,17 @@ class Profile:
         except (TypeError, ValueError, AttributeError) as e:
             raise NapkinError(f"{where}: not a valid profile ({e}); coefficients are "
                               f"{', '.join(TERMS)}") from None
+
+
+def _span(value: Any) -> tuple[int, int] | None:
+    """A ``[low, high]`` pair of non-negative integers from a profile file, or None if absent."""
+    if value is None:
+        return None
+    lo, hi = (int(v) for v in value)
+    if not 0 <= lo <= hi:
+        raise ValueError(f"domain.routed_experts must be [low, high] with 0 <= low <= high, "
+                         f"got {list(value)}")
+    return lo, hi
 
 
 def shipped_profiles() -> list[str]:

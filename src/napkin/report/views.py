@@ -305,7 +305,7 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
     if calibrated is not None:
         profile, steps, tp = calibrated
         outside = profile.domain.outside(dep.acc.id, inputs["model"], tp,
-                                         dep.precision.weights.name)
+                                         dep.precision.weights.name, spec=dep.model)
         sections.append(Section(
             f"calibrated step (profile {profile.name}, tp {tp})",
             ["batch", "step", "80 % band", "tokens/s"],

@@ -357,7 +357,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     if isinstance(source, OpenLoop) and len(source.requests):
         longest = (int(source.requests.input_tokens.max()),
                    int(source.requests.output_tokens.max()))
-    profile, warnings = _calibration(scenario, acc.id, precision.weights.name, longest)
+    profile, warnings = _calibration(scenario, model, acc.id, precision.weights.name, longest)
     if (not e.chunked_prefill and longest
             and longest[0] + e.max_num_seqs > e.max_num_batched_tokens):
         warnings += (f"chunked_prefill off: a {longest[0]}-token prompt runs whole only in a "
@@ -418,7 +418,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
 ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms", "frontend_ms")
 
 
-def _calibration(scenario: Scenario, gpu: str, weights: str,
+def _calibration(scenario: Scenario, model: ModelSpec, gpu: str, weights: str,
                  longest: tuple[int, int] | None) -> tuple[Profile | None, tuple[str, ...]]:
     """The profile ``scenario.calibration`` names (None for the roofline) and the ways the
     scenario lies outside its domain (``longest``: the longest input and output drawn)."""
@@ -432,6 +432,7 @@ def _calibration(scenario: Scenario, gpu: str, weights: str,
     profile = load_profile(scenario.engine.backend if name == "auto" else name)
     e = scenario.engine
     inp, out = longest or (None, None)
-    outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights, inp, out)
+    outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights, inp, out,
+                                     spec=model)
     return profile, tuple(f"outside profile {profile.name!r}: {w}" for w in outside)
 

@@ -104,10 +104,12 @@ def domain(rows: Sequence[Measurement]) -> Domain:
     def span(values: list[int]) -> tuple[int, int]:
         return (min(values), max(values))
     conc = [m.harness.concurrency or 1 for m in rows]
-    return Domain(tuple(sorted({m.gpu for m in rows})), tuple(sorted({m.model for m in rows})),
+    models = sorted({m.model for m in rows})
+    return Domain(tuple(sorted({m.gpu for m in rows})), tuple(models),
                   span([m.tensor_parallel for m in rows]), span(conc),
                   span([m.input_tokens for m in rows]), span([m.output_tokens for m in rows]),
-                  tuple(sorted({m.weights for m in rows})))
+                  tuple(sorted({m.weights for m in rows})),
+                  **Domain.architectures([load_model(name) for name in models]))
 
 
 def sources_of(rows: Sequence[Measurement], notes: dict[str, dict] | None = None) -> list[dict]:
