@@ -174,6 +174,13 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {campaigns: 3}\n",
     "coefficients: {dense: 1}\nbackend: vllm\n"
     "harness: {campaigns: [{model: x, range_ratio: 2}]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention: gqa}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention: [1]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [128, 0]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [-1, 8]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [8]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: many}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [1.5, 8]}\n",
     "[",
 ])
 def test_bad_profile_files(cli, tmp_path, body):

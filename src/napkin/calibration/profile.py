@@ -184,7 +184,7 @@ class Profile:
                             tuple(dom.get("concurrency", (1, 1))),
                             tuple(dom.get("input_tokens", (1, 1))),
                             tuple(dom.get("output_tokens", (1, 1))),
-                            tuple(dom.get("weights", ())), tuple(dom.get("attention", ())),
+                            tuple(dom.get("weights", ())), _kinds(dom.get("attention")),
                             _span(dom.get("routed_experts")))
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
                              float(b["median_abs_error"]), int(b["rows"]))
@@ -202,11 +202,24 @@ class Profile:
                               f"{', '.join(TERMS)}") from None
 
 
+def _kinds(value: Any) -> tuple[str, ...]:
+    """Attention kinds from a profile file: a list of names (absent: none recorded)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
+        raise ValueError(f"domain.attention must be a list of attention kinds (gqa, mha, mqa, "
+                         f"mla, …), got {value!r}")
+    return tuple(value)
+
+
 def _span(value: Any) -> tuple[int, int] | None:
     """A ``[low, high]`` pair of non-negative integers from a profile file, or None if absent."""
     if value is None:
         return None
-    lo, hi = (int(v) for v in value)
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                              for v in value):
+        raise ValueError(f"domain.routed_experts must be [low, high] integers, got {value!r}")
+    lo, hi = value if len(value) == 2 else (-1, -1)
     if not 0 <= lo <= hi:
         raise ValueError(f"domain.routed_experts must be [low, high] with 0 <= low <= high, "
                          f"got {list(value)}")
