@@ -15,8 +15,8 @@ calibration and 2.3 GiB on a 2-core machine; figures in docs/serving.md, "How fa
 simulator runs"; a cold CLI run: benchmarks/serve_cold.py)
 """
 
+import argparse
 import resource
-import sys
 import time
 from pathlib import Path
 
@@ -38,8 +38,22 @@ def scenario(n: int, mode: str = "fast", calibration: str = "roofline") -> Scena
     })
 
 
+def _count(text: str) -> int:
+    """A request count for argparse (a bad one is one usage line, not a traceback)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"requests must be a whole number >= 1, got {text!r}")
+    return n
+
+
 def main() -> None:
-    sizes = sorted(int(a) for a in sys.argv[1:]) or [10_000, 100_000, 1_000_000]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=_count, metavar="N",
+                        help="request counts (default: 10,000 100,000 1,000,000)")
+    sizes = sorted(parser.parse_args().sizes) or [10_000, 100_000, 1_000_000]
     for n, calibration in [(n, c) for n in sizes for c in ("roofline", "vllm")]:
         built = build(scenario(n, calibration=calibration), Path("."))
         engines = built.engines()

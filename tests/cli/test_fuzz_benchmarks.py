@@ -1,7 +1,8 @@
 """Bad input to the calibration screening scripts (``benchmarks/fit_profiles.py --drop/--add/
 --out`` and ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case
 exits 2 before any fitting or replay, with an error line naming the option or file, and no
-traceback. The scripts run as a user runs them, in a fresh interpreter."""
+traceback; so does ``benchmarks/serve_speed.py`` with a request count that is not a whole
+number >= 1. The scripts run as a user runs them, in a fresh interpreter."""
 
 import subprocess
 import sys
@@ -73,3 +74,8 @@ def test_external_check_refuses_a_file_that_is_not_the_sample(tmp_path, text):
 
 def test_external_check_refuses_a_missing_sample(tmp_path):
     _refused(_run("external_check.py", str(tmp_path / "none.csv")), "sample")
+
+
+@pytest.mark.parametrize("arg", ["x", "0", "-5", "1e3", ""])
+def test_serve_speed_refuses_a_bad_request_count(arg):
+    _refused(_run("serve_speed.py", arg), "requests must be a whole number >= 1")
