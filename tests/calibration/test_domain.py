@@ -8,7 +8,7 @@ from napkin.calibration.profile import (
     Domain,
     attention_kinds,
     load_profile,
-    routed_experts,
+    routed_experts_per_layer,
 )
 from napkin.catalog import load_model
 from napkin.errors import NapkinError
@@ -18,11 +18,11 @@ def test_architecture_of_catalog_models_matches_their_configs():
     """DeepSeek-V3 config.json: kv_lora_rank 512 (MLA), n_routed_experts 256; Qwen3-235B-A22B:
     64 query / 4 KV heads (GQA), num_experts 128; Llama-3.1-70B: 64 / 8 heads, dense."""
     ds = load_model("deepseek-v3")
-    assert attention_kinds(ds) == ("mla",) and routed_experts(ds) == 256
+    assert attention_kinds(ds) == ("mla",) and routed_experts_per_layer(ds) == 256
     qwen = load_model("qwen3-235b-a22b")
-    assert attention_kinds(qwen) == ("gqa",) and routed_experts(qwen) == 128
+    assert attention_kinds(qwen) == ("gqa",) and routed_experts_per_layer(qwen) == 128
     llama = load_model("llama-3.1-70b")
-    assert attention_kinds(llama) == ("gqa",) and routed_experts(llama) == 0
+    assert attention_kinds(llama) == ("gqa",) and routed_experts_per_layer(llama) == 0
 
 
 def test_domain_spans_the_fitted_models_architectures():

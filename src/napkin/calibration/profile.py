@@ -51,7 +51,7 @@ def attention_kinds(model: ModelSpec) -> tuple[str, ...]:
     return tuple(sorted({b.attention.kind for b in model.blocks}))
 
 
-def routed_experts(model: ModelSpec) -> int:
+def routed_experts_per_layer(model: ModelSpec) -> int:
     """Routed experts a MoE layer of ``model`` holds (the most over its layers; 0 if dense)."""
     return max((b.experts.num_experts for b in model.blocks if b.experts), default=0)
 
@@ -80,7 +80,7 @@ class Domain:
         """``attention`` and ``routed_experts`` of the fitted ``models`` (keyword arguments)."""
         if not models:
             return {}
-        experts = [routed_experts(m) for m in models]
+        experts = [routed_experts_per_layer(m) for m in models]
         return {"attention": tuple(sorted({k for m in models for k in attention_kinds(m)})),
                 "routed_experts": (min(experts), max(experts))}
 
@@ -115,7 +115,7 @@ class Domain:
                        f"{', '.join(k.upper() for k in self.attention)} models only)")
         if self.routed_experts is not None:
             lo, hi = self.routed_experts
-            n = routed_experts(spec)
+            n = routed_experts_per_layer(spec)
             if not lo <= n <= hi:
                 out.append(f"{n} routed experts a layer (fitted on "
                            f"{'dense models only' if hi == 0 else f'{lo}–{hi}'})" if n else
@@ -213,17 +213,16 @@ def _kinds(value: Any) -> tuple[str, ...]:
 
 
 def _span(value: Any) -> tuple[int, int] | None:
-    """A ``[low, high]`` pair of non-negative integers from a profile file, or None if absent."""
+    """A ``[low, high]`` pair of integers, 0 <= low <= high, from a profile file, or None if
+    absent."""
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool)
-                                              for v in value):
-        raise ValueError(f"domain.routed_experts must be [low, high] integers, got {value!r}")
-    lo, hi = value if len(value) == 2 else (-1, -1)
-    if not 0 <= lo <= hi:
-        raise ValueError(f"domain.routed_experts must be [low, high] with 0 <= low <= high, "
-                         f"got {list(value)}")
-    return lo, hi
+    if not (isinstance(value, list) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            and 0 <= value[0] <= value[1]):
+        raise ValueError(f"domain.routed_experts must be [low, high] integers with "
+                         f"0 <= low <= high, got {value!r}")
+    return value[0], value[1]
 
 
 def shipped_profiles() -> list[str]:
