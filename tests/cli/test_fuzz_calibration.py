@@ -191,6 +191,19 @@ def test_bad_profile_files(cli, tmp_path, body):
     _refused(cli("decode", "qwen3-8b", "--gpu", "h100-sxm", "--calibration", str(path)))
 
 
+@pytest.mark.parametrize("domain, field", [
+    ("{attention: gqa}", "domain.attention"),
+    ("{routed_experts: [128, 0]}", "domain.routed_experts"),
+])
+def test_a_bad_domain_value_is_named_alone(cli, tmp_path, domain, field):
+    """The error line names the domain field, not the list of coefficient names."""
+    path = tmp_path / "p.yaml"
+    path.write_text(f"coefficients: {{dense: 1}}\nbackend: vllm\ndomain: {domain}\n")
+    code, out, err = cli("decode", "qwen3-8b", "--gpu", "h100-sxm", "--calibration", str(path))
+    _refused((code, out, err), field)
+    assert "coefficients are" not in err, err
+
+
 @pytest.mark.parametrize("setting", [
     "calibration=1", "calibration=nope", "calibration=", "engine.backend=tgi",
     "engine.capacity_scheduler=x", "engine.capacity_scheduler=max_utilization",

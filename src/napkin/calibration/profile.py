@@ -197,9 +197,15 @@ class Profile:
                        terms)
         except KeyError as e:
             raise NapkinError(f"{where}: profile field {e.args[0]} is missing") from None
+        except _FieldError as e:
+            raise NapkinError(f"{where}: {e}") from None
         except (TypeError, ValueError, AttributeError) as e:
             raise NapkinError(f"{where}: not a valid profile ({e}); coefficients are "
                               f"{', '.join(TERMS)}") from None
+
+
+class _FieldError(ValueError):
+    """A profile field outside the coefficients with a bad value (its message names it)."""
 
 
 def _kinds(value: Any) -> tuple[str, ...]:
@@ -207,7 +213,7 @@ def _kinds(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
-        raise ValueError(f"domain.attention must be a list of attention kinds (gqa, mha, mqa, "
+        raise _FieldError(f"domain.attention must be a list of attention kinds (gqa, mha, mqa, "
                          f"mla, …), got {value!r}")
     return tuple(value)
 
@@ -220,7 +226,7 @@ def _span(value: Any) -> tuple[int, int] | None:
     if not (isinstance(value, list) and len(value) == 2
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
             and 0 <= value[0] <= value[1]):
-        raise ValueError(f"domain.routed_experts must be [low, high] integers with "
+        raise _FieldError(f"domain.routed_experts must be [low, high] integers with "
                          f"0 <= low <= high, got {value!r}")
     return value[0], value[1]
 
