@@ -8,7 +8,7 @@ rates once per model and precision; tests check it equals ``forward`` on random 
 """
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from napkin.accounting.batch import BatchShape, causal_pairs
 from napkin.accounting.forward import Precision, experts_touched, op_rates
@@ -41,6 +41,10 @@ class LinearCost:
     weight_bytes_no_readout: float
     experts: tuple[tuple[int, int, float], ...]
     kv_write_per_token: float
+    _decode_tokens: dict[int, tuple[float, float, float, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    """:meth:`_token_parts` of decode steps by their sequence count (a simulator costs the
+    same few hundred counts millions of times)."""
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision) -> "LinearCost":
@@ -107,8 +111,11 @@ class LinearCost:
         ``sum_ctx`` (the simulator's most frequent step, without building a batch shape)."""
         if n_dec == 0:
             return 0.0, 0.0, 0.0, 0.0, 0.0
+        token = self._decode_tokens.get(n_dec)
+        if token is None:
+            token = self._decode_tokens[n_dec] = self._token_parts(n_dec, n_dec, 0)
         pairs = sum_ctx + n_dec
-        return self._parts(n_dec, n_dec, 0, [(pairs, pairs, sum_ctx)] * len(self.windows))
+        return self._with_context(token, [(pairs, pairs, sum_ctx)] * len(self.windows))
 
     def step_parts(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]]
                    ) -> tuple[float, float, float, float, float]:
@@ -141,19 +148,33 @@ class LinearCost:
                ) -> tuple[float, float, float, float, float]:
         """The rates times the aggregates; ``per_window``: (query–key pairs, decode pairs,
         cached tokens read) for each entry of ``windows``."""
+        return self._with_context(self._token_parts(tokens, readout, prefill_cached),
+                                  per_window)
+
+    def _token_parts(self, tokens: int, readout: int, prefill_cached: int
+                     ) -> tuple[float, float, float, float]:
+        """The parts set by the step's token counts alone: (dense FLOPs at the format's rate,
+        weight bytes, KV bytes written, 16-bit dense FLOPs)."""
         dense = (self.flops_per_token * tokens + self.flops_per_readout * readout
                  + self.flops_per_prefill_cached * prefill_cached)
         s_token, s_readout, s_cached = self.sixteen_bit
         sixteen = (s_token * tokens + s_readout * readout + s_cached * prefill_cached
                    if s_token or s_readout or s_cached else 0.0)
+        return (dense - sixteen, self.weight_bytes(tokens, readout),
+                self.kv_write_per_token * tokens, sixteen)
+
+    def _with_context(self, token: tuple[float, float, float, float],
+                      per_window: list[tuple[int, int, int]]
+                      ) -> tuple[float, float, float, float, float]:
+        """:meth:`_token_parts` plus the attention FLOPs and the KV read of ``per_window``."""
+        dense, weights, kv, sixteen = token
         attention = 0.0
-        kv = self.kv_write_per_token * tokens
         for w, (pairs, decode_pairs, cached) in zip(self.windows, per_window, strict=True):
             attention += w.flops_per_pair * pairs
             if w.flops_per_decode_pair:
                 attention += w.flops_per_decode_pair * decode_pairs
             kv += w.kv_read_per_cached * cached
-        return dense - sixteen, attention, self.weight_bytes(tokens, readout), kv, sixteen
+        return dense, attention, weights, kv, sixteen
 
     def totals(self, batch: BatchShape) -> tuple[float, float]:
         """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""

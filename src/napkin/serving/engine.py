@@ -185,6 +185,13 @@ class Engine:
         self.series_running = array("q")
         self.series_waiting = array("q")
         self.kv_bytes_per_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+        limit = model.max_position_embeddings
+        self.max_request_tokens = min(limit, spec.num_blocks * self.bs) if limit else \
+            spec.num_blocks * self.bs
+        """Most tokens (prompt + outputs) a request may have: the model's context and the
+        blocks of the pool (:meth:`add` refuses more, :meth:`_refuse` says why)."""
+        self.max_prompt = (1 << 62) if spec.chunked_prefill else spec.max_num_batched_tokens
+        """Longest prompt :meth:`add` takes: the token budget when prompts run whole."""
 
     # ----------------------------------------------------------------- queries
     @property
@@ -212,22 +219,8 @@ class Engine:
     # ---------------------------------------------------------------- requests
     def add(self, req: Request, t: float) -> None:
         """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
-        if not self.spec.chunked_prefill and req.prompt > self.spec.max_num_batched_tokens:
-            raise NapkinError(
-                f"request {req.rid}: a {req.prompt}-token prompt cannot run whole within "
-                f"max_num_batched_tokens ({self.spec.max_num_batched_tokens}) with "
-                "chunked_prefill off; raise the budget or turn chunking on")
-        limit = self.model.max_position_embeddings
-        if limit and req.prompt + req.max_out > limit:
-            raise NapkinError(
-                f"request {req.rid}: {req.prompt}+{req.max_out} tokens exceed {self.model.name}'s "
-                f"context ({limit} tokens, max_position_embeddings); cap the lengths")
-        need = -(-(req.prompt + req.max_out) // self.bs)
-        if need > self.spec.num_blocks:
-            raise NapkinError(
-                f"request {req.rid}: {req.prompt}+{req.max_out} tokens need {need} KV blocks but "
-                f"the pool has {self.spec.num_blocks}; raise kv_pool_gib or cap the lengths"
-            )
+        if req.prompt + req.max_out > self.max_request_tokens or req.prompt > self.max_prompt:
+            self._refuse(req)
         req.enqueue_s = t
         if self.basis_sum is not None:
             req.basis_arrival = self._basis_at(t)
@@ -241,6 +234,24 @@ class Engine:
         self.waiting.append(req)
         if plan is not None and plan.decode_run and plan.steps > 1:
             plan.truncate(max(1, plan.series.steps_until(t - plan.start_s, plan.steps)))
+
+    def _refuse(self, req: Request) -> None:
+        """The error of a request this engine cannot run (see :attr:`max_request_tokens`)."""
+        spec = self.spec
+        if not spec.chunked_prefill and req.prompt > spec.max_num_batched_tokens:
+            raise NapkinError(
+                f"request {req.rid}: a {req.prompt}-token prompt cannot run whole within "
+                f"max_num_batched_tokens ({spec.max_num_batched_tokens}) with "
+                "chunked_prefill off; raise the budget or turn chunking on")
+        limit = self.model.max_position_embeddings
+        if limit and req.prompt + req.max_out > limit:
+            raise NapkinError(
+                f"request {req.rid}: {req.prompt}+{req.max_out} tokens exceed {self.model.name}'s "
+                f"context ({limit} tokens, max_position_embeddings); cap the lengths")
+        need = -(-(req.prompt + req.max_out) // self.bs)
+        raise NapkinError(
+            f"request {req.rid}: {req.prompt}+{req.max_out} tokens need {need} KV blocks but "
+            f"the pool has {spec.num_blocks}; raise kv_pool_gib or cap the lengths")
 
     def _next_look(self, begun: int, steps: int) -> int:
         """Decode steps of a run after which the scheduler next takes in requests: the first

@@ -229,6 +229,8 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
     delay = engines[0].timer.request_s
     feed = _OpenFeed(source, delay) if isinstance(source, OpenLoop) else _ClientFeed(source)
+    if len(engines) == 1 and isinstance(feed, _OpenFeed):
+        return _one_engine(engines[0], feed, progress, stop)
     heap: list[tuple[float, int, int, object]] = []
     seq = 0
     version = [0] * len(engines)  # an engine event is stale once its version moved on
@@ -309,3 +311,42 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
                 heapq.heappush(heap, (plan.end_s, ENGINE, seq, (i, version[i])))
                 seq += 1
     return SimRun(log.records(), tuple(engines), feed.labels)
+
+
+def _one_engine(engine: Engine, feed: _OpenFeed,
+                progress: Callable[[float, int], None] | None,
+                stop: Callable[[Request], bool] | None) -> SimRun:
+    """:func:`simulate` of open-loop arrivals on one engine, without an event heap: the next
+    event is the earlier of the next arrival and the end of the engine's unit in flight (an
+    arrival first at equal times, as the heap orders them; an idle engine woken by an arrival
+    starts its unit at that instant, after the arrivals of the instant)."""
+    log = _Log()
+    finished = 0
+    times, n, cursor = feed.times, feed.n, 0
+    wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
+    inf = float("inf")
+    while True:
+        plan = engine.plan
+        due = plan.end_s if plan is not None else (wake if wake >= 0 else inf)
+        if cursor < n and times[cursor] <= due:
+            t = times[cursor]
+            req = feed.take(cursor)
+            cursor += 1
+            engine.add(req, t)
+            if plan is None and wake < 0:
+                engine.clock = max(engine.clock, t)
+                wake = t
+            continue
+        if due == inf:
+            break
+        wake = -1.0
+        for req in engine.commit():
+            log.add(req, 0)
+            finished += 1
+            if stop is not None and stop(req):
+                return SimRun(log.records(), (engine,), feed.labels, stopped=True)
+        if progress is not None:
+            progress(engine.clock, finished)
+        if engine.has_work():
+            engine.plan_next()
+    return SimRun(log.records(), (engine,), feed.labels)
