@@ -1,6 +1,8 @@
 """Fast mode (closed-form decode runs, LinearCost) and exact mode (one step at a time, each
 costed by ``forward`` on the explicit batch) give the same per-request times."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -94,3 +96,59 @@ def test_fast_mode_breaks_decode_runs_at_the_compressed_sparse_span():
     exact, _, _ = _run("deepseek-v4-flash", "exact", *args)
     for key in ("first_token_s", "finish_s"):
         np.testing.assert_allclose(fast[key], exact[key], rtol=1e-9, err_msg=key)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model_id=st.sampled_from(MODELS), kind=st.sampled_from(["poisson", "gamma"]),
+       seed=st.integers(0, 10_000), n=st.integers(1, 30), blocks=st.integers(70, 300),
+       seqs=st.integers(1, 12), budget_extra=st.integers(0, 400), caching=st.booleans(),
+       backend=st.sampled_from(["vllm", "trtllm", "sglang"]),
+       request_ms=st.sampled_from([0.0, 7.0]), stop_after=st.integers(0, 40),
+       grid_s=st.sampled_from([0.0, 0.05, 0.5]))
+def test_one_engine_loop_equals_the_event_loop(model_id, kind, seed, n, blocks, seqs,
+                                               budget_extra, caching, backend, request_ms,
+                                               stop_after, grid_s):
+    """One engine on open-loop arrivals runs without the event heap (``_one_engine``); the
+    general heap loop (``_event_loop``) is the reference: the same records bit for bit, the
+    same engine state and the same early stop. Arrival times rounded to a ``grid_s`` grid come
+    in bursts at one instant (an idle engine starts after all of them)."""
+    from napkin.serving.simulate import _event_loop, _one_engine, _OpenFeed
+
+    wl = _workload(kind, seed, n)
+    caching = caching and backend == "vllm"
+    spec = EngineSpec(num_blocks=max(blocks, (500 + 120) // 16 + 2), max_num_seqs=seqs,
+                      max_num_batched_tokens=seqs + budget_extra + 500,
+                      enable_prefix_caching=caching, backend=backend,
+                      scheduler_recv_interval=3 if backend == "sglang" else 1)
+    model = load_model(model_id)
+
+    def run(loop: str):
+        engine = Engine(model, load_accelerator("l4"), Precision.of(),
+                        Efficiency(0.5, 0.7, 1e-4), spec)
+        engine.timer = dataclasses.replace(engine.timer, request_s=request_ms / 1e3)
+        source = generate(parse_workload(wl))
+        if grid_s:
+            times = source.requests.arrival_s
+            times[:] = np.round(times / grid_s) * grid_s
+        feed = _OpenFeed(source, engine.timer.request_s)
+        seen = []
+
+        def stop(req) -> bool:
+            seen.append(req.rid)
+            return 0 < stop_after == len(seen)
+        out = (_one_engine(engine, feed, None, stop) if loop == "one"
+               else _event_loop([engine], feed, "round_robin", None, stop, None))
+        return out, engine
+
+    (one, e1), (ref, e2) = run("one"), run("heap")
+    assert one.stopped == ref.stopped
+    for field in dataclasses.fields(one.records):
+        a, b = getattr(one.records, field.name), getattr(ref.records, field.name)
+        if a is None:
+            assert b is None
+            continue
+        np.testing.assert_array_equal(a, b, err_msg=field.name)
+    assert (e1.clock, e1.kv_token_seconds, e1.peak_blocks, e1.num_steps, e1.busy_s) == \
+        (e2.clock, e2.kv_token_seconds, e2.peak_blocks, e2.num_steps, e2.busy_s)
+    assert list(e1.series_t) == list(e2.series_t)
+    assert list(e1.series_waiting) == list(e2.series_waiting)

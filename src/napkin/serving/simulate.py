@@ -221,16 +221,27 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     require(len(engines) >= 1, "replicas: need at least one engine")
     n_pre = disagg.prefill_engines if disagg else 0
     require(n_pre < len(engines), "decode_replicas: must be >= 1")
-    front = engines[:n_pre] if disagg else engines
-    back = engines[n_pre:]
-    link_free = [0.0] * n_pre
-    outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
     delay = engines[0].timer.request_s
     feed = _OpenFeed(source, delay) if isinstance(source, OpenLoop) else _ClientFeed(source)
     if len(engines) == 1 and isinstance(feed, _OpenFeed):
         return _one_engine(engines[0], feed, progress, stop)
+    return _event_loop(engines, feed, router, progress, stop, disagg)
+
+
+def _event_loop(engines: list[Engine], feed: "_OpenFeed | _ClientFeed", router: Router,
+                progress: Callable[[float, int], None] | None,
+                stop: Callable[[Request], bool] | None,
+                disagg: Disaggregation | None) -> SimRun:
+    """:func:`simulate` in general: engine units and client arrivals as heap events
+    (``(time, kind, sequence)`` order), open-loop arrivals read by a cursor."""
+    n_pre = disagg.prefill_engines if disagg else 0
+    front = engines[:n_pre] if disagg else engines
+    back = engines[n_pre:]
+    link_free = [0.0] * n_pre
+    outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
+    delay = engines[0].timer.request_s
     heap: list[tuple[float, int, int, object]] = []
     seq = 0
     version = [0] * len(engines)  # an engine event is stale once its version moved on
