@@ -153,6 +153,10 @@ class Engine:
         self.policy = policy(spec.backend)
         self.reserve_all = (self.policy.reservation == "max_length"
                             and spec.capacity_scheduler != "max_utilization")
+        self.ratio = self.policy.reservation == "ratio"  # SGLang's admission by ratio
+        self.fast = spec.mode == "fast"
+        self.caching = spec.enable_prefix_caching
+        self.clip = self.policy.clip_max_new_tokens
         self.ratio_reset_step = 0
         self.pool = KVPool(spec.num_blocks, spec.enable_prefix_caching)
         self.clock = 0.0
@@ -300,7 +304,7 @@ class Engine:
         self.decoding[req.rid] = req
         self.dec_base += req.c0 - req.s0
         self.dec_left += req.max_out - req.o0 + req.s0
-        self.dec_over_clip += req.max_out - req.o0 > self.policy.clip_max_new_tokens
+        self.dec_over_clip += req.max_out - req.o0 > self.clip
         self.residues[(req.s0 - req.c0) % self.bs] += 1
         req.version += 1
         heapq.heappush(self.finish_heap,
@@ -312,7 +316,7 @@ class Engine:
         del self.decoding[req.rid]
         self.dec_base -= req.c0 - req.s0
         self.dec_left -= req.max_out - req.o0 + req.s0
-        self.dec_over_clip -= req.max_out - req.o0 > self.policy.clip_max_new_tokens
+        self.dec_over_clip -= req.max_out - req.o0 > self.clip
         self.residues[(req.s0 - req.c0) % self.bs] -= 1
         req.version += 1
 
@@ -467,8 +471,8 @@ class Engine:
             budget -= new
         if preempted:
             return True
-        reserve = self._ratio_reserve_tokens() if self.policy.reservation == "ratio" else 0.0
-        caching = spec.enable_prefix_caching
+        reserve = self._ratio_reserve_tokens() if self.ratio else 0.0
+        caching = self.caching
         while (self.waiting and budget > 0
                and len(self.running) < spec.max_num_seqs):
             req = self.waiting[0]
@@ -486,7 +490,7 @@ class Engine:
                 req.reserved = blocks
             if blocks + evictable_hits > pool.free:
                 break
-            if self.policy.reservation == "ratio":
+            if self.ratio:
                 ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
                 future = ratio * min(req.max_out - req.outputs,
                                      self.policy.clip_max_new_tokens)
@@ -530,7 +534,7 @@ class Engine:
         pool = self.pool
         if not n_dec and not chunks:
             return None
-        run = self.spec.mode == "fast" and not chunks and not preempted
+        run = self.fast and not chunks and not preempted
         k = 1
         if run:
             heap = self.finish_heap
@@ -543,7 +547,7 @@ class Engine:
             # when that might stop the run first
             if not self.reserve_all and n and k > 1 + pool.free // n * self.bs:
                 k = min(k, 1 + self._max_steps_fitting(self.steps + 1, pool.free))
-            if self.policy.reservation == "ratio" and self.waiting:
+            if self.ratio and self.waiting:
                 k = min(k, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
             if self.windows:
                 k = min(k, self._window_cut())
@@ -555,7 +559,7 @@ class Engine:
         kv0 = self.dec_base + len(self.decoding) * self.steps  # paused decodes hold KV too
         shape = []
         for r, new in chunks:
-            shape.append((r.computed, new, int(r.computed + new == r.num_tokens)))
+            shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
             kv0 += r.computed
         series, basis = self._series(n_dec, shape, k)
         self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
@@ -564,7 +568,7 @@ class Engine:
     def _chunk(self, req: Request, computed: int, budget: int) -> int:
         """Tokens of ``req`` this step: all that remain, capped by the long-prefill threshold
         and the budget; 0 when chunking is off and a fresh prompt does not fit whole."""
-        new = req.num_tokens - computed
+        new = req.prompt + req.outputs - computed
         spec = self.spec
         if new > budget and not spec.chunked_prefill and req.outputs == 0:
             return 0
@@ -608,7 +612,7 @@ class Engine:
     def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int
                 ) -> tuple[StepSeries, tuple[np.ndarray, np.ndarray] | None]:
         """The unit's step times, and (recording) its first step's basis and increment."""
-        if k > 1 and not chunks and not self.windows and self.spec.mode == "fast":
+        if k > 1 and not chunks and not self.windows and self.fast:
             ctx = self.dec_base + n_dec * self.steps  # a decode run: contexts grow by n_dec
             parts0 = self.cost.decode_parts(n_dec, ctx)
             parts1 = self.cost.decode_parts(n_dec, ctx + n_dec)
@@ -675,10 +679,10 @@ class Engine:
             self.held_steps += k
         self.num_steps += k
         finished: list[Request] = []
-        caching = self.spec.enable_prefix_caching
+        caching = self.caching
         for req, new in plan.chunks:
             req.computed += new
-            if req.computed < req.num_tokens:
+            if req.computed < req.prompt + req.outputs:
                 continue
             del self.prefilling[req.rid]
             if caching:

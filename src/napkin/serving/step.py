@@ -70,7 +70,8 @@ class Plan:
         self.n_dec, self.kv_tokens0, self.decode_run = n_dec, kv_tokens0, decode_run
         self.basis = basis
         """Recording: the first step's basis terms and their increment per step."""
-        self.truncate(steps)
+        self.steps = steps  # (truncate's two lines: a plan is built once a unit)
+        self.end_s = start_s + series.time(steps)
 
     def truncate(self, steps: int) -> None:
         """Run ``steps`` steps (a decode run cut short by an arrival)."""
