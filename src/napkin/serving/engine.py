@@ -662,14 +662,15 @@ class Engine:
             return []
         self.plan = None
         k = plan.steps
-        dt = plan.end_s - plan.start_s
+        clock = plan.end_s
+        pool = self.pool
         self.kv_token_seconds += plan.series.weighted(k, plan.kv_tokens0, plan.n_dec)
         if k > 1 and not self.reserve_all:
-            self.pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
-        self.clock = plan.end_s
+            pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
+        self.clock = clock
         if self.basis_sum is not None:
             self.basis_sum = self.basis_sum + self._basis_through(plan, k)
-        self.busy_s += dt
+        self.busy_s += clock - plan.start_s
         if plan.n_dec:  # the decode clock: a prefill-only step advances no decode
             self.steps += k
         # SGLang's recv skipper: a decode step counts 1, a step with a prefill enough to look
@@ -689,33 +690,33 @@ class Engine:
                 self._register_prompt(req)
             req.outputs += 1
             if req.outputs == 1:
-                req.first_token_s = self.clock
+                req.first_token_s = clock
                 req.basis_first = self.basis_sum
             if req.outputs >= req.max_out:
                 finished.append(req)
             else:
                 self._dec_add(req)
-        if self.pool.used > self.peak_blocks:  # before finishers free
-            self.peak_blocks = self.pool.used
-        heap = self.finish_heap
-        while heap and heap[0][0] <= self.steps:
+        if pool.used > self.peak_blocks:  # before finishers free
+            self.peak_blocks = pool.used
+        heap, steps = self.finish_heap, self.steps
+        while heap and heap[0][0] <= steps:
             _, _, version, req = heapq.heappop(heap)
             if version != req.version or req.rid not in self.decoding:
                 continue
             self._dec_remove(req)
             finished.append(req)
         for req in finished:
-            req.finish_s = self.clock
+            req.finish_s = clock
             req.basis_finish = self.basis_sum
             if req.first_token_s != req.first_token_s:
-                req.first_token_s = self.clock
+                req.first_token_s = clock
                 req.basis_first = self.basis_sum
             del self.running[req.rid]
             if caching:
                 self._register_outputs(req)
             self._release(req)
-        self.series_t.append(self.clock)
-        self.series_blocks.append(self.pool.used)
+        self.series_t.append(clock)
+        self.series_blocks.append(pool.used)
         self.series_running.append(len(self.running))
         self.series_waiting.append(len(self.waiting))
         return finished
