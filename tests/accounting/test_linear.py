@@ -63,6 +63,9 @@ def test_decode_parts_are_parts_of_a_decode_only_step(model_id, n_dec, extra_ctx
     cost = LinearCost.of(model, precision)
     sum_ctx = n_dec * 7 + (extra_ctx if n_dec else 0)
     assert cost.decode_parts(n_dec, sum_ctx) == cost.parts(StepShape(n_dec, sum_ctx, []))
+    # again at another context: the token-count parts now come from the memo, still exact
+    longer = sum_ctx + 3 * n_dec + 1
+    assert cost.decode_parts(n_dec, longer) == cost.parts(StepShape(n_dec, longer, []))
     if n_dec:
         first = sum_ctx - (n_dec - 1) * 7
         segs = (Segment(first, 1, 1),) + (Segment(7, 1, 1),) * (n_dec - 1)
