@@ -116,10 +116,11 @@ class Domain:
         if self.routed_experts is not None:
             lo, hi = self.routed_experts
             n = routed_experts_per_layer(spec)
-            if not lo <= n <= hi:
-                out.append(f"{n} routed experts a layer (fitted on "
-                           f"{'dense models only' if hi == 0 else f'{lo}–{hi}'})" if n else
-                           f"a dense model (fitted on {lo}–{hi} routed experts a layer)")
+            if n == 0 and lo > 0:
+                out.append(f"a dense model (fitted on {lo}–{hi} routed experts a layer)")
+            elif not lo <= n <= hi:
+                fitted = "dense models only" if hi == 0 else f"{lo}–{hi}"
+                out.append(f"{n} routed experts a layer (fitted on {fitted})")
         return out
 
 
@@ -214,7 +215,7 @@ def _kinds(value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
         raise _FieldError(f"domain.attention must be a list of attention kinds (gqa, mha, mqa, "
-                         f"mla, …), got {value!r}")
+                          f"mla, …), got {value!r}")
     return tuple(value)
 
 
@@ -227,7 +228,7 @@ def _span(value: Any) -> tuple[int, int] | None:
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
             and 0 <= value[0] <= value[1]):
         raise _FieldError(f"domain.routed_experts must be [low, high] integers with "
-                         f"0 <= low <= high, got {value!r}")
+                          f"0 <= low <= high, got {value!r}")
     return value[0], value[1]
 
 

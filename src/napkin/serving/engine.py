@@ -153,12 +153,13 @@ class Engine:
         self.policy = policy(spec.backend)
         self.reserve_all = (self.policy.reservation == "max_length"
                             and spec.capacity_scheduler != "max_utilization")
+        # the spec's and policy's switches the hot paths read, looked up once
         self.ratio = self.policy.reservation == "ratio"  # SGLang's admission by ratio
         self.fast = spec.mode == "fast"
         self.caching = spec.enable_prefix_caching
         self.clip = self.policy.clip_max_new_tokens
         self.ratio_reset_step = 0
-        self.pool = KVPool(spec.num_blocks, spec.enable_prefix_caching)
+        self.pool = KVPool(spec.num_blocks, self.caching)
         self.clock = 0.0
         self.steps = 0
         self.waiting: deque[Request] = deque()
@@ -194,7 +195,7 @@ class Engine:
             spec.num_blocks * self.bs
         """Most tokens (prompt + outputs) a request may have: the model's context and the
         blocks of the pool (:meth:`add` refuses more, :meth:`_refuse` says why)."""
-        self.max_prompt = (1 << 62) if spec.chunked_prefill else spec.max_num_batched_tokens
+        self.max_prompt_tokens = (1 << 62) if spec.chunked_prefill else spec.max_num_batched_tokens
         """Longest prompt :meth:`add` takes: the token budget when prompts run whole."""
 
     # ----------------------------------------------------------------- queries
@@ -223,7 +224,8 @@ class Engine:
     # ---------------------------------------------------------------- requests
     def add(self, req: Request, t: float) -> None:
         """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
-        if req.prompt + req.max_out > self.max_request_tokens or req.prompt > self.max_prompt:
+        if (req.prompt + req.max_out > self.max_request_tokens
+                or req.prompt > self.max_prompt_tokens):
             self._refuse(req)
         req.enqueue_s = t
         if self.basis_sum is not None:
@@ -280,7 +282,7 @@ class Engine:
 
     def _keys(self, req: Request, n_blocks: int) -> list:
         """Prefix-cache keys of the request's first ``n_blocks`` blocks (hashable ones only)."""
-        if req.hash_key is None or not self.spec.enable_prefix_caching:
+        if req.hash_key is None or not self.caching:
             return []
         kind = req.hash_key[0]
         bs = self.bs
@@ -493,7 +495,7 @@ class Engine:
             if self.ratio:
                 ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
                 future = ratio * min(req.max_out - req.outputs,
-                                     self.policy.clip_max_new_tokens)
+                                     self.clip)
                 if (req.num_tokens - cached + future + reserve
                         > (pool.free - evictable_hits) * bs):
                     break
@@ -520,7 +522,7 @@ class Engine:
         decoding request's remaining output only shrinks, so while none started above the
         clip the decoding share is the running sum ``dec_left − n·steps``."""
         ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
-        clip, s = self.policy.clip_max_new_tokens, self.steps
+        clip, s = self.clip, self.steps
         if self.dec_over_clip:
             left = sum(min(r.max_out - (r.o0 + s - r.s0), clip) for r in self.decoding.values())
         else:
@@ -595,7 +597,7 @@ class Engine:
         after now: the decode set's contexts have grown by ``offset``. Exact mode costs the
         explicit batch through ``forward``."""
         s = self.steps + offset
-        if self.spec.mode == "exact":
+        if not self.fast:
             segs = [Segment(r.c0 + s - r.s0, 1, 1) for r in self.decoding.values()] \
                 if n_dec else []
             segs += [Segment(c, n, o) for c, n, o in chunks]
@@ -722,13 +724,13 @@ class Engine:
         return finished
 
     def _register_prompt(self, req: Request) -> None:
-        if not self.spec.enable_prefix_caching or req.hash_key is None:
+        if not self.caching or req.hash_key is None:
             return
         keys = self._keys(req, req.prompt // self.bs)
         req.hashed += self.pool.register(keys[len(req.hashed):])
 
     def _register_outputs(self, req: Request) -> None:
-        if (not self.spec.enable_prefix_caching or req.hash_key is None
+        if (not self.caching or req.hash_key is None
                 or req.hash_key[0] != "session"):
             return
         keys = self._keys(req, req.computed // self.bs)
