@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from napkin.errors import require
+from napkin.serving import flatloop
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
 from napkin.serving.request import Request
@@ -332,6 +333,9 @@ def _one_engine(engine: Engine, feed: _OpenFeed,
     arrival first at equal times, as the heap orders them; an idle engine woken by an arrival
     starts its unit at that instant, after the arrivals of the instant)."""
     log = _Log()
+    if flatloop.applies(engine):
+        stopped = flatloop.run(engine, feed, log, progress, stop)
+        return SimRun(log.records(), (engine,), feed.labels, stopped=stopped)
     finished = 0
     times, n, cursor = feed.times, feed.n, 0
     wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)

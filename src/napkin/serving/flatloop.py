@@ -1,0 +1,310 @@
+"""The one-engine open-loop simulation of the common engine, as one flat loop.
+
+:func:`napkin.serving.simulate.simulate` spends most of its time in the scaffolding around the
+scheduler's decisions — a method call, a ``Plan`` and a dozen attribute lookups for each of the
+engine's helpers, some fifty Python calls a unit. For the engine most scenarios and the
+planner's candidates use, this module runs the same algorithm with the engine's state in local
+variables: :class:`napkin.serving.engine.Engine`'s ``add``, ``plan_next`` (decodes first, then
+partial prefills, then admissions, preempting the most recently admitted when blocks run
+short), ``_finish_plan`` (a decode run up to the first completion or block shortage),
+``_series`` and ``commit`` inlined into one loop, step for step and float operation for float
+operation. The step costs still come from the engine's ``LinearCost`` and timer, so FLOPs,
+bytes and times have one source.
+
+It applies (:func:`applies`) to an engine with on-demand KV blocks and mixed batches (vLLM;
+TensorRT-LLM with ``capacity_scheduler: max_utilization``), fast mode, no prefix caching, no
+sliding windows, no basis recording, no SGLang receive interval and no TensorRT-LLM batch
+waiting, before it has taken any request; every other engine runs the general loop.
+``tests/serving/test_flatloop.py`` checks both give the same records and engine state bit for
+bit on random workloads, preemptions and early stops included.
+"""
+
+import heapq
+from collections.abc import Callable
+from typing import Protocol
+
+from napkin.serving.engine import Engine
+from napkin.serving.request import Request
+from napkin.serving.step import Plan
+
+
+class Feed(Protocol):
+    """Open-loop arrivals as typed columns (:class:`napkin.serving.simulate._OpenFeed`)."""
+
+    n: int
+    times: "object"
+
+    def take(self, payload: object) -> Request: ...
+
+
+class Log(Protocol):
+    def add(self, r: Request, engine: int) -> None: ...
+
+
+def applies(engine: Engine) -> bool:
+    """Whether :func:`run` simulates ``engine`` (see the module docstring)."""
+    return (engine.fast and not engine.reserve_all and not engine.ratio
+            and engine.policy.mixed_batches and not engine.caching and not engine.windows
+            and engine.basis is None and engine.recv_interval == 1 and not engine.batch_wait
+            and engine.plan is None and not engine.has_work() and not engine.finish_heap)
+
+
+def run(engine: Engine, feed: Feed, log: Log,
+        progress: Callable[[float, int], None] | None,
+        stop: Callable[[Request], bool] | None) -> bool:
+    """Every request of ``feed`` through ``engine`` (which :func:`applies`); True when ``stop``
+    ended the run early. Leaves the engine as its own methods would."""
+    spec, pool, bs = engine.spec, engine.pool, engine.bs
+    series_of, decode_parts, step_parts = (engine.timer.series, engine.cost.decode_parts,
+                                           engine.cost.step_parts)
+    max_seqs, max_tokens = spec.max_num_seqs, spec.max_num_batched_tokens
+    threshold, chunked = spec.long_prefill_token_threshold, spec.chunked_prefill
+    max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
+    clip = engine.clip
+    num_blocks = pool.num_blocks
+    running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
+    waiting, residues, heap = engine.waiting, engine.residues, engine.finish_heap
+    series_t, series_blocks = engine.series_t, engine.series_blocks
+    series_running, series_waiting = engine.series_running, engine.series_waiting
+    clock, steps, num_steps, used = engine.clock, engine.steps, engine.num_steps, pool.used
+    used0 = used
+    busy_s, kv_ts, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
+    dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
+    preemptions = engine.preemptions
+    heappush, heappop = heapq.heappush, heapq.heappop
+    times, n, cursor = feed.times, feed.n, 0
+    take = feed.take
+    inf = float("inf")
+    wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
+    # the unit in flight (plan is None when idle)
+    plan: Plan | None = None
+    finished_count = 0
+
+    def save() -> None:
+        """Write the scalars kept in locals back to the engine."""
+        engine.clock, engine.steps, engine.num_steps, pool.used = clock, steps, num_steps, used
+        pool.private_used += used - used0
+        engine.busy_s, engine.kv_token_seconds, engine.peak_blocks = busy_s, kv_ts, peak
+        engine.dec_base, engine.dec_left, engine.dec_over_clip = dec_base, dec_left, dec_over
+        engine.preemptions = preemptions
+        engine.plan = plan
+
+    def dec_remove(req: Request) -> None:
+        nonlocal dec_base, dec_left, dec_over
+        done = steps - req.s0
+        req.computed, req.outputs = req.c0 + done, req.o0 + done
+        del decoding[req.rid]
+        dec_base -= req.c0 - req.s0
+        dec_left -= req.max_out - req.o0 + req.s0
+        dec_over -= req.max_out - req.o0 > clip
+        residues[(req.s0 - req.c0) % bs] -= 1
+        req.version += 1
+
+    def preempt(victim: Request) -> None:
+        nonlocal preemptions, used
+        del running[victim.rid]
+        if victim.rid in decoding:
+            dec_remove(victim)
+        else:
+            prefilling.pop(victim.rid, None)
+        used -= -(-victim.computed // bs)
+        victim.computed = 0
+        victim.preemptions += 1
+        preemptions += 1
+        victim.enqueue_s = clock
+        waiting.appendleft(victim)
+
+    while True:
+        due = plan.end_s if plan is not None else (wake if wake >= 0 else inf)
+        if cursor < n and times[cursor] <= due:  # ---------------------------- an arrival
+            t = times[cursor]
+            req = take(cursor)
+            cursor += 1
+            if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
+                save()
+                engine._refuse(req)
+            req.enqueue_s = t
+            waiting.append(req)
+            if plan is None:
+                if wake < 0:
+                    clock = max(clock, t)
+                    wake = t
+            elif plan.decode_run and plan.steps > 1:
+                plan.truncate(max(1, plan.series.steps_until(t - plan.start_s, plan.steps)))
+            continue
+        if due == inf:
+            break
+        wake = -1.0
+        # ------------------------------------------------------------------------ commit
+        if plan is not None:
+            k = plan.steps
+            clock = plan.end_s
+            n_dec = plan.n_dec
+            kv_ts += plan.series.weighted(k, plan.kv_tokens0, n_dec)
+            if k > 1:  # the run's new blocks (engine._blocks_needed(steps + 1, k − 1))
+                full, rest = divmod(k - 1, bs)
+                start = (steps + 1) % bs
+                end = start + rest
+                need = full * len(decoding) + (sum(residues[start:end]) if end <= bs else (
+                    sum(residues[start:]) + sum(residues[:end - bs])))
+                if need <= num_blocks - used:
+                    used += need
+            busy_s += clock - plan.start_s
+            if n_dec:
+                steps += k
+            num_steps += k
+            finished: list[Request] = []
+            for req, new in plan.chunks:
+                req.computed += new
+                if req.computed < req.prompt + req.outputs:
+                    continue
+                del prefilling[req.rid]
+                req.outputs += 1
+                if req.outputs == 1:
+                    req.first_token_s = clock
+                if req.outputs >= req.max_out:
+                    finished.append(req)
+                else:  # engine._dec_add
+                    req.c0, req.s0, req.o0 = req.computed, steps, req.outputs
+                    decoding[req.rid] = req
+                    dec_base += req.c0 - steps
+                    dec_left += req.max_out - req.o0 + steps
+                    dec_over += req.max_out - req.o0 > clip
+                    residues[(steps - req.c0) % bs] += 1
+                    req.version += 1
+                    heappush(heap, (steps + req.max_out - req.o0, req.rid, req.version, req))
+            plan = None
+            if used > peak:  # before finishers free
+                peak = used
+            while heap and heap[0][0] <= steps:
+                _, _, version, req = heappop(heap)
+                if version != req.version or req.rid not in decoding:
+                    continue
+                dec_remove(req)
+                finished.append(req)
+            for req in finished:
+                req.finish_s = clock
+                if req.first_token_s != req.first_token_s:
+                    req.first_token_s = clock
+                del running[req.rid]
+                used -= -(-req.computed // bs)
+            series_t.append(clock)
+            series_blocks.append(used)
+            series_running.append(len(running))
+            series_waiting.append(len(waiting))
+            for req in finished:
+                log.add(req, 0)
+                finished_count += 1
+                if stop is not None and stop(req):
+                    save()
+                    return True
+        if progress is not None:
+            engine.clock = clock
+            progress(clock, finished_count)
+        if not (running or waiting):
+            continue
+        # -------------------------------------------------------------------------- plan
+        budget = max_tokens
+        preempted = False
+        need = residues[steps % bs] if decoding else 0
+        if need > num_blocks - used:
+            engine.ratio_reset_step = steps  # (what SGLang's policy would read)
+        while need > num_blocks - used and running:  # 1. decodes first
+            victim = next(reversed(running.values()))
+            was_due = victim.rid in decoding and (victim.s0 - victim.c0) % bs == steps % bs
+            preempt(victim)
+            need -= was_due
+            preempted = True
+        n_dec = len(decoding)
+        if need and need <= num_blocks - used:
+            used += need
+        budget -= n_dec
+        chunks: list[tuple[Request, int]] = []
+        if prefilling and budget > 0:  # 2. partial prefills in admission order
+            scheduled = set()
+            for req in list(prefilling.values()):
+                if budget <= 0:
+                    break
+                if req.rid not in prefilling:
+                    continue  # preempted while scheduling an earlier chunk
+                new = req.prompt + req.outputs - req.computed
+                if new > budget and not chunked and req.outputs == 0:
+                    break
+                if 0 < threshold < new:
+                    new = threshold
+                if new > budget:
+                    new = budget
+                if new == 0:
+                    break
+                blocks = (-req.computed // bs) - (-(req.computed + new) // bs)
+                while blocks > num_blocks - used:
+                    victim = next((r for r in reversed(running.values())
+                                   if r.rid not in decoding and r.rid not in scheduled), None)
+                    if victim is None or victim is req:
+                        break
+                    preempt(victim)
+                    preempted = True
+                if blocks > num_blocks - used:
+                    break
+                used += blocks
+                chunks.append((req, new))
+                scheduled.add(req.rid)
+                budget -= new
+        if not preempted:  # 3. admissions, first come first served
+            while waiting and budget > 0 and len(running) < max_seqs:
+                req = waiting[0]
+                known = req.transferred
+                new = req.prompt + req.outputs - known
+                if new > budget and not chunked and req.outputs == 0:
+                    break
+                if 0 < threshold < new:
+                    new = threshold
+                if new > budget:
+                    new = budget
+                if new == 0:
+                    break
+                blocks = -(-(known + new) // bs)
+                if blocks > num_blocks - used:
+                    break
+                waiting.popleft()
+                used += blocks
+                req.computed = known
+                req.transferred = 0
+                if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
+                    req.first_scheduled_s = clock
+                req.queue_wait_s += clock - req.enqueue_s
+                running[req.rid] = req
+                prefilling[req.rid] = req
+                chunks.append((req, new))
+                budget -= new
+        if not n_dec and not chunks:
+            continue
+        # 4. the unit's length and cost (engine._finish_plan, engine._series)
+        k = 1
+        ctx = dec_base + n_dec * steps
+        if not chunks:
+            if not preempted:
+                while heap and (heap[0][2] != heap[0][3].version
+                                or heap[0][3].rid not in decoding):
+                    heappop(heap)  # stale: preempted or re-added since
+                k = heap[0][0] - steps if heap else 1
+                free = num_blocks - used
+                if k > 1 + free // n_dec * bs:  # the free blocks may run out first
+                    k = min(k, 1 + engine._max_steps_fitting(steps + 1, free))
+                k = max(k, 1)
+            parts0 = decode_parts(n_dec, ctx)
+            series = series_of(parts0, decode_parts(n_dec, ctx + n_dec) if k > 1 else None,
+                               n_dec, False)
+            plan = Plan(clock, k, series, chunks, n_dec, ctx, not preempted)
+            continue
+        kv0 = ctx
+        shape = []
+        tokens = n_dec
+        for r, new in chunks:
+            shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
+            kv0 += r.computed
+            tokens += new
+        series = series_of(step_parts(n_dec, ctx if n_dec else 0, shape), None, tokens, True)
+        plan = Plan(clock, 1, series, chunks, n_dec, kv0, False)
+    save()
+    return False

@@ -1,0 +1,147 @@
+"""The flat one-engine loop (:mod:`napkin.serving.flatloop`) against the engine's own methods:
+the same records and the same engine state, bit for bit."""
+
+import dataclasses
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from napkin.accounting import Precision
+from napkin.catalog import load_accelerator, load_model
+from napkin.serving import flatloop
+from napkin.serving.arrivals import generate
+from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.request import Request
+from napkin.serving.scenario import Scenario, build
+from napkin.serving.simulate import SimRun, simulate
+from napkin.serving.workload import parse_workload
+from napkin.timing import Efficiency
+
+
+def _req(r: Request) -> tuple:
+    return tuple(getattr(r, name) for name in Request.__slots__ if name != "hashed")
+
+
+def _state(engine: Engine) -> tuple:
+    """Everything the engine keeps, with requests as their fields (NaN-safe via repr)."""
+    rids = lambda d: [r.rid for r in d]  # noqa: E731
+    return repr((
+        engine.clock, engine.steps, engine.num_steps, engine.busy_s, engine.kv_token_seconds,
+        engine.peak_blocks, engine.preemptions, engine.dec_base, engine.dec_left,
+        engine.dec_over_clip, engine.ratio_reset_step, engine.residues, engine.plan,
+        engine.pool.used, engine.pool.private_used, list(engine.series_t),
+        list(engine.series_blocks), list(engine.series_running), list(engine.series_waiting),
+        rids(engine.waiting), rids(engine.running.values()), rids(engine.prefilling.values()),
+        rids(engine.decoding.values()), sorted((e[0], e[1], e[2]) for e in engine.finish_heap),
+        [_req(r) for r in engine.running.values()], [_req(r) for r in engine.waiting]))
+
+
+def _same(a: SimRun, b: SimRun) -> None:
+    assert a.stopped == b.stopped
+    for field in dataclasses.fields(a.records):
+        x, y = getattr(a.records, field.name), getattr(b.records, field.name)
+        if x is None:
+            assert y is None
+            continue
+        np.testing.assert_array_equal(x, y, err_msg=field.name)
+    assert _state(a.engines[0]) == _state(b.engines[0])
+
+
+def _both(make_engine, make_source, stop_after: int = 0) -> tuple[SimRun, SimRun]:
+    """(flat loop, the engine's methods) on fresh engines and sources."""
+    def go() -> SimRun:
+        engine = make_engine()
+        seen = []
+
+        def stop(req: Request) -> bool:
+            seen.append(req.rid)
+            return 0 < stop_after == len(seen)
+        return simulate([engine], make_source(), stop=stop)
+    flat = go()
+    with mock.patch.object(flatloop, "applies", lambda engine: False):
+        ref = go()
+    return flat, ref
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model_id=st.sampled_from(["qwen3-0.6b", "qwen3-30b-a3b", "deepseek-v3"]),
+       seed=st.integers(0, 10_000), n=st.integers(1, 40), blocks=st.integers(40, 300),
+       seqs=st.integers(1, 12), budget_extra=st.integers(0, 400), bs=st.sampled_from([4, 16]),
+       backend=st.sampled_from(["vllm", "trtllm"]), chunked=st.booleans(),
+       threshold=st.sampled_from([0, 64]), rate=st.sampled_from([5.0, 40.0, 400.0]),
+       request_ms=st.sampled_from([0.0, 7.0]), grid_s=st.sampled_from([0.0, 0.05]),
+       stop_after=st.integers(0, 40))
+def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget_extra, bs,
+                                         backend, chunked, threshold, rate, request_ms, grid_s,
+                                         stop_after):
+    """Random open-loop workloads, pools small enough to preempt (down to one request's
+    blocks), chunking on and off, a long-prefill threshold, same-instant bursts, a per-request
+    latency and early stops: records, engine state and unfinished requests agree exactly."""
+    budget = seqs + budget_extra + (0 if chunked else 500)
+    wl = {"seed": seed, "classes": {
+        "a": {"input_tokens": {"dist": "uniform", "low": 1, "high": 300},
+              "output_tokens": {"dist": "uniform", "low": 1, "high": 120}},
+        "b": {"input_tokens": {"dist": "lognormal", "median": 60, "sigma": 1.0, "max": 500},
+              "output_tokens": {"dist": "uniform", "low": 1, "high": 40}}},
+        "arrivals": {"kind": "poisson", "rate_per_s": rate, "num_requests": n}}
+    spec = EngineSpec(num_blocks=max(blocks, (500 + 120) // bs + 1), max_num_seqs=seqs,
+                      max_num_batched_tokens=budget, block_size=bs, backend=backend,
+                      capacity_scheduler="max_utilization" if backend == "trtllm" else "default",
+                      chunked_prefill=chunked, long_prefill_token_threshold=threshold)
+    model = load_model(model_id)
+
+    def make_engine() -> Engine:
+        engine = Engine(model, load_accelerator("l4"), Precision.of(),
+                        Efficiency(0.5, 0.7, 1e-4), spec)
+        engine.timer = dataclasses.replace(engine.timer, request_s=request_ms / 1e3)
+        return engine
+
+    def make_source():
+        source = generate(parse_workload(wl))
+        if grid_s:
+            times = source.requests.arrival_s
+            times[:] = np.round(times / grid_s) * grid_s
+        return source
+    assert flatloop.applies(make_engine())
+    _same(*_both(make_engine, make_source, stop_after))
+
+
+def test_the_flat_loop_equals_the_engine_under_a_fitted_profile():
+    """The shipped vLLM profile's timer (linear step times, a per-request latency) on an
+    overloaded H100: thousands of preemptions, and the same run either way."""
+    sc = Scenario.model_validate({
+        "name": "overload", "model": "qwen3-8b", "gpu": "h100-sxm", "calibration": "vllm",
+        "engine": {"max_num_seqs": 256, "max_num_batched_tokens": 8192},
+        "workload": {"seed": 1, "classes": {"chat": {
+            "input_tokens": {"dist": "lognormal", "median": 1000, "sigma": 1.0, "max": 16000},
+            "output_tokens": {"dist": "lognormal", "median": 250, "sigma": 1.0, "max": 4000}}},
+            "arrivals": {"kind": "poisson", "rate_per_s": 10, "num_requests": 3000}}})
+    built = build(sc, Path("."))
+    flat, ref = _both(lambda: built.engines()[0], lambda: built.source)
+    assert flat.engines[0].preemptions > 100
+    _same(flat, ref)
+
+
+def test_which_engines_take_the_flat_loop():
+    """Only the engine the flat loop implements; any other feature runs the engine's
+    methods."""
+    model, acc = load_model("qwen3-0.6b"), load_accelerator("l4")
+
+    def engine(model=model, record=False, **kw) -> Engine:
+        return Engine(model, acc, Precision.of(), Efficiency(), EngineSpec(num_blocks=500, **kw),
+                      record=record)
+    assert flatloop.applies(engine())
+    assert flatloop.applies(engine(backend="trtllm", capacity_scheduler="max_utilization"))
+    for other in (engine(backend="trtllm"), engine(backend="sglang"), engine(mode="exact"),
+                  engine(enable_prefix_caching=True), engine(record=True),
+                  engine(model=load_model("gpt-oss-20b")),
+                  engine(backend="sglang", scheduler_recv_interval=2),
+                  engine(backend="trtllm", capacity_scheduler="max_utilization",
+                         batch_wait_timeout_iters=2, batch_wait_max_tokens_ratio=0.5)):
+        assert not flatloop.applies(other)
+    busy = engine()
+    busy.add(Request(0, 0.0, 10, 5), 0.0)
+    assert not flatloop.applies(busy)  # a used engine: its state is the methods' to carry on
