@@ -25,7 +25,7 @@ from typing import Protocol
 
 from napkin.serving.engine import Engine
 from napkin.serving.request import Request
-from napkin.serving.step import Plan
+from napkin.timing import StepSeries
 
 
 class Feed(Protocol):
@@ -49,6 +49,16 @@ def applies(engine: Engine) -> bool:
             and engine.plan is None and not engine.has_work() and not engine.finish_heap)
 
 
+def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, busy_s: float,
+           kv_ts: float, peak: int, dec: tuple[int, int, int], preemptions: int) -> None:
+    """Write the loop's local scalars back to the engine (its pool holds no prefix-cache
+    entries, so all its used blocks are private)."""
+    engine.clock, engine.steps, engine.num_steps, engine.busy_s = clock, steps, num_steps, busy_s
+    engine.pool.used = engine.pool.private_used = used
+    engine.kv_token_seconds, engine.peak_blocks, engine.preemptions = kv_ts, peak, preemptions
+    engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
+
+
 def run(engine: Engine, feed: Feed, log: Log,
         progress: Callable[[float, int], None] | None,
         stop: Callable[[Request], bool] | None) -> bool:
@@ -67,7 +77,6 @@ def run(engine: Engine, feed: Feed, log: Log,
     series_t, series_blocks = engine.series_t, engine.series_blocks
     series_running, series_waiting = engine.series_running, engine.series_waiting
     clock, steps, num_steps, used = engine.clock, engine.steps, engine.num_steps, pool.used
-    used0 = used
     busy_s, kv_ts, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
     dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
     preemptions = engine.preemptions
@@ -76,71 +85,39 @@ def run(engine: Engine, feed: Feed, log: Log,
     take = feed.take
     inf = float("inf")
     wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
-    # the unit in flight (plan is None when idle)
-    plan: Plan | None = None
+    # the unit in flight (a Plan's fields; busy is False when idle)
+    busy, p_start, p_k, p_end, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
+    p_series: StepSeries | None = None
+    p_chunks: list[tuple[Request, int]] = []
     finished_count = 0
 
-    def save() -> None:
-        """Write the scalars kept in locals back to the engine."""
-        engine.clock, engine.steps, engine.num_steps, pool.used = clock, steps, num_steps, used
-        pool.private_used += used - used0
-        engine.busy_s, engine.kv_token_seconds, engine.peak_blocks = busy_s, kv_ts, peak
-        engine.dec_base, engine.dec_left, engine.dec_over_clip = dec_base, dec_left, dec_over
-        engine.preemptions = preemptions
-        engine.plan = plan
-
-    def dec_remove(req: Request) -> None:
-        nonlocal dec_base, dec_left, dec_over
-        done = steps - req.s0
-        req.computed, req.outputs = req.c0 + done, req.o0 + done
-        del decoding[req.rid]
-        dec_base -= req.c0 - req.s0
-        dec_left -= req.max_out - req.o0 + req.s0
-        dec_over -= req.max_out - req.o0 > clip
-        residues[(req.s0 - req.c0) % bs] -= 1
-        req.version += 1
-
-    def preempt(victim: Request) -> None:
-        nonlocal preemptions, used
-        del running[victim.rid]
-        if victim.rid in decoding:
-            dec_remove(victim)
-        else:
-            prefilling.pop(victim.rid, None)
-        used -= -(-victim.computed // bs)
-        victim.computed = 0
-        victim.preemptions += 1
-        preemptions += 1
-        victim.enqueue_s = clock
-        waiting.appendleft(victim)
-
     while True:
-        due = plan.end_s if plan is not None else (wake if wake >= 0 else inf)
+        due = p_end if busy else (wake if wake >= 0 else inf)
         if cursor < n and times[cursor] <= due:  # ---------------------------- an arrival
             t = times[cursor]
             req = take(cursor)
             cursor += 1
             if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
-                save()
-                engine._refuse(req)
+                engine._refuse(req)  # (raises: the run is abandoned)
             req.enqueue_s = t
             waiting.append(req)
-            if plan is None:
+            if not busy:
                 if wake < 0:
                     clock = max(clock, t)
                     wake = t
-            elif plan.decode_run and plan.steps > 1:
-                plan.truncate(max(1, plan.series.steps_until(t - plan.start_s, plan.steps)))
+            elif p_run and p_k > 1:  # the run stops at the next step boundary
+                p_k = max(1, p_series.steps_until(t - p_start, p_k))
+                p_end = p_start + p_series.time(p_k)
             continue
         if due == inf:
             break
         wake = -1.0
         # ------------------------------------------------------------------------ commit
-        if plan is not None:
-            k = plan.steps
-            clock = plan.end_s
-            n_dec = plan.n_dec
-            kv_ts += plan.series.weighted(k, plan.kv_tokens0, n_dec)
+        if busy:
+            k = p_k
+            clock = p_end
+            n_dec = p_n_dec
+            kv_ts += p_series.weighted(k, p_kv0, n_dec)
             if k > 1:  # the run's new blocks (engine._blocks_needed(steps + 1, k − 1))
                 full, rest = divmod(k - 1, bs)
                 start = (steps + 1) % bs
@@ -149,12 +126,12 @@ def run(engine: Engine, feed: Feed, log: Log,
                     sum(residues[start:]) + sum(residues[:end - bs])))
                 if need <= num_blocks - used:
                     used += need
-            busy_s += clock - plan.start_s
+            busy_s += clock - p_start
             if n_dec:
                 steps += k
             num_steps += k
             finished: list[Request] = []
-            for req, new in plan.chunks:
+            for req, new in p_chunks:
                 req.computed += new
                 if req.computed < req.prompt + req.outputs:
                     continue
@@ -173,14 +150,21 @@ def run(engine: Engine, feed: Feed, log: Log,
                     residues[(steps - req.c0) % bs] += 1
                     req.version += 1
                     heappush(heap, (steps + req.max_out - req.o0, req.rid, req.version, req))
-            plan = None
+            busy = False
             if used > peak:  # before finishers free
                 peak = used
             while heap and heap[0][0] <= steps:
                 _, _, version, req = heappop(heap)
                 if version != req.version or req.rid not in decoding:
                     continue
-                dec_remove(req)
+                s0, c0, o0 = req.s0, req.c0, req.o0  # (engine._dec_remove)
+                req.computed, req.outputs = c0 + steps - s0, o0 + steps - s0
+                del decoding[req.rid]
+                dec_base -= c0 - s0
+                dec_left -= req.max_out - o0 + s0
+                dec_over -= req.max_out - o0 > clip
+                residues[(s0 - c0) % bs] -= 1
+                req.version += 1
                 finished.append(req)
             for req in finished:
                 req.finish_s = clock
@@ -196,7 +180,8 @@ def run(engine: Engine, feed: Feed, log: Log,
                 log.add(req, 0)
                 finished_count += 1
                 if stop is not None and stop(req):
-                    save()
+                    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                           (dec_base, dec_left, dec_over), preemptions)
                     return True
         if progress is not None:
             engine.clock = clock
@@ -212,7 +197,11 @@ def run(engine: Engine, feed: Feed, log: Log,
         while need > num_blocks - used and running:  # 1. decodes first
             victim = next(reversed(running.values()))
             was_due = victim.rid in decoding and (victim.s0 - victim.c0) % bs == steps % bs
-            preempt(victim)
+            _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                   (dec_base, dec_left, dec_over), preemptions)
+            engine._preempt(victim)
+            used, preemptions = pool.used, engine.preemptions
+            dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
             need -= was_due
             preempted = True
         n_dec = len(decoding)
@@ -242,7 +231,12 @@ def run(engine: Engine, feed: Feed, log: Log,
                                    if r.rid not in decoding and r.rid not in scheduled), None)
                     if victim is None or victim is req:
                         break
-                    preempt(victim)
+                    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                           (dec_base, dec_left, dec_over), preemptions)
+                    engine._preempt(victim)
+                    used, preemptions = pool.used, engine.preemptions
+                    dec_base, dec_left = engine.dec_base, engine.dec_left
+                    dec_over = engine.dec_over_clip
                     preempted = True
                 if blocks > num_blocks - used:
                     break
@@ -295,7 +289,8 @@ def run(engine: Engine, feed: Feed, log: Log,
             parts0 = decode_parts(n_dec, ctx)
             series = series_of(parts0, decode_parts(n_dec, ctx + n_dec) if k > 1 else None,
                                n_dec, False)
-            plan = Plan(clock, k, series, chunks, n_dec, ctx, not preempted)
+            p_series, p_chunks, p_n_dec, p_kv0, p_run = series, chunks, n_dec, ctx, not preempted
+            busy, p_start, p_k, p_end = True, clock, k, clock + series.time(k)
             continue
         kv0 = ctx
         shape = []
@@ -305,6 +300,8 @@ def run(engine: Engine, feed: Feed, log: Log,
             kv0 += r.computed
             tokens += new
         series = series_of(step_parts(n_dec, ctx if n_dec else 0, shape), None, tokens, True)
-        plan = Plan(clock, 1, series, chunks, n_dec, kv0, False)
-    save()
+        p_series, p_chunks, p_n_dec, p_kv0, p_run = series, chunks, n_dec, kv0, False
+        busy, p_start, p_k, p_end = True, clock, 1, clock + series.time(1)
+    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+           (dec_base, dec_left, dec_over), preemptions)
     return False
