@@ -93,3 +93,36 @@ def test_one_sided_shortcuts_equal_the_split_sums_bit_for_bit(n, c0, dc, m0, dm,
         assert (a, b) in ((0, n), (0, 0), (n, n))
         assert series.time(n) == split_time
         assert series.weighted(n, w0, dw) == split_weighted
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["qwen3-0.6b", "llama-3.1-70b", "deepseek-v3"]),
+       st.sampled_from(["bf16", "fp8"]), st.sampled_from([1, 2, 8]), st.integers(1, 256),
+       st.integers(0, 200_000), st.integers(0, 8192), st.booleans())
+def test_a_single_steps_time_is_its_series_first_step(model_id, weights, tp, n_dec, ctx, chunk,
+                                                      prefill):
+    """``step_s`` (the simulator's single steps, no series built) is ``series(parts, None,
+    tokens).time(1)`` bit for bit, for the roofline (tensor parallel, FP8 with 16-bit parts)
+    and a fitted profile; and a series' one-step weighted sum is the weight times that time."""
+    from napkin.accounting import Precision
+    from napkin.accounting.linear import LinearCost
+    from napkin.calibration.basis import FittedTimer, StepBasis
+    from napkin.calibration.profile import load_profile
+    from napkin.catalog import load_accelerator, load_model
+    from napkin.timing import RooflineTimer
+
+    model, acc = load_model(model_id), load_accelerator("h100-sxm")
+    precision = Precision.of(weights)
+    cost = LinearCost.of(model, precision)
+    chunks = [(ctx % 4096, chunk, 1)] if chunk else []
+    parts = cost.step_parts(n_dec, ctx, chunks)
+    tokens = n_dec + chunk
+    prefill = prefill and bool(chunks)
+    roofline_timer = RooflineTimer.of(model, acc, precision.weights.compute,
+                                      Efficiency(0.6, 0.8, 2e-3), tp)
+    fitted = FittedTimer(StepBasis.of(model, acc, precision.weights.compute, tp, 64e9),
+                         load_profile("vllm").model)
+    for timer in (roofline_timer, fitted):
+        series = timer.series(parts, None, tokens, prefill)
+        assert timer.step_s(parts, tokens, prefill) == series.time(1)
+        assert series.weighted(1, 3.0e5, 7.0) == 3.0e5 * series.time(1)

@@ -153,8 +153,8 @@ class StepSeries:
 
     def weighted(self, n: int, w0: float, dw: float) -> float:
         """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
-        if n == 1:
-            return w0 * self.overhead_s + w0 * max(self.c0, self.m0)
+        if n == 1:  # (w0 times the step's time, as a single step's caller computes it)
+            return w0 * (max(self.c0, self.m0) + self.overhead_s)
         if self.side and n > 1:  # one line throughout: no crossing to look for
             x0, dx = (self.c0, self.dc) if self.side > 0 else (self.m0, self.dm)
             return (_product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
@@ -232,30 +232,46 @@ class RooflineTimer:
         return (acc.peak_flops_per_s(self.compute) * eff.mfu, acc.mem_bytes_per_s * eff.mbu,
                 float(self.tensor_parallel), self.kv_devices)
 
+    def _work(self, parts: tuple[float, ...]) -> tuple[float, float]:
+        """A step's (FLOPs at the compute format's rate, bytes) per device from its (dense
+        FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs) on the whole
+        group: weights split over tp devices, KV over d, the 16-bit FLOPs scaled as
+        :func:`at_compute_rate` does."""
+        _, _, tp, d = self._constants
+        flops = parts[0] + parts[1]
+        if parts[4]:
+            flops = at_compute_rate(flops, parts[4], self.acc, self.compute)
+        return flops / tp, parts[2] / tp + parts[3] / d
+
+    def _overhead_s(self, tokens: int) -> float:
+        """Per-step time besides compute and memory: the overhead, plus the all-reduces of
+        ``tokens`` tokens' activations under tensor parallelism."""
+        if self.tensor_parallel > 1:
+            return self.eff.overhead_s + (self.allreduce_fixed_s
+                                          + self.allreduce_s_per_token * tokens)
+        return self.eff.overhead_s
+
     def series(self, parts0: tuple[float, ...], parts1: tuple[float, ...] | None, tokens: int,
                prefill: bool = False) -> StepSeries:
         """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes,
         16-bit dense FLOPs) on the whole group grow by ``parts1 − parts0`` per step
         (``prefill``, whether the step carries a prefill chunk, does not change a roofline
-        time). The FLOPs are timed at the compute format's rate, the 16-bit ones scaled as
-        :func:`at_compute_rate` does."""
-        peak, bw, tp, d = self._constants
-        flops0 = parts0[0] + parts0[1]
-        if parts0[4]:
-            flops0 = at_compute_rate(flops0, parts0[4], self.acc, self.compute)
-        flops0 /= tp
-        bytes0 = parts0[2] / tp + parts0[3] / d
+        time); see :meth:`_work`."""
+        peak, bw, _, _ = self._constants
+        flops0, bytes0 = self._work(parts0)
         dflops = dbytes = 0.0
         if parts1 is not None:
-            flops1 = parts1[0] + parts1[1]
-            if parts1[4]:
-                flops1 = at_compute_rate(flops1, parts1[4], self.acc, self.compute)
-            dflops = flops1 / tp - flops0
-            dbytes = parts1[2] / tp + parts1[3] / d - bytes0
-        overhead = self.eff.overhead_s
-        if tp > 1:
-            overhead += self.allreduce_fixed_s + self.allreduce_s_per_token * tokens
-        return StepSeries(flops0 / peak, dflops / peak, bytes0 / bw, dbytes / bw, overhead)
+            flops1, bytes1 = self._work(parts1)
+            dflops, dbytes = flops1 - flops0, bytes1 - bytes0
+        return StepSeries(flops0 / peak, dflops / peak, bytes0 / bw, dbytes / bw,
+                          self._overhead_s(tokens))
+
+    def step_s(self, parts: tuple[float, ...], tokens: int, prefill: bool = False) -> float:
+        """One step's time, ``series(parts, None, tokens).time(1)`` without the series:
+        ``max(FLOPs/peak, bytes/bandwidth) + overhead``."""
+        peak, bw, _, _ = self._constants
+        flops, nbytes = self._work(parts)
+        return max(flops / peak, nbytes / bw) + self._overhead_s(tokens)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""

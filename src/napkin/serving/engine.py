@@ -65,6 +65,10 @@ class StepTimer(Protocol):
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries: ...
 
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
+        """One step's time: ``series(parts, None, tokens, prefill).time(1)``."""
+        ...
+
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A step's basis vector as its time counts it (what recording sums)."""
         ...

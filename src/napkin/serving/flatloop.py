@@ -65,8 +65,8 @@ def run(engine: Engine, feed: Feed, log: Log,
     """Every request of ``feed`` through ``engine`` (which :func:`applies`); True when ``stop``
     ended the run early. Leaves the engine as its own methods would."""
     spec, pool, bs = engine.spec, engine.pool, engine.bs
-    series_of, decode_parts, step_parts = (engine.timer.series, engine.cost.decode_parts,
-                                           engine.cost.step_parts)
+    series_of, step_s = engine.timer.series, engine.timer.step_s
+    decode_parts, step_parts = engine.cost.decode_parts, engine.cost.step_parts
     max_seqs, max_tokens = spec.max_num_seqs, spec.max_num_batched_tokens
     threshold, chunked = spec.long_prefill_token_threshold, spec.chunked_prefill
     max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
@@ -85,8 +85,11 @@ def run(engine: Engine, feed: Feed, log: Log,
     take = feed.take
     inf = float("inf")
     wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
-    # the unit in flight (a Plan's fields; busy is False when idle)
+    # the unit in flight (a Plan's fields; busy is False when idle); a single step has no
+    # series: its time p_step is all there is to know (StepSeries.weighted of one step is w0
+    # times it)
     busy, p_start, p_k, p_end, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
+    p_step = 0.0
     p_series: StepSeries | None = None
     p_chunks: list[tuple[Request, int]] = []
     finished_count = 0
@@ -117,7 +120,8 @@ def run(engine: Engine, feed: Feed, log: Log,
             k = p_k
             clock = p_end
             n_dec = p_n_dec
-            kv_ts += p_series.weighted(k, p_kv0, n_dec)
+            kv_ts += (p_kv0 * p_step if p_series is None
+                      else p_series.weighted(k, p_kv0, n_dec))
             if k > 1:  # the run's new blocks (engine._blocks_needed(steps + 1, k − 1))
                 full, rest = divmod(k - 1, bs)
                 start = (steps + 1) % bs
@@ -286,11 +290,16 @@ def run(engine: Engine, feed: Feed, log: Log,
                 if k > 1 + free // n_dec * bs:  # the free blocks may run out first
                     k = min(k, 1 + engine._max_steps_fitting(steps + 1, free))
                 k = max(k, 1)
-            parts0 = decode_parts(n_dec, ctx)
-            series = series_of(parts0, decode_parts(n_dec, ctx + n_dec) if k > 1 else None,
-                               n_dec, False)
-            p_series, p_chunks, p_n_dec, p_kv0, p_run = series, chunks, n_dec, ctx, not preempted
-            busy, p_start, p_k, p_end = True, clock, k, clock + series.time(k)
+            if k > 1:
+                p_series = series_of(decode_parts(n_dec, ctx), decode_parts(n_dec, ctx + n_dec),
+                                     n_dec, False)
+                p_end = clock + p_series.time(k)
+            else:
+                p_series = None
+                p_step = step_s(decode_parts(n_dec, ctx), n_dec, False)
+                p_end = clock + p_step
+            p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, ctx, not preempted
+            busy, p_start, p_k = True, clock, k
             continue
         kv0 = ctx
         shape = []
@@ -299,9 +308,10 @@ def run(engine: Engine, feed: Feed, log: Log,
             shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
             kv0 += r.computed
             tokens += new
-        series = series_of(step_parts(n_dec, ctx if n_dec else 0, shape), None, tokens, True)
-        p_series, p_chunks, p_n_dec, p_kv0, p_run = series, chunks, n_dec, kv0, False
-        busy, p_start, p_k, p_end = True, clock, 1, clock + series.time(1)
+        p_step = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
+        p_end = clock + p_step
+        p_series, p_chunks, p_n_dec, p_kv0, p_run = None, chunks, n_dec, kv0, False
+        busy, p_start, p_k = True, clock, 1
     _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
            (dec_base, dec_left, dec_over), preemptions)
     return False
