@@ -168,6 +168,13 @@ class LinearCost:
                       ) -> tuple[float, float, float, float, float]:
         """:meth:`_token_parts` plus the attention FLOPs and the KV read of ``per_window``."""
         dense, weights, kv, sixteen = token
+        if len(per_window) == 1:  # (one window size, the usual model: the loop's first turn)
+            pairs, decode_pairs, cached = per_window[0]
+            w = self.windows[0]
+            attention = 0.0 + w.flops_per_pair * pairs
+            if w.flops_per_decode_pair:
+                attention += w.flops_per_decode_pair * decode_pairs
+            return dense, attention, weights, kv + w.kv_read_per_cached * cached, sixteen
         attention = 0.0
         for w, (pairs, decode_pairs, cached) in zip(self.windows, per_window, strict=True):
             attention += w.flops_per_pair * pairs

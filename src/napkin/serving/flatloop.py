@@ -20,7 +20,7 @@ bit on random workloads, preemptions and early stops included.
 """
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from napkin.serving.engine import Engine
@@ -32,7 +32,13 @@ class Feed(Protocol):
     """Open-loop arrivals as typed columns (:class:`napkin.serving.simulate._OpenFeed`)."""
 
     n: int
-    times: "object"
+    times: Sequence[float]
+    arrival_s: Sequence[float]
+    inputs: Sequence[int]
+    outputs: Sequence[int]
+    label: Sequence[int]
+    hashes: object
+    shared: Sequence[int]
 
     def take(self, payload: object) -> Request: ...
 
@@ -83,6 +89,9 @@ def run(engine: Engine, feed: Feed, log: Log,
     heappush, heappop = heapq.heappush, heapq.heappop
     times, n, cursor = feed.times, feed.n, 0
     take = feed.take
+    # no request names prefix-cache blocks: requests built here, as take() would build them
+    plain = feed.hashes is None and not any(feed.shared)
+    arrival_s, inputs, outputs, labels = feed.arrival_s, feed.inputs, feed.outputs, feed.label
     inf = float("inf")
     wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
     # the unit in flight (a Plan's fields; busy is False when idle); a single step has no
@@ -98,7 +107,8 @@ def run(engine: Engine, feed: Feed, log: Log,
         due = p_end if busy else (wake if wake >= 0 else inf)
         if cursor < n and times[cursor] <= due:  # ---------------------------- an arrival
             t = times[cursor]
-            req = take(cursor)
+            req = (Request(cursor, arrival_s[cursor], inputs[cursor], outputs[cursor],
+                           labels[cursor]) if plain else take(cursor))
             cursor += 1
             if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
                 engine._refuse(req)  # (raises: the run is abandoned)
