@@ -6,11 +6,13 @@ from pathlib import Path
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
 from napkin.serving import flatloop
 from napkin.serving.arrivals import generate
 from napkin.serving.engine import Engine, EngineSpec
@@ -145,3 +147,33 @@ def test_which_engines_take_the_flat_loop():
     busy = engine()
     busy.add(Request(0, 0.0, 10, 5), 0.0)
     assert not flatloop.applies(busy)  # a used engine: its state is the methods' to carry on
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it():
+    """``simulate`` pauses the cyclic collector for the run and restores it after: on, off,
+    and after a run that fails (a request longer than the model's context)."""
+    import gc
+
+    model, acc = load_model("qwen3-0.6b"), load_accelerator("l4")
+    wl = {"seed": 1, "classes": {"a": {"input_tokens": {"dist": "uniform", "low": 10,
+                                                         "high": 20},
+                                       "output_tokens": {"dist": "uniform", "low": 1,
+                                                         "high": 5}}},
+          "arrivals": {"kind": "poisson", "rate_per_s": 5.0, "num_requests": 3}}
+
+    def engine() -> Engine:
+        return Engine(model, acc, Precision.of(), Efficiency(), EngineSpec(num_blocks=100))
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert len(simulate([engine()], generate(parse_workload(wl))).records.rid) == 3
+            assert gc.isenabled() is enabled
+        gc.enable()
+        long = dict(wl, classes={"a": dict(wl["classes"]["a"], input_tokens={
+            "dist": "uniform", "low": 2000, "high": 2000})})
+        with pytest.raises(NapkinError, match="KV blocks"):  # 2,000 tokens > 100 × 16
+            simulate([engine()], generate(parse_workload(long)))
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
