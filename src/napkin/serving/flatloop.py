@@ -74,7 +74,7 @@ def run(engine: Engine, feed: Feed, log: Log,
     series_of, step_s = engine.timer.series, engine.timer.step_s
     decode_parts, step_parts = engine.cost.decode_parts, engine.cost.step_parts
     max_seqs, max_tokens = spec.max_num_seqs, spec.max_num_batched_tokens
-    threshold, chunked = spec.long_prefill_token_threshold, spec.chunked_prefill
+    chunk = engine._chunk  # a request's tokens this step (threshold, budget, whole prompts)
     max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
     clip = engine.clip
     num_blocks = pool.num_blocks
@@ -230,13 +230,7 @@ def run(engine: Engine, feed: Feed, log: Log,
                     break
                 if req.rid not in prefilling:
                     continue  # preempted while scheduling an earlier chunk
-                new = req.prompt + req.outputs - req.computed
-                if new > budget and not chunked and req.outputs == 0:
-                    break
-                if 0 < threshold < new:
-                    new = threshold
-                if new > budget:
-                    new = budget
+                new = chunk(req, req.computed, budget)
                 if new == 0:
                     break
                 blocks = (-req.computed // bs) - (-(req.computed + new) // bs)
@@ -262,13 +256,7 @@ def run(engine: Engine, feed: Feed, log: Log,
             while waiting and budget > 0 and len(running) < max_seqs:
                 req = waiting[0]
                 known = req.transferred
-                new = req.prompt + req.outputs - known
-                if new > budget and not chunked and req.outputs == 0:
-                    break
-                if 0 < threshold < new:
-                    new = threshold
-                if new > budget:
-                    new = budget
+                new = chunk(req, known, budget)
                 if new == 0:
                     break
                 blocks = -(-(known + new) // bs)
