@@ -44,6 +44,8 @@ class Feed(Protocol):
 
 
 class Log(Protocol):
+    """Where finished requests go (:class:`napkin.serving.simulate._Log`)."""
+
     def add(self, r: Request, engine: int) -> None: ...
 
 
@@ -132,12 +134,8 @@ def run(engine: Engine, feed: Feed, log: Log,
             n_dec = p_n_dec
             kv_ts += (p_kv0 * p_step if p_series is None
                       else p_series.weighted(k, p_kv0, n_dec))
-            if k > 1:  # the run's new blocks (engine._blocks_needed(steps + 1, k − 1))
-                full, rest = divmod(k - 1, bs)
-                start = (steps + 1) % bs
-                end = start + rest
-                need = full * len(decoding) + (sum(residues[start:end]) if end <= bs else (
-                    sum(residues[start:]) + sum(residues[:end - bs])))
+            if k > 1:  # the run's new blocks (the engine reads the decode set's residues)
+                need = engine._blocks_needed(steps + 1, k - 1)
                 if need <= num_blocks - used:
                     used += need
             busy_s += clock - p_start
