@@ -19,6 +19,7 @@ from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.request import Request
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import SimRun, simulate
+from napkin.serving.step import Plan
 from napkin.serving.workload import parse_workload
 from napkin.timing import Efficiency
 
@@ -27,13 +28,22 @@ def _req(r: Request) -> tuple:
     return tuple(getattr(r, name) for name in Request.__slots__ if name != "hashed")
 
 
+def _plan(plan: Plan | None) -> tuple | None:
+    """A unit in flight by what it does: its steps, their time, batch and weights."""
+    if plan is None:
+        return None
+    return (plan.start_s, plan.steps, plan.end_s, plan.series.time(plan.steps),
+            plan.series.weighted(plan.steps, plan.kv_tokens0, plan.n_dec), plan.n_dec,
+            plan.kv_tokens0, plan.decode_run, [(r.rid, new) for r, new in plan.chunks])
+
+
 def _state(engine: Engine) -> tuple:
     """Everything the engine keeps, with requests as their fields (NaN-safe via repr)."""
     rids = lambda d: [r.rid for r in d]  # noqa: E731
     return repr((
         engine.clock, engine.steps, engine.num_steps, engine.busy_s, engine.kv_token_seconds,
         engine.peak_blocks, engine.preemptions, engine.dec_base, engine.dec_left,
-        engine.dec_over_clip, engine.ratio_reset_step, engine.residues, engine.plan,
+        engine.dec_over_clip, engine.ratio_reset_step, engine.residues, _plan(engine.plan),
         engine.pool.used, engine.pool.private_used, list(engine.series_t),
         list(engine.series_blocks), list(engine.series_running), list(engine.series_waiting),
         rids(engine.waiting), rids(engine.running.values()), rids(engine.prefilling.values()),
@@ -49,39 +59,43 @@ def _same(a: SimRun, b: SimRun) -> None:
             assert y is None
             continue
         np.testing.assert_array_equal(x, y, err_msg=field.name)
-    assert _state(a.engines[0]) == _state(b.engines[0])
+    assert [_state(e) for e in a.engines] == [_state(e) for e in b.engines]
 
 
-def _both(make_engine, make_source, stop_after: int = 0) -> tuple[SimRun, SimRun]:
+def _both(make_engine, make_source, stop_after: int = 0, replicas: int = 1,
+          router: str = "round_robin") -> tuple[SimRun, SimRun]:
     """(flat loop, the engine's methods) on fresh engines and sources."""
     def go() -> SimRun:
-        engine = make_engine()
+        engines = [make_engine() for _ in range(replicas)]
         seen = []
 
         def stop(req: Request) -> bool:
             seen.append(req.rid)
             return 0 < stop_after == len(seen)
-        return simulate([engine], make_source(), stop=stop)
+        return simulate(engines, make_source(), router, stop=stop)
     flat = go()
     with mock.patch.object(flatloop, "applies", lambda engine: False):
         ref = go()
     return flat, ref
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(model_id=st.sampled_from(["qwen3-0.6b", "qwen3-30b-a3b", "deepseek-v3"]),
        seed=st.integers(0, 10_000), n=st.integers(1, 40), blocks=st.integers(40, 300),
        seqs=st.integers(1, 12), budget_extra=st.integers(0, 400), bs=st.sampled_from([4, 16]),
        backend=st.sampled_from(["vllm", "trtllm"]), chunked=st.booleans(),
        threshold=st.sampled_from([0, 64]), rate=st.sampled_from([5.0, 40.0, 400.0]),
        request_ms=st.sampled_from([0.0, 7.0]), grid_s=st.sampled_from([0.0, 0.05]),
-       stop_after=st.integers(0, 40))
+       stop_after=st.integers(0, 40), replicas=st.sampled_from([1, 1, 2, 3]),
+       router=st.sampled_from(["round_robin", "least_outstanding"]))
 def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget_extra, bs,
                                          backend, chunked, threshold, rate, request_ms, grid_s,
-                                         stop_after):
+                                         stop_after, replicas, router):
     """Random open-loop workloads, pools small enough to preempt (down to one request's
     blocks), chunking on and off, a long-prefill threshold, same-instant bursts, a per-request
-    latency and early stops: records, engine state and unfinished requests agree exactly."""
+    latency, early stops, and one to three replicas behind either router: records, every
+    engine's state and unfinished requests agree exactly with the engine's methods (one
+    engine) and the general event loop (several)."""
     budget = seqs + budget_extra + (0 if chunked else 500)
     wl = {"seed": seed, "classes": {
         "a": {"input_tokens": {"dist": "uniform", "low": 1, "high": 300},
@@ -108,7 +122,7 @@ def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget
             times[:] = np.round(times / grid_s) * grid_s
         return source
     assert flatloop.applies(make_engine())
-    _same(*_both(make_engine, make_source, stop_after))
+    _same(*_both(make_engine, make_source, stop_after, replicas, router))
 
 
 def test_the_flat_loop_equals_the_engine_under_a_fitted_profile():

@@ -20,11 +20,12 @@ bit on random workloads, preemptions and early stops included.
 """
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
 from napkin.serving.engine import Engine
 from napkin.serving.request import Request
+from napkin.serving.step import Plan
 from napkin.timing import StepSeries
 
 
@@ -67,11 +68,18 @@ def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, 
     engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
 
 
-def run(engine: Engine, feed: Feed, log: Log,
-        progress: Callable[[float, int], None] | None,
-        stop: Callable[[Request], bool] | None) -> bool:
-    """Every request of ``feed`` through ``engine`` (which :func:`applies`); True when ``stop``
-    ended the run early. Leaves the engine as its own methods would."""
+def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool] | None,
+            progress: Callable[[float, int], None] | None, finished_count: list[int]
+            ) -> Generator[float, Request | None, None]:
+    """``engine`` (which :func:`applies`) as a coroutine over its state in local variables.
+
+    It yields when the engine next needs the loop: the end of its unit in flight, the instant
+    an arrival woke it, or infinity when idle. Send it a request (``enqueue_s``: when it reaches
+    the engine) for an arrival — a decode run in flight stops at its next step boundary — or
+    None when its due instant comes: it commits the unit, logs the finished requests (engine
+    ``index``; ``finished_count[0]`` counts them over all engines), calls ``progress`` and plans
+    the next unit. It yields −1 once ``stop`` returned True for a finished request. Closing it
+    writes its state back to the engine, which is then as its own methods would leave it."""
     spec, pool, bs = engine.spec, engine.pool, engine.bs
     series_of, step_s = engine.timer.series, engine.timer.step_s
     decode_parts, step_parts = engine.cost.decode_parts, engine.cost.step_parts
@@ -89,11 +97,6 @@ def run(engine: Engine, feed: Feed, log: Log,
     dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
     preemptions = engine.preemptions
     heappush, heappop = heapq.heappush, heapq.heappop
-    times, n, cursor = feed.times, feed.n, 0
-    take = feed.take
-    # no request names prefix-cache blocks: requests built here, as take() would build them
-    plain = feed.hashes is None and not any(feed.shared)
-    arrival_s, inputs, outputs, labels = feed.arrival_s, feed.inputs, feed.outputs, feed.label
     inf = float("inf")
     wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
     # the unit in flight (a Plan's fields; busy is False when idle); a single step has no
@@ -103,211 +106,300 @@ def run(engine: Engine, feed: Feed, log: Log,
     p_step = 0.0
     p_series: StepSeries | None = None
     p_chunks: list[tuple[Request, int]] = []
-    finished_count = 0
 
-    while True:
-        due = p_end if busy else (wake if wake >= 0 else inf)
-        if cursor < n and times[cursor] <= due:  # ---------------------------- an arrival
-            t = times[cursor]
-            req = (Request(cursor, arrival_s[cursor], inputs[cursor], outputs[cursor],
-                           labels[cursor]) if plain else take(cursor))
-            cursor += 1
-            if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
-                engine._refuse(req)  # (raises: the run is abandoned)
-            req.enqueue_s = t
-            waiting.append(req)
-            if not busy:
-                if wake < 0:
-                    clock = max(clock, t)
-                    wake = t
-            elif p_run and p_k > 1:  # the run stops at the next step boundary
-                p_k = max(1, p_series.steps_until(t - p_start, p_k))
-                p_end = p_start + p_series.time(p_k)
-            continue
-        if due == inf:
-            break
-        wake = -1.0
-        # ------------------------------------------------------------------------ commit
-        if busy:
-            k = p_k
-            clock = p_end
-            n_dec = p_n_dec
-            kv_ts += (p_kv0 * p_step if p_series is None
-                      else p_series.weighted(k, p_kv0, n_dec))
-            if k > 1:  # the run's new blocks (the engine reads the decode set's residues)
-                need = engine._blocks_needed(steps + 1, k - 1)
-                if need <= num_blocks - used:
-                    used += need
-            busy_s += clock - p_start
-            if n_dec:
-                steps += k
-            num_steps += k
-            finished: list[Request] = []
-            for req, new in p_chunks:
-                req.computed += new
-                if req.computed < req.prompt + req.outputs:
-                    continue
-                del prefilling[req.rid]
-                req.outputs += 1
-                if req.outputs == 1:
-                    req.first_token_s = clock
-                if req.outputs >= req.max_out:
-                    finished.append(req)
-                else:  # engine._dec_add
-                    req.c0, req.s0, req.o0 = req.computed, steps, req.outputs
-                    decoding[req.rid] = req
-                    dec_base += req.c0 - steps
-                    dec_left += req.max_out - req.o0 + steps
-                    dec_over += req.max_out - req.o0 > clip
-                    residues[(steps - req.c0) % bs] += 1
+    try:
+        while True:
+            req = yield (p_end if busy else (wake if wake >= 0 else inf))
+            if req is not None:  # --------------------------------------------------- an arrival
+                t = req.enqueue_s
+                if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
+                    engine._refuse(req)  # (raises: the run is abandoned)
+                waiting.append(req)
+                if not busy:
+                    if wake < 0:
+                        clock = max(clock, t)
+                        wake = t
+                elif p_run and p_k > 1:  # the run stops at the next step boundary
+                    p_k = max(1, p_series.steps_until(t - p_start, p_k))
+                    p_end = p_start + p_series.time(p_k)
+                continue
+            wake = -1.0
+            # ------------------------------------------------------------------------ commit
+            if busy:
+                k = p_k
+                clock = p_end
+                n_dec = p_n_dec
+                kv_ts += (p_kv0 * p_step if p_series is None
+                          else p_series.weighted(k, p_kv0, n_dec))
+                if k > 1:  # the run's new blocks (the engine reads the decode set's residues)
+                    need = engine._blocks_needed(steps + 1, k - 1)
+                    if need <= num_blocks - used:
+                        used += need
+                busy_s += clock - p_start
+                if n_dec:
+                    steps += k
+                num_steps += k
+                finished: list[Request] = []
+                for req, new in p_chunks:
+                    req.computed += new
+                    if req.computed < req.prompt + req.outputs:
+                        continue
+                    del prefilling[req.rid]
+                    req.outputs += 1
+                    if req.outputs == 1:
+                        req.first_token_s = clock
+                    if req.outputs >= req.max_out:
+                        finished.append(req)
+                    else:  # engine._dec_add
+                        req.c0, req.s0, req.o0 = req.computed, steps, req.outputs
+                        decoding[req.rid] = req
+                        dec_base += req.c0 - steps
+                        dec_left += req.max_out - req.o0 + steps
+                        dec_over += req.max_out - req.o0 > clip
+                        residues[(steps - req.c0) % bs] += 1
+                        req.version += 1
+                        heappush(heap, (steps + req.max_out - req.o0, req.rid, req.version, req))
+                busy = False
+                if used > peak:  # before finishers free
+                    peak = used
+                while heap and heap[0][0] <= steps:
+                    _, _, version, req = heappop(heap)
+                    if version != req.version or req.rid not in decoding:
+                        continue
+                    s0, c0, o0 = req.s0, req.c0, req.o0  # (engine._dec_remove)
+                    req.computed, req.outputs = c0 + steps - s0, o0 + steps - s0
+                    del decoding[req.rid]
+                    dec_base -= c0 - s0
+                    dec_left -= req.max_out - o0 + s0
+                    dec_over -= req.max_out - o0 > clip
+                    residues[(s0 - c0) % bs] -= 1
                     req.version += 1
-                    heappush(heap, (steps + req.max_out - req.o0, req.rid, req.version, req))
-            busy = False
-            if used > peak:  # before finishers free
-                peak = used
-            while heap and heap[0][0] <= steps:
-                _, _, version, req = heappop(heap)
-                if version != req.version or req.rid not in decoding:
-                    continue
-                s0, c0, o0 = req.s0, req.c0, req.o0  # (engine._dec_remove)
-                req.computed, req.outputs = c0 + steps - s0, o0 + steps - s0
-                del decoding[req.rid]
-                dec_base -= c0 - s0
-                dec_left -= req.max_out - o0 + s0
-                dec_over -= req.max_out - o0 > clip
-                residues[(s0 - c0) % bs] -= 1
-                req.version += 1
-                finished.append(req)
-            for req in finished:
-                req.finish_s = clock
-                if req.first_token_s != req.first_token_s:
-                    req.first_token_s = clock
-                del running[req.rid]
-                used -= -(-req.computed // bs)
-            series_t.append(clock)
-            series_blocks.append(used)
-            series_running.append(len(running))
-            series_waiting.append(len(waiting))
-            for req in finished:
-                log.add(req, 0)
-                finished_count += 1
-                if stop is not None and stop(req):
-                    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                           (dec_base, dec_left, dec_over), preemptions)
-                    return True
-        if progress is not None:
-            engine.clock = clock
-            progress(clock, finished_count)
-        if not (running or waiting):
-            continue
-        # -------------------------------------------------------------------------- plan
-        budget = max_tokens
-        preempted = False
-        need = residues[steps % bs] if decoding else 0
-        if need > num_blocks - used:
-            engine.ratio_reset_step = steps  # (what SGLang's policy would read)
-        while need > num_blocks - used and running:  # 1. decodes first
-            victim = next(reversed(running.values()))
-            was_due = victim.rid in decoding and (victim.s0 - victim.c0) % bs == steps % bs
-            _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                   (dec_base, dec_left, dec_over), preemptions)
-            engine._preempt(victim)
-            used, preemptions = pool.used, engine.preemptions
-            dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
-            need -= was_due
-            preempted = True
-        n_dec = len(decoding)
-        if need and need <= num_blocks - used:
-            used += need
-        budget -= n_dec
-        chunks: list[tuple[Request, int]] = []
-        if prefilling and budget > 0:  # 2. partial prefills in admission order
-            scheduled = set()
-            for req in list(prefilling.values()):
-                if budget <= 0:
-                    break
-                if req.rid not in prefilling:
-                    continue  # preempted while scheduling an earlier chunk
-                new = chunk(req, req.computed, budget)
-                if new == 0:
-                    break
-                blocks = (-req.computed // bs) - (-(req.computed + new) // bs)
-                while blocks > num_blocks - used:
-                    victim = next((r for r in reversed(running.values())
-                                   if r.rid not in decoding and r.rid not in scheduled), None)
-                    if victim is None or victim is req:
+                    finished.append(req)
+                for req in finished:
+                    req.finish_s = clock
+                    if req.first_token_s != req.first_token_s:
+                        req.first_token_s = clock
+                    del running[req.rid]
+                    used -= -(-req.computed // bs)
+                series_t.append(clock)
+                series_blocks.append(used)
+                series_running.append(len(running))
+                series_waiting.append(len(waiting))
+                for req in finished:
+                    log.add(req, index)
+                    finished_count[0] += 1
+                    if stop is not None and stop(req):
+                        yield -1.0  # (the loop closes the coroutine)
+                        return
+            if progress is not None:
+                engine.clock = clock
+                progress(clock, finished_count[0])
+            if not (running or waiting):
+                continue
+            # -------------------------------------------------------------------------- plan
+            budget = max_tokens
+            preempted = False
+            need = residues[steps % bs] if decoding else 0
+            if need > num_blocks - used:
+                engine.ratio_reset_step = steps  # (what SGLang's policy would read)
+            while need > num_blocks - used and running:  # 1. decodes first
+                victim = next(reversed(running.values()))
+                was_due = victim.rid in decoding and (victim.s0 - victim.c0) % bs == steps % bs
+                _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                       (dec_base, dec_left, dec_over), preemptions)
+                engine._preempt(victim)
+                used, preemptions = pool.used, engine.preemptions
+                dec_base, dec_left = engine.dec_base, engine.dec_left
+                dec_over = engine.dec_over_clip
+                need -= was_due
+                preempted = True
+            n_dec = len(decoding)
+            if need and need <= num_blocks - used:
+                used += need
+            budget -= n_dec
+            chunks: list[tuple[Request, int]] = []
+            if prefilling and budget > 0:  # 2. partial prefills in admission order
+                scheduled = set()
+                for req in list(prefilling.values()):
+                    if budget <= 0:
                         break
-                    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                           (dec_base, dec_left, dec_over), preemptions)
-                    engine._preempt(victim)
-                    used, preemptions = pool.used, engine.preemptions
-                    dec_base, dec_left = engine.dec_base, engine.dec_left
-                    dec_over = engine.dec_over_clip
-                    preempted = True
-                if blocks > num_blocks - used:
-                    break
-                used += blocks
-                chunks.append((req, new))
-                scheduled.add(req.rid)
-                budget -= new
-        if not preempted:  # 3. admissions, first come first served
-            while waiting and budget > 0 and len(running) < max_seqs:
-                req = waiting[0]
-                known = req.transferred
-                new = chunk(req, known, budget)
-                if new == 0:
-                    break
-                blocks = -(-(known + new) // bs)
-                if blocks > num_blocks - used:
-                    break
-                waiting.popleft()
-                used += blocks
-                req.computed = known
-                req.transferred = 0
-                if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
-                    req.first_scheduled_s = clock
-                req.queue_wait_s += clock - req.enqueue_s
-                running[req.rid] = req
-                prefilling[req.rid] = req
-                chunks.append((req, new))
-                budget -= new
-        if not n_dec and not chunks:
-            continue
-        # 4. the unit's length and cost (engine._finish_plan, engine._series)
-        k = 1
-        ctx = dec_base + n_dec * steps
-        if not chunks:
-            if not preempted:
-                while heap and (heap[0][2] != heap[0][3].version
-                                or heap[0][3].rid not in decoding):
-                    heappop(heap)  # stale: preempted or re-added since
-                k = heap[0][0] - steps if heap else 1
-                free = num_blocks - used
-                if k > 1 + free // n_dec * bs:  # the free blocks may run out first
-                    k = min(k, 1 + engine._max_steps_fitting(steps + 1, free))
-                k = max(k, 1)
-            if k > 1:
-                p_series = series_of(decode_parts(n_dec, ctx), decode_parts(n_dec, ctx + n_dec),
-                                     n_dec, False)
-                p_end = clock + p_series.time(k)
-            else:
-                p_series = None
-                p_step = step_s(decode_parts(n_dec, ctx), n_dec, False)
-                p_end = clock + p_step
-            p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, ctx, not preempted
-            busy, p_start, p_k = True, clock, k
-            continue
-        kv0 = ctx
-        shape = []
-        tokens = n_dec
-        for r, new in chunks:
-            shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
-            kv0 += r.computed
-            tokens += new
-        p_step = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
-        p_end = clock + p_step
-        p_series, p_chunks, p_n_dec, p_kv0, p_run = None, chunks, n_dec, kv0, False
-        busy, p_start, p_k = True, clock, 1
-    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-           (dec_base, dec_left, dec_over), preemptions)
-    return False
+                    if req.rid not in prefilling:
+                        continue  # preempted while scheduling an earlier chunk
+                    new = chunk(req, req.computed, budget)
+                    if new == 0:
+                        break
+                    blocks = (-req.computed // bs) - (-(req.computed + new) // bs)
+                    while blocks > num_blocks - used:
+                        victim = next((r for r in reversed(running.values())
+                                       if r.rid not in decoding and r.rid not in scheduled), None)
+                        if victim is None or victim is req:
+                            break
+                        _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                               (dec_base, dec_left, dec_over), preemptions)
+                        engine._preempt(victim)
+                        used, preemptions = pool.used, engine.preemptions
+                        dec_base, dec_left = engine.dec_base, engine.dec_left
+                        dec_over = engine.dec_over_clip
+                        preempted = True
+                    if blocks > num_blocks - used:
+                        break
+                    used += blocks
+                    chunks.append((req, new))
+                    scheduled.add(req.rid)
+                    budget -= new
+            if not preempted:  # 3. admissions, first come first served
+                while waiting and budget > 0 and len(running) < max_seqs:
+                    req = waiting[0]
+                    known = req.transferred
+                    new = chunk(req, known, budget)
+                    if new == 0:
+                        break
+                    blocks = -(-(known + new) // bs)
+                    if blocks > num_blocks - used:
+                        break
+                    waiting.popleft()
+                    used += blocks
+                    req.computed = known
+                    req.transferred = 0
+                    if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
+                        req.first_scheduled_s = clock
+                    req.queue_wait_s += clock - req.enqueue_s
+                    running[req.rid] = req
+                    prefilling[req.rid] = req
+                    chunks.append((req, new))
+                    budget -= new
+            if not n_dec and not chunks:
+                continue
+            # 4. the unit's length and cost (engine._finish_plan, engine._series)
+            k = 1
+            ctx = dec_base + n_dec * steps
+            if not chunks:
+                if not preempted:
+                    while heap and (heap[0][2] != heap[0][3].version
+                                    or heap[0][3].rid not in decoding):
+                        heappop(heap)  # stale: preempted or re-added since
+                    k = heap[0][0] - steps if heap else 1
+                    free = num_blocks - used
+                    if k > 1 + free // n_dec * bs:  # the free blocks may run out first
+                        k = min(k, 1 + engine._max_steps_fitting(steps + 1, free))
+                    k = max(k, 1)
+                if k > 1:
+                    p_series = series_of(decode_parts(n_dec, ctx), decode_parts(n_dec, ctx + n_dec),
+                                         n_dec, False)
+                    p_end = clock + p_series.time(k)
+                else:
+                    p_series = None
+                    p_step = step_s(decode_parts(n_dec, ctx), n_dec, False)
+                    p_end = clock + p_step
+                p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, ctx, not preempted
+                busy, p_start, p_k = True, clock, k
+                continue
+            kv0 = ctx
+            shape = []
+            tokens = n_dec
+            for r, new in chunks:
+                shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
+                kv0 += r.computed
+                tokens += new
+            p_step = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
+            p_end = clock + p_step
+            p_series, p_chunks, p_n_dec, p_kv0, p_run = None, chunks, n_dec, kv0, False
+            busy, p_start, p_k = True, clock, 1
+    finally:
+        _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+               (dec_base, dec_left, dec_over), preemptions)
+        if busy:  # (a run stopped early: the other engines' units in flight)
+            engine.plan = Plan(p_start, p_k, p_series or StepSeries(p_step, 0.0, 0.0, 0.0, 0.0),
+                               p_chunks, p_n_dec, p_kv0, p_run)
+
+
+def _arrivals(feed: Feed) -> Callable[[int], Request]:
+    """The request of open-loop arrival ``i``, reaching the engines at ``feed.times[i]``: built
+    here when no request names prefix-cache blocks (as ``feed.take`` would build it)."""
+    times, take = feed.times, feed.take
+    if feed.hashes is not None or any(feed.shared):
+        def taken(i: int) -> Request:
+            req = take(i)
+            req.enqueue_s = times[i]
+            return req
+        return taken
+    arrival_s, inputs, outputs, labels = feed.arrival_s, feed.inputs, feed.outputs, feed.label
+
+    def built(i: int) -> Request:
+        req = Request(i, arrival_s[i], inputs[i], outputs[i], labels[i])
+        req.enqueue_s = times[i]
+        return req
+    return built
+
+
+def run_one(engine: Engine, feed: Feed, log: Log,
+            progress: Callable[[float, int], None] | None,
+            stop: Callable[[Request], bool] | None) -> bool:
+    """Every request of ``feed`` through one ``engine`` (which :func:`applies`): the next event
+    is the earlier of the next arrival and the engine's due instant (an arrival first at equal
+    times, as the event heap orders them). True when ``stop`` ended the run early."""
+    gen = process(engine, 0, log, stop, progress, [0])
+    send, arrival = gen.send, _arrivals(feed)
+    times, n, cursor = feed.times, feed.n, 0
+    inf = float("inf")
+    try:
+        due = next(gen)
+        while True:
+            if cursor < n and times[cursor] <= due:
+                due = send(arrival(cursor))
+                cursor += 1
+                continue
+            if due == inf:
+                return False
+            due = send(None)
+            if due < 0:
+                return True
+    finally:
+        gen.close()
+
+
+def run_many(engines: Sequence[Engine], feed: Feed,
+             route: Callable[[Sequence[Engine], int], int], log: Log,
+             progress: Callable[[float, int], None] | None,
+             stop: Callable[[Request], bool] | None) -> bool:
+    """Every request of ``feed`` through ``engines`` (each :func:`applies`) behind a router
+    (``route(engines, arrivals routed so far)``: the replica of the next arrival, reading the
+    engines' queues): the engines' due instants on a heap in ``(time, push order)`` order, an
+    arrival before any engine at equal times. True when ``stop`` ended the run early."""
+    finished = [0]
+    gens = [process(e, i, log, stop, progress, finished) for i, e in enumerate(engines)]
+    arrival = _arrivals(feed)
+    times, n, cursor = feed.times, feed.n, 0
+    heappush, heappop = heapq.heappush, heapq.heappop
+    heap: list[tuple[float, int, int, int]] = []  # (due, push order, engine, version)
+    version = [0] * len(engines)  # an entry is stale once its engine's version moved on
+    seq = 0
+    inf = float("inf")
+    try:
+        dues = [next(g) for g in gens]
+        while True:
+            if cursor < n and (not heap or times[cursor] <= heap[0][0]):
+                i = route(engines, cursor)
+                due = gens[i].send(arrival(cursor))
+                cursor += 1
+                if due != dues[i]:  # woken, or its decode run cut short
+                    dues[i] = due
+                    version[i] += 1
+                    heappush(heap, (due, seq, i, version[i]))
+                    seq += 1
+                continue
+            if not heap:
+                return False
+            _, _, i, v = heappop(heap)
+            if v != version[i]:
+                continue
+            due = dues[i] = gens[i].send(None)
+            if due < 0:
+                return True
+            if due != inf:
+                version[i] += 1
+                heappush(heap, (due, seq, i, version[i]))
+                seq += 1
+    finally:
+        for g in gens:
+            g.close()

@@ -229,9 +229,26 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     delay = engines[0].timer.request_s
     feed = _OpenFeed(source, delay) if isinstance(source, OpenLoop) else _ClientFeed(source)
     with _collection_paused():
+        if (isinstance(feed, _OpenFeed) and not disagg and router != "least_kv"
+                and all(flatloop.applies(e) for e in engines)):
+            return _flat(engines, feed, router, progress, stop)
         if len(engines) == 1 and isinstance(feed, _OpenFeed):
             return _one_engine(engines[0], feed, progress, stop)
         return _event_loop(engines, feed, router, progress, stop, disagg)
+
+
+def _flat(engines: list[Engine], feed: _OpenFeed, router: Router,
+          progress: Callable[[float, int], None] | None,
+          stop: Callable[[Request], bool] | None) -> SimRun:
+    """:func:`simulate` of open-loop arrivals on engines :mod:`napkin.serving.flatloop` runs
+    (round-robin or least-outstanding routing)."""
+    log = _Log()
+    if len(engines) == 1:
+        stopped = flatloop.run_one(engines[0], feed, log, progress, stop)
+    else:
+        stopped = flatloop.run_many(engines, feed, lambda es, k: _route(es, router, 0.0, k),
+                                    log, progress, stop)
+    return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
 
 
 @contextmanager
@@ -351,9 +368,6 @@ def _one_engine(engine: Engine, feed: _OpenFeed,
     arrival first at equal times, as the heap orders them; an idle engine woken by an arrival
     starts its unit at that instant, after the arrivals of the instant)."""
     log = _Log()
-    if flatloop.applies(engine):
-        stopped = flatloop.run(engine, feed, log, progress, stop)
-        return SimRun(log.records(), (engine,), feed.labels, stopped=stopped)
     finished = 0
     times, n, cursor = feed.times, feed.n, 0
     wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
