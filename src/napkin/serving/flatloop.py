@@ -68,6 +68,17 @@ def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, 
     engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
 
 
+def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_steps: int,
+             used: int, busy_s: float, kv_ts: float, peak: int, dec: tuple[int, int, int],
+             preemptions: int) -> tuple[int, int, int, int, int]:
+    """The engine's own ``_preempt`` of ``victim`` from the loop's state (stored first); the
+    scalars it changes after: (used blocks, preemptions, dec_base, dec_left, dec_over_clip)."""
+    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak, dec, preemptions)
+    engine._preempt(victim)
+    return (engine.pool.used, engine.preemptions, engine.dec_base, engine.dec_left,
+            engine.dec_over_clip)
+
+
 def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool] | None,
             progress: Callable[[float, int], None] | None, finished_count: list[int]
             ) -> Generator[float, Request | None, None]:
@@ -205,12 +216,9 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
             while need > num_blocks - used and running:  # 1. decodes first
                 victim = next(reversed(running.values()))
                 was_due = victim.rid in decoding and (victim.s0 - victim.c0) % bs == steps % bs
-                _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                       (dec_base, dec_left, dec_over), preemptions)
-                engine._preempt(victim)
-                used, preemptions = pool.used, engine.preemptions
-                dec_base, dec_left = engine.dec_base, engine.dec_left
-                dec_over = engine.dec_over_clip
+                used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                    engine, victim, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                    (dec_base, dec_left, dec_over), preemptions)
                 need -= was_due
                 preempted = True
             n_dec = len(decoding)
@@ -234,12 +242,9 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                                        if r.rid not in decoding and r.rid not in scheduled), None)
                         if victim is None or victim is req:
                             break
-                        _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                               (dec_base, dec_left, dec_over), preemptions)
-                        engine._preempt(victim)
-                        used, preemptions = pool.used, engine.preemptions
-                        dec_base, dec_left = engine.dec_base, engine.dec_left
-                        dec_over = engine.dec_over_clip
+                        used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                            engine, victim, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+                            (dec_base, dec_left, dec_over), preemptions)
                         preempted = True
                     if blocks > num_blocks - used:
                         break
