@@ -83,7 +83,8 @@ def _both(make_engine, make_source, stop_after: int = 0, replicas: int = 1,
 @given(model_id=st.sampled_from(["qwen3-0.6b", "qwen3-30b-a3b", "deepseek-v3"]),
        seed=st.integers(0, 10_000), n=st.integers(1, 40), blocks=st.integers(40, 300),
        seqs=st.integers(1, 12), budget_extra=st.integers(0, 400), bs=st.sampled_from([4, 16]),
-       backend=st.sampled_from(["vllm", "trtllm"]), chunked=st.booleans(),
+       backend=st.sampled_from(["vllm", "trtllm", "trtllm-max-utilization", "sglang"]),
+       chunked=st.booleans(),
        threshold=st.sampled_from([0, 64]), rate=st.sampled_from([5.0, 40.0, 400.0]),
        request_ms=st.sampled_from([0.0, 7.0]), grid_s=st.sampled_from([0.0, 0.05]),
        stop_after=st.integers(0, 40), replicas=st.sampled_from([1, 1, 2, 3]),
@@ -104,8 +105,10 @@ def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget
               "output_tokens": {"dist": "uniform", "low": 1, "high": 40}}},
         "arrivals": {"kind": "poisson", "rate_per_s": rate, "num_requests": n}}
     spec = EngineSpec(num_blocks=max(blocks, (500 + 120) // bs + 1), max_num_seqs=seqs,
-                      max_num_batched_tokens=budget, block_size=bs, backend=backend,
-                      capacity_scheduler="max_utilization" if backend == "trtllm" else "default",
+                      max_num_batched_tokens=budget, block_size=bs,
+                      backend=backend.removesuffix("-max-utilization"),
+                      capacity_scheduler="max_utilization" if backend.endswith("utilization")
+                      else "default",
                       chunked_prefill=chunked, long_prefill_token_threshold=threshold)
     model = load_model(model_id)
 
@@ -125,19 +128,22 @@ def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget
     _same(*_both(make_engine, make_source, stop_after, replicas, router))
 
 
-def test_the_flat_loop_equals_the_engine_under_a_fitted_profile():
-    """The shipped vLLM profile's timer (linear step times, a per-request latency) on an
-    overloaded H100: thousands of preemptions, and the same run either way."""
+@pytest.mark.parametrize(("backend", "rate"), [("vllm", 10), ("sglang", 10), ("trtllm", 30)])
+def test_the_flat_loop_equals_the_engine_under_a_fitted_profile(backend, rate):
+    """A shipped profile's timer (linear step times, a per-request latency) on an overloaded
+    H100: a long queue (preemptions, SGLang's retractions, TensorRT-LLM's reservations), and
+    the same run either way."""
     sc = Scenario.model_validate({
-        "name": "overload", "model": "qwen3-8b", "gpu": "h100-sxm", "calibration": "vllm",
-        "engine": {"max_num_seqs": 256, "max_num_batched_tokens": 8192},
+        "name": "overload", "model": "qwen3-8b", "gpu": "h100-sxm", "calibration": backend,
+        "engine": {"max_num_seqs": 256, "max_num_batched_tokens": 8192, "backend": backend},
         "workload": {"seed": 1, "classes": {"chat": {
             "input_tokens": {"dist": "lognormal", "median": 1000, "sigma": 1.0, "max": 16000},
             "output_tokens": {"dist": "lognormal", "median": 250, "sigma": 1.0, "max": 4000}}},
-            "arrivals": {"kind": "poisson", "rate_per_s": 10, "num_requests": 3000}}})
+            "arrivals": {"kind": "poisson", "rate_per_s": rate, "num_requests": 3000}}})
     built = build(sc, Path("."))
     flat, ref = _both(lambda: built.engines()[0], lambda: built.source)
-    assert flat.engines[0].preemptions > 100
+    assert flat.engines[0].spec.backend == backend
+    assert max(flat.engines[0].series_waiting) > 50  # a queue builds up
     _same(flat, ref)
 
 
@@ -149,10 +155,10 @@ def test_which_engines_take_the_flat_loop():
     def engine(model=model, record=False, **kw) -> Engine:
         return Engine(model, acc, Precision.of(), Efficiency(), EngineSpec(num_blocks=500, **kw),
                       record=record)
-    assert flatloop.applies(engine())
-    assert flatloop.applies(engine(backend="trtllm", capacity_scheduler="max_utilization"))
-    for other in (engine(backend="trtllm"), engine(backend="sglang"), engine(mode="exact"),
-                  engine(enable_prefix_caching=True), engine(record=True),
+    for backend in ({}, {"backend": "trtllm"}, {"backend": "sglang"},
+                    {"backend": "trtllm", "capacity_scheduler": "max_utilization"}):
+        assert flatloop.applies(engine(**backend))
+    for other in (engine(mode="exact"), engine(enable_prefix_caching=True), engine(record=True),
                   engine(model=load_model("gpt-oss-20b")),
                   engine(backend="sglang", scheduler_recv_interval=2),
                   engine(backend="trtllm", capacity_scheduler="max_utilization",

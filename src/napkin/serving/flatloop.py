@@ -23,7 +23,7 @@ import heapq
 from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
-from napkin.serving.engine import Engine
+from napkin.serving.engine import RATIO_RECHECK_STEPS, Engine
 from napkin.serving.request import Request
 from napkin.serving.step import Plan
 from napkin.timing import StepSeries
@@ -50,11 +50,14 @@ class Log(Protocol):
     def add(self, r: Request, engine: int) -> None: ...
 
 
+DECODES, PREFILLS = 0, 1
+"""The two phases of a step's scheduling (their order is the policy's)."""
+
+
 def applies(engine: Engine) -> bool:
-    """Whether :func:`run` simulates ``engine`` (see the module docstring)."""
-    return (engine.fast and not engine.reserve_all and not engine.ratio
-            and engine.policy.mixed_batches and not engine.caching and not engine.windows
-            and engine.basis is None and engine.recv_interval == 1 and not engine.batch_wait
+    """Whether :func:`process` can run ``engine`` (see the module docstring)."""
+    return (engine.fast and not engine.caching and not engine.windows and engine.basis is None
+            and engine.recv_interval == 1 and not engine.batch_wait
             and engine.plan is None and not engine.has_work() and not engine.finish_heap)
 
 
@@ -97,7 +100,9 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
     max_seqs, max_tokens = spec.max_num_seqs, spec.max_num_batched_tokens
     chunk = engine._chunk  # a request's tokens this step (threshold, budget, whole prompts)
     max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
-    clip = engine.clip
+    clip, ratio, reserve_all = engine.clip, engine.ratio, engine.reserve_all
+    new_token_ratio = engine.policy.new_token_ratio
+    phases = (DECODES, PREFILLS) if engine.policy.mixed_batches else (PREFILLS, DECODES)
     num_blocks = pool.num_blocks
     running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
     waiting, residues, heap = engine.waiting, engine.residues, engine.finish_heap
@@ -142,7 +147,7 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                 n_dec = p_n_dec
                 kv_ts += (p_kv0 * p_step if p_series is None
                           else p_series.weighted(k, p_kv0, n_dec))
-                if k > 1:  # the run's new blocks (the engine reads the decode set's residues)
+                if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
                     need = engine._blocks_needed(steps + 1, k - 1)
                     if need <= num_blocks - used:
                         used += need
@@ -191,7 +196,7 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                     if req.first_token_s != req.first_token_s:
                         req.first_token_s = clock
                     del running[req.rid]
-                    used -= -(-req.computed // bs)
+                    used -= req.reserved if reserve_all else -(-req.computed // bs)
                 series_t.append(clock)
                 series_blocks.append(used)
                 series_running.append(len(running))
@@ -210,49 +215,66 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
             # -------------------------------------------------------------------------- plan
             budget = max_tokens
             preempted = False
-            need = residues[steps % bs] if decoding else 0
-            if need > num_blocks - used:
-                engine.ratio_reset_step = steps  # (what SGLang's policy would read)
-            while need > num_blocks - used and running:  # 1. decodes first
-                victim = next(reversed(running.values()))
-                was_due = victim.rid in decoding and (victim.s0 - victim.c0) % bs == steps % bs
-                used, preemptions, dec_base, dec_left, dec_over = _preempt(
-                    engine, victim, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                    (dec_base, dec_left, dec_over), preemptions)
-                need -= was_due
-                preempted = True
-            n_dec = len(decoding)
-            if need and need <= num_blocks - used:
-                used += need
-            budget -= n_dec
+            n_dec = 0
             chunks: list[tuple[Request, int]] = []
-            if prefilling and budget > 0:  # 2. partial prefills in admission order
-                scheduled = set()
-                for req in list(prefilling.values()):
-                    if budget <= 0:
+            for phase in phases:
+                if phase == DECODES:  # 1. decodes first (blocks reserved at admission under
+                    if chunks:        # max-length reservation); SGLang: no prefill batch
                         break
-                    if req.rid not in prefilling:
-                        continue  # preempted while scheduling an earlier chunk
-                    new = chunk(req, req.computed, budget)
-                    if new == 0:
-                        break
-                    blocks = (-req.computed // bs) - (-(req.computed + new) // bs)
-                    while blocks > num_blocks - used:
-                        victim = next((r for r in reversed(running.values())
-                                       if r.rid not in decoding and r.rid not in scheduled), None)
-                        if victim is None or victim is req:
-                            break
+                    preempted = False  # (SGLang: its prefill attempt's preemptions don't count)
+                    need = residues[steps % bs] if decoding and not reserve_all else 0
+                    if need > num_blocks - used:
+                        engine.ratio_reset_step = steps  # retraction: SGLang resets its ratio
+                    while need > num_blocks - used and running:
+                        victim = next(reversed(running.values()))
+                        was_due = (victim.rid in decoding
+                                   and (victim.s0 - victim.c0) % bs == steps % bs)
                         used, preemptions, dec_base, dec_left, dec_over = _preempt(
                             engine, victim, clock, steps, num_steps, used, busy_s, kv_ts, peak,
                             (dec_base, dec_left, dec_over), preemptions)
+                        need -= was_due
                         preempted = True
-                    if blocks > num_blocks - used:
-                        break
-                    used += blocks
-                    chunks.append((req, new))
-                    scheduled.add(req.rid)
-                    budget -= new
-            if not preempted:  # 3. admissions, first come first served
+                    n_dec = len(decoding)
+                    if need and need <= num_blocks - used:
+                        used += need
+                    budget -= n_dec
+                    continue
+                if not (prefilling or waiting):
+                    continue
+                if prefilling and budget > 0:  # 2. partial prefills in admission order
+                    scheduled = set()
+                    for req in list(prefilling.values()):
+                        if budget <= 0:
+                            break
+                        if req.rid not in prefilling:
+                            continue  # preempted while scheduling an earlier chunk
+                        new = chunk(req, req.computed, budget)
+                        if new == 0:
+                            break
+                        blocks = 0 if reserve_all else (
+                            (-req.computed // bs) - (-(req.computed + new) // bs))
+                        while blocks > num_blocks - used:
+                            victim = next((r for r in reversed(running.values())
+                                           if r.rid not in decoding and r.rid not in scheduled),
+                                          None)
+                            if victim is None or victim is req:
+                                break
+                            used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                                engine, victim, clock, steps, num_steps, used, busy_s, kv_ts,
+                                peak, (dec_base, dec_left, dec_over), preemptions)
+                            preempted = True
+                        if blocks > num_blocks - used:
+                            break
+                        used += blocks
+                        chunks.append((req, new))
+                        scheduled.add(req.rid)
+                        budget -= new
+                if preempted:
+                    continue
+                reserve = 0.0  # 3. admissions, first come first served
+                if ratio:  # (the engine's running sums, as the loop holds them now)
+                    engine.steps, engine.dec_left, engine.dec_over_clip = steps, dec_left, dec_over
+                    reserve = engine._ratio_reserve_tokens()
                 while waiting and budget > 0 and len(running) < max_seqs:
                     req = waiting[0]
                     known = req.transferred
@@ -260,8 +282,17 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                     if new == 0:
                         break
                     blocks = -(-(known + new) // bs)
+                    if reserve_all:
+                        blocks = -(-(req.prompt + req.max_out) // bs)
+                        req.reserved = blocks
                     if blocks > num_blocks - used:
                         break
+                    if ratio:
+                        future = new_token_ratio(steps - engine.ratio_reset_step) * min(
+                            req.max_out - req.outputs, clip)
+                        if req.prompt + req.outputs + future + reserve > (num_blocks - used) * bs:
+                            break
+                        reserve += future
                     waiting.popleft()
                     used += blocks
                     req.computed = known
@@ -285,8 +316,10 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                         heappop(heap)  # stale: preempted or re-added since
                     k = heap[0][0] - steps if heap else 1
                     free = num_blocks - used
-                    if k > 1 + free // n_dec * bs:  # the free blocks may run out first
+                    if not reserve_all and k > 1 + free // n_dec * bs:  # blocks may run out
                         k = min(k, 1 + engine._max_steps_fitting(steps + 1, free))
+                    if ratio and waiting:
+                        k = min(k, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
                     k = max(k, 1)
                 if k > 1:
                     p_series = series_of(decode_parts(n_dec, ctx), decode_parts(n_dec, ctx + n_dec),
@@ -299,7 +332,7 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                 p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, ctx, not preempted
                 busy, p_start, p_k = True, clock, k
                 continue
-            kv0 = ctx
+            kv0 = dec_base + len(decoding) * steps  # (an SGLang prefill: decodes paused)
             shape = []
             tokens = n_dec
             for r, new in chunks:
