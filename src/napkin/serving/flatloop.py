@@ -1,22 +1,24 @@
-"""The one-engine open-loop simulation of the common engine, as one flat loop.
+"""The engine as a coroutine over local variables, and the loops that drive it.
 
-:func:`napkin.serving.simulate.simulate` spends most of its time in the scaffolding around the
+:func:`napkin.serving.simulate.simulate` spent most of its time in the scaffolding around the
 scheduler's decisions — a method call, a ``Plan`` and a dozen attribute lookups for each of the
-engine's helpers, some fifty Python calls a unit. For the engine most scenarios and the
-planner's candidates use, this module runs the same algorithm with the engine's state in local
-variables: :class:`napkin.serving.engine.Engine`'s ``add``, ``plan_next`` (decodes first, then
-partial prefills, then admissions, preempting the most recently admitted when blocks run
-short), ``_finish_plan`` (a decode run up to the first completion or block shortage),
-``_series`` and ``commit`` inlined into one loop, step for step and float operation for float
-operation. The step costs still come from the engine's ``LinearCost`` and timer, so FLOPs,
-bytes and times have one source.
+engine's helpers, some fifty Python calls a unit. :func:`process` runs the same algorithm with
+the engine's state in local variables: :class:`napkin.serving.engine.Engine`'s ``add``,
+``plan_next`` (decodes first, then partial prefills, then admissions, preempting the most
+recently admitted when blocks run short; SGLang: a prefill-only batch whenever one can be
+admitted under its ratio reserve, else a decode step), ``_finish_plan`` (a decode run up to the
+first completion, block shortage or SGLang re-check), ``_series`` and ``commit`` inlined,
+step for step and float operation for float operation. The step costs still come from the
+engine's ``LinearCost`` and timer, and the chunk, block, reserve, refusal and preemption rules
+from the engine's own methods, so each has one source.
 
-It applies (:func:`applies`) to an engine with on-demand KV blocks and mixed batches (vLLM;
-TensorRT-LLM with ``capacity_scheduler: max_utilization``), fast mode, no prefix caching, no
-sliding windows, no basis recording, no SGLang receive interval and no TensorRT-LLM batch
-waiting, before it has taken any request; every other engine runs the general loop.
-``tests/serving/test_flatloop.py`` checks both give the same records and engine state bit for
-bit on random workloads, preemptions and early stops included.
+It applies (:func:`applies`) to every scheduler policy (vLLM; TensorRT-LLM with either
+capacity scheduler; SGLang) in fast mode without prefix caching, sliding windows, basis
+recording, SGLang's receive interval or TensorRT-LLM's batch waiting, before the engine has
+taken any request; :func:`run_one` drives one engine, :func:`run_many` several behind a
+round-robin or least-outstanding router, on open-loop arrivals. Every other case runs the
+engine's methods. ``tests/serving/test_flatloop.py`` checks both give the same records and
+engine state bit for bit on random workloads, preemptions and early stops included.
 """
 
 import heapq
