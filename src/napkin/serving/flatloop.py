@@ -84,18 +84,25 @@ def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_step
             engine.dec_over_clip)
 
 
-def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool] | None,
+def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
+            stop: Callable[[Request], bool] | None,
             progress: Callable[[float, int], None] | None, finished_count: list[int]
-            ) -> Generator[float, Request | None, None]:
+            ) -> Generator[float, int, bool]:
     """``engine`` (which :func:`applies`) as a coroutine over its state in local variables.
 
     It yields when the engine next needs the loop: the end of its unit in flight, the instant
-    an arrival woke it, or infinity when idle. Send it a request (``enqueue_s``: when it reaches
-    the engine) for an arrival — a decode run in flight stops at its next step boundary — or
-    None when its due instant comes: it commits the unit, logs the finished requests (engine
-    ``index``; ``finished_count[0]`` counts them over all engines), calls ``progress`` and plans
-    the next unit. It yields −1 once ``stop`` returned True for a finished request. Closing it
-    writes its state back to the engine, which is then as its own methods would leave it."""
+    an arrival woke it, or infinity when idle. Send it the index of an arrival of ``feed``
+    routed to it (it reaches the engine at ``feed.times[i]``; a decode run in flight stops at
+    its next step boundary), or −1 when its due instant comes: it commits the unit, logs the
+    finished requests (engine ``index``; ``finished_count[0]`` counts them over all engines),
+    calls ``progress`` and plans the next unit. It yields −1 once ``stop`` returned True for
+    a finished request. Closing it writes its state back to the engine, which is then as its
+    own methods would leave it.
+
+    With ``own`` (one engine alone) it takes every arrival of ``feed`` itself — the next event
+    is the earlier of the next arrival and its due instant, an arrival first at equal times, as
+    the event heap orders them — and returns, without yielding, whether ``stop`` ended the
+    run."""
     spec, pool, bs = engine.spec, engine.pool, engine.bs
     series_of, step_s = engine.timer.series, engine.timer.step_s
     decode_parts, step_parts = engine.cost.decode_parts, engine.cost.step_parts
@@ -124,12 +131,26 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
     p_step = 0.0
     p_series: StepSeries | None = None
     p_chunks: list[tuple[Request, int]] = []
+    times, n, cursor, take = feed.times, feed.n, 0, feed.take
+    plain = feed.hashes is None and not any(feed.shared)  # no request names cached blocks
+    arrival_s, inputs, outputs, labels = feed.arrival_s, feed.inputs, feed.outputs, feed.label
 
     try:
         while True:
-            req = yield (p_end if busy else (wake if wake >= 0 else inf))
-            if req is not None:  # --------------------------------------------------- an arrival
-                t = req.enqueue_s
+            due = p_end if busy else (wake if wake >= 0 else inf)
+            if not own:
+                i = yield due
+            elif cursor < n and times[cursor] <= due:
+                i = cursor
+                cursor += 1
+            elif due == inf:
+                return False
+            else:
+                i = -1
+            if i >= 0:  # ------------------------------------------------------------ an arrival
+                req = (Request(i, arrival_s[i], inputs[i], outputs[i], labels[i]) if plain
+                       else take(i))  # (take builds what a prefix cache would name)
+                t = req.enqueue_s = times[i]
                 if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
                     engine._refuse(req)  # (raises: the run is abandoned)
                 waiting.append(req)
@@ -207,8 +228,10 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                     log.add(req, index)
                     finished_count[0] += 1
                     if stop is not None and stop(req):
+                        if own:
+                            return True
                         yield -1.0  # (the loop closes the coroutine)
-                        return
+                        return True
             if progress is not None:
                 engine.clock = clock
                 progress(clock, finished_count[0])
@@ -353,49 +376,17 @@ def process(engine: Engine, index: int, log: Log, stop: Callable[[Request], bool
                                p_chunks, p_n_dec, p_kv0, p_run)
 
 
-def _arrivals(feed: Feed) -> Callable[[int], Request]:
-    """The request of open-loop arrival ``i``, reaching the engines at ``feed.times[i]``: built
-    here when no request names prefix-cache blocks (as ``feed.take`` would build it)."""
-    times, take = feed.times, feed.take
-    if feed.hashes is not None or any(feed.shared):
-        def taken(i: int) -> Request:
-            req = take(i)
-            req.enqueue_s = times[i]
-            return req
-        return taken
-    arrival_s, inputs, outputs, labels = feed.arrival_s, feed.inputs, feed.outputs, feed.label
-
-    def built(i: int) -> Request:
-        req = Request(i, arrival_s[i], inputs[i], outputs[i], labels[i])
-        req.enqueue_s = times[i]
-        return req
-    return built
-
-
 def run_one(engine: Engine, feed: Feed, log: Log,
             progress: Callable[[float, int], None] | None,
             stop: Callable[[Request], bool] | None) -> bool:
-    """Every request of ``feed`` through one ``engine`` (which :func:`applies`): the next event
-    is the earlier of the next arrival and the engine's due instant (an arrival first at equal
-    times, as the event heap orders them). True when ``stop`` ended the run early."""
-    gen = process(engine, 0, log, stop, progress, [0])
-    send, arrival = gen.send, _arrivals(feed)
-    times, n, cursor = feed.times, feed.n, 0
-    inf = float("inf")
+    """Every request of ``feed`` through one ``engine`` (which :func:`applies`); True when
+    ``stop`` ended the run early."""
+    gen = process(engine, feed, True, 0, log, stop, progress, [0])
     try:
-        due = next(gen)
-        while True:
-            if cursor < n and times[cursor] <= due:
-                due = send(arrival(cursor))
-                cursor += 1
-                continue
-            if due == inf:
-                return False
-            due = send(None)
-            if due < 0:
-                return True
-    finally:
-        gen.close()
+        next(gen)
+    except StopIteration as end:
+        return end.value
+    raise AssertionError("a coroutine given its feed does not yield")
 
 
 def run_many(engines: Sequence[Engine], feed: Feed,
@@ -407,8 +398,8 @@ def run_many(engines: Sequence[Engine], feed: Feed,
     engines' queues): the engines' due instants on a heap in ``(time, push order)`` order, an
     arrival before any engine at equal times. True when ``stop`` ended the run early."""
     finished = [0]
-    gens = [process(e, i, log, stop, progress, finished) for i, e in enumerate(engines)]
-    arrival = _arrivals(feed)
+    gens = [process(e, feed, False, i, log, stop, progress, finished)
+            for i, e in enumerate(engines)]
     times, n, cursor = feed.times, feed.n, 0
     heappush, heappop = heapq.heappush, heapq.heappop
     heap: list[tuple[float, int, int, int]] = []  # (due, push order, engine, version)
@@ -420,7 +411,7 @@ def run_many(engines: Sequence[Engine], feed: Feed,
         while True:
             if cursor < n and (not heap or times[cursor] <= heap[0][0]):
                 i = route(engines, cursor)
-                due = gens[i].send(arrival(cursor))
+                due = gens[i].send(cursor)
                 cursor += 1
                 if due != dues[i]:  # woken, or its decode run cut short
                     dues[i] = due
@@ -433,7 +424,7 @@ def run_many(engines: Sequence[Engine], feed: Feed,
             _, _, i, v = heappop(heap)
             if v != version[i]:
                 continue
-            due = dues[i] = gens[i].send(None)
+            due = dues[i] = gens[i].send(-1)
             if due < 0:
                 return True
             if due != inf:
