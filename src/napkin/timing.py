@@ -268,7 +268,7 @@ class RooflineTimer:
 
     def step_s(self, parts: tuple[float, ...], tokens: int, prefill: bool = False) -> float:
         """One step's time, ``series(parts, None, tokens).time(1)`` without the series:
-        ``max(FLOPs/peak, bytes/bandwidth) + overhead``."""
+        ``max(FLOPs/peak, bytes/bandwidth) + overhead`` (``prefill`` does not change it)."""
         peak, bw, _, _ = self._constants
         flops, nbytes = self._work(parts)
         return max(flops / peak, nbytes / bw) + self._overhead_s(tokens)

@@ -6,6 +6,11 @@ A request reaches the engines ``request_s`` after it arrives (the timer's per-re
 outside the engine: HTTP, tokenization; 0 for the roofline), so it counts in its TTFT.
 A router picks the replica for each arrival: ``round_robin``, ``least_outstanding`` (running +
 waiting) or ``least_kv`` (KV blocks in use after the steps completed by then).
+
+Open-loop arrivals on engines :mod:`napkin.serving.flatloop` runs (every scheduler in fast mode
+without prefix caching, sliding windows or basis recording; round-robin or least-outstanding
+routing, no disaggregation) take its flat loops; everything else the engine's methods, under
+the heap loop here (or, for one engine, a loop without the heap). Both give the same run.
 """
 
 import gc
