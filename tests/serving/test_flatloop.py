@@ -64,18 +64,22 @@ def _same(a: SimRun, b: SimRun) -> None:
 
 def _both(make_engine, make_source, stop_after: int = 0, replicas: int = 1,
           router: str = "round_robin") -> tuple[SimRun, SimRun]:
-    """(flat loop, the engine's methods) on fresh engines and sources."""
-    def go() -> SimRun:
+    """(flat loop, the engine's methods) on fresh engines and sources; both report progress
+    (each unit's end and the requests finished by then) alike."""
+    def go() -> tuple[SimRun, list[tuple[float, int]]]:
         engines = [make_engine() for _ in range(replicas)]
-        seen = []
+        seen, reports = [], []
 
         def stop(req: Request) -> bool:
             seen.append(req.rid)
             return 0 < stop_after == len(seen)
-        return simulate(engines, make_source(), router, stop=stop)
-    flat = go()
+        run = simulate(engines, make_source(), router,
+                       progress=lambda t, done: reports.append((t, done)), stop=stop)
+        return run, reports
+    flat, flat_reports = go()
     with mock.patch.object(flatloop, "applies", lambda engine: False):
-        ref = go()
+        ref, ref_reports = go()
+    assert flat_reports == ref_reports
     return flat, ref
 
 
