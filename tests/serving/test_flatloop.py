@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from simruns import assert_same_run
 
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
@@ -19,47 +20,8 @@ from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.request import Request
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import SimRun, simulate
-from napkin.serving.step import Plan
 from napkin.serving.workload import parse_workload
 from napkin.timing import Efficiency
-
-
-def _req(r: Request) -> tuple:
-    return tuple(getattr(r, name) for name in Request.__slots__ if name != "hashed")
-
-
-def _plan(plan: Plan | None) -> tuple | None:
-    """A unit in flight by what it does: its steps, their time, batch and weights."""
-    if plan is None:
-        return None
-    return (plan.start_s, plan.steps, plan.end_s, plan.series.time(plan.steps),
-            plan.series.weighted(plan.steps, plan.kv_tokens0, plan.n_dec), plan.n_dec,
-            plan.kv_tokens0, plan.decode_run, [(r.rid, new) for r, new in plan.chunks])
-
-
-def _state(engine: Engine) -> tuple:
-    """Everything the engine keeps, with requests as their fields (NaN-safe via repr)."""
-    rids = lambda d: [r.rid for r in d]  # noqa: E731
-    return repr((
-        engine.clock, engine.steps, engine.num_steps, engine.busy_s, engine.kv_token_seconds,
-        engine.peak_blocks, engine.preemptions, engine.dec_base, engine.dec_left,
-        engine.dec_over_clip, engine.ratio_reset_step, engine.residues, _plan(engine.plan),
-        engine.pool.used, engine.pool.private_used, list(engine.series_t),
-        list(engine.series_blocks), list(engine.series_running), list(engine.series_waiting),
-        rids(engine.waiting), rids(engine.running.values()), rids(engine.prefilling.values()),
-        rids(engine.decoding.values()), sorted((e[0], e[1], e[2]) for e in engine.finish_heap),
-        [_req(r) for r in engine.running.values()], [_req(r) for r in engine.waiting]))
-
-
-def _same(a: SimRun, b: SimRun) -> None:
-    assert a.stopped == b.stopped
-    for field in dataclasses.fields(a.records):
-        x, y = getattr(a.records, field.name), getattr(b.records, field.name)
-        if x is None:
-            assert y is None
-            continue
-        np.testing.assert_array_equal(x, y, err_msg=field.name)
-    assert [_state(e) for e in a.engines] == [_state(e) for e in b.engines]
 
 
 def _both(make_engine, make_source, stop_after: int = 0, replicas: int = 1,
@@ -129,7 +91,7 @@ def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget
             times[:] = np.round(times / grid_s) * grid_s
         return source
     assert flatloop.applies(make_engine())
-    _same(*_both(make_engine, make_source, stop_after, replicas, router))
+    assert_same_run(*_both(make_engine, make_source, stop_after, replicas, router))
 
 
 @pytest.mark.parametrize(("backend", "rate"), [("vllm", 10), ("sglang", 10), ("trtllm", 30)])
@@ -148,7 +110,7 @@ def test_the_flat_loop_equals_the_engine_under_a_fitted_profile(backend, rate):
     flat, ref = _both(lambda: built.engines()[0], lambda: built.source)
     assert flat.engines[0].spec.backend == backend
     assert max(flat.engines[0].series_waiting) > 50  # a queue builds up
-    _same(flat, ref)
+    assert_same_run(flat, ref)
 
 
 def test_which_engines_take_the_flat_loop():

@@ -36,12 +36,6 @@ class Feed(Protocol):
 
     n: int
     times: Sequence[float]
-    arrival_s: Sequence[float]
-    inputs: Sequence[int]
-    outputs: Sequence[int]
-    label: Sequence[int]
-    hashes: object
-    shared: Sequence[int]
 
     def take(self, payload: object) -> Request: ...
 
@@ -132,8 +126,6 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     p_series: StepSeries | None = None
     p_chunks: list[tuple[Request, int]] = []
     times, n, cursor, take = feed.times, feed.n, 0, feed.take
-    plain = feed.hashes is None and not any(feed.shared)  # no request names cached blocks
-    arrival_s, inputs, outputs, labels = feed.arrival_s, feed.inputs, feed.outputs, feed.label
 
     try:
         while True:
@@ -148,8 +140,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
             else:
                 i = -1
             if i >= 0:  # ------------------------------------------------------------ an arrival
-                req = (Request(i, arrival_s[i], inputs[i], outputs[i], labels[i]) if plain
-                       else take(i))  # (take builds what a prefix cache would name)
+                req = take(i)
                 t = req.enqueue_s = times[i]
                 if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
                     engine._refuse(req)  # (raises: the run is abandoned)

@@ -160,6 +160,8 @@ class _OpenFeed:
         self.label = _typed("i", reqs.label)
         self.hashes, self.hash_block_tokens = reqs.prefix_hashes, reqs.hash_block_tokens
         self.shared = src.shared_prefix
+        self.named = self.hashes is not None or any(self.shared)
+        """Some request names its blocks for the prefix cache (else :meth:`take` skips that)."""
 
     def first(self) -> list[tuple[float, object]]:
         return []
@@ -168,6 +170,8 @@ class _OpenFeed:
         """The request of arrival ``payload`` (its index)."""
         i = int(payload)  # type: ignore[call-overload]
         label = self.label[i]
+        if not self.named:
+            return Request(i, self.arrival_s[i], self.inputs[i], self.outputs[i], label)
         key = None
         if self.hashes is not None and self.hashes[i]:
             key = ("src", self.hashes[i], self.hash_block_tokens)
