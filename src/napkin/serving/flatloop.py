@@ -58,21 +58,22 @@ def applies(engine: Engine) -> bool:
 
 
 def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, busy_s: float,
-           kv_ts: float, peak: int, dec: tuple[int, int, int], preemptions: int) -> None:
+           kv_token_seconds: float, peak: int, dec: tuple[int, int, int], preemptions: int) -> None:
     """Write the loop's local scalars back to the engine (its pool holds no prefix-cache
     entries, so all its used blocks are private)."""
     engine.clock, engine.steps, engine.num_steps, engine.busy_s = clock, steps, num_steps, busy_s
     engine.pool.used = engine.pool.private_used = used
-    engine.kv_token_seconds, engine.peak_blocks, engine.preemptions = kv_ts, peak, preemptions
+    engine.kv_token_seconds = kv_token_seconds
+    engine.peak_blocks, engine.preemptions = peak, preemptions
     engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
 
 
 def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_steps: int,
-             used: int, busy_s: float, kv_ts: float, peak: int, dec: tuple[int, int, int],
-             preemptions: int) -> tuple[int, int, int, int, int]:
+             used: int, busy_s: float, kv_token_seconds: float, peak: int,
+             dec: tuple[int, int, int], preemptions: int) -> tuple[int, int, int, int, int]:
     """The engine's own ``_preempt`` of ``victim`` from the loop's state (stored first); the
     scalars it changes after: (used blocks, preemptions, dec_base, dec_left, dec_over_clip)."""
-    _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak, dec, preemptions)
+    _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak, dec, preemptions)
     engine._preempt(victim)
     return (engine.pool.used, engine.preemptions, engine.dec_base, engine.dec_left,
             engine.dec_over_clip)
@@ -112,24 +113,24 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     series_t, series_blocks = engine.series_t, engine.series_blocks
     series_running, series_waiting = engine.series_running, engine.series_waiting
     clock, steps, num_steps, used = engine.clock, engine.steps, engine.num_steps, pool.used
-    busy_s, kv_ts, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
+    busy_s, kv_token_seconds, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
     dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
     preemptions = engine.preemptions
     heappush, heappop = heapq.heappush, heapq.heappop
     inf = float("inf")
-    wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
+    wake_s = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
     # the unit in flight (a Plan's fields; busy is False when idle); a single step has no
-    # series: its time p_step is all there is to know (StepSeries.weighted of one step is w0
+    # series: its time p_step_s is all there is to know (StepSeries.weighted of one step is w0
     # times it)
-    busy, p_start, p_k, p_end, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
-    p_step = 0.0
+    busy, p_start_s, p_k, p_end_s, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
+    p_step_s = 0.0
     p_series: StepSeries | None = None
     p_chunks: list[tuple[Request, int]] = []
     times, n, cursor, take = feed.times, feed.n, 0, feed.take
 
     try:
         while True:
-            due = p_end if busy else (wake if wake >= 0 else inf)
+            due = p_end_s if busy else (wake_s if wake_s >= 0 else inf)
             if not own:
                 i = yield due
             elif cursor < n and times[cursor] <= due:
@@ -146,26 +147,26 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                     engine._refuse(req)  # (raises: the run is abandoned)
                 waiting.append(req)
                 if not busy:
-                    if wake < 0:
+                    if wake_s < 0:
                         clock = max(clock, t)
-                        wake = t
+                        wake_s = t
                 elif p_run and p_k > 1:  # the run stops at the next step boundary
-                    p_k = max(1, p_series.steps_until(t - p_start, p_k))
-                    p_end = p_start + p_series.time(p_k)
+                    p_k = max(1, p_series.steps_until(t - p_start_s, p_k))
+                    p_end_s = p_start_s + p_series.time(p_k)
                 continue
-            wake = -1.0
+            wake_s = -1.0
             # ------------------------------------------------------------------------ commit
             if busy:
                 k = p_k
-                clock = p_end
+                clock = p_end_s
                 n_dec = p_n_dec
-                kv_ts += (p_kv0 * p_step if p_series is None
+                kv_token_seconds += (p_kv0 * p_step_s if p_series is None
                           else p_series.weighted(k, p_kv0, n_dec))
                 if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
                     need = engine._blocks_needed(steps + 1, k - 1)
                     if need <= num_blocks - used:
                         used += need
-                busy_s += clock - p_start
+                busy_s += clock - p_start_s
                 if n_dec:
                     steps += k
                 num_steps += k
@@ -246,8 +247,8 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                         was_due = (victim.rid in decoding
                                    and (victim.s0 - victim.c0) % bs == steps % bs)
                         used, preemptions, dec_base, dec_left, dec_over = _preempt(
-                            engine, victim, clock, steps, num_steps, used, busy_s, kv_ts, peak,
-                            (dec_base, dec_left, dec_over), preemptions)
+                            engine, victim, clock, steps, num_steps, used, busy_s,
+                            kv_token_seconds, peak, (dec_base, dec_left, dec_over), preemptions)
                         need -= was_due
                         preempted = True
                     n_dec = len(decoding)
@@ -276,8 +277,9 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                             if victim is None or victim is req:
                                 break
                             used, preemptions, dec_base, dec_left, dec_over = _preempt(
-                                engine, victim, clock, steps, num_steps, used, busy_s, kv_ts,
-                                peak, (dec_base, dec_left, dec_over), preemptions)
+                                engine, victim, clock, steps, num_steps, used, busy_s,
+                                kv_token_seconds, peak, (dec_base, dec_left, dec_over),
+                                preemptions)
                             preempted = True
                         if blocks > num_blocks - used:
                             break
@@ -340,13 +342,13 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                 if k > 1:
                     p_series = series_of(decode_parts(n_dec, ctx), decode_parts(n_dec, ctx + n_dec),
                                          n_dec, False)
-                    p_end = clock + p_series.time(k)
+                    p_end_s = clock + p_series.time(k)
                 else:
                     p_series = None
-                    p_step = step_s(decode_parts(n_dec, ctx), n_dec, False)
-                    p_end = clock + p_step
+                    p_step_s = step_s(decode_parts(n_dec, ctx), n_dec, False)
+                    p_end_s = clock + p_step_s
                 p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, ctx, not preempted
-                busy, p_start, p_k = True, clock, k
+                busy, p_start_s, p_k = True, clock, k
                 continue
             kv0 = dec_base + len(decoding) * steps  # (an SGLang prefill: decodes paused)
             shape = []
@@ -355,15 +357,15 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                 shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
                 kv0 += r.computed
                 tokens += new
-            p_step = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
-            p_end = clock + p_step
+            p_step_s = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
+            p_end_s = clock + p_step_s
             p_series, p_chunks, p_n_dec, p_kv0, p_run = None, chunks, n_dec, kv0, False
-            busy, p_start, p_k = True, clock, 1
+            busy, p_start_s, p_k = True, clock, 1
     finally:
-        _store(engine, clock, steps, num_steps, used, busy_s, kv_ts, peak,
+        _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
                (dec_base, dec_left, dec_over), preemptions)
         if busy:  # (a run stopped early: the other engines' units in flight)
-            engine.plan = Plan(p_start, p_k, p_series or StepSeries(p_step, 0.0, 0.0, 0.0, 0.0),
+            engine.plan = Plan(p_start_s, p_k, p_series or StepSeries(p_step_s, 0.0, 0.0, 0.0, 0.0),
                                p_chunks, p_n_dec, p_kv0, p_run)
 
 
