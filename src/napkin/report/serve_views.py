@@ -1,17 +1,21 @@
 """Documents for ``napkin serve``: demand, fluid queue, simulation reports."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
 from napkin.report.views import checkpoint_notes, unquantized_input
-from napkin.serving.demand import WindowDemand
-from napkin.serving.fluid import FluidResult
 from napkin.serving.metrics import Latency, SimSummary, latency_bands
 from napkin.serving.scenario import Built
-from napkin.serving.sweep import SweepResult
 from napkin.units import GiB, fmt_seconds
+
+if TYPE_CHECKING:
+    from napkin.serving.demand import WindowDemand
+    from napkin.serving.fluid import FluidResult
+    from napkin.serving.sweep import SweepResult
 
 
 def demand_doc(name: str, windows: tuple[WindowDemand, ...], overall: WindowDemand) -> Document:

@@ -1,22 +1,26 @@
 """Turn library results into :class:`Document` objects (tables for humans, base units in JSON)."""
 
+from __future__ import annotations
+
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from napkin.accounting.forward import Precision, weight_bytes
-from napkin.accounting.ops import CallCost
-from napkin.accounting.series import AffineRun
-from napkin.calibration.predict import CalibratedCall, CalibratedStep
-from napkin.calibration.profile import Profile
-from napkin.inference.capacity import Capacity
-from napkin.inference.chain import RequestChain
-from napkin.inference.decode import DecodeTable
-from napkin.inference.moe import MoETable
 from napkin.report.document import Document, Section
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing import Deployment, RooflineTime
 from napkin.units import GB, KiB, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+
+if TYPE_CHECKING:
+    from napkin.accounting.ops import CallCost
+    from napkin.accounting.series import AffineRun
+    from napkin.calibration.predict import CalibratedCall, CalibratedStep
+    from napkin.calibration.profile import Profile
+    from napkin.inference.capacity import Capacity
+    from napkin.inference.chain import RequestChain
+    from napkin.inference.decode import DecodeTable
+    from napkin.inference.moe import MoETable
 
 
 def _int(n: float) -> str:

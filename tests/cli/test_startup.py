@@ -1,0 +1,50 @@
+"""A cold ``napkin serve simulate`` loads only what simulating and reporting need: not the
+other domains (one-call inference, planning, training), not the sweep/fluid/demand views, not
+plotting or table libraries."""
+
+import json
+import subprocess
+import sys
+
+SCENARIO = """name: startup
+model: llama-2-7b
+gpu: h100-sxm
+calibration: roofline
+workload:
+  seed: 1
+  classes:
+    chat:
+      input_tokens: {dist: uniform, low: 512, high: 512}
+      output_tokens: {dist: uniform, low: 8, high: 8}
+  arrivals: {kind: poisson, rate_per_s: 5, num_requests: 3}
+"""
+
+PROBE = """import contextlib, io, json, sys
+from napkin.cli.main import main
+sys.argv = ["napkin", "serve", "simulate", sys.argv[1], "--format", "json"]
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main()
+    except SystemExit as e:
+        code = e.code
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+NOT_NEEDED = ("napkin.inference", "napkin.planning", "napkin.training", "napkin.reinforcement",
+              "napkin.scaling", "napkin.agents", "napkin.web", "napkin.serving.sweep",
+              "napkin.serving.fluid", "napkin.serving.demand", "matplotlib", "pandas", "pyarrow",
+              "scipy")
+
+
+def test_serve_simulate_imports_only_what_it_uses(tmp_path):
+    path = tmp_path / "startup.yaml"
+    path.write_text(SCENARIO)
+    probe = subprocess.run([sys.executable, "-c", PROBE, str(path)], check=True,
+                           capture_output=True, text=True)
+    result = json.loads(probe.stdout)
+    assert result["code"] == 0
+    summary = json.loads(result["out"])["scenarios"][0]["summary"]
+    assert summary["requests"] == 3  # it did simulate
+    loaded = [m for m in result["modules"] if m.startswith(NOT_NEEDED)]
+    assert loaded == []
