@@ -1,7 +1,8 @@
 """A cold ``napkin serve simulate`` loads only what simulating and reporting need: not the
 other domains (one-call inference, planning, training), not the sweep/fluid/demand views, not
-plotting or table libraries."""
+plotting or table libraries; ``napkin --version`` loads no command at all."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -48,3 +49,17 @@ def test_serve_simulate_imports_only_what_it_uses(tmp_path):
     assert summary["requests"] == 3  # it did simulate
     loaded = [m for m in result["modules"] if m.startswith(NOT_NEEDED)]
     assert loaded == []
+
+
+def test_version_builds_no_command(cli):
+    from napkin import __version__
+
+    assert cli("--version") == (0, f"napkin {__version__}\n", "")
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom napkin.cli.main import main\n"
+         "sys.argv = ['napkin', '--version']\ntry:\n    main()\nexcept SystemExit:\n"
+         "    print(sorted(sys.modules))"], check=True, capture_output=True, text=True)
+    version, modules = probe.stdout.splitlines()
+    assert version == f"napkin {__version__}"
+    heavy = ("napkin.cli.serve_cmds", "napkin.api", "numpy", "pydantic")
+    assert [m for m in ast.literal_eval(modules) if m.startswith(heavy)] == []

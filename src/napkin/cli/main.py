@@ -95,10 +95,11 @@ def command(only: str | None = None) -> Any:
 
 
 def _invoked(argv: list[str]) -> str | None:
-    """The command or group a command line runs, when it names one (else None: help, the
-    version or an unknown command need every command)."""
+    """The command or group a command line runs, when it names one; ``--version`` alone needs
+    none (it matches no command, so none is built); else None: help or an unknown command need
+    every command."""
     first = argv[0] if argv else ""
-    return first if first in COMMANDS or first in GROUPS else None
+    return first if first in COMMANDS or first in GROUPS or argv == ["--version"] else None
 
 
 def main() -> None:
