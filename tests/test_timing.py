@@ -79,16 +79,20 @@ def test_line_series_sums_equal_the_general_series(c0, dc, overhead, n, w0, dw):
 
 
 @given(st.integers(0, 5000), st.floats(0, 5), st.floats(-0.05, 0.05), st.floats(0, 5),
-       st.floats(-0.05, 0.05), st.floats(0, 1e3), st.floats(-10, 10))
-def test_one_sided_shortcuts_equal_the_split_sums_bit_for_bit(n, c0, dc, m0, dm, w0, dw):
-    """A series whose lines never cross (the usual decode run) sums one line; the shortcut
-    gives the same float as splitting at the crossing, term for term."""
-    series = StepSeries(c0, dc, m0, dm, 0.01)
+       st.floats(-0.05, 0.05), st.floats(0, 1e3), st.floats(-10, 10),
+       st.sampled_from([0.01, 0.0]))
+def test_one_sided_shortcuts_equal_the_split_sums_bit_for_bit(n, c0, dc, m0, dm, w0, dw, ov):
+    """A series whose lines never cross (the usual decode run) sums one line, and a series
+    without overhead (a fitted model's) skips the overhead's sum; the shortcuts give the same
+    float as splitting at the crossing, term for term."""
+    series = StepSeries(c0, dc, m0, dm, ov)
     a, b = series._compute_bound(n)
     split_time = (_line_sum(c0, dc, a, b) + _line_sum(m0, dm, 0, a) + _line_sum(m0, dm, b, n)
-                  + n * 0.01)
-    split_weighted = (_product_sum(w0, dw, 0.01, 0.0, 0, n) + _product_sum(w0, dw, c0, dc, a, b)
+                  + n * ov)
+    split_weighted = (_product_sum(w0, dw, ov, 0.0, 0, n) + _product_sum(w0, dw, c0, dc, a, b)
                       + _product_sum(w0, dw, m0, dm, 0, a) + _product_sum(w0, dw, m0, dm, b, n))
+    if n != 1:
+        assert series.weighted(n, w0, dw) == split_weighted
     if series.side and n != 1:
         assert (a, b) in ((0, n), (0, 0), (n, n))
         assert series.time(n) == split_time

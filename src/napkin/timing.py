@@ -155,12 +155,12 @@ class StepSeries:
         """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
         if n == 1:  # (w0 times the step's time, as a single step's caller computes it)
             return w0 * (max(self.c0, self.m0) + self.overhead_s)
+        # (no overhead, as in every fitted model's series: its sum is 0.0, not computed)
+        overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n) if self.overhead_s else 0.0
         if self.side and n > 1:  # one line throughout: no crossing to look for
             x0, dx = (self.c0, self.dc) if self.side > 0 else (self.m0, self.dm)
-            return (_product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
-                    + _product_sum(w0, dw, x0, dx, 0, n))
+            return overhead + _product_sum(w0, dw, x0, dx, 0, n)
         a, b = self._compute_bound(n)
-        overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n)
         return (overhead + _product_sum(w0, dw, self.c0, self.dc, a, b)
                 + _product_sum(w0, dw, self.m0, self.dm, 0, a)
                 + _product_sum(w0, dw, self.m0, self.dm, b, n))
