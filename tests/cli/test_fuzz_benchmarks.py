@@ -2,7 +2,9 @@
 --out`` and ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case
 exits 2 before any fitting or replay, with an error line naming the option or file, and no
 traceback; so does ``benchmarks/serve_speed.py`` with a request count that is not a whole
-number >= 1. The scripts run as a user runs them, in a fresh interpreter."""
+number >= 1, and ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit or a
+count that is not a whole number >= 1 (before extracting or running anything). The scripts
+run as a user runs them, in a fresh interpreter."""
 
 import subprocess
 import sys
@@ -79,3 +81,14 @@ def test_external_check_refuses_a_missing_sample(tmp_path):
 @pytest.mark.parametrize("arg", ["x", "0", "-5", "1e3", ""])
 def test_serve_speed_refuses_a_bad_request_count(arg):
     _refused(_run("serve_speed.py", arg), "requests must be a whole number >= 1")
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["no-such-revision"], "rev"),
+    (["HEAD", "--sizes", "0"], "--sizes"),
+    (["HEAD", "--sizes", "1e3"], "--sizes"),
+    (["HEAD", "--rounds", "-1"], "--rounds"),
+    (["HEAD", "--best", "x"], "--best"),
+])
+def test_serve_speed_vs_refuses_bad_input(args, names):
+    _refused(_run("serve_speed_vs.py", *args), names)
