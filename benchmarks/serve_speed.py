@@ -38,20 +38,21 @@ def scenario(n: int, mode: str = "fast", calibration: str = "roofline") -> Scena
     })
 
 
-def _count(text: str) -> int:
-    """A request count for argparse (a bad one is one usage line, not a traceback)."""
+def whole_number(text: str) -> int:
+    """A count >= 1 for argparse (a bad one is one usage line naming the argument, not a
+    traceback)."""
     try:
         n = int(text)
     except ValueError:
         n = 0
     if n < 1:
-        raise argparse.ArgumentTypeError(f"requests must be a whole number >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
     return n
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sizes", nargs="*", type=_count, metavar="N",
+    parser.add_argument("sizes", nargs="*", type=whole_number, metavar="requests",
                         help="request counts (default: 10,000 100,000 1,000,000)")
     sizes = sorted(parser.parse_args().sizes) or [10_000, 100_000, 1_000_000]
     for n, calibration in [(n, c) for n in sizes for c in ("roofline", "vllm")]:

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from serve_cold import SCENARIO
+from serve_speed import whole_number
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
@@ -46,17 +47,6 @@ for _ in range(best):
     walls.append(time.perf_counter() - start)
 print(json.dumps(n / min(walls)))
 """
-
-
-def _whole(text: str, least: int) -> int:
-    """A whole number >= ``least`` for argparse (else one usage line naming the option)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = least - 1
-    if n < least:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
-    return n
 
 
 def _extract(rev: str, into: Path) -> Path:
@@ -90,10 +80,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rev", help="a commit, tag or branch of this repository")
     parser.add_argument("--sizes", nargs="+", default=[10_000],
-                        type=lambda t: _whole(t, 1), metavar="N",
+                        type=whole_number, metavar="N",
                         help="request counts of serve_speed's workload (default 10,000)")
-    parser.add_argument("--rounds", type=lambda t: _whole(t, 1), default=3)
-    parser.add_argument("--best", type=lambda t: _whole(t, 1), default=3)
+    parser.add_argument("--rounds", type=whole_number, default=3)
+    parser.add_argument("--best", type=whole_number, default=3)
     args = parser.parse_args()
     check = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet",
                             f"{args.rev}^{{commit}}"], capture_output=True, text=True)

@@ -80,7 +80,7 @@ def test_external_check_refuses_a_missing_sample(tmp_path):
 
 @pytest.mark.parametrize("arg", ["x", "0", "-5", "1e3", ""])
 def test_serve_speed_refuses_a_bad_request_count(arg):
-    _refused(_run("serve_speed.py", arg), "requests must be a whole number >= 1")
+    _refused(_run("serve_speed.py", arg), "requests: must be a whole number >= 1")
 
 
 @pytest.mark.parametrize(("args", "names"), [

@@ -89,13 +89,16 @@ class SimRun:
     """True when ``stop`` ended the run early (the records hold the requests finished so far)."""
 
 
-ROW = struct.Struct("<3q4d3qdq")
-"""One finished request's row of :class:`SimRecords` columns, packed (96 bytes): rid, label,
-engine (int64), arrival, first scheduled, first token, finish (float64), input, output tokens,
-preemptions (int64), queue wait (float64), prefix-cache hit tokens (int64)."""
-ROW_DTYPE = np.dtype([(f"c{i}", "<f8" if code == "d" else "<i8")
-                      for i, code in enumerate("qqqddddqqqdq")])
-"""The packed rows as a numpy record type (:data:`ROW`'s layout, no padding)."""
+LOGGED = (("rid", "q"), ("label", "q"), ("engine", "q"), ("arrival_s", "d"),
+          ("first_scheduled_s", "d"), ("first_token_s", "d"), ("finish_s", "d"),
+          ("input_tokens", "q"), ("output_tokens", "q"), ("preemptions", "q"),
+          ("queue_wait_s", "d"), ("cached_tokens", "q"))
+"""The :class:`SimRecords` columns a finished request's row holds, with their ``struct`` codes
+(``q``: int64, ``d``: float64)."""
+ROW = struct.Struct("<" + "".join(code for _, code in LOGGED))
+"""One finished request's row, packed (96 bytes, no padding)."""
+ROW_DTYPE = np.dtype([(name, np.int64 if code == "q" else np.float64) for name, code in LOGGED])
+"""The packed rows as a numpy record type (:data:`ROW`'s layout)."""
 
 
 class _Log:
@@ -123,10 +126,11 @@ class _Log:
         """The columns as numpy arrays, each a strided view of the packed rows (no copy: the
         log is done)."""
         rows = np.frombuffer(self.rows, dtype=ROW_DTYPE)
-        arrays = [rows[name] for name in ROW_DTYPE.names]
+        columns = {name: rows[name] for name, _ in LOGGED}
         if self.ttft_basis:
-            return SimRecords(*arrays, np.array(self.ttft_basis), np.array(self.tpot_basis))
-        return SimRecords(*arrays)
+            return SimRecords(**columns, ttft_basis=np.array(self.ttft_basis),
+                              tpot_basis=np.array(self.tpot_basis))
+        return SimRecords(**columns)
 
 
 TYPED = {"d": np.float64, "i": np.int32}
