@@ -143,7 +143,8 @@ class StepSeries:
     def time(self, n: int) -> float:
         """Total time of the first ``n`` steps."""
         if n == 1:  # the simulator's most frequent query: one step, the larger of two times
-            return max(self.c0, self.m0) + self.overhead_s
+            c0, m0 = self.c0, self.m0
+            return (m0 if m0 > c0 else c0) + self.overhead_s
         if self.side and n > 1:  # one line throughout: no crossing to look for
             x0, dx = (self.c0, self.dc) if self.side > 0 else (self.m0, self.dm)
             return _line_sum(x0, dx, 0, n) + n * self.overhead_s
@@ -154,7 +155,8 @@ class StepSeries:
     def weighted(self, n: int, w0: float, dw: float) -> float:
         """``Σ_j (w0 + j·dw)·t_j`` over the first ``n`` steps (e.g. KV bytes held × seconds)."""
         if n == 1:  # (w0 times the step's time, as a single step's caller computes it)
-            return w0 * (max(self.c0, self.m0) + self.overhead_s)
+            c0, m0 = self.c0, self.m0
+            return w0 * ((m0 if m0 > c0 else c0) + self.overhead_s)
         # (no overhead, as in every fitted model's series: its sum is 0.0, not computed)
         overhead = _product_sum(w0, dw, self.overhead_s, 0.0, 0, n) if self.overhead_s else 0.0
         if self.side and n > 1:  # one line throughout: no crossing to look for
@@ -172,12 +174,15 @@ class StepSeries:
         brackets the answer to a few steps before the bisection."""
         lo, hi = 0, n
         if n > 4 and self.dc >= 0 and self.dm >= 0:
-            first = max(self.c0, self.m0) + self.overhead_s
-            last = max(self.c0 + (n - 1) * self.dc, self.m0 + (n - 1) * self.dm) + self.overhead_s
+            c0, m0 = self.c0, self.m0
+            first = (m0 if m0 > c0 else c0) + self.overhead_s
+            c1, m1 = c0 + (n - 1) * self.dc, m0 + (n - 1) * self.dm
+            last = (m1 if m1 > c1 else c1) + self.overhead_s
             if first > 0 and elapsed_s >= 0:  # (the quotients may overflow: tiny steps)
                 most, least = elapsed_s / first, elapsed_s / last  # m steps take m·first to m·last
                 hi = n if most >= n - 2 else int(most) + 2
-                lo = max(0, min(hi, (n if least >= n else int(least)) - 2))
+                lo = (n if least >= n else int(least)) - 2
+                lo = hi if lo > hi else 0 if lo < 0 else lo
         while lo < hi:
             mid = (lo + hi) // 2
             t = self.time(mid)
@@ -194,6 +199,11 @@ class LineSeries(StepSeries):
     (the one line bounds every step), so its sums take the one-line shortcut."""
 
     __slots__ = ()
+
+    def __init__(self, c0: float, dc: float, m0: float, dm: float, overhead_s: float) -> None:
+        # (the simulator builds one per decode run: the side is known, not computed)
+        self.c0, self.dc, self.m0, self.dm, self.overhead_s, self.side = c0, dc, m0, dm, \
+            overhead_s, 1
 
 
 @dataclass(frozen=True)
@@ -271,7 +281,8 @@ class RooflineTimer:
         ``max(FLOPs/peak, bytes/bandwidth) + overhead`` (``prefill`` does not change it)."""
         peak, bw, _, _ = self._constants
         flops, nbytes = self._work(parts)
-        return max(flops / peak, nbytes / bw) + self._overhead_s(tokens)
+        compute_s, memory_s = flops / peak, nbytes / bw
+        return (memory_s if memory_s > compute_s else compute_s) + self._overhead_s(tokens)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""

@@ -115,7 +115,7 @@ class LinearCost:
         if token is None:
             token = self._decode_tokens[n_dec] = self._token_parts(n_dec, n_dec, 0)
         pairs = sum_ctx + n_dec
-        return self._with_context(token, [(pairs, pairs, sum_ctx)] * len(self.windows))
+        return self._with_uniform_context(token, pairs, pairs, sum_ctx)
 
     def step_parts(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]]
                    ) -> tuple[float, float, float, float, float]:
@@ -140,8 +140,8 @@ class LinearCost:
                 prefill_cached += c
         if tokens == 0:
             return 0.0, 0.0, 0.0, 0.0, 0.0
-        return self._parts(tokens, readout, prefill_cached,
-                           [(pairs, decode_pairs, cached)] * len(self.windows))
+        return self._with_uniform_context(self._token_parts(tokens, readout, prefill_cached),
+                                          pairs, decode_pairs, cached)
 
     def _parts(self, tokens: int, readout: int, prefill_cached: int,
                per_window: list[tuple[int, int, int]]
@@ -167,14 +167,9 @@ class LinearCost:
                       per_window: list[tuple[int, int, int]]
                       ) -> tuple[float, float, float, float, float]:
         """:meth:`_token_parts` plus the attention FLOPs and the KV read of ``per_window``."""
+        if len(per_window) == len(self.windows) == 1:
+            return self._with_uniform_context(token, *per_window[0])
         dense, weights, kv, sixteen = token
-        if len(per_window) == 1:  # (one window size, the usual model: the loop's first turn)
-            pairs, decode_pairs, cached = per_window[0]
-            w = self.windows[0]
-            attention = 0.0 + w.flops_per_pair * pairs
-            if w.flops_per_decode_pair:
-                attention += w.flops_per_decode_pair * decode_pairs
-            return dense, attention, weights, kv + w.kv_read_per_cached * cached, sixteen
         attention = 0.0
         for w, (pairs, decode_pairs, cached) in zip(self.windows, per_window, strict=True):
             attention += w.flops_per_pair * pairs
@@ -182,6 +177,21 @@ class LinearCost:
                 attention += w.flops_per_decode_pair * decode_pairs
             kv += w.kv_read_per_cached * cached
         return dense, attention, weights, kv, sixteen
+
+    def _with_uniform_context(self, token: tuple[float, float, float, float], pairs: int,
+                              decode_pairs: int, cached: int
+                              ) -> tuple[float, float, float, float, float]:
+        """:meth:`_with_context` with the same aggregates for every window — a model without
+        sliding windows, whose one entry is full attention (the simulator's steps: no list of
+        aggregates to build and unpack). The same floats as the loop over one window."""
+        if len(self.windows) != 1:
+            return self._with_context(token, [(pairs, decode_pairs, cached)] * len(self.windows))
+        dense, weights, kv, sixteen = token
+        w = self.windows[0]
+        attention = 0.0 + w.flops_per_pair * pairs
+        if w.flops_per_decode_pair:
+            attention += w.flops_per_decode_pair * decode_pairs
+        return dense, attention, weights, kv + w.kv_read_per_cached * cached, sixteen
 
     def totals(self, batch: BatchShape) -> tuple[float, float]:
         """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""

@@ -148,10 +148,13 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                 waiting.append(req)
                 if not busy:
                     if wake_s < 0:
-                        clock = max(clock, t)
+                        if t > clock:
+                            clock = t
                         wake_s = t
                 elif p_run and p_k > 1:  # the run stops at the next step boundary
-                    p_k = max(1, p_series.steps_until(t - p_start_s, p_k))
+                    p_k = p_series.steps_until(t - p_start_s, p_k)
+                    if p_k < 1:
+                        p_k = 1
                     p_end_s = p_start_s + p_series.time(p_k)
                 continue
             wake_s = -1.0
@@ -335,10 +338,13 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                     k = heap[0][0] - steps if heap else 1
                     free = num_blocks - used
                     if not reserve_all and k > 1 + free // n_dec * bs:  # blocks may run out
-                        k = min(k, 1 + engine._max_steps_fitting(steps + 1, free))
-                    if ratio and waiting:
-                        k = min(k, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
-                    k = max(k, 1)
+                        fitting = 1 + engine._max_steps_fitting(steps + 1, free)
+                        if fitting < k:
+                            k = fitting
+                    if ratio and waiting and k > RATIO_RECHECK_STEPS:
+                        k = RATIO_RECHECK_STEPS  # the decaying ratio may admit soon
+                    if k < 1:
+                        k = 1
                 if k > 1:
                     p_series = series_of(decode_parts(n_dec, ctx), decode_parts(n_dec, ctx + n_dec),
                                          n_dec, False)
