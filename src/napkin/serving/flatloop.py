@@ -360,7 +360,8 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
             shape = []
             tokens = n_dec
             for r, new in chunks:
-                shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
+                readout = 1 if r.computed + new == r.prompt + r.outputs else 0  # (not int(): a
+                shape.append((r.computed, new, readout))  # type call parses its arguments)
                 kv0 += r.computed
                 tokens += new
             p_step_s = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)

@@ -170,8 +170,8 @@ class _OpenFeed:
         return []
 
     def take(self, payload: object) -> Request:
-        """The request of arrival ``payload`` (its index)."""
-        i = int(payload)  # type: ignore[call-overload]
+        """The request of arrival ``payload`` (its index: both loops pass their cursor)."""
+        i: int = payload  # type: ignore[assignment]  # (an int: no int() call a request)
         label = self.label[i]
         if not self.named:
             return Request(i, self.arrival_s[i], self.inputs[i], self.outputs[i], label)
