@@ -56,7 +56,7 @@ def test_sglang_never_mixes_prefill_and_decode():
     token ends step 3 in both; 7 steps in all. (Exact mode records one step per unit.)"""
     for backend, a_done in (("vllm", 5), ("sglang", 6)):
         engine, r = _a_then_b(backend, "exact")
-        ends = engine.series_t
+        ends = list(engine.series_t)
         assert ends.index(float(r.finish_s[r.rid == 0][0])) + 1 == a_done
         assert ends.index(float(r.first_token_s[r.rid == 1][0])) + 1 == 3
         assert engine.num_steps == 7

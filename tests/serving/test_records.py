@@ -50,3 +50,30 @@ def test_the_log_returns_every_field_in_its_column():
 def test_an_empty_log_has_empty_columns():
     rec = _Log().records()
     assert len(rec.rid) == 0 and rec.rid.dtype == np.int64 and rec.finish_s.dtype == np.float64
+
+
+def test_the_engine_series_holds_one_packed_row_a_unit():
+    """One request of 100 prompt tokens and 3 outputs on an idle engine (blocks of 16): a
+    prefill step (its first token; 100 computed tokens take ⌈100/16⌉ = 7 blocks), then one
+    decode run of 2 steps that finishes it (contexts 100–101 fit the 7 blocks, freed at the
+    finish). Two units, two rows:
+    running 1 then 0, nothing waiting, 7 blocks then 0, the clock at the first token and the
+    finish."""
+    from napkin.accounting import Precision
+    from napkin.catalog import load_accelerator, load_model
+    from napkin.serving.arrivals import OpenLoop
+    from napkin.serving.engine import SERIES, SERIES_DTYPE, Engine, EngineSpec
+    from napkin.serving.requests import RequestSet
+    from napkin.serving.simulate import simulate
+    from napkin.timing import Efficiency
+
+    engine = Engine(load_model("qwen3-8b"), load_accelerator("h100-sxm"), Precision.of(),
+                    Efficiency(0.5, 0.8, 1e-3), EngineSpec(num_blocks=1000, block_size=16))
+    rec = simulate([engine], OpenLoop(RequestSet.build([0.0], [100], [3]), (0,))).records
+    assert SERIES.size == SERIES_DTYPE.itemsize == 32 and len(engine.series) == 2 * 32
+    assert engine.num_units == 2
+    assert engine.series_t.tolist() == [rec.first_token_s[0], rec.finish_s[0]]
+    assert engine.series_running.tolist() == [1, 0]
+    assert engine.series_waiting.tolist() == [0, 0]
+    assert engine.series_blocks.tolist() == [7, 0]
+    assert engine.series_t.dtype == np.float64 and engine.series_blocks.dtype == np.int64

@@ -25,7 +25,7 @@ import heapq
 from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
-from napkin.serving.engine import RATIO_RECHECK_STEPS, Engine
+from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES, Engine
 from napkin.serving.request import Request
 from napkin.serving.step import Plan
 from napkin.timing import StepSeries
@@ -110,8 +110,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     num_blocks = pool.num_blocks
     running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
     waiting, residues, heap = engine.waiting, engine.residues, engine.finish_heap
-    series_t, series_blocks = engine.series_t, engine.series_blocks
-    series_running, series_waiting = engine.series_running, engine.series_waiting
+    series, series_row = engine.series, SERIES.pack
     clock, steps, num_steps, used = engine.clock, engine.steps, engine.num_steps, pool.used
     busy_s, kv_token_seconds, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
     dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
@@ -215,10 +214,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                         req.first_token_s = clock
                     del running[req.rid]
                     used -= req.reserved if reserve_all else -(-req.computed // bs)
-                series_t.append(clock)
-                series_blocks.append(used)
-                series_running.append(len(running))
-                series_waiting.append(len(waiting))
+                series += series_row(clock, used, len(running), len(waiting))
                 for req in finished:
                     log.add(req, index)
                     finished_count[0] += 1
