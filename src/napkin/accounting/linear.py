@@ -45,6 +45,11 @@ class LinearCost:
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
     """:meth:`_token_parts` of decode steps by their sequence count (a simulator costs the
     same few hundred counts millions of times)."""
+    _full: WindowRates | None = field(init=False, repr=False, compare=False, hash=False)
+    """The one entry of ``windows`` when there is one (a model without sliding windows)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_full", self.windows[0] if len(self.windows) == 1 else None)
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision) -> "LinearCost":
@@ -184,10 +189,10 @@ class LinearCost:
         """:meth:`_with_context` with the same aggregates for every window — a model without
         sliding windows, whose one entry is full attention (the simulator's steps: no list of
         aggregates to build and unpack). The same floats as the loop over one window."""
-        if len(self.windows) != 1:
+        w = self._full
+        if w is None:
             return self._with_context(token, [(pairs, decode_pairs, cached)] * len(self.windows))
         dense, weights, kv, sixteen = token
-        w = self.windows[0]
         attention = 0.0 + w.flops_per_pair * pairs
         if w.flops_per_decode_pair:
             attention += w.flops_per_decode_pair * decode_pairs

@@ -255,8 +255,9 @@ class FittedTimer:
         if tokens == 0:
             return 0.0
         fixed, per_token, r0, r1, r2, r3, r4 = self.rates
-        t = (fixed + per_token * tokens + r0 * parts[0] + r1 * parts[1] + r2 * parts[2]
-             + r3 * parts[3] + r4 * parts[4])
+        dense, attention, weights, kv, sixteen = parts
+        t = (fixed + per_token * tokens + r0 * dense + r1 * attention + r2 * weights + r3 * kv
+             + r4 * sixteen)
         return self.floor_s if prefill and self.floor_s > t else t
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
