@@ -10,8 +10,8 @@ wall time, simulated requests per wall-second, peak resident memory of the proce
 run in ascending order, so it is the largest run's), engine steps per simulated unit, and the
 simulated makespan.
 
-Usage: python benchmarks/serve_speed.py [N ...] (10,000,000 takes about 11 minutes a
-calibration and 2.3 GiB on a 2-core machine; figures in docs/serving.md, "How fast the
+Usage: python benchmarks/serve_speed.py [N ...] (10,000,000 takes about 3 minutes a
+calibration and 2.4 GiB on a 2-core machine; figures in docs/serving.md, "How fast the
 simulator runs"; a cold CLI run: benchmarks/serve_cold.py)
 """
 
