@@ -7,8 +7,8 @@ timed by the roofline at MFU 0.7, MBU 0.95, 4 ms per step (``calibration: roofli
 before calibration profiles existed) and by the shipped vLLM profile. Prints, for 10k, 100k and
 1M requests (or the sizes given), for each:
 wall time, simulated requests per wall-second, peak resident memory of the process so far (sizes
-run in ascending order, so it is the largest run's), engine steps per simulated unit, and the
-simulated makespan.
+run in ascending order and each run's memory is freed before the next, so it is the largest
+single run's), engine steps per simulated unit, and the simulated makespan.
 
 Usage: python benchmarks/serve_speed.py [N ...] (10,000,000 takes about 3 minutes a
 calibration and 2.4 GiB on a 2-core machine; figures in docs/serving.md, "How fast the
@@ -56,20 +56,25 @@ def main() -> None:
                         help="request counts (default: 10,000 100,000 1,000,000)")
     sizes = sorted(parser.parse_args().sizes) or [10_000, 100_000, 1_000_000]
     for n, calibration in [(n, c) for n in sizes for c in ("roofline", "vllm")]:
-        built = build(scenario(n, calibration=calibration), Path("."))
-        engines = built.engines()
-        start = time.perf_counter()
-        run = simulate(engines, built.source)
-        wall = time.perf_counter() - start
-        s = summarize(run, built.slo)
-        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-        print(f"{calibration:>8} {n:>9,} requests: {wall:7.2f} s wall, "
-              f"{n / wall:9,.0f} requests/s, peak RSS {rss_mb:,.0f} MiB, "
-              f"{s.steps:,} engine steps in {s.sim_units:,} units "
-              f"({s.steps / s.sim_units:.2f} steps/unit), simulated makespan "
-              f"{s.makespan_s:,.0f} s, p95 TTFT {s.ttft.p95_s:.2f} s, "
-              f"{s.preemptions:,} preemptions")
+        print(measure(n, calibration))
 
+
+def measure(n: int, calibration: str) -> str:
+    """One run's line. Its engines and records are freed on return, so the next run reuses
+    their memory and the peak RSS printed is the largest single run's, not a sum."""
+    built = build(scenario(n, calibration=calibration), Path("."))
+    engines = built.engines()
+    start = time.perf_counter()
+    run = simulate(engines, built.source)
+    wall = time.perf_counter() - start
+    s = summarize(run, built.slo)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return (f"{calibration:>8} {n:>9,} requests: {wall:7.2f} s wall, "
+            f"{n / wall:9,.0f} requests/s, peak RSS {rss_mb:,.0f} MiB, "
+            f"{s.steps:,} engine steps in {s.sim_units:,} units "
+            f"({s.steps / s.sim_units:.2f} steps/unit), simulated makespan "
+            f"{s.makespan_s:,.0f} s, p95 TTFT {s.ttft.p95_s:.2f} s, "
+            f"{s.preemptions:,} preemptions")
 
 if __name__ == "__main__":
     main()
