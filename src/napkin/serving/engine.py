@@ -32,7 +32,6 @@ explicit batch; tests check both give the same per-request times.
 """
 
 import heapq
-import struct
 from collections import deque
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -47,6 +46,7 @@ from napkin.errors import NapkinError, require
 from napkin.serving.kvpool import KVPool
 from napkin.serving.policy import policy
 from napkin.serving.request import Request
+from napkin.serving.rows import packed_layout
 from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
@@ -55,13 +55,10 @@ from napkin.timing import Efficiency, RooflineTimer, StepSeries
 Mode = Literal["fast", "exact"]
 RATIO_RECHECK_STEPS = 32
 """SGLang policy: a decode run with requests waiting re-checks admission this often."""
-SERIES_DTYPE = np.dtype([("t_s", np.float64), ("blocks", np.int64), ("running", np.int64),
-                         ("waiting", np.int64)])
-"""An engine's series after each unit: the clock, KV blocks in use, running and waiting
-requests."""
-SERIES = struct.Struct("<dqqq")
-"""One :data:`SERIES_DTYPE` row, packed (32 bytes: one ``struct`` call a unit converts the four
-values in C, where four typed-array appends each parse theirs twice)."""
+SERIES_COLUMNS = (("t_s", "d"), ("blocks", "q"), ("running", "q"), ("waiting", "q"))
+"""An engine's series after each unit, one packed row (:mod:`napkin.serving.rows`, 32 bytes):
+the clock, KV blocks in use, running and waiting requests."""
+SERIES, SERIES_DTYPE = packed_layout(SERIES_COLUMNS)
 
 
 class StepTimer(Protocol):

@@ -163,7 +163,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                 clock = p_end_s
                 n_dec = p_n_dec
                 kv_token_seconds += (p_kv0 * p_step_s if p_series is None
-                          else p_series.weighted(k, p_kv0, n_dec))
+                                     else p_series.weighted(k, p_kv0, n_dec))
                 if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
                     need = engine._blocks_needed(steps + 1, k - 1)
                     if need <= num_blocks - used:

@@ -15,7 +15,6 @@ the heap loop here (or, for one engine, a loop without the heap). Both give the 
 
 import gc
 import heapq
-import struct
 from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from napkin.serving import flatloop
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
 from napkin.serving.request import Request
+from napkin.serving.rows import packed_layout
 
 Router = Literal["round_robin", "least_outstanding", "least_kv"]
 ARRIVAL, TRANSFER, ENGINE = 0, 1, 2
@@ -95,17 +95,14 @@ LOGGED = (("rid", "q"), ("label", "q"), ("engine", "q"), ("arrival_s", "d"),
           ("queue_wait_s", "d"), ("cached_tokens", "q"))
 """The :class:`SimRecords` columns a finished request's row holds, with their ``struct`` codes
 (``q``: int64, ``d``: float64)."""
-ROW = struct.Struct("<" + "".join(code for _, code in LOGGED))
-"""One finished request's row, packed (96 bytes, no padding)."""
-ROW_DTYPE = np.dtype([(name, np.int64 if code == "q" else np.float64) for name, code in LOGGED])
-"""The packed rows as a numpy record type (:data:`ROW`'s layout)."""
+ROW, ROW_DTYPE = packed_layout(LOGGED)
+"""One finished request's row, packed (96 bytes, :mod:`napkin.serving.rows`), and its numpy
+record type."""
 
 
 class _Log:
-    """Finished requests' rows packed into one growing buffer (96 bytes a request: a list of
-    boxed numbers takes about four times that; one ``struct`` call a request converts the
-    twelve values in C, where twelve typed-array appends parse each through the argument
-    parser)."""
+    """Finished requests' rows packed into one growing buffer (:data:`ROW`, 96 bytes a
+    request)."""
 
     __slots__ = ("rows", "tpot_basis", "ttft_basis")
 

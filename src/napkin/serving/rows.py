@@ -1,0 +1,21 @@
+"""Fixed-layout rows packed into a growing ``bytearray``, read back as numpy columns.
+
+The simulator writes a row per finished request and per engine unit — millions of them. One
+``struct`` call a row converts all its values in C (a typed-array append parses each value
+through CPython's argument parser; a list of boxed numbers takes about four times the memory),
+and the columns come back as strided views of the buffer, without a copy.
+"""
+
+import struct
+
+import numpy as np
+
+CODES = {"q": np.dtype("<i8"), "d": np.dtype("<f8")}
+"""The ``struct`` codes a row may use and their numpy types (int64, float64; little-endian)."""
+
+
+def packed_layout(columns: tuple[tuple[str, str], ...]) -> tuple[struct.Struct, np.dtype]:
+    """The packed row of ``columns`` ((name, code) pairs, code ``q`` or ``d``; little-endian,
+    no padding: 8 bytes a value) and the numpy record type that reads it back."""
+    return (struct.Struct("<" + "".join(code for _, code in columns)),
+            np.dtype([(name, CODES[code]) for name, code in columns]))
