@@ -7,16 +7,19 @@ is then the roofline *ceiling* (the chapter's "physical limit"); real engines re
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 from napkin.accounting.batch import BatchShape
 from napkin.accounting.collectives import parallel_collectives
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.ops import CallCost
+from napkin.accounting.ranks import Parts, RankCost
 from napkin.accounting.series import AffineRun
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
+from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 
 DEFAULT_MFU = 1.0
@@ -300,6 +303,124 @@ class RooflineTimer:
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""
         return terms
+
+
+GPUS_PER_NODE = 8
+"""GPUs that share a node's NVLink domain (an HGX/DGX H100, H200 or B200 board)."""
+INTERNODE_BYTES_PER_S = 50e9
+"""Per-GPU network bandwidth per direction between nodes: one 400 Gb/s NIC per GPU
+(ConnectX-7 InfiniBand/RoCE on DGX H100/H200/B200), 50 GB/s."""
+
+
+class DeviceTimer(Protocol):
+    """A step-time model of one device (:class:`RooflineTimer` or a fitted profile's timer at
+    tensor parallel 1), as :class:`LayoutTimer` asks it."""
+
+    request_s: float
+
+    def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
+               prefill: bool = False) -> StepSeries: ...
+
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float: ...
+
+    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]: ...
+
+
+@dataclass(frozen=True)
+class LayoutTimer:
+    """Step times of a replica in a :class:`~napkin.specs.layout.ParallelLayout`: the busiest
+    rank's work (:meth:`RankCost.rank_parts`: its attention share, its routed experts' load and
+    weights) timed by ``device`` as one GPU, plus the step's communication:
+
+    - the attention group's all-reduces (tp_a > 1): ``count·latency + bytes/token·(T/dp_a)/link``
+      (:func:`~napkin.accounting.collectives.parallel_collectives` over tp_a ranks);
+    - the all-to-alls (data-parallel attention): per MoE layer a dispatch and a combine,
+      ``max(B·s_in/link, B·s_out/nic) + 2·latency`` with B = :meth:`RankCost.alltoall_bytes`,
+      s_in = (g − 1)/(N − 1) of the sends within a node of g = min(N, ``gpus_per_node``) GPUs and
+      s_out = (N − g)/(N − 1) over the GPU's NIC (``internode_bytes_per_s``).
+
+    With ``two_batch_overlap`` the all-to-alls of one micro-batch run under the other's compute:
+    a step takes ``max(device time, all-to-all time)`` plus the all-reduces (in a decode run the
+    overlap is taken at the run's first step).
+    """
+
+    device: DeviceTimer
+    cost: RankCost
+    link_bytes_per_s: float
+    internode_bytes_per_s: float
+    gpus_per_node: int
+    latency_s: float
+    allreduces: int
+    allreduce_bytes_per_token: float
+    _comm: dict[float, tuple[float, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    @classmethod
+    def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
+           device: DeviceTimer, link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
+           internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
+           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutTimer":
+        count, per_token = parallel_collectives(model, layout.attention_tp)
+        return cls(device, RankCost.of(model, precision, layout), link_bytes_per_s,
+                   internode_bytes_per_s, gpus_per_node, latency_s, count, per_token)
+
+    @property
+    def request_s(self) -> float:
+        return self.device.request_s
+
+    def comm_s(self, tokens: float) -> tuple[float, float]:
+        """(all-reduce seconds, all-to-all seconds) of a step of ``tokens`` tokens."""
+        hit = self._comm.get(tokens)
+        if hit is not None:
+            return hit
+        lay, cost = self.cost.layout, self.cost
+        allreduce = 0.0
+        if self.allreduces:
+            allreduce = (self.allreduces * self.latency_s + self.allreduce_bytes_per_token
+                         * cost.rank_tokens(tokens) / self.link_bytes_per_s)
+        a2a = 0.0
+        per_layer = cost.alltoall_bytes(tokens)
+        if per_layer:
+            n = lay.ranks
+            g = min(n, self.gpus_per_node)
+            inside = per_layer * (g - 1) / (n - 1) / self.link_bytes_per_s
+            outside = per_layer * (n - g) / (n - 1) / self.internode_bytes_per_s
+            a2a = cost.moe_layers * ((outside if outside > inside else inside)
+                                     + 2 * self.latency_s)
+        out = self._comm[tokens] = (allreduce, a2a)
+        return out
+
+    def _exposed(self, device_s: float, tokens: float) -> float:
+        """Communication time the step adds to ``device_s``."""
+        allreduce, a2a = self.comm_s(tokens)
+        if self.cost.layout.two_batch_overlap:
+            return allreduce + (a2a - device_s if a2a > device_s else 0.0)
+        return allreduce + a2a
+
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
+        """One step's time: the busiest rank's on ``device`` plus the exposed communication."""
+        if tokens == 0:
+            return 0.0
+        cost = self.cost
+        t = self.device.step_s(cost.rank_parts(parts, tokens), cost.rank_tokens(tokens),
+                               prefill)
+        return t + self._exposed(t, tokens)
+
+    def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
+               prefill: bool = False) -> StepSeries:
+        """:meth:`DeviceTimer.series` of the busiest rank's parts, the exposed communication
+        added to every step's overhead."""
+        cost = self.cost
+        s = self.device.series(cost.rank_parts(parts0, tokens),
+                               None if parts1 is None else cost.rank_parts(parts1, tokens),
+                               cost.rank_tokens(tokens), prefill)
+        if tokens == 0:
+            return s
+        extra = self._exposed(s.time(1), tokens)
+        return type(s)(s.c0, s.dc, s.m0, s.dm, s.overhead_s + extra)
+
+    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
+        return self.device.effective(terms)
 
 
 def run_time(run: AffineRun, acc: Accelerator, compute: str, eff: Efficiency) -> float:

@@ -130,8 +130,31 @@ def test_expert_parallel_candidates_only_for_moe_models_on_several_ranks():
         [(1, False), (2, False), (2, True)]
     c = Candidate("h100-sxm", 4, 1, "bf16", "bf16", 256, 8192, "vllm", True)
     cmds = launch_commands(c, "qwen3-30b-a3b")
-    assert cmds["vllm"].endswith("--enable-expert-parallel")
+    assert "--tensor-parallel-size 4 --enable-expert-parallel" in cmds["vllm"]
     assert "--ep-size 4" in cmds["sglang"] and "--ep_size 4" in cmds["trtllm"]
+
+
+def test_data_parallel_attention_candidates_and_their_commands():
+    """DEP layouts are searched for MoE models only; a DEP8 replica is 8 GPUs, its SGLang
+    command counts the running requests of all 8 groups, TensorRT-LLM turns on attention DP,
+    and an attention-TP × DP layout TensorRT-LLM cannot spell says so."""
+    plan = _plan(0.5, tensor_parallel=[1, 2], data_parallel=[1, 4], replicas=[1],
+                 expert_parallel=[True], two_batch_overlap=[False, True])
+    assert candidates(plan) == []  # a dense model: no EP, no DP attention
+    moe = plan.model_copy(update={"model": "qwen3-30b-a3b"})
+    got = [(c.parallel.label(), c.gpus) for c in candidates(moe)]
+    assert got == [("dp4 ep4", 4), ("dp4 ep4 tbo", 4), ("tp2 ep2", 2), ("tp2 dp4 ep8", 8),
+                   ("tp2 dp4 ep8 tbo", 8)]
+    dep = Candidate("h200", 1, 2, "fp8", "bf16", 64, 4096, "sglang", True, data_parallel=8)
+    cmds = launch_commands(dep, "deepseek-v3")
+    assert ("--tp 8 --dp 8 --enable-dp-attention --moe-dense-tp-size 1 --ep-size 8 "
+            "--moe-a2a-backend deepep --max-running-requests 512") in cmds["sglang"]
+    assert ("--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
+            "--max-num-seqs 64") in cmds["vllm"]
+    assert "--tp_size 8 --ep_size 8 --extra_llm_api_options" in cmds["trtllm"]
+    mixed = Candidate("h200", 2, 1, "fp8", "bf16", 64, 4096, "sglang", True, data_parallel=4)
+    assert "# not expressible" in launch_commands(mixed, "deepseek-v3")["trtllm"]
+    assert dep.gpus == 16 and dep.label().startswith("2×h200 dp8 ep8 fp8")
 
 
 def test_disaggregated_layouts_are_searched_as_their_own_groups():

@@ -54,18 +54,20 @@ def _scenario(**engine) -> Scenario:
                      "arrivals": {"kind": "poisson", "rate_per_s": 20, "num_requests": 100}}})
 
 
-def test_an_ep_deployment_simulates_as_its_tp_layout():
-    """Same requests, same schedule inputs, and the same collectives (the MoE outputs meet in
-    one all-reduce either way): EP's metrics are TP's."""
+def test_an_ep_deployment_waits_for_its_busiest_rank():
+    """Same requests and the same collectives (the MoE outputs meet in one all-reduce either
+    way), but whole experts make each step wait for the rank whose experts the batch touches
+    most (:mod:`napkin.accounting.routing`): at these small decode batches EP reads more
+    expert weights than TP's even slices, so its TPOT is longer."""
     tp = summarize(build(_scenario(), Path(".")).simulate())
     ep = summarize(build(_scenario(expert_parallel=True), Path(".")).simulate())
     assert ep.requests == tp.requests == 100
-    assert ep.tpot.mean_s == tp.tpot.mean_s and ep.ttft.mean_s == tp.ttft.mean_s
+    assert ep.tpot.mean_s > tp.tpot.mean_s
 
 
 @pytest.mark.parametrize(("model", "tp"), [("qwen3-8b", 4), ("qwen3-30b-a3b", 1)])
 def test_ep_needs_a_moe_model_on_several_ranks(model, tp):
     s = _scenario(expert_parallel=True).model_copy(update={"model": model})
     s = s.model_copy(update={"engine": s.engine.model_copy(update={"tensor_parallel": tp})})
-    with pytest.raises(NapkinError, match="expert_parallel"):
+    with pytest.raises(NapkinError, match=r"^engine\.expert_parallel: needs a MoE model on more"):
         build(s, Path("."))

@@ -42,11 +42,11 @@ def parallel_collectives(model: ModelSpec, devices: int) -> tuple[int, float]:
 
     Experts sharded over the same ranks (expert parallelism with tensor-parallel attention:
     vLLM's ``--enable-expert-parallel`` at data parallel 1, TensorRT-LLM's ``moe_ep_size`` = TP
-    without attention DP) cost the same: every rank holds every token after the attention
-    all-reduce, runs its own experts on them and the MoE outputs meet in one all-reduce, as a
-    tensor-parallel MLP's do. Dispatch and combine all-to-alls run only with data-parallel
-    attention (vLLM ``FusedMoEParallelConfig.use_all2all_kernels``: ``dp_size > 1 and
-    use_ep``), which napkin does not model.
+    without attention DP) need the same collectives: every rank holds every token after the
+    attention all-reduce, runs its own experts on them and the MoE outputs meet in one
+    all-reduce, as a tensor-parallel MLP's do. Dispatch and combine all-to-alls run only with
+    data-parallel attention (vLLM ``FusedMoEParallelConfig.use_all2all_kernels``: ``dp_size > 1
+    and use_ep``): :mod:`napkin.accounting.ranks`.
     """
     return (tp_allreduces(model.num_layers, devices),
             tp_allreduce_bytes_per_token(model.hidden_size, model.num_layers, devices))

@@ -87,6 +87,14 @@ def weight_bytes(model: ModelSpec, precision: Precision) -> float:
     return total
 
 
+def routed_weight_bytes(model: ModelSpec, precision: Precision) -> float:
+    """Bytes of the routed experts alone (part of :func:`weight_bytes`): ``Σ layers ×
+    experts × params per expert × bytes per weight`` (routed experts always take the weight
+    format). Expert parallelism spreads these over every rank of a replica."""
+    return sum(g.num_layers * g.block.experts.params for g in model.layer_groups
+               if g.block.experts) * precision.weights.bytes_per_weight
+
+
 def experts_touched(num_experts: int, top_k: int, tokens: int) -> float:
     """Expected distinct experts a layer reads for ``tokens`` tokens, uniform routing:
     ``E·(1 − (1 − k/E)^T)`` (each token picks k of E; an expert is missed with prob 1 − k/E)."""

@@ -6,7 +6,9 @@ a load balancer.
 """
 
 from napkin.catalog import MODELS
+from napkin.errors import NapkinError
 from napkin.planning.spec import Candidate
+from napkin.specs.layout import ParallelLayout
 
 QUANTIZATION = {"fp8": "fp8"}
 """Weight formats that vLLM and SGLang quantize on load (``--quantization``); the others need
@@ -20,28 +22,29 @@ def _hf_id(model: str) -> str:
 
 
 def launch_commands(c: Candidate, model: str) -> dict[str, str]:
-    """``{backend: command}`` for vLLM, SGLang and TensorRT-LLM."""
-    hf = _hf_id(model)
-    v = [f"vllm serve {hf}", f"--tensor-parallel-size {c.tensor_parallel}",
-         f"--max-num-seqs {c.max_num_seqs}",
-         f"--max-num-batched-tokens {c.max_num_batched_tokens}"]
-    if c.weights in QUANTIZATION:
-        v.append(f"--quantization {QUANTIZATION[c.weights]}")
+    """``{backend: command}`` for vLLM, SGLang and TensorRT-LLM; the layout's flags are
+    :meth:`ParallelLayout.flags` (an engine that cannot spell the layout gets a line saying
+    so). ``max_num_seqs`` and the token budget are per data-parallel group, as vLLM's and
+    TensorRT-LLM's flags are; SGLang's ``--max-running-requests`` counts the whole replica."""
+    hf, layout = _hf_id(model), c.parallel
+    quant = [f"--quantization {QUANTIZATION[c.weights]}"] if c.weights in QUANTIZATION else []
+    v = [f"vllm serve {hf}", *_flags(layout, "vllm"), f"--max-num-seqs {c.max_num_seqs}",
+         f"--max-num-batched-tokens {c.max_num_batched_tokens}", *quant]
     if c.kv_dtype != "bf16":
         v.append(f"--kv-cache-dtype {c.kv_dtype}")
-    if c.expert_parallel:
-        v.append("--enable-expert-parallel")
-    s = [f"python -m sglang.launch_server --model-path {hf}", f"--tp {c.tensor_parallel}",
-         f"--max-running-requests {c.max_num_seqs}",
-         f"--chunked-prefill-size {c.max_num_batched_tokens}"]
-    if c.weights in QUANTIZATION:
-        s.append(f"--quantization {QUANTIZATION[c.weights]}")
+    s = [f"python -m sglang.launch_server --model-path {hf}", *_flags(layout, "sglang"),
+         f"--max-running-requests {c.max_num_seqs * c.data_parallel}",
+         f"--chunked-prefill-size {c.max_num_batched_tokens}", *quant]
     if c.kv_dtype != "bf16":
         s.append(f"--kv-cache-dtype {c.kv_dtype}_e4m3")
-    if c.expert_parallel:
-        s.append(f"--ep-size {c.tensor_parallel}")
-    t = [f"trtllm-serve {hf}", f"--tp_size {c.tensor_parallel}",
+    t = [f"trtllm-serve {hf}", *_flags(layout, "trtllm"),
          f"--max_batch_size {c.max_num_seqs}", f"--max_num_tokens {c.max_num_batched_tokens}"]
-    if c.expert_parallel:
-        t.append(f"--ep_size {c.tensor_parallel}")
     return {"vllm": " ".join(v), "sglang": " ".join(s), "trtllm": " ".join(t)}
+
+
+def _flags(layout: ParallelLayout, engine: str) -> list[str]:
+    """The layout's flags, or a note where ``engine`` cannot spell it."""
+    try:
+        return layout.flags(engine)
+    except NapkinError as e:
+        return [f"# not expressible: {e}"]

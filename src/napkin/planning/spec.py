@@ -17,9 +17,11 @@
     prices: {h100-sxm: 2.49}             # $/GPU-hour overrides of the price catalog
     seeds: 3
 
-A candidate is one point of the product of the search lists (GPU, TP, replicas, weight format,
-KV format, ``max_num_seqs``, token budget, backend, expert parallelism for MoE models at TP > 1)
-with ``tp × replicas ≤ max_gpus``.
+A candidate is one point of the product of the search lists (GPU, TP, data-parallel attention,
+replicas, weight format, KV format, ``max_num_seqs``, token budget, backend, expert parallelism
+and two-batch overlap for MoE models) with ``tp × dp × replicas ≤ max_gpus``: for DeepSeek-V3
+``tensor_parallel: [1, 8]``, ``data_parallel: [1, 8]``, ``expert_parallel: [false, true]``
+tries TP8, TP8 with EP, DEP8 (dp 8, ep) and its TP-sliced-expert twin.
 """
 
 import itertools
@@ -34,6 +36,7 @@ from napkin.errors import NapkinError
 from napkin.serving.scenario import DisaggConfig, EngineConfig, Scenario, SLOConfig
 from napkin.serving.workload import Workload
 from napkin.specs.files import InputModel, read_yaml, validation_message
+from napkin.specs.layout import ParallelLayout
 
 Backend = Literal["vllm", "trtllm", "sglang"]
 XPYD = re.compile(r"(\d+)P(\d+)D", re.IGNORECASE)
@@ -69,9 +72,15 @@ class SearchSpace(InputModel):
     backends: list[Backend] = Field(default=["vllm"], min_length=1)
     """Engine backends to try: their scheduling policy and, with ``calibration: auto``, their
     calibration profile."""
+    data_parallel: list[int] = Field(default=[1], min_length=1)
+    """MoE models: data-parallel attention groups per replica to try (``engine.data_parallel``;
+    values above 1 are skipped for dense models and disaggregated layouts)."""
     expert_parallel: list[bool] = Field(default=[False], min_length=1)
-    """MoE models: also try experts sharded over the TP ranks (skipped for dense models and
-    TP 1)."""
+    """MoE models: also try whole experts spread over the replica's GPUs (skipped for dense
+    models and one-GPU replicas)."""
+    two_batch_overlap: list[bool] = Field(default=[False], min_length=1)
+    """MoE models with data-parallel attention: also try two-batch overlap (skipped at
+    ``data_parallel`` 1)."""
     disaggregated: list[str] = Field(default_factory=list)
     """Disaggregated deployments to try as well, ``"xPyD"``: x prefill and y decode replicas
     of the TP size (``"1P1D"``, ``"2P3D"``)."""
@@ -86,7 +95,8 @@ class SearchSpace(InputModel):
 
     @model_validator(mode="after")
     def _positive(self) -> "SearchSpace":
-        for name in ("tensor_parallel", "replicas", "max_num_seqs", "max_num_batched_tokens"):
+        for name in ("tensor_parallel", "data_parallel", "replicas", "max_num_seqs",
+                     "max_num_batched_tokens"):
             values = getattr(self, name)
             if any(v < 1 for v in values):
                 raise ValueError(f"{name}: every value must be >= 1")
@@ -154,10 +164,20 @@ class Candidate:
     expert_parallel: bool = False
     prefill_replicas: int = 0
     """Disaggregated: prefill replicas (``replicas`` is then the decode pool's); 0 aggregated."""
+    data_parallel: int = 1
+    """Data-parallel attention groups per replica (of ``tensor_parallel`` GPUs each)."""
+    two_batch_overlap: bool = False
+
+    @property
+    def parallel(self) -> ParallelLayout:
+        """One replica's :class:`ParallelLayout`."""
+        ranks = self.tensor_parallel * self.data_parallel
+        return ParallelLayout(self.tensor_parallel, self.data_parallel,
+                              ranks if self.expert_parallel else 1, self.two_batch_overlap)
 
     @property
     def gpus(self) -> int:
-        return self.tensor_parallel * (self.replicas + self.prefill_replicas)
+        return self.parallel.ranks * (self.replicas + self.prefill_replicas)
 
     @property
     def layout(self) -> str:
@@ -167,8 +187,7 @@ class Candidate:
         return f"{self.replicas}×"
 
     def label(self) -> str:
-        ep = " ep" if self.expert_parallel else ""
-        return (f"{self.layout}{self.gpu} tp{self.tensor_parallel}{ep} {self.weights} "
+        return (f"{self.layout}{self.gpu} {self.parallel.label()} {self.weights} "
                 f"{self.backend} seqs {self.max_num_seqs} budget {self.max_num_batched_tokens}")
 
     def scenario(self, plan: PlanFile, workload: Workload) -> Scenario:
@@ -180,7 +199,8 @@ class Candidate:
                               tensor_parallel=self.tensor_parallel,
                               replicas=1 if disagg else self.replicas, backend=self.backend,
                               router=plan.router, expert_parallel=self.expert_parallel,
-                              disaggregated=disagg)
+                              data_parallel=self.data_parallel,
+                              two_batch_overlap=self.two_batch_overlap, disaggregated=disagg)
         knobs = {k: getattr(plan, k) for k in ("mfu", "mbu", "step_overhead_ms")
                  if getattr(plan, k) is not None}
         return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,
@@ -196,14 +216,15 @@ def candidates(plan: PlanFile) -> list[Candidate]:
     s = plan.search
     moe = load_model(plan.model).is_moe
     out = []
-    for gpu, tp, reps, w, kv, seqs, budget, backend, ep in itertools.product(
-            s.gpus, s.tensor_parallel, s.replicas, s.weights or [plan.weights],
+    for gpu, tp, dp, reps, w, kv, seqs, budget, backend, ep, tbo in itertools.product(
+            s.gpus, s.tensor_parallel, s.data_parallel, s.replicas, s.weights or [plan.weights],
             s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
-            s.backends, s.expert_parallel):
-        if ep and not (moe and tp > 1):
+            s.backends, s.expert_parallel, s.two_batch_overlap):
+        if not _expressible(moe, tp, dp, ep, tbo):
             continue
-        if s.max_gpus is None or tp * reps <= s.max_gpus:
-            out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep))
+        if s.max_gpus is None or tp * dp * reps <= s.max_gpus:
+            out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep,
+                                 data_parallel=dp, two_batch_overlap=tbo))
     for gpu, tp, pd, w, kv, seqs, budget, backend, ep in itertools.product(
             s.gpus, s.tensor_parallel, s.disaggregated, s.weights or [plan.weights],
             s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
@@ -214,6 +235,15 @@ def candidates(plan: PlanFile) -> list[Candidate]:
         if s.max_gpus is None or tp * (x + y) <= s.max_gpus:
             out.append(Candidate(gpu, tp, y, w, kv, seqs, budget, backend, ep, x))
     return out
+
+
+def _expressible(moe: bool, tp: int, dp: int, ep: bool, tbo: bool) -> bool:
+    """Whether a layout is worth a candidate: data-parallel attention, expert parallelism and
+    two-batch overlap are for MoE models; EP needs several GPUs, TBO data-parallel
+    attention."""
+    if not moe:
+        return dp == 1 and not ep and not tbo
+    return (not ep or tp * dp > 1) and (not tbo or dp > 1)
 
 
 def load_plan(path: str | Path) -> tuple[PlanFile, Path]:

@@ -12,14 +12,14 @@ is what vLLM's profiling forward allocates at most.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError
 
-from napkin.accounting.forward import Precision, weight_bytes
+from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
 from napkin.calibration.basis import FittedTimer, StepBasis
 from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
@@ -33,8 +33,9 @@ from napkin.serving.simulate import Disaggregation, SimRun, simulate
 from napkin.serving.workload import Workload, load_workload
 from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
+from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
-from napkin.timing import Efficiency, RooflineTimer
+from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
 from napkin.units import GB, MS, GiB
 
 
@@ -126,12 +127,28 @@ class EngineConfig(InputModel):
     mode: Literal["fast", "exact"] = "fast"
     """``fast``: runs of identical decode steps advance in closed form; ``exact``: one step at a
     time through ``forward()`` (slower; tests check they agree). ``--mode`` overrides it."""
+    data_parallel: int = Field(default=1, ge=1, le=1024)
+    """MoE models: data-parallel attention groups per replica (vLLM ``--data-parallel-size``,
+    SGLang ``--dp`` with ``--enable-dp-attention``, TensorRT-LLM ``enable_attention_dp``). A
+    replica then has ``tensor_parallel × data_parallel`` GPUs; each group of ``tensor_parallel``
+    holds its own requests and KV cache, and ``max_num_seqs``, ``max_num_batched_tokens`` and the
+    KV pool are per group (the replica runs ``data_parallel`` times as many, spread evenly). The
+    routed experts span all the replica's GPUs and tokens reach them by all-to-all
+    (:mod:`napkin.accounting.ranks`)."""
     expert_parallel: bool = False
-    """MoE models: experts sharded over the ``tensor_parallel`` ranks (vLLM's
-    ``--enable-expert-parallel``). With tensor-parallel attention the MoE outputs meet in the
-    same all-reduce as tensor-parallel experts', so the step times are TP's
-    (:func:`napkin.accounting.collectives.parallel_collectives`); it changes the launch
-    command."""
+    """MoE models: whole experts spread over the replica's ``tensor_parallel × data_parallel``
+    GPUs instead of every expert split over them (vLLM's ``--enable-expert-parallel``, SGLang's
+    ``--ep-size``). A step then waits for the busiest rank: its routed load and the experts it
+    touches (:mod:`napkin.accounting.routing`)."""
+    two_batch_overlap: bool = False
+    """With ``data_parallel`` > 1: each step runs as two micro-batches so that one's all-to-all
+    hides under the other's compute (SGLang ``--enable-two-batch-overlap``, vLLM
+    ``--enable-dbo``)."""
+    gpus_per_node: int = Field(default=8, ge=1, le=1024)
+    """GPUs sharing one NVLink domain: all-to-all traffic between nodes goes over the NICs."""
+    internode_gbs: float = Field(default=50.0, gt=0, le=1e5, allow_inf_nan=False)
+    """Per-GPU network bandwidth per direction between nodes, GB/s (10^9 bytes/s; 50 = one
+    400 Gb/s NIC per GPU, as on DGX H100/H200/B200)."""
     disaggregated: DisaggConfig | None = None
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
 
@@ -227,22 +244,39 @@ class Built:
     prefill_spec: EngineSpec | None = None
     """Disaggregated: the prefill pool's engines (``spec`` is then the decode pool's)."""
     disagg: Disaggregation | None = None
+    layout: ParallelLayout = field(default_factory=ParallelLayout)
+    """The replica's parallel layout (``spec.tensor_parallel`` is its attention TP)."""
 
     @property
     def calibration(self) -> str:
         return self.profile.name if self.profile else "roofline"
 
     def _timer(self, spec: EngineSpec) -> StepTimer | None:
+        """The step timer of engines of ``spec``: the profile's or the roofline (None: the
+        engine's own roofline), over the whole group for a tensor-parallel layout, else one
+        rank's timer inside a :class:`LayoutTimer`."""
+        plain = self.layout.is_tensor_parallel
+        tp = spec.tensor_parallel if plain else 1
+        compute = self.precision.weights.compute
+        timer: StepTimer | None = None
         if self.profile is not None:
-            basis = StepBasis.of(self.model, self.acc, self.precision.weights.compute,
-                                 spec.tensor_parallel, spec.allreduce_bytes_per_s)
-            return FittedTimer(basis, self.profile.model)
-        if self.scenario.frontend_ms:
-            return replace(RooflineTimer.of(
-                self.model, self.acc, self.precision.weights.compute, self.eff,
-                spec.tensor_parallel, spec.allreduce_bytes_per_s, spec.allreduce_latency_s),
-                request_s=self.scenario.frontend_ms * MS)
-        return None
+            basis = StepBasis.of(self.model, self.acc, compute, tp, spec.allreduce_bytes_per_s)
+            timer = FittedTimer(basis, self.profile.model)
+        elif self.scenario.frontend_ms or not plain:
+            timer = replace(RooflineTimer.of(
+                self.model, self.acc, compute, self.eff, tp, spec.allreduce_bytes_per_s,
+                spec.allreduce_latency_s), request_s=self.scenario.frontend_ms * MS)
+        if plain or timer is None:
+            return timer
+        e = self.scenario.engine
+        link, latency = spec.allreduce_bytes_per_s, spec.allreduce_latency_s
+        if self.profile is not None:  # its fitted collectives: s each, × the ideal link time
+            c = self.profile.model.as_dict()
+            link = link / c["allreduce_bytes"] if c["allreduce_bytes"] else float("inf")
+            latency = c["allreduce"]
+        return LayoutTimer.of(self.model, self.precision, self.layout, timer, link, latency,
+                              e.internode_gbs * GB * link / spec.allreduce_bytes_per_s,
+                              e.gpus_per_node)
 
     def engines(self) -> list[Engine]:
         """Fresh engine replicas (a simulation mutates them): the prefill pool first when
@@ -327,13 +361,10 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     eff = Efficiency(scenario.mfu, scenario.mbu, scenario.step_overhead_ms * MS)
     e = scenario.engine
     tp = e.tensor_parallel
-    check_tensor_parallel(model, tp)
-    if e.expert_parallel and not (model.is_moe and tp > 1):
-        raise NapkinError(f"engine.expert_parallel: needs a MoE model and tensor_parallel > 1 "
-                          f"({model.name}: {'MoE' if model.is_moe else 'dense'}, tp {tp})")
+    layout = engine_layout(model, e)
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
     link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
-    spec, pool, derivation = _engine_spec(model, acc, precision, e, tp, link)
+    spec, pool, derivation = _engine_spec(model, acc, precision, e, layout, link)
     prefill_spec = disagg = None
     if e.disaggregated is not None:
         d = e.disaggregated
@@ -342,7 +373,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                               "prefill_replicas and decode_replicas instead")
         ptp = d.prefill_tensor_parallel or tp
         check_tensor_parallel(model, ptp)
-        prefill_spec, _, _ = _engine_spec(model, acc, precision, e, ptp, link)
+        prefill_spec, _, _ = _engine_spec(model, acc, precision, e, ParallelLayout(ptp), link)
         kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else acc.allreduce_bytes_per_s * ptp
         disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
                                 kv_token)
@@ -358,6 +389,10 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         longest = (int(source.requests.input_tokens.max()),
                    int(source.requests.output_tokens.max()))
     profile, warnings = _calibration(scenario, model, acc.id, precision.weights.name, longest)
+    if profile is not None and not layout.is_tensor_parallel:
+        warnings += (f"outside profile {profile.name!r}: fitted on tensor-parallel layouts; "
+                     f"{layout.label()} times one rank's work with its coefficients and adds "
+                     "the roofline's all-to-alls",)
     if (not e.chunked_prefill and longest
             and longest[0] + e.max_num_seqs > e.max_num_batched_tokens):
         warnings += (f"chunked_prefill off: a {longest[0]}-token prompt runs whole only in a "
@@ -367,21 +402,46 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     slo = SLO(scenario.slo.ttft_s, scenario.slo.tpot_s, scenario.slo.share, scenario.slo.e2e_s)
     return Built(scenario, model, acc, precision, eff, spec, pool, derivation, source, slo,
                  profile, warnings, getattr(workload.arrivals, "warmup_requests", 0),
-                 prefill_spec, disagg)
+                 prefill_spec, disagg, layout)
+
+
+def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
+    """The replica's :class:`ParallelLayout` from the engine settings, checked against
+    ``model`` (errors name the scenario's fields)."""
+    ranks = e.tensor_parallel * e.data_parallel
+    if e.expert_parallel and not (model.is_moe and ranks > 1):
+        raise NapkinError(f"engine.expert_parallel: needs a MoE model on more than one GPU "
+                          f"(tensor_parallel × data_parallel > 1; {model.name}: "
+                          f"{'MoE' if model.is_moe else 'dense'}, {ranks} GPU)")
+    if e.two_batch_overlap and e.data_parallel == 1:
+        raise NapkinError("engine.two_batch_overlap: overlaps the all-to-alls of "
+                          "data-parallel attention; set engine.data_parallel > 1")
+    layout = ParallelLayout(e.tensor_parallel, e.data_parallel,
+                            ranks if e.expert_parallel else 1, e.two_batch_overlap)
+    layout.check(model)
+    if e.disaggregated is not None and not layout.is_tensor_parallel:
+        raise NapkinError("engine.disaggregated: with tensor-parallel layouts only "
+                          "(data_parallel 1, expert_parallel false) for now")
+    return layout
 
 
 def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: EngineConfig,
-                 tp: int, link: float) -> tuple[EngineSpec, float, dict[str, float]]:
-    """An engine replica at ``tp``: its spec, KV pool bytes (whole group) and their
-    derivation (see the module docstring)."""
+                 layout: ParallelLayout, link: float
+                 ) -> tuple[EngineSpec, float, dict[str, float]]:
+    """An engine replica in ``layout``: its spec, KV pool bytes (whole replica) and their
+    derivation (see the module docstring). Per device: the attention side's weights over the
+    attention TP, the routed experts' over every rank; the KV pool is per data-parallel group,
+    and so are ``max_num_seqs`` and the token budget."""
+    tp, dp = layout.attention_tp, layout.attention_dp
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
-    shards = model.kv_devices(tp)  # the pool holds each token once per replica of its KV
+    shards = model.kv_devices(tp) * dp  # the pool holds each token once per copy of its KV
     derivation: dict[str, float] = {}
     if e.kv_pool_gib is not None:
         pool = e.kv_pool_gib * GiB * shards  # the setting is per device, as vLLM's
         derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
     else:
-        weights = weight_bytes(model, precision) / tp
+        routed = routed_weight_bytes(model, precision)
+        weights = (weight_bytes(model, precision) - routed) / tp + routed / layout.ranks
         act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
         usable = acc.device_memory_bytes * e.gpu_memory_utilization
         per_device = usable - weights - act - e.reserve_gib * GiB
@@ -392,8 +452,8 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         if per_device <= 0:
             raise NapkinError(
                 f"kv pool: nothing left for KV on {acc.id} ({per_device / GB:.2f} GB per device "
-                f"after weights, activations and reserve at tensor_parallel {tp}); use more "
-                "tensor_parallel, a smaller weight format or set engine.kv_pool_gib"
+                f"after weights, activations and reserve in layout {layout.label()}); use "
+                "more tensor_parallel, a smaller weight format or set engine.kv_pool_gib"
             )
         pool = per_device * shards
     num_blocks = int(pool // (e.block_size * kv_token))
@@ -402,8 +462,8 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         raise NapkinError(f"{field}: a KV pool of {pool / GiB:.3g} GiB holds no block of "
                           f"{e.block_size} tokens ({e.block_size * kv_token / GiB:.3g} GiB)")
     spec = EngineSpec(
-        num_blocks=num_blocks, max_num_seqs=e.max_num_seqs,
-        max_num_batched_tokens=e.max_num_batched_tokens, block_size=e.block_size,
+        num_blocks=num_blocks, max_num_seqs=e.max_num_seqs * dp,
+        max_num_batched_tokens=e.max_num_batched_tokens * dp, block_size=e.block_size,
         enable_prefix_caching=e.enable_prefix_caching,
         long_prefill_token_threshold=e.long_prefill_token_threshold, tensor_parallel=tp,
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,

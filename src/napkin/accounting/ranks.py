@@ -1,0 +1,141 @@
+"""The work of the busiest GPU of a parallel layout in one step, and its all-to-all bytes.
+
+The ranks of a replica wait for each other at every MoE layer, so a step takes the slowest
+rank's time. From a step's totals on the whole replica (:meth:`LinearCost.parts`: dense FLOPs,
+attention FLOPs, weight bytes, KV bytes, 16-bit FLOPs; T new tokens), with a
+:class:`~napkin.specs.layout.ParallelLayout` of N = tp_a·dp_a = tp_e·ep ranks:
+
+- **attention side** (everything but the routed experts): FLOPs / N (the tokens over the dp_a
+  groups, the heads and projections over tp_a), weight bytes / tp_a (a copy per group), KV
+  bytes / (dp_a · d) with d = :meth:`ModelSpec.kv_devices` (tp_a) (each group caches its own
+  requests; MLA's latent is whole on each rank of a group);
+- **routed experts** on the busiest rank: FLOPs ``(f/k)·L_max / tp_e`` with f the routed FLOPs
+  of one token (k experts, all MoE layers) and L_max the expected busiest rank's (token, expert)
+  assignments (:func:`~napkin.accounting.routing.expected_max_rank_tokens`), and weight bytes
+  ``M_max · b / tp_e`` with M_max the expected most experts one rank touches
+  (:func:`~napkin.accounting.routing.expected_max_rank_experts_touched`) and b one expert's
+  bytes over the MoE layers. With ep = 1 these are the replica's routed FLOPs and bytes / N,
+  so a tensor-parallel layout gets exactly what :class:`napkin.timing.RooflineTimer` counts.
+
+All-to-all (data-parallel attention, experts on more than one rank): per MoE layer a rank
+dispatches each of its T/N tokens to the ranks holding its experts — ``D·tp_e`` ranks, D =
+:func:`~napkin.accounting.routing.expected_destination_ranks` (one send per destination rank,
+as DeepEP sends), a share (N − 1)/N of them remote — and receives the outputs back (combine):
+``(T/N)·D·tp_e·(N − 1)/N·h·(b_dispatch + b_combine)`` bytes per rank and MoE layer. Without
+expert parallelism (ep = 1, D = 1) this is an all-gather and a reduce-scatter of every token's
+hidden state, ``(N − 1)/N·T·h·(b_dispatch + b_combine)``.
+"""
+
+from dataclasses import dataclass, field
+
+from napkin.accounting.forward import Precision, experts_touched, op_rates
+from napkin.accounting.routing import (
+    expected_destination_ranks,
+    expected_max_rank_experts_touched,
+    expected_max_rank_tokens,
+)
+from napkin.specs.dtypes import SIXTEEN_BIT
+from napkin.specs.layout import ParallelLayout
+from napkin.specs.model import ModelSpec
+
+Parts = tuple[float, float, float, float, float]
+"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs)."""
+
+COMBINE_BYTES = 2
+"""Bytes per hidden element of the combine (outputs return in BF16)."""
+
+
+def dispatch_bytes_per_element(compute: str) -> float:
+    """Bytes per hidden element a dispatch sends: 1 with per-128-element FP32 scales (1 +
+    4/128) for a model that computes below 16 bits (DeepEP and vLLM's all-to-all kernels
+    quantize the dispatch to FP8 for FP8/FP4 experts), else 2 (BF16)."""
+    return 2.0 if compute in SIXTEEN_BIT else 1.0 + 4.0 / 128
+
+
+@dataclass(frozen=True)
+class ExpertGroup:
+    """Routed experts of one shape: E experts, top-k, the FLOPs one token spends in its k
+    experts over these layers, and one expert's weight bytes over these layers."""
+
+    num_experts: int
+    top_k: int
+    flops_per_token: float
+    bytes_per_expert: float
+
+
+@dataclass(frozen=True)
+class RankCost:
+    """Busiest-rank work of one model in one layout (see the module docstring)."""
+
+    layout: ParallelLayout
+    groups: tuple[ExpertGroup, ...]
+    kv_devices: float
+    """:meth:`ModelSpec.kv_devices` of the attention TP."""
+    moe_layers: int
+    hidden_size: int
+    dispatch_bytes: float
+    """Bytes per hidden element of a dispatch (:func:`dispatch_bytes_per_element`)."""
+    _routed: dict[float, tuple[float, float, float, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    """:meth:`routed` by token count (a simulator asks for the same few counts many times)."""
+
+    @classmethod
+    def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout) -> "RankCost":
+        """Expert groups read off ``op_rates`` (the single source of forward costs)."""
+        per_group: dict[tuple[int, int], list[float]] = {}
+        for r in op_rates(model, precision):
+            if r.experts is not None:
+                g = per_group.setdefault(r.experts, [0.0, 0.0])
+                g[0] += r.flops_per_token
+                g[1] += r.weight_bytes
+        return cls(layout, tuple(ExpertGroup(e, k, f, b) for (e, k), (f, b) in per_group.items()),
+                   model.kv_devices(layout.attention_tp),
+                   sum(1 for b in model.blocks if b.experts is not None), model.hidden_size,
+                   dispatch_bytes_per_element(precision.weights.compute))
+
+    def routed(self, tokens: float) -> tuple[float, float, float, float]:
+        """(routed FLOPs and expert bytes of the whole replica, the busiest rank's routed FLOPs
+        and expert bytes) for ``tokens`` tokens routed."""
+        hit = self._routed.get(tokens)
+        if hit is not None:
+            return hit
+        ep, tp_e, t = self.layout.expert_parallel, self.layout.moe_tp, round(tokens)
+        total_f = total_b = rank_f = rank_b = 0.0
+        for g in self.groups:
+            total_f += g.flops_per_token * tokens
+            total_b += experts_touched(g.num_experts, g.top_k, t) * g.bytes_per_expert
+            load = expected_max_rank_tokens(g.num_experts, g.top_k, ep, t)
+            rank_f += g.flops_per_token / g.top_k * load / tp_e
+            rank_b += expected_max_rank_experts_touched(g.num_experts, g.top_k, ep, t) \
+                * g.bytes_per_expert / tp_e
+        out = self._routed[tokens] = (total_f, total_b, rank_f, rank_b)
+        return out
+
+    def rank_parts(self, parts: Parts, tokens: float) -> Parts:
+        """The busiest rank's parts of a step whose replica-wide parts are ``parts`` for
+        ``tokens`` new tokens (module docstring)."""
+        dense, attention, weights, kv, sixteen = parts
+        if not tokens:
+            return parts
+        lay = self.layout
+        n, tp_a = float(lay.ranks), float(lay.attention_tp)
+        total_f, total_b, rank_f, rank_b = self.routed(tokens) if self.groups else (0.0,) * 4
+        return ((dense - total_f) / n + rank_f, attention / n,
+                (weights - total_b) / tp_a + rank_b,
+                kv / (lay.attention_dp * self.kv_devices), sixteen / n)
+
+    def rank_tokens(self, tokens: float) -> float:
+        """Tokens one attention group runs: ``T / dp_a``."""
+        return tokens / self.layout.attention_dp
+
+    def alltoall_bytes(self, tokens: float) -> float:
+        """Bytes one rank sends in one MoE layer's dispatch and combine (module docstring);
+        0 without data-parallel attention."""
+        lay = self.layout
+        if not (lay.all_to_all and self.groups):
+            return 0.0
+        g = self.groups[0]
+        n = lay.ranks
+        sends = expected_destination_ranks(g.num_experts, g.top_k, lay.expert_parallel) \
+            * lay.moe_tp * (n - 1) / n
+        return tokens / n * sends * self.hidden_size * (self.dispatch_bytes + COMBINE_BYTES)

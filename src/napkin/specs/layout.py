@@ -1,0 +1,150 @@
+"""``ParallelLayout``: how the GPUs of one serving replica split a model.
+
+Attention runs on ``attention_tp × attention_dp`` ranks: ``attention_dp`` groups of
+``attention_tp`` GPUs, each group with its own requests and KV cache (data-parallel attention),
+the heads split over the group's GPUs (tensor parallelism). The routed experts of every MoE
+layer run on the same ``ranks`` GPUs as ``moe_tp × expert_parallel``: with expert parallelism
+each GPU holds ``num_experts / expert_parallel`` whole experts, without it every expert is split
+over all of them. Everything else (attention projections, dense MLP layers, shared experts,
+router, embedding and LM head) stays with the attention: split over ``attention_tp``, a copy in
+every data-parallel group, run on the group's own tokens — as vLLM (``--data-parallel-size``),
+TensorRT-LLM (``enable_attention_dp``) and SGLang with ``--moe-dense-tp-size 1`` place them.
+
+Tokens meet the experts by one of two exchanges per MoE layer:
+
+- **all-reduce** (``attention_dp`` = 1): every rank holds every token after the attention
+  all-reduce, runs its experts (or its slice of each) on the tokens routed to them, and the
+  outputs meet in the next all-reduce, as a tensor-parallel MLP's do;
+- **all-to-all** (``attention_dp`` > 1 with experts over more than one rank): a rank sends each
+  of its tokens to the ranks that hold its top-k experts (dispatch) and gets the outputs back
+  (combine) — vLLM ``use_all2all_kernels`` (``dp_size > 1 and use_ep``), SGLang/TensorRT-LLM
+  DeepEP or NCCL all-to-all.
+
+Launch flags for each engine are in :meth:`ParallelLayout.flags`.
+"""
+
+from dataclasses import dataclass
+
+from napkin.errors import NapkinError, require
+from napkin.specs.model import ModelSpec, check_tensor_parallel
+
+
+@dataclass(frozen=True)
+class ParallelLayout:
+    """One replica's parallel layout (see the module docstring).
+
+    ``expert_parallel`` is 1 (every expert split over all ranks: MoE TP = ranks) or ``ranks``
+    (whole experts, ``num_experts / ranks`` per GPU: MoE TP 1) — the two layouts the three
+    engines' command lines spell. ``two_batch_overlap`` splits a step into two micro-batches so
+    that one's all-to-all runs under the other's compute (SGLang ``--enable-two-batch-overlap``,
+    TensorRT-LLM/vLLM's equivalents).
+    """
+
+    attention_tp: int = 1
+    attention_dp: int = 1
+    expert_parallel: int = 1
+    two_batch_overlap: bool = False
+
+    def __post_init__(self) -> None:
+        require(self.attention_tp >= 1,
+                f"tensor_parallel: must be >= 1, got {self.attention_tp}")
+        require(self.attention_dp >= 1,
+                f"data_parallel: must be >= 1, got {self.attention_dp}")
+        require(self.expert_parallel in (1, self.ranks),
+                f"expert_parallel: experts over 1 or all {self.ranks} ranks of the replica, "
+                f"got {self.expert_parallel}")
+
+    @property
+    def ranks(self) -> int:
+        """GPUs of the replica: ``attention_tp × attention_dp``."""
+        return self.attention_tp * self.attention_dp
+
+    @property
+    def moe_tp(self) -> int:
+        """Ranks each routed expert is split over: ``ranks / expert_parallel``."""
+        return self.ranks // self.expert_parallel
+
+    @property
+    def all_to_all(self) -> bool:
+        """Tokens reach the experts by dispatch/combine all-to-alls (data-parallel attention
+        with experts on more than one rank), not through the attention all-reduce."""
+        return self.attention_dp > 1 and self.ranks > 1
+
+    @property
+    def is_tensor_parallel(self) -> bool:
+        """The plain layout: every rank holds every token (no data parallelism), every expert
+        split over all ranks — what :class:`napkin.timing.RooflineTimer` times."""
+        return self.attention_dp == 1 and self.expert_parallel == 1
+
+    def label(self) -> str:
+        """``tp8``, ``tp8 ep8``, ``dp8 ep8`` (DEP8), ``tp2 dp4 ep8``."""
+        parts = [f"tp{self.attention_tp}"] if self.attention_tp > 1 or self.attention_dp == 1 \
+            else []
+        if self.attention_dp > 1:
+            parts.append(f"dp{self.attention_dp}")
+        if self.expert_parallel > 1:
+            parts.append(f"ep{self.expert_parallel}")
+        if self.two_batch_overlap:
+            parts.append("tbo")
+        return " ".join(parts)
+
+    def check(self, model: ModelSpec) -> None:
+        """Raise unless ``model`` can run in this layout: the attention TP must split its heads
+        (:func:`check_tensor_parallel`); expert parallelism needs routed experts that divide
+        evenly over the ranks; data-parallel attention is for MoE models (a dense model's data
+        parallelism is replicas)."""
+        check_tensor_parallel(model, self.attention_tp)
+        if self.attention_dp > 1 and not model.is_moe:
+            raise NapkinError(f"engine.data_parallel: {model.name} is dense; data-parallel "
+                              "attention is for MoE models (serve a dense model's copies as "
+                              "engine.replicas)")
+        if self.expert_parallel > 1:
+            if not model.is_moe:
+                raise NapkinError(f"engine.expert_parallel: needs a MoE model ({model.name} "
+                                  "is dense)")
+            for b in model.blocks:
+                if b.experts and b.experts.num_experts % self.expert_parallel:
+                    raise NapkinError(
+                        f"engine.expert_parallel: {b.experts.num_experts} experts do not "
+                        f"divide over {self.expert_parallel} ranks (tensor_parallel × "
+                        "data_parallel)")
+
+    def flags(self, engine: str) -> list[str]:
+        """The engine's own command-line flags for this layout (vLLM ``vllm serve``, SGLang
+        ``sglang.launch_server``, TensorRT-LLM ``trtllm-serve``); raises where the engine
+        cannot spell it."""
+        tp, dp, ep = self.attention_tp, self.attention_dp, self.expert_parallel
+        if engine == "vllm":
+            out = [f"--tensor-parallel-size {tp}"]
+            if dp > 1:
+                out.append(f"--data-parallel-size {dp}")
+            if ep > 1:
+                out.append("--enable-expert-parallel")
+            if self.two_batch_overlap:
+                out.append("--enable-dbo")
+            return out
+        if engine == "sglang":
+            out = [f"--tp {self.ranks}"]
+            if dp > 1:
+                out += [f"--dp {dp}", "--enable-dp-attention", "--moe-dense-tp-size 1"]
+            if ep > 1:
+                out.append(f"--ep-size {ep}")
+                if dp > 1:
+                    out.append("--moe-a2a-backend deepep")
+            if self.two_batch_overlap:
+                out.append("--enable-two-batch-overlap")
+            return out
+        if engine == "trtllm":
+            if dp > 1 and tp > 1:
+                raise NapkinError(f"layout {self.label()}: TensorRT-LLM's attention data "
+                                  "parallelism spans every rank (attention TP 1)")
+            if self.two_batch_overlap:
+                raise NapkinError(f"layout {self.label()}: no two-batch overlap flag for "
+                                  "trtllm-serve")
+            out = [f"--tp_size {self.ranks}"]
+            if ep > 1:
+                out.append(f"--ep_size {ep}")
+            if dp > 1:
+                out.append("--extra_llm_api_options <(echo 'enable_attention_dp: true')")
+            return out
+        raise NapkinError(f"engine: {engine!r} is not vllm, sglang or trtllm")

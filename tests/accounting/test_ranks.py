@@ -1,0 +1,185 @@
+"""The busiest rank of a parallel layout and its step time, against hand derivations."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
+from napkin.accounting.linear import LinearCost
+from napkin.accounting.ranks import RankCost, dispatch_bytes_per_element
+from napkin.accounting.routing import expected_max_rank_experts_touched
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving.step import StepShape
+from napkin.specs.layout import ParallelLayout
+from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
+
+# DeepSeek-V3's config.json: hidden 7,168; 61 layers, the first 3 dense; 256 routed experts,
+# top-8, moe_intermediate_size 2,048 (gate, up, down: 3·7,168·2,048 weights an expert);
+# MLA latent kv_lora_rank 512 + qk_rope_head_dim 64 = 576 numbers cached per token and layer.
+H, LAYERS, MOE_LAYERS, EXPERTS, TOP_K, EXPERT_INTER = 7168, 61, 58, 256, 8, 2048
+LATENT = 512 + 64
+
+
+def test_dep8_deepseek_v3_decode_step_on_8_h100_by_hand():
+    """DEP8 (attention data parallel 8, expert parallel 8, attention TP 1) DeepSeek-V3, FP8
+    weights, BF16 KV, a decode step of 256 sequences per GPU (2,048 in the replica) at 2,000
+    cached tokens each, on 8×H100 SXM (3.35 TB/s, 1,978.9 TFLOP/s FP8) at the roofline
+    ceiling, NVLink 450 GB/s a direction, 10 µs a collective. (At FP8 the weights, 84 GB a GPU,
+    do not fit an 80 GB H100: this pins the step's arithmetic, not a deployment.)"""
+    m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    lay = ParallelLayout(attention_tp=1, attention_dp=8, expert_parallel=8)
+    timer = LayoutTimer.of(m, p, lay, RooflineTimer.of(m, acc, "fp8", Efficiency()),
+                           450e9, 10e-6)
+    seqs, ctx = 2048, 2000
+    parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * ctx, []))
+    dense, attention, weights, kv, _ = timer.cost.rank_parts(parts, seqs)
+
+    # KV: each rank caches its own 256 sequences' latents, read once and one token written:
+    # 256 · (2,000 + 1) · 61 layers · 576 · 2 B = 35,997,253,632 B.
+    kv_rank = 256 * (ctx + 1) * LAYERS * LATENT * 2
+    assert kv_rank == 35_997_253_632
+    assert kv == pytest.approx(kv_rank, rel=1e-12)
+
+    # Expert reads: 2,048 tokens × 8 picks touch every expert (a given expert is missed with
+    # probability (1 − 8/256)^2048 ≈ 5e-29), so the busiest rank reads all its 32 experts:
+    # 32 · 3 · 7,168 · 2,048 · 58 layers · 1 B = 81,738,596,352 B; the attention side (every
+    # weight but the routed experts, a copy on each rank) is read whole.
+    expert_bytes = 3 * H * EXPERT_INTER * MOE_LAYERS
+    routed = EXPERTS * expert_bytes
+    assert routed == routed_weight_bytes(m, p)
+    attention_side = weight_bytes(m, p) - m.embedding_params - routed  # the lookup reads 0
+    assert weights == pytest.approx(attention_side + 32 * expert_bytes, rel=1e-9)
+    assert 32 * expert_bytes == 81_738_596_352
+
+    # All-to-all: a rank's 256 tokens each go to D = 8·(1 − C(224, 8)/C(256, 8)) ranks on
+    # average (one send per rank holding any of its 8 experts), 7/8 of them remote, as FP8
+    # with a 4-byte scale per 128 (1.03125 B per element) out and BF16 (2 B) back.
+    d = 8 * (1 - math.comb(224, 8) / math.comb(256, 8))
+    assert d == pytest.approx(5.2947, abs=1e-4)
+    a2a = 256 * d * 7 / 8 * H * (1 + 4 / 128 + 2)
+    assert timer.cost.alltoall_bytes(seqs) == pytest.approx(a2a, rel=1e-12)
+    assert a2a == pytest.approx(25.77e6, rel=1e-3)
+    # 58 MoE layers × (bytes / 450 GB/s + dispatch and combine latency 2 × 10 µs)
+    comm = MOE_LAYERS * (a2a / 450e9 + 20e-6)
+    assert timer.comm_s(seqs) == (0.0, pytest.approx(comm, rel=1e-12))
+    assert comm == pytest.approx(4.481e-3, rel=1e-3)
+
+    # Step: memory-bound, (81.7 + 16.2 + 36.0) GB / 3.35 TB/s ≈ 39.98 ms, plus 4.48 ms.
+    compute_s = (dense + attention) / 1978.9e12
+    memory_s = (weights + kv) / 3.35e12
+    assert compute_s < memory_s
+    assert timer.step_s(parts, seqs) == pytest.approx(memory_s + comm, rel=1e-12)
+    assert timer.step_s(parts, seqs) == pytest.approx(44.46e-3, rel=1e-3)
+
+
+def test_tp8_caches_the_whole_latent_on_every_rank_and_dep8_an_eighth():
+    """MLA's latent KV is one head: tensor parallelism replicates it on every rank, data-parallel
+    attention splits the requests, so DEP8 reads 1/8 of TP8's KV per rank."""
+    m, p = load_model("deepseek-v3"), Precision.of("fp8", "bf16")
+    parts = LinearCost.of(m, p).parts(StepShape(64, 64 * 4096, []))
+    tp8 = RankCost.of(m, p, ParallelLayout(8)).rank_parts(parts, 64)
+    dep8 = RankCost.of(m, p, ParallelLayout(1, 8, 8)).rank_parts(parts, 64)
+    assert tp8[3] == parts[3]
+    assert dep8[3] == pytest.approx(parts[3] / 8, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tp=st.sampled_from([1, 2, 4, 8]), seqs=st.integers(1, 512),
+       ctx=st.integers(0, 32_768), chunk=st.integers(0, 4096))
+def test_a_tensor_parallel_layout_is_the_roofline_timer(tp, seqs, ctx, chunk):
+    """ParallelLayout(tp) through LayoutTimer (one rank's work on a one-GPU roofline plus the
+    attention all-reduces) gives RooflineTimer.of(tp)'s step time: every part over tp, the KV
+    over kv_devices(tp), the same all-reduces."""
+    m, acc = load_model("qwen3-30b-a3b"), load_accelerator("h100-sxm")
+    p, eff = Precision.of("bf16"), Efficiency(0.6, 0.8, 1e-4)
+    chunks = [(0, chunk, 1)] if chunk else []
+    parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * ctx, chunks))
+    tokens = seqs + chunk
+    whole = RooflineTimer.of(m, acc, "bf16", eff, tp, 450e9, 10e-6)
+    layout = LayoutTimer.of(m, p, ParallelLayout(tp), RooflineTimer.of(m, acc, "bf16", eff),
+                            450e9, 10e-6)
+    assert layout.step_s(parts, tokens) == pytest.approx(whole.step_s(parts, tokens), rel=1e-9)
+
+
+def test_expert_parallel_one_token_reads_the_busiest_ranks_experts():
+    """Qwen3-30B-A3B (128 experts, top-8, 48 MoE layers, hidden 2,048, expert width 768) over 4
+    ranks, one decode token: tensor-parallel experts read 8 experts' slices, 2 experts' worth
+    a rank; whole experts make the busiest rank read every expert of its own the token picks,
+    M = E[max over 4 ranks of experts touched] — the rest of the step is the same."""
+    m, p = load_model("qwen3-30b-a3b"), Precision.of("bf16")
+    parts = LinearCost.of(m, p).parts(StepShape(1, 1000, []))
+    tp = RankCost.of(m, p, ParallelLayout(4)).rank_parts(parts, 1)
+    ep = RankCost.of(m, p, ParallelLayout(4, 1, 4)).rank_parts(parts, 1)
+    expert = 3 * 2048 * 768 * 48 * 2  # one expert's bytes over the 48 layers, BF16
+    busiest = expected_max_rank_experts_touched(128, 8, 4, 1)
+    assert 2 < busiest < 8
+    assert ep[2] - tp[2] == pytest.approx((busiest - 2) * expert, rel=1e-9)
+    assert ep[3] == tp[3] and ep[1] == tp[1]
+
+
+def test_dispatch_precision():
+    assert dispatch_bytes_per_element("fp8") == 1.03125
+    assert dispatch_bytes_per_element("bf16") == 2
+
+
+def test_two_batch_overlap_hides_the_all_to_all_under_the_step():
+    """With TBO a step takes max(device time, all-to-all time): at 2,048 decode tokens the
+    DEP8 all-to-all (4.5 ms) hides under a 40 ms step."""
+    m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    dev = RooflineTimer.of(m, acc, "fp8", Efficiency())
+    parts = LinearCost.of(m, p).parts(StepShape(2048, 2048 * 2000, []))
+    plain = LayoutTimer.of(m, p, ParallelLayout(1, 8, 8), dev, 450e9, 10e-6)
+    tbo = LayoutTimer.of(m, p, ParallelLayout(1, 8, 8, True), dev, 450e9, 10e-6)
+    _, a2a = plain.comm_s(2048)
+    assert plain.step_s(parts, 2048) - tbo.step_s(parts, 2048) == pytest.approx(a2a, rel=1e-9)
+    series = tbo.series(parts, None, 2048)
+    assert series.time(1) == pytest.approx(tbo.step_s(parts, 2048), rel=1e-12)
+
+
+def test_across_nodes_the_nic_carries_the_remote_share():
+    """DEP16 over two 8-GPU nodes: of a token's remote sends, 7/15 stay on the node
+    (NVLink 450 GB/s) and 8/15 cross it (50 GB/s): the NIC sets the time."""
+    m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    t = LayoutTimer.of(m, p, ParallelLayout(1, 16, 16),
+                       RooflineTimer.of(m, acc, "fp8", Efficiency()), 450e9, 10e-6, 50e9, 8)
+    b = t.cost.alltoall_bytes(4096)
+    assert t.comm_s(4096)[1] == pytest.approx(58 * (b * 8 / 15 / 50e9 + 20e-6), rel=1e-12)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"attention_tp": 0}, "tensor_parallel"),
+    ({"attention_dp": 0}, "data_parallel"),
+    ({"attention_tp": 2, "attention_dp": 2, "expert_parallel": 2}, "expert_parallel"),
+])
+def test_bad_layouts(kwargs, field):
+    with pytest.raises(NapkinError, match=f"^{field}:"):
+        ParallelLayout(**kwargs)
+
+
+def test_layouts_check_the_model():
+    with pytest.raises(NapkinError, match=r"engine\.data_parallel"):
+        ParallelLayout(1, 4).check(load_model("qwen3-8b"))
+    with pytest.raises(NapkinError, match=r"engine\.expert_parallel: 128 experts"):
+        ParallelLayout(1, 3, 3).check(load_model("qwen3-30b-a3b"))
+    ParallelLayout(1, 8, 8).check(load_model("deepseek-v3"))
+
+
+def test_flags_per_engine():
+    dep = ParallelLayout(1, 8, 8)
+    assert dep.label() == "dp8 ep8"
+    assert dep.flags("vllm") == ["--tensor-parallel-size 1", "--data-parallel-size 8",
+                                 "--enable-expert-parallel"]
+    assert dep.flags("sglang") == ["--tp 8", "--dp 8", "--enable-dp-attention",
+                                   "--moe-dense-tp-size 1", "--ep-size 8",
+                                   "--moe-a2a-backend deepep"]
+    assert dep.flags("trtllm") == ["--tp_size 8", "--ep_size 8",
+                                   "--extra_llm_api_options <(echo 'enable_attention_dp: true')"]
+    assert ParallelLayout(8).flags("vllm") == ["--tensor-parallel-size 8"]
+    with pytest.raises(NapkinError, match="attention TP 1"):
+        ParallelLayout(2, 4, 8).flags("trtllm")

@@ -1,0 +1,90 @@
+"""Scenarios in parallel layouts: KV pools, step timers and errors, against hand derivations."""
+
+from pathlib import Path
+
+import pytest
+
+from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
+from napkin.catalog import load_model
+from napkin.errors import NapkinError
+from napkin.serving.metrics import summarize
+from napkin.serving.scenario import Scenario, activation_peak_bytes, build
+from napkin.timing import LayoutTimer
+from napkin.units import GiB, MiB
+
+# H200 SXM: 143,771 MiB reported to CUDA (catalog, nvidia-smi); vLLM's default
+# gpu_memory_utilization 0.9 and napkin's 1 GiB reserve. DeepSeek-V3 in FP8 with FP8 KV:
+# 61 layers × 576 latent numbers × 1 B = 35,136 B of KV per token, one latent head (TP
+# replicates it on every GPU).
+USABLE = 143_771 * MiB * 0.9
+KV_TOKEN = 61 * 576
+
+
+def _scenario(calibration: dict | None = None, **engine) -> Scenario:
+    return Scenario.model_validate({
+        "model": "deepseek-v3", "gpu": "h200", "weights": "fp8", "kv_dtype": "fp8",
+        **(calibration or {"calibration": "roofline", "mfu": 0.5, "mbu": 0.7}),
+        "engine": {"max_num_seqs": 64, "max_num_batched_tokens": 4096, "block_size": 64,
+                   **engine},
+        "workload": {"classes": {"a": {"input_tokens": 1000, "output_tokens": 200}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 20, "num_requests": 200}}})
+
+
+def test_dep8_kv_pool_is_eight_groups_of_one_gpu_each():
+    """TP8: weights/8 a GPU, and every GPU holds the whole latent of every request, so the
+    replica's pool is one GPU's free memory. DEP8: the attention side (all but the routed
+    experts) whole on each GPU and the experts / 8, the activation peak of one group's
+    64 sequences / 4,096 tokens, and eight pools of their own requests."""
+    m, p = load_model("deepseek-v3"), Precision.of("fp8", "fp8")
+    w, routed = weight_bytes(m, p), routed_weight_bytes(m, p)
+    act = activation_peak_bytes(m, 4096, 64)
+
+    tp8 = build(_scenario(tensor_parallel=8), Path("."))
+    free_tp8 = USABLE - w / 8 - act / 8 - GiB
+    assert tp8.kv_pool_bytes == pytest.approx(free_tp8 // (64 * KV_TOKEN) * 64 * KV_TOKEN)
+    assert tp8.spec.max_num_seqs == 64
+
+    dep8 = build(_scenario(tensor_parallel=1, data_parallel=8, expert_parallel=True),
+                 Path("."))
+    free_dep8 = USABLE - (w - routed) - routed / 8 - act - GiB
+    assert dep8.kv_pool_bytes == pytest.approx(
+        8 * free_dep8 // (64 * KV_TOKEN) * 64 * KV_TOKEN)
+    assert dep8.spec.max_num_seqs == 8 * 64 and dep8.spec.max_num_batched_tokens == 8 * 4096
+    assert isinstance(dep8.engines()[0].timer, LayoutTimer)
+    assert dep8.layout.label() == "dp8 ep8"
+
+
+def test_dep_simulates_and_differs_from_tp():
+    """The same requests through TP8 and DEP8: DEP8's numbers are its own."""
+    tp = summarize(build(_scenario(tensor_parallel=8), Path(".")).simulate())
+    dep = summarize(build(_scenario(tensor_parallel=1, data_parallel=8, expert_parallel=True),
+                          Path(".")).simulate())
+    assert tp.requests == dep.requests == 200
+    assert dep.tpot.mean_s != tp.tpot.mean_s
+    assert dep.output_tokens_per_s > 0 and tp.output_tokens_per_s > 0
+
+
+def test_a_profile_warns_outside_its_layouts():
+    b = build(_scenario({"calibration": "sglang"}, tensor_parallel=1, data_parallel=8,
+                        expert_parallel=True), Path("."))
+    assert any("fitted on tensor-parallel layouts; dp8 ep8" in w for w in b.warnings)
+    assert isinstance(b.engines()[0].timer, LayoutTimer)
+
+
+@pytest.mark.parametrize(("engine", "message"), [
+    ({"tensor_parallel": 1, "data_parallel": 8, "two_batch_overlap": True,
+      "model": "qwen3-8b"}, "engine.data_parallel: qwen3-8b is dense"),
+    ({"tensor_parallel": 8, "two_batch_overlap": True}, "engine.two_batch_overlap:"),
+    ({"tensor_parallel": 1, "data_parallel": 3, "expert_parallel": True},
+     "engine.expert_parallel: 256 experts do not divide over 3"),
+    ({"tensor_parallel": 1, "expert_parallel": True}, "engine.expert_parallel: needs"),
+    ({"tensor_parallel": 1, "data_parallel": 2,
+      "disaggregated": {"prefill_replicas": 1, "decode_replicas": 1}},
+     "engine.disaggregated: with tensor-parallel layouts only"),
+])
+def test_layout_errors_name_the_field(engine, message):
+    model = engine.pop("model", "deepseek-v3")
+    s = _scenario(**engine).model_copy(update={"model": model})
+    with pytest.raises(NapkinError) as e:
+        build(s, Path("."))
+    assert str(e.value).startswith(message)
