@@ -107,6 +107,11 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
     ("engine.disaggregated=3", "disaggregated"),
     ("engine.expert_parallel=maybe", "expert_parallel"),
     ("engine.expert_parallel=true", "expert_parallel"),  # a dense model
+    *[(f"engine.data_parallel={v}", "data_parallel") for v in ("0", "-1", "1.5", "x", "2000")],
+    ("engine.data_parallel=2", "data_parallel"),  # a dense model
+    *[(f"engine.two_batch_overlap={v}", "two_batch_overlap") for v in ("maybe", "true")],
+    *[(f"engine.gpus_per_node={v}", "gpus_per_node") for v in ("0", "1.5", "x")],
+    *[(f"engine.internode_gbs={v}", "internode_gbs") for v in ("0", "-1", ".nan", ".inf", "x")],
     *[(f"slo.share={v}", "slo.share") for v in ("0", "1.5", ".nan", "x")],
     *[(f"slo.e2e_s={v}", "slo.e2e_s") for v in ("0", "-1", ".nan", ".inf", "x")],
 ])
@@ -130,6 +135,12 @@ def test_accepted_disaggregated_and_ep_runs_print_finite_numbers(cli, tmp_path):
     code, out, err = cli("serve", "simulate", _file(tmp_path, moe), "--format", "json")
     assert code == 0, err
     assert_finite(json.loads(out))
+    dep = {**moe, "engine": {"max_num_seqs": 8, "tensor_parallel": 1, "data_parallel": 4,
+                             "expert_parallel": True, "two_batch_overlap": True,
+                             "gpus_per_node": 2, "internode_gbs": 1e-3}}
+    code, out, err = cli("serve", "simulate", _file(tmp_path, dep), "--format", "json")
+    assert code == 0, err
+    assert_finite(json.loads(out))
 
 
 # --- napkin plan ---
@@ -148,6 +159,8 @@ def test_accepted_disaggregated_and_ep_runs_print_finite_numbers(cli, tmp_path):
     *[(("search", "disaggregated"), v, "disaggregated") for v in (["1P"], ["0P1D"], "1P1D")],
     (("search", "backends"), ["tgi"], "backends"),
     (("search", "expert_parallel"), ["maybe"], "expert_parallel"),
+    *[(("search", "data_parallel"), v, "data_parallel") for v in ([0], [2, 2], [], [1.5])],
+    (("search", "two_batch_overlap"), ["maybe"], "two_batch_overlap"),
     (("search", "gpus"), ["h100-sxm", "nope"], "nope"),
     (("router",), "random", "router"),
     (("workload",), {"classes": {}}, "workload"),
