@@ -88,6 +88,18 @@ PUBLISHED_TOTALS = [
     # Kimi K2 Instruct 1,026,408,232,448; a checkpoint audit lists K2.5 at 1,026,879,376,368
     # with its vision tower and projector, which napkin leaves out.
     pytest.param("kimi-k2.5", 1_026_408_232_448, id="kimi-k2.5"),
+    # meta-llama/Llama-4-Scout-17B-16E-Instruct: HF API safetensors total 108,641,793,536 (model
+    # tables in several repositories) less the vision tower and projector, 871,932,416 (derived
+    # in tests/specs/test_llama4.py), which napkin leaves out.
+    pytest.param("llama-4-scout", 108_641_793_536 - 871_932_416, id="llama-4-scout"),
+    # Llama 4 Maverick: parameter_count 401,583,781,376 (Fireworks' billing export example) less
+    # the same vision tower and projector.
+    pytest.param("llama-4-maverick", 401_583_781_376 - 871_932_416, id="llama-4-maverick"),
+    # deepseek-ai/DeepSeek-V3.2: HF API safetensors total 685,355,329,792 less the MTP module as
+    # stored (11,624,027,648 + its copies of the embedding and head, 2 × 129,280 × 7,168; see
+    # tests/specs/test_deepseek_v32.py).
+    pytest.param("deepseek-v3.2", 685_355_329_792 - 11_624_027_648 - 2 * 129_280 * 7_168,
+                 id="deepseek-v3.2"),
 ]
 
 

@@ -70,6 +70,18 @@ MODELS: tuple[CatalogModel, ...] = (
                  _AIC + "MiniMaxAI--MiniMax-M2.5_config.json"),
     CatalogModel("kimi-k2.5", "moonshotai/Kimi-K2.5",
                  _AIC + "moonshotai--Kimi-K2.5_config.json (the language part is read)"),
+    # aiconfigurator's Llama 4 copies keep the architecture keys and drop the token ids,
+    # attention-temperature keys, no_rope_layers (the checkpoints' lists equal its default, 3
+    # chunked layers of 4) and tie_word_embeddings (false, the default).
+    CatalogModel("llama-4-scout", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+                 _AIC + "meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json (trimmed; "
+                 "the language part is read)"),
+    CatalogModel("llama-4-maverick", "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+                 _AIC + "meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json (trimmed; "
+                 "the language part is read)"),
+    CatalogModel("deepseek-v3.2", "deepseek-ai/DeepSeek-V3.2",
+                 _AIC + "deepseek-ai--DeepSeek-V3.2_config.json (read by "
+                 "napkin.specs.deepseek_v32)"),
 )
 
 

@@ -10,7 +10,11 @@ sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepse
 window plus compressed KV layers, an indexer, mHC, hash routing; read by
 :mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out). Unknown
 ``model_type`` values are read as Llama-like with SwiGLU MLPs, as long as the standard keys are
-present.
+present. Llama 4 (``llama4``'s ``text_config``, ``llama4_text``: a shared expert beside the
+routed ones, dense layers of ``intermediate_size_mlp``, chunked attention as sliding windows)
+is read through the keys above by :mod:`napkin.specs.llama4`; DeepSeek-V3.2 (``deepseek_v32``:
+DeepSeek-V3 with DSA, a lightning indexer and top-k sparse attention) by
+:mod:`napkin.specs.deepseek_v32`.
 """
 
 import json
@@ -196,12 +200,20 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         raise NapkinError(f"model: {source} must hold a JSON object, got {type(raw).__name__}")
     if isinstance(raw.get("text_config"), dict):  # vision-language: the language part
         raw = {"tie_word_embeddings": raw.get("tie_word_embeddings", False), **raw["text_config"]}
+    if raw.get("model_type") in ("llama4", "llama4_text"):  # Llama 4: read as napkin's keys
+        from napkin.specs.llama4 import llama4_keys
+
+        raw = llama4_keys(raw, source)
     try:
         cfg = HFConfig.model_validate(raw)
     except ValidationError as e:
         err = e.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise NapkinError(f"model: {source}: field {field!r}: {err['msg']}") from None
+    if cfg.model_type == "deepseek_v32":
+        from napkin.specs.deepseek_v32 import from_deepseek_v32  # V3's layers plus DSA
+
+        return from_deepseek_v32(cfg, raw, name, source)
     if cfg.model_type == "deepseek_v4":
         from napkin.specs.deepseek_v4 import from_deepseek_v4  # its models: built on use
 

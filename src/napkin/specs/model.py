@@ -200,16 +200,23 @@ class ModelSpec:
         """Over how many of ``tp`` tensor-parallel devices the KV cache is split: each layer's
         KV over ``min(tp, kv_heads)`` of them (past ``tp = kv_heads`` every KV head is
         replicated ``tp / kv_heads`` times, :func:`check_tensor_parallel`; MLA's latent cache,
-        one head, sits whole on every device). With layers that differ, the KV-weighted
-        harmonic mean, so that KV bytes per device = KV bytes / ``kv_devices(tp)``: DeepSeek-V3
-        at TP 8 holds its whole latent cache on each device (1), Qwen3-235B-A22B (4 KV heads) a
-        quarter (4), Llama-3.1-70B (8) an eighth (8)."""
+        one head, sits whole on every device; so does a compressed stream, DeepSeek-V4's entries
+        and DeepSeek-V3.2's latents and indexer keys, per token of context
+        ``elements_per_entry/ratio``). With layers that differ, the KV-weighted harmonic mean,
+        so that KV bytes per device = KV bytes / ``kv_devices(tp)``: DeepSeek-V3 at TP 8 holds
+        its whole latent cache on each device (1), Qwen3-235B-A22B (4 KV heads) a quarter (4),
+        Llama-3.1-70B (8) an eighth (8)."""
         require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
         total = per_device = 0.0
         for g in self.layer_groups:
             kv = g.num_layers * g.block.attention.kv_elements_per_token
             total += kv
             per_device += kv / min(tp, g.block.attention.num_kv_heads)
+            c = g.block.compressed
+            if c is not None:  # one head, replicated on every device
+                kv = g.num_layers * c.elements_per_entry / c.ratio
+                total += kv
+                per_device += kv
         return total / per_device if per_device else float(tp)
 
     @property
