@@ -63,6 +63,17 @@ def test_branches_hold_the_shared_prefix_once(qwen3_8b):
     assert curve.byte_seconds == pytest.approx(c_kv * (4000 + 2 * (4000 + 600 + 900)))
 
 
+def test_branches_of_a_linear_attention_hybrid_each_keep_a_state():
+    from napkin.catalog import load_model
+
+    sizes = state_bytes(load_trajectory(BRANCHES), load_model("qwen3-next-80b-a3b"))
+    c_kv = 12 * 2 * 2 * 256 * 2  # 12 attention layers × (K, V) × 2 kv heads × 256 × BF16
+    state = 36 * (32 * 128 * 128 * 4 + 8192 * 3 * 2)  # 36 Gated DeltaNet layers: 73.7 MiB
+    # resuming the prefix or either branch needs its own recurrent state
+    assert sizes == {"prefix": 4000 * c_kv + state, "branch_a": 600 * c_kv + state,
+                     "branch_b": 900 * c_kv + state}
+
+
 def test_example_3_2_halving_round_one():
     traj = load_trajectory(CODE_FIX)
     d = step_durations(traj)

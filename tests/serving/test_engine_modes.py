@@ -17,7 +17,7 @@ from napkin.serving.simulate import simulate
 from napkin.serving.workload import parse_workload
 from napkin.timing import Efficiency
 
-MODELS = ["qwen3-0.6b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3"]
+MODELS = ["qwen3-0.6b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-next-80b-a3b"]
 
 
 def _workload(kind: str, seed: int, n: int) -> dict:
@@ -97,6 +97,20 @@ def test_fast_mode_breaks_decode_runs_at_the_compressed_sparse_span():
     exact, _, _ = _run("deepseek-v4-flash", "exact", *args)
     for key in ("first_token_s", "finish_s"):
         np.testing.assert_allclose(fast[key], exact[key], rtol=1e-9, err_msg=key)
+
+
+@pytest.mark.parametrize("caching", [False, True])
+def test_fast_and_exact_agree_on_a_linear_attention_hybrid(caching):
+    """Qwen3-Next: every decode and resumed chunk reads and writes its Gated DeltaNet state, a
+    fresh prompt writes it; fast mode (LinearCost's per-sequence term) and exact mode
+    (``forward`` on each step's batch) time the same steps."""
+    wl = _workload("sessions", 11, 12)
+    args = (wl, 4000 // 16, 6, 256, caching, 1, 1, "round_robin", 16)
+    fast, kv_fast, _ = _run("qwen3-next-80b-a3b", "fast", *args)
+    exact, kv_exact, _ = _run("qwen3-next-80b-a3b", "exact", *args)
+    for key in ("first_token_s", "finish_s"):
+        np.testing.assert_allclose(fast[key], exact[key], rtol=1e-9, err_msg=key)
+    assert kv_fast == pytest.approx(kv_exact, rel=1e-9)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -100,6 +100,9 @@ PUBLISHED_TOTALS = [
     # tests/specs/test_deepseek_v32.py).
     pytest.param("deepseek-v3.2", 685_355_329_792 - 11_624_027_648 - 2 * 129_280 * 7_168,
                  id="deepseek-v3.2"),
+    # Qwen publishes only "80B in total" (Qwen/Qwen3-Next-80B-A3B-Instruct model card); the
+    # exact total is the hand derivation in tests/specs/test_qwen3_next.py (MTP layer apart).
+    pytest.param("qwen3-next-80b-a3b", 79_674_391_296, id="qwen3-next-80b-a3b"),
 ]
 
 

@@ -32,6 +32,15 @@ class BatchShape(Protocol):
         """Cached tokens of multi-token (prefill) sequences: MLA decompresses them."""
         ...
 
+    def stepped_sequences(self) -> int:
+        """Sequences with new tokens: a linear-attention layer writes each one's state once."""
+        ...
+
+    def resumed_sequences(self) -> int:
+        """Stepped sequences with cached tokens (decodes, later prefill chunks): a
+        linear-attention layer reads each one's state once (a fresh prompt starts from zero)."""
+        ...
+
 
 def causal_pairs(cached: int, new: int, window: int | None = None) -> int:
     """Query–key pairs of ``new`` tokens after ``cached`` ones, diagonal included.
@@ -113,6 +122,12 @@ class Batch:
     def prefill_cached_tokens(self) -> int:
         return sum(s.count * s.cached_tokens for s in self.segments if s.new_tokens > 1)
 
+    def stepped_sequences(self) -> int:
+        return sum(s.count for s in self.segments if s.new_tokens)
+
+    def resumed_sequences(self) -> int:
+        return sum(s.count for s in self.segments if s.new_tokens and s.cached_tokens)
+
 
 @dataclass(frozen=True)
 class Bidirectional:
@@ -152,4 +167,10 @@ class Bidirectional:
         return 0
 
     def prefill_cached_tokens(self) -> int:
+        return 0
+
+    def stepped_sequences(self) -> int:
+        return self.count
+
+    def resumed_sequences(self) -> int:
         return 0

@@ -15,7 +15,14 @@ from napkin.specs.dtypes import (
     weight_format,
 )
 from napkin.specs.model import LayerGroup, ModelSpec
-from napkin.specs.modules import Block, Linear, OpKind, Stage
+from napkin.specs.modules import (
+    RECURRENT_STATE_BYTES,
+    Block,
+    Linear,
+    LinearAttention,
+    OpKind,
+    Stage,
+)
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,8 @@ def linear_ops(prefix: str, linears: Sequence[Linear], tokens: int, precision: P
 def group_label(model: ModelSpec, block: Block) -> str:
     """``layers`` for uniform models; where groups differ ``dense``/``moe``, ``-hash`` for
     hash-routed experts, ``-swa<W>`` for a sliding window and ``-csa<r>``/``-hca<r>`` for a
-    compressed KV stream (DeepSeek-V4), then ``-2``, ``-3``… should two groups still match."""
+    compressed KV stream (DeepSeek-V4), ``-gdn`` for linear attention (Gated DeltaNet), then
+    ``-2``, ``-3``… should two groups still match."""
     return _group_labels(model)[block]
 
 
@@ -140,6 +148,8 @@ def _group_labels(model: ModelSpec) -> dict[Block, str]:
             label += f"-swa{b.window}"
         if b.compressed:
             label += f"-{'csa' if b.compressed.top_k else 'hca'}{b.compressed.ratio}"
+        if b.linear_attention:
+            label += "-gdn"
         seen[label] = seen.get(label, 0) + 1
         labels[b] = label if seen[label] == 1 else f"{label}-{seen[label]}"
     return labels
@@ -152,7 +162,9 @@ class OpRates:
     ``weight_read`` says when ``weight_bytes`` are read: ``always`` (every call), ``readout``
     (only when the call reads out: the LM head), ``no_readout`` (a tied embedding table counted
     as read only when the head does not read it). ``experts`` = (E, k) makes ``weight_bytes``
-    a per-expert figure, times the experts the call's tokens touch.
+    a per-expert figure, times the experts the call's tokens touch. ``state_bytes`` is a
+    linear-attention layer's fixed state per sequence: read once for each resumed sequence and
+    written once for each stepped one (:class:`BatchShape`), whatever their lengths.
     """
 
     name: str
@@ -171,6 +183,7 @@ class OpRates:
     experts: tuple[int, int] | None = None
     kv_read_per_cached: float = 0.0
     kv_write_per_token: float = 0.0
+    state_bytes: float = 0.0
     sixteen_bit: bool = False
     """The op's matmul runs at the 16-bit rate (an unquantized part, ``Precision.sixteen_bit``)."""
 
@@ -197,9 +210,13 @@ class OpRates:
         kv_read = 0.0
         if self.kv_read_per_cached:
             kv_read = self.kv_read_per_cached * batch.cached_tokens_read(self.window)
+        kv_write = self.kv_write_per_token * tokens
+        if self.state_bytes:
+            kv_read += self.state_bytes * batch.resumed_sequences()
+            kv_write += self.state_bytes * batch.stepped_sequences()
         return Op(self.name, self.module, self.kind, self.stage, self.layers, flops,
-                  self.weight_bytes_for(tokens, readout), kv_read,
-                  self.kv_write_per_token * tokens, sixteen_bit=self.sixteen_bit)
+                  self.weight_bytes_for(tokens, readout), kv_read, kv_write,
+                  sixteen_bit=self.sixteen_bit)
 
 
 def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCost:
@@ -220,6 +237,10 @@ def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCo
     DeepSeek-V4 layers attend over their sliding window (``attn/scores``, ``attn/values``: one
     shared K=V head, cached once) and, in CSA/HCA layers, over the compressed stream and its
     indexer (``attn/compressed_*``, ``attn/indexer_scores``; see :func:`_compressed_rates`).
+
+    Linear-attention layers (Gated DeltaNet) have no per-pair work and no KV cache: a fixed
+    number of FLOPs per token and a fixed state per sequence, read and written once a call
+    (see :func:`_linear_attention_rates`).
     """
     if batch.new_tokens == 0:
         return CallCost(())
@@ -283,6 +304,42 @@ def _compressed_rates(label: str, block: Block, n: int, kvb: float) -> list[OpRa
     return rates
 
 
+def _linear_attention_rates(label: str, la: LinearAttention, n: int,
+                            kvb: float) -> list[OpRates]:
+    """A Gated DeltaNet mixer beyond its projections (``attn/in_proj_*``, ``attn/out_proj``,
+    costed as every linear), in ``n`` layers, per token and per sequence.
+
+    - ``attn/conv1d``: the causal depthwise convolution, ``conv_kernel`` multiply-adds per
+      channel and token: ``2·conv_dim·K`` FLOPs per token (its weights are read with the
+      norms');
+    - the delta rule, per value head and token, on the head's ``dk × dv`` state S (decayed
+      first, ``S ← exp(g)·S``): ``Sᵀk`` (dk·dv MACs), the rank-1 update ``S += k·(β(v −
+      Sᵀk))ᵀ`` (dk·dv), the output ``Sᵀq`` (dk·dv): ``attn/state_update`` =
+      ``4·Hv·dk·dv`` FLOPs per token (the read against k and the update, the analogue of
+      attention's scores) and ``attn/state_output`` = ``2·Hv·dk·dv`` (the analogue of its
+      values), 6·Hv·dk·dv in all. The decay (dk·dv multiplies), β, the q/k L2 norms, the
+      gates and the gated RMSNorm are elementwise and count 0 FLOPs, like norms;
+    - the state: ``Hv·dk·dv`` numbers at :data:`~napkin.specs.modules.RECURRENT_STATE_BYTES`
+      (FP32) plus ``conv_dim·(K − 1)`` in the KV format, read once per resumed sequence and
+      written once per stepped one (``OpRates.state_bytes``) — a decode step moves
+      ``2·(4·Hv·dk·dv + kvb·conv_dim·(K − 1))`` bytes per sequence and layer, at any context.
+
+    Prefill is counted with the same per-token rates: the chunked kernel
+    (``chunk_gated_delta_rule``, chunks of 64) adds intra-chunk products of about
+    ``chunk·(dk + dv)`` MACs per token and head on top, left out.
+    """
+    dkdv = la.num_v_heads * la.key_head_dim * la.value_head_dim
+    state = (la.recurrent_elements * RECURRENT_STATE_BYTES + la.conv_elements * kvb) * n
+    return [
+        OpRates(f"{label}/attn/conv1d", "attn/conv1d", OpKind.PROJECTION, Stage.ATTN_UP, n,
+                flops_per_token=2.0 * la.conv_dim * la.conv_kernel * n),
+        OpRates(f"{label}/attn/state_update", "attn/state_update", OpKind.ATTN_SCORE,
+                Stage.SCORE, n, flops_per_token=4.0 * dkdv * n, state_bytes=state),
+        OpRates(f"{label}/attn/state_output", "attn/state_output", OpKind.ATTN_VALUE,
+                Stage.VALUE, n, flops_per_token=2.0 * dkdv * n),
+    ]
+
+
 def _block_rates(model: ModelSpec, group: LayerGroup, precision: Precision,
                  kvb: float) -> list[OpRates]:
     block, n = group.block, group.num_layers
@@ -308,18 +365,23 @@ def _block_rates(model: ModelSpec, group: LayerGroup, precision: Precision,
                              flops_per_prefill_cached=linear_flops(kv_b, n),
                              sixteen_bit=precision.sixteen_bit("attention")))
     heads = att.num_heads
-    rates.append(OpRates(
-        f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n, window,
-        flops_per_pair=2.0 * heads * att.qk_head_dim * n,
-        flops_per_decode_pair=2.0 * heads * qk_extra * n,
-        kv_read_per_cached=att.k_elements * kvb * n, kv_write_per_token=att.k_elements * kvb * n,
-    ))
-    rates.append(OpRates(
-        f"{label}/attn/values", "attn/values", OpKind.ATTN_VALUE, Stage.VALUE, n, window,
-        flops_per_pair=2.0 * heads * att.v_head_dim * n,
-        flops_per_decode_pair=2.0 * heads * v_extra * n,
-        kv_read_per_cached=att.v_elements * kvb * n, kv_write_per_token=att.v_elements * kvb * n,
-    ))
+    if block.linear_attention is not None:
+        rates += _linear_attention_rates(label, block.linear_attention, n, kvb)
+    else:
+        rates.append(OpRates(
+            f"{label}/attn/scores", "attn/scores", OpKind.ATTN_SCORE, Stage.SCORE, n, window,
+            flops_per_pair=2.0 * heads * att.qk_head_dim * n,
+            flops_per_decode_pair=2.0 * heads * qk_extra * n,
+            kv_read_per_cached=att.k_elements * kvb * n,
+            kv_write_per_token=att.k_elements * kvb * n,
+        ))
+        rates.append(OpRates(
+            f"{label}/attn/values", "attn/values", OpKind.ATTN_VALUE, Stage.VALUE, n, window,
+            flops_per_pair=2.0 * heads * att.v_head_dim * n,
+            flops_per_decode_pair=2.0 * heads * v_extra * n,
+            kv_read_per_cached=att.v_elements * kvb * n,
+            kv_write_per_token=att.v_elements * kvb * n,
+        ))
     if block.compressed:
         rates += _compressed_rates(label, block, n, kvb)
     rates += [linear(lin) for lin in block.linears if lin.stage > Stage.ATTN_UP]

@@ -5,6 +5,9 @@ totals of :func:`napkin.accounting.forward` are sums of per-op rates (``op_rates
 aggregates, plus two switches (the LM head is read only when something is read out) and the
 MoE expert term ``E·(1 − (1 − k/E)^T)·bytes_per_expert``. :class:`LinearCost` sums those same
 rates once per model and precision; tests check it equals ``forward`` on random batches.
+Linear-attention layers add two more terms: their recurrence's FLOPs per token (attention
+FLOPs, as ``forward``'s split has them) and their state's bytes per sequence, read for each
+resumed sequence and written for each stepped one.
 """
 
 from collections import defaultdict
@@ -13,6 +16,10 @@ from dataclasses import dataclass, field
 from napkin.accounting.batch import BatchShape, causal_pairs
 from napkin.accounting.forward import Precision, experts_touched, op_rates
 from napkin.specs.model import ModelSpec
+from napkin.specs.modules import OpKind
+
+ATTENTION_KINDS = (OpKind.ATTN_SCORE, OpKind.ATTN_VALUE)
+"""The ops whose FLOPs are attention FLOPs in :attr:`napkin.accounting.ops.CallCost.parts`."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,13 @@ class LinearCost:
     weight_bytes_no_readout: float
     experts: tuple[tuple[int, int, float], ...]
     kv_write_per_token: float
-    _decode_tokens: dict[int, tuple[float, float, float, float]] = field(
+    attention_per_token: float = 0.0
+    """Attention FLOPs per new token, whatever the context: linear-attention recurrences (the
+    pair-wise attention FLOPs are ``windows``'); not part of ``flops_per_token``."""
+    state_bytes: float = 0.0
+    """A sequence's linear-attention state: read once per resumed sequence, written once per
+    stepped sequence (``OpRates.state_bytes``; 0 without linear attention)."""
+    _decode_tokens: dict[int, tuple[float, float, float, float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
     """:meth:`_token_parts` of decode steps by their sequence count (a simulator costs the
     same few hundred counts millions of times)."""
@@ -69,7 +82,8 @@ class LinearCost:
                 weights[r.weight_read] += r.weight_bytes
         sixteen = [r for r in rates if r.sixteen_bit]
         return cls(
-            flops_per_token=sum(r.flops_per_token for r in rates),
+            flops_per_token=sum(r.flops_per_token for r in rates
+                                if r.kind not in ATTENTION_KINDS),
             flops_per_readout=sum(r.flops_per_readout for r in rates),
             flops_per_prefill_cached=sum(r.flops_per_prefill_cached for r in rates),
             sixteen_bit=(sum(r.flops_per_token for r in sixteen),
@@ -81,6 +95,9 @@ class LinearCost:
             weight_bytes_no_readout=weights["no_readout"],
             experts=tuple((e, k, b) for (e, k), b in experts.items()),
             kv_write_per_token=sum(r.kv_write_per_token for r in rates),
+            attention_per_token=sum(r.flops_per_token for r in rates
+                                    if r.kind in ATTENTION_KINDS),
+            state_bytes=sum(r.state_bytes for r in rates),
         )
 
     def weight_bytes(self, tokens: int, readout: int) -> float:
@@ -105,20 +122,23 @@ class LinearCost:
         per_window = [(batch.attention_pairs(w.window),
                        batch.decode_pairs(w.window) if w.flops_per_decode_pair else 0,
                        batch.cached_tokens_read(w.window)) for w in self.windows]
+        states = (batch.stepped_sequences() + batch.resumed_sequences()
+                  if self.state_bytes else 0)
         return self._parts(tokens, batch.readout_tokens, batch.prefill_cached_tokens(),
-                           per_window)
+                           per_window, states)
 
     def decode_parts(self, n_dec: int, sum_ctx: int) -> tuple[float, float, float, float,
                                                              float]:
         """:meth:`parts` of a decode-only step of a model without sliding windows: ``n_dec``
         sequences, one new token each, ``sum_ctx`` cached tokens in all — new = read-out =
         ``n_dec`` tokens, pairs = decode pairs = ``sum_ctx + n_dec``, cached KV read
-        ``sum_ctx`` (the simulator's most frequent step, without building a batch shape)."""
+        ``sum_ctx`` (the simulator's most frequent step, without building a batch shape); each
+        decode reads and writes its linear-attention state."""
         if n_dec == 0:
             return 0.0, 0.0, 0.0, 0.0, 0.0
         token = self._decode_tokens.get(n_dec)
         if token is None:
-            token = self._decode_tokens[n_dec] = self._token_parts(n_dec, n_dec, 0)
+            token = self._decode_tokens[n_dec] = self._token_parts(n_dec, n_dec, 0, 2 * n_dec)
         pairs = sum_ctx + n_dec
         return self._with_uniform_context(token, pairs, pairs, sum_ctx)
 
@@ -129,10 +149,13 @@ class LinearCost:
         simulator's :class:`napkin.serving.step.StepShape`), its aggregates gathered in one
         pass: full-attention pairs ``P·S + P(P+1)/2`` per chunk (:func:`causal_pairs`), a
         one-token chunk's pairs counted as decode pairs, a longer chunk's cached tokens as
-        prefill-cached ones."""
+        prefill-cached ones; linear-attention states moved as :class:`StepShape` counts them
+        (every decode and chunk writes its state; decodes and chunks with cached tokens read
+        it)."""
         tokens = readout = n_dec
         pairs = decode_pairs = sum_ctx + n_dec
         cached, prefill_cached = sum_ctx, 0
+        states = 2 * n_dec
         for c, n, o in chunks:
             tokens += n
             readout += o
@@ -143,39 +166,46 @@ class LinearCost:
                 decode_pairs += p
             else:
                 prefill_cached += c
+            if n:
+                states += 2 if c else 1
         if tokens == 0:
             return 0.0, 0.0, 0.0, 0.0, 0.0
-        return self._with_uniform_context(self._token_parts(tokens, readout, prefill_cached),
-                                          pairs, decode_pairs, cached)
+        return self._with_uniform_context(
+            self._token_parts(tokens, readout, prefill_cached, states if self.state_bytes else 0),
+            pairs, decode_pairs, cached)
 
     def _parts(self, tokens: int, readout: int, prefill_cached: int,
-               per_window: list[tuple[int, int, int]]
+               per_window: list[tuple[int, int, int]], states: int = 0
                ) -> tuple[float, float, float, float, float]:
         """The rates times the aggregates; ``per_window``: (query–key pairs, decode pairs,
-        cached tokens read) for each entry of ``windows``."""
-        return self._with_context(self._token_parts(tokens, readout, prefill_cached),
+        cached tokens read) for each entry of ``windows``; ``states``: linear-attention state
+        reads plus writes."""
+        return self._with_context(self._token_parts(tokens, readout, prefill_cached, states),
                                   per_window)
 
-    def _token_parts(self, tokens: int, readout: int, prefill_cached: int
-                     ) -> tuple[float, float, float, float]:
-        """The parts set by the step's token counts alone: (dense FLOPs at the format's rate,
-        weight bytes, KV bytes written, 16-bit dense FLOPs)."""
+    def _token_parts(self, tokens: int, readout: int, prefill_cached: int, states: int = 0
+                     ) -> tuple[float, float, float, float, float]:
+        """The parts set by the step's token and sequence counts alone: (dense FLOPs at the
+        format's rate, per-token attention FLOPs, weight bytes, KV bytes written plus
+        ``states`` state reads and writes, 16-bit dense FLOPs)."""
         dense = (self.flops_per_token * tokens + self.flops_per_readout * readout
                  + self.flops_per_prefill_cached * prefill_cached)
         s_token, s_readout, s_cached = self.sixteen_bit
         sixteen = (s_token * tokens + s_readout * readout + s_cached * prefill_cached
                    if s_token or s_readout or s_cached else 0.0)
-        return (dense - sixteen, self.weight_bytes(tokens, readout),
-                self.kv_write_per_token * tokens, sixteen)
+        kv = self.kv_write_per_token * tokens
+        if states:
+            kv += self.state_bytes * states
+        return (dense - sixteen, self.attention_per_token * tokens,
+                self.weight_bytes(tokens, readout), kv, sixteen)
 
-    def _with_context(self, token: tuple[float, float, float, float],
+    def _with_context(self, token: tuple[float, float, float, float, float],
                       per_window: list[tuple[int, int, int]]
                       ) -> tuple[float, float, float, float, float]:
         """:meth:`_token_parts` plus the attention FLOPs and the KV read of ``per_window``."""
         if len(per_window) == len(self.windows) == 1:
             return self._with_uniform_context(token, *per_window[0])
-        dense, weights, kv, sixteen = token
-        attention = 0.0
+        dense, attention, weights, kv, sixteen = token
         for w, (pairs, decode_pairs, cached) in zip(self.windows, per_window, strict=True):
             attention += w.flops_per_pair * pairs
             if w.flops_per_decode_pair:
@@ -183,8 +213,8 @@ class LinearCost:
             kv += w.kv_read_per_cached * cached
         return dense, attention, weights, kv, sixteen
 
-    def _with_uniform_context(self, token: tuple[float, float, float, float], pairs: int,
-                              decode_pairs: int, cached: int
+    def _with_uniform_context(self, token: tuple[float, float, float, float, float],
+                              pairs: int, decode_pairs: int, cached: int
                               ) -> tuple[float, float, float, float, float]:
         """:meth:`_with_context` with the same aggregates for every window — a model without
         sliding windows, whose one entry is full attention (the simulator's steps: no list of
@@ -192,8 +222,8 @@ class LinearCost:
         w = self._full
         if w is None:
             return self._with_context(token, [(pairs, decode_pairs, cached)] * len(self.windows))
-        dense, weights, kv, sixteen = token
-        attention = 0.0 + w.flops_per_pair * pairs
+        dense, attention, weights, kv, sixteen = token
+        attention += w.flops_per_pair * pairs
         if w.flops_per_decode_pair:
             attention += w.flops_per_decode_pair * decode_pairs
         return dense, attention, weights, kv + w.kv_read_per_cached * cached, sixteen

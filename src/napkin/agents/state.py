@@ -41,15 +41,19 @@ class StateCurve:
 
 
 def state_bytes(traj: Trajectory, model: ModelSpec | None) -> dict[str, float]:
-    """Each state's own size in bytes; KV ``tokens`` × the model's KV bytes per token."""
+    """Each state's own size in bytes; KV ``tokens`` × the model's KV bytes per token, plus,
+    for a model with linear-attention layers (Qwen3-Next), the fixed recurrent state that
+    resuming from this point needs (``ModelSpec.state_bytes_per_sequence``, one per state)."""
     out = {}
     for name, st in traj.states.items():
         if st.tokens is not None:
             require(model is not None, f"state {name!r}: sized in tokens; the trajectory needs "
                                        "a model (catalog id or config.json)")
             assert model is not None
-            out[name] = st.tokens * model.kv_bytes_per_token(
-                kv_format(traj.kv_dtype).bytes_per_element)
+            kvb = kv_format(traj.kv_dtype).bytes_per_element
+            out[name] = st.tokens * model.kv_bytes_per_token(kvb)
+            if st.tokens:
+                out[name] += model.state_bytes_per_sequence(kvb)
         else:
             out[name] = st.bytes if st.bytes is not None else (st.gib or 0.0) * GiB
     return out

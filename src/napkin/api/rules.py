@@ -97,7 +97,8 @@ def attention_matrix(model: ModelRef, *, seq: int = 8192, batch: int = 1,
     Scores per layer ``B·H·T²·bytes`` (B = ``batch`` sequences, H the most query heads of a
     layer, T = ``seq`` tokens, bytes per element of ``dtype``: bf16 fp16 fp8 int8), twice
     that with the softmax output kept for backward; the KV cache of one layer at T tokens
-    (bytes). FlashAttention never materializes the matrix. ``value``: dict with ``heads``,
+    (bytes; the mean over the attention layers, linear-attention layers apart).
+    FlashAttention never materializes the matrix. ``value``: dict with ``heads``,
     ``scores_bytes_per_layer``, ``scores_and_probs_bytes_per_layer``, ``kv_bytes_per_layer``.
     """
     from napkin.accounting.rules import attention_scores_bytes
@@ -108,9 +109,11 @@ def attention_matrix(model: ModelRef, *, seq: int = 8192, batch: int = 1,
     _within(seq, 1, 10_000_000, "seq")
     _within(batch, 1, 1_000_000, "batch")
     element = kv_format(dtype).bytes_per_element
-    heads = max(g.block.attention.num_heads for g in spec.layer_groups)
+    attending = [g for g in spec.layer_groups if g.block.linear_attention is None]
+    heads = max(g.block.attention.num_heads for g in attending)
     one = attention_scores_bytes(batch, heads, seq, element)
-    kv_layer = spec.kv_bytes(seq, element) * batch / spec.num_layers
+    # per attention layer: linear-attention layers have neither scores nor a KV cache
+    kv_layer = spec.kv_bytes(seq, element) * batch / sum(g.num_layers for g in attending)
     rows = [
         ["heads H", str(heads)],
         ["scores per layer", f"{one / GB:,.3f} GB ({one / GiB:,.3f} GiB)"],

@@ -82,6 +82,12 @@ MODELS: tuple[CatalogModel, ...] = (
     CatalogModel("deepseek-v3.2", "deepseek-ai/DeepSeek-V3.2",
                  _AIC + "deepseek-ai--DeepSeek-V3.2_config.json (read by "
                  "napkin.specs.deepseek_v32)"),
+    # Read by napkin.specs.qwen3_next. The -Thinking config stands for -Instruct too (their
+    # model cards give the same geometry); aiconfigurator shipped it verbatim, then dropped it
+    # after this commit.
+    CatalogModel("qwen3-next-80b-a3b", "Qwen/Qwen3-Next-80B-A3B-Thinking",
+                 "ai-dynamo/aiconfigurator@1b7cfb10a6fa06880ad7911db5ddb949882ff76a "
+                 "src/aiconfigurator/model_configs/Qwen--Qwen3-Next-80B-A3B-Thinking_config.json"),
 )
 
 

@@ -5,7 +5,9 @@ bytes for activations and buffers. What is left holds KV: users = ⌊budget / (K
 replicas)⌋, at the full context and at an average context (PagedAttention allocates by use,
 not by maximum). ``replicas`` is 1 while the devices are no more than the KV heads; past that
 each KV head sits on ``devices / kv_heads`` of them, and MLA's latent cache (one head) on every
-one (``ModelSpec.kv_devices``): DeepSeek-V3 on 8 GPUs holds its users' KV 8 times.
+one (``ModelSpec.kv_devices``): DeepSeek-V3 on 8 GPUs holds its users' KV 8 times. A model
+with linear-attention layers (Qwen3-Next) also holds a fixed state per user, whatever its
+context, split over the devices without copies (``ModelSpec.state_bytes_per_sequence``).
 """
 
 import math
@@ -29,6 +31,13 @@ class Capacity:
     kv_bytes_per_user_avg: float | None
     kv_replicas: float = 1.0
     """Copies of each user's KV over the devices (``devices / kv_devices``, >= 1)."""
+    state_bytes_per_user: float = 0.0
+    """Linear-attention state of one user, any context (one copy: its heads are split over
+    the devices); 0 without such layers."""
+
+    def _per_user(self, kv_bytes: float) -> float:
+        """Memory one user takes: its KV times the copies, plus its state."""
+        return kv_bytes * self.kv_replicas + self.state_bytes_per_user
 
     @property
     def kv_budget_bytes(self) -> float:
@@ -38,8 +47,7 @@ class Capacity:
     @property
     def users(self) -> int:
         """Users that fit at the full ``context``."""
-        return max(0, math.floor(self.kv_budget_bytes
-                                 / (self.kv_bytes_per_user * self.kv_replicas)))
+        return max(0, math.floor(self.kv_budget_bytes / self._per_user(self.kv_bytes_per_user)))
 
     @property
     def users_avg(self) -> int | None:
@@ -47,7 +55,7 @@ class Capacity:
         if self.kv_bytes_per_user_avg is None:
             return None
         return max(0, math.floor(self.kv_budget_bytes
-                                 / (self.kv_bytes_per_user_avg * self.kv_replicas)))
+                                 / self._per_user(self.kv_bytes_per_user_avg)))
 
 
 def _tp_hint(dep: Deployment, devices: int) -> str:
@@ -80,10 +88,12 @@ def capacity(dep: Deployment, devices: int, context: int, avg_context: int | Non
         avg_context=avg_context,
         kv_bytes_per_user_avg=avg_kv,
         kv_replicas=devices / dep.model.kv_devices(devices),
+        state_bytes_per_user=dep.model.state_bytes_per_sequence(kvb),
     )
     if cap.kv_budget_bytes <= 0:  # a negative KV budget is no answer: say what would fit
         usable = dep.acc.memory_bytes - reserve_bytes_per_device
-        one_user = math.ceil((cap.weights_bytes + cap.kv_bytes_per_user) / usable)
+        one_user = math.ceil((cap.weights_bytes + cap.kv_bytes_per_user
+                              + cap.state_bytes_per_user) / usable)
         raise NapkinError(
             f"count: {cap.weights_bytes / GB:,.1f} GB of {dep.precision.weights.name} weights "
             f"do not fit in {devices} × {usable / GB:,.1f} GB of {dep.acc.id}"

@@ -1,7 +1,8 @@
 """Decode at a batch size: memory held, step time, tokens per second (question bank, task 2).
 
 One decode step of B sequences at context C reads the weights once (shared by the batch) and
-each sequence's KV; memory held is all weights plus B·C tokens of KV. The step time is the
+each sequence's KV; memory held is all weights plus B·C tokens of KV (plus B fixed states of a
+model with linear-attention layers, each read and written once a step). The step time is the
 roofline of that step; tokens/s in total is B / step, per user 1 / step.
 """
 
@@ -28,11 +29,14 @@ class DecodeRow:
     weight_bytes_read: float
     bytes_moved: float
     step: RooflineTime
+    state_bytes: float = 0.0
+    """Linear-attention state of every sequence (``ModelSpec.state_bytes_per_sequence``; 0
+    without such layers)."""
 
     @property
     def memory_bytes(self) -> float:
-        """Held in device memory: weights + KV of every sequence."""
-        return self.weights_bytes + self.kv_bytes
+        """Held in device memory: weights + KV and linear-attention state of every sequence."""
+        return self.weights_bytes + self.kv_bytes + self.state_bytes
 
     @property
     def fits(self) -> bool:
@@ -85,6 +89,8 @@ def decode_row(dep: Deployment, batch: int, context: int, reserve_bytes: float =
         batch=batch,
         weights_bytes=weights_bytes(dep),
         kv_bytes=batch * dep.model.kv_bytes(context, dep.precision.kv.bytes_per_element),
+        state_bytes=batch * dep.model.state_bytes_per_sequence(
+            dep.precision.kv.bytes_per_element),
         capacity_bytes=dep.acc.memory_bytes - reserve_bytes,
         flops=cost.flops,
         weight_bytes_read=cost.weight_bytes,

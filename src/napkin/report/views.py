@@ -10,7 +10,7 @@ from napkin.report.document import Document, Section
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing import Deployment, RooflineTime
-from napkin.units import GB, KiB, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+from napkin.units import GB, KiB, MiB, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 
 if TYPE_CHECKING:
     from napkin.accounting.ops import CallCost
@@ -77,7 +77,8 @@ def models_doc(rows: list[tuple[str, str, ModelSpec]]) -> Document:
     cols = ["id", "Hugging Face repo", "params", "active", "layers", "attention",
             "KV/token (bf16)"]
     table = [[i, repo, fmt_count(m.params), fmt_count(m.active_params), str(m.num_layers),
-              m.blocks[0].attention.kind, fmt_bytes(m.kv_bytes_per_token(2), "KiB", 1)]
+              "+".join(dict.fromkeys(b.attention.kind for b in m.blocks)),
+              fmt_bytes(m.kv_bytes_per_token(2), "KiB", 1)]
              for i, repo, m in rows]
     data = {"models": [{"id": i, "hf_repo": repo, "params": m.params,
                         "active_params": m.active_params, "num_layers": m.num_layers,
@@ -109,7 +110,8 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
     """``napkin model``: parameter counts, per-layer breakdown, memory and traffic.
 
     ``step`` is one decode step at batch 1 (its weight bytes are what a step reads)."""
-    a = model.blocks[0].attention
+    a = next((b.attention for b in model.blocks if b.linear_attention is None),
+             model.blocks[0].attention)  # the attention layers' (a hybrid's first are linear)
     weights, kv_dtype = precision.weights.name, precision.kv.name
     kv_bytes_per_element = precision.kv.bytes_per_element
     params_rows = [
@@ -140,6 +142,7 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
         routing = b.experts.routing if b.experts else None
         label = kind + (f" {routing}-routed" if routing not in (None, "top-k") else "")
         label += f", window {b.window}" if b.window else ""
+        label += f", {b.linear_attention.kind}" if b.linear_attention else ""
         c = b.compressed
         if c is not None:
             label += f", CSA r{c.ratio} top-{c.top_k}" if c.top_k else f", HCA r{c.ratio}"
@@ -177,6 +180,16 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
                             f"{kv_dtype})", f"{in_window:,.0f} B = {in_window / KiB:,.3f} KiB"])
     if kv_window:
         mem_rows.insert(3, ["KV of sliding-window layers (fixed, full window)", _gb_gib(kv_window)])
+    state_seq = model.state_bytes_per_sequence(kv_bytes_per_element)
+    if state_seq:
+        recurrent, conv = model.state_elements()
+        attn_layers = sum(g.num_layers for g in model.layer_groups
+                          if g.block.linear_attention is None)
+        if model.min_window is None:
+            mem_rows[1][0] = f"KV per token: the {attn_layers} attention layers ({kv_dtype})"
+        mem_rows.insert(-1, [f"linear-attention state per sequence, any context ({recurrent:,} "
+                             f"FP32 + {conv:,} {kv_dtype} numbers)",
+                             f"{state_seq:,.0f} B = {state_seq / MiB:,.2f} MiB"])
     data = {
         "model": model.name, "model_type": model.model_type, "hidden_size": model.hidden_size,
         "num_layers": model.num_layers, "vocab_size": model.vocab_size,
@@ -198,6 +211,7 @@ def model_doc(model: ModelSpec, step: CallCost, precision: Precision) -> Documen
         "weights_bytes": weights_bytes,
         "kv_bytes_per_token": kv_token,
         "kv_window_bytes": kv_window,
+        "state_bytes_per_sequence": state_seq,
         "decode_weight_bytes_per_step": step.weight_bytes,
     }
     sections = [
@@ -279,8 +293,10 @@ def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
 def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
                calibrated: tuple[Profile, list[CalibratedStep], int] | None = None
                ) -> Document:
-    cols = ["batch", "memory (weights + KV)", "fits", "compute", "memory time", "step",
-            "bound", "tokens/s", "tokens/s/user"]
+    held = "memory (weights + KV + state)" if table.rows[0].state_bytes else \
+        "memory (weights + KV)"
+    cols = ["batch", held, "fits", "compute", "memory time", "step", "bound", "tokens/s",
+            "tokens/s/user"]
     rows = []
     for r in table.rows:
         cells = [str(r.batch), fmt_bytes(r.memory_bytes), "yes" if r.fits else "no",
@@ -293,11 +309,14 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
                   if dep.precision.read_embedding else
                   "every weight but the embedding table (chapter convention; "
                   "--read-embedding for the question bank's)")
+    state_seq = first.state_bytes / first.batch
+    state = (f" + linear-attention state {fmt_bytes(state_seq)} per sequence (any context)"
+             if state_seq else "")
     notes = [f"held: weights {fmt_bytes(first.weights_bytes)} + KV {fmt_bytes(kv_seq)} per "
-             f"sequence at {table.context:,} tokens; device memory "
+             f"sequence at {table.context:,} tokens{state}; device memory "
              f"{fmt_bytes(first.capacity_bytes)}",
              f"a step reads {fmt_bytes(first.weight_bytes_read)} of weights: {convention}, "
-             "plus each sequence's KV",
+             "plus each sequence's KV" + (", and reads and writes its state" if state else ""),
              "compute/memory crossover: " + (
                  f"the step turns compute-bound at batch {table.compute_bound_batch:,}"
                  if table.compute_bound_batch is not None else
@@ -336,6 +355,9 @@ def capacity_doc(dep: Deployment, cap: Capacity, inputs: dict[str, Any]) -> Docu
     if cap.kv_replicas > 1:
         rows += [["KV copies per user (fewer KV heads than devices: each head replicated)",
                   "", f"{cap.kv_replicas:g}"]]
+    if cap.state_bytes_per_user:
+        rows += [["linear-attention state per user (any context, one copy)", "",
+                  _gb_gib(cap.state_bytes_per_user)]]
     rows += [["users at full context (each reserves its maximum)", "", str(cap.users)]]
     if cap.avg_context is not None and cap.kv_bytes_per_user_avg is not None:
         rows += [[f"KV per user at {cap.avg_context:,} tokens (average)", "",

@@ -55,6 +55,14 @@ class StepShape:
     def prefill_cached_tokens(self) -> int:
         return sum(c[0] for c in self.chunks if c[1] > 1)
 
+    def stepped_sequences(self) -> int:
+        return self.n_dec + sum(1 for c in self.chunks if c[1])
+
+    def resumed_sequences(self) -> int:
+        """Every decode continues a prefilled sequence; a chunk resumes when it has cached
+        tokens."""
+        return self.n_dec + sum(1 for c in self.chunks if c[1] and c[0])
+
 
 class Plan:
     """The unit of work in flight: ``steps`` steps from ``start_s`` (one, or a decode run),

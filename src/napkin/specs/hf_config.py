@@ -8,7 +8,9 @@ its rules, Kimi-K2.5's vision tower left out), MiniMax-M2 (per-layer q/k
 RMSNorms, a routing bias; its MTP modules are not counted), gpt-oss (attention biases and
 sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepseek_v4``: sliding
 window plus compressed KV layers, an indexer, mHC, hash routing; read by
-:mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out). Unknown
+:mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out), Qwen3-Next
+(``qwen3_next``: Gated DeltaNet linear attention beside gated full attention; read by
+:mod:`napkin.specs.qwen3_next`). Unknown
 ``model_type`` values are read as Llama-like with SwiGLU MLPs, as long as the standard keys are
 present. Llama 4 (``llama4``'s ``text_config``, ``llama4_text``: a shared expert beside the
 routed ones, dense layers of ``intermediate_size_mlp``, chunked attention as sliding windows)
@@ -65,7 +67,8 @@ class HFConfig(BaseModel):
     ``qwen3_moe``, ``qwen3_vl``…) add per-head q/k norms, Qwen2 types (``qwen2``, ``qwen2_moe``,
     ``qwen2_5_vl``…) q/k/v biases, ``gpt_oss`` attention sinks and a biased router and experts,
     types starting with ``deepseek`` (and ``kimi_k2``) DeepSeek's MoE layer placement,
-    ``deepseek_v4`` its own reader; any other value is read as Llama-like with SwiGLU MLPs."""
+    ``deepseek_v4`` and ``qwen3_next`` their own readers; any other value is read as Llama-like
+    with SwiGLU MLPs."""
     hidden_size: Width
     """Width h of the residual stream: every projection's input or output, the norms, and the
     embedding and LM head (vocab_size × h)."""
@@ -218,6 +221,10 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         from napkin.specs.deepseek_v4 import from_deepseek_v4  # its models: built on use
 
         return from_deepseek_v4(cfg, raw, name, source)
+    if cfg.model_type == "qwen3_next":
+        from napkin.specs.qwen3_next import from_qwen3_next  # its models: built on use
+
+        return from_qwen3_next(cfg, raw, name, source)
     attention = _attention_shape(cfg, source)
     blocks = tuple(
         _block(cfg, attention, source, _is_moe_layer(cfg, i), _window(cfg, i))

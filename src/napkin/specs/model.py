@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from napkin.errors import require
-from napkin.specs.modules import Block
+from napkin.specs.modules import RECURRENT_STATE_BYTES, Block
 
 
 @dataclass(frozen=True)
@@ -223,6 +223,35 @@ class ModelSpec:
     def has_compressed_kv(self) -> bool:
         return any(g.block.compressed is not None for g in self.layer_groups)
 
+    @property
+    def has_recurrent_state(self) -> bool:
+        """Some layer is linear attention (:class:`~napkin.specs.modules.LinearAttention`): a
+        sequence holds a fixed state besides its KV cache."""
+        return any(g.block.linear_attention is not None for g in self.layer_groups)
+
+    def state_elements(self) -> tuple[int, int]:
+        """(recurrent, convolution) numbers one sequence holds in the linear-attention layers,
+        whatever its context: ``Σ layers·num_v_heads·key_head_dim·value_head_dim`` and
+        ``Σ layers·conv_dim·(conv_kernel − 1)``; (0, 0) without such layers."""
+        recurrent = conv = 0
+        for g in self.layer_groups:
+            la = g.block.linear_attention
+            if la is not None:
+                recurrent += g.num_layers * la.recurrent_elements
+                conv += g.num_layers * la.conv_elements
+        return recurrent, conv
+
+    def state_bytes_per_sequence(self, bytes_per_element: float,
+                                 recurrent_bytes_per_element: float = RECURRENT_STATE_BYTES
+                                 ) -> float:
+        """Bytes of the fixed per-sequence state of the linear-attention layers (0 without
+        them): recurrent numbers at ``recurrent_bytes_per_element`` (FP32 by default, see
+        :data:`~napkin.specs.modules.RECURRENT_STATE_BYTES`) plus convolution numbers at
+        ``bytes_per_element`` (the KV format). It sits beside :meth:`kv_bytes`, which counts
+        only the attention layers' cache."""
+        recurrent, conv = self.state_elements()
+        return recurrent * recurrent_bytes_per_element + conv * bytes_per_element
+
     def kv_bytes_per_token(self, bytes_per_element: float) -> float:
         """KV bytes per token of context in full-attention terms (sliding layers at 1 token).
 
@@ -230,6 +259,8 @@ class ModelSpec:
         once the context is past the window; use :meth:`kv_bytes` for a given context.
         Compressed streams (DeepSeek-V4) add ``(head_dim + index_head_dim)/ratio`` numbers per
         token and layer (the ``⌊C/ratio⌋`` entries spread over the tokens they pool).
+        Linear-attention layers cache nothing per token (their fixed state is
+        :meth:`state_bytes_per_sequence`).
         """
         per_token = sum(
             g.num_layers * g.block.attention.kv_elements_per_token
@@ -249,6 +280,9 @@ def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
     fewer, each GPU holds one KV head and every head is replicated ``tp / kv_heads`` times
     (``kv_heads`` must divide ``tp``), so the KV cache per GPU stops shrinking past
     ``tp = kv_heads``. MLA models count as one (latent) KV head, replicated on every GPU.
+    Linear-attention layers split their q/k heads and value heads over the GPUs without
+    replication (vLLM's ``MambaStateShapeCalculator.gated_delta_net_state_shape`` divides
+    both by ``tp``), so ``tp`` must divide their q/k heads.
     """
     require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
     for attn in dict.fromkeys(g.block.attention for g in model.layer_groups):
@@ -263,4 +297,12 @@ def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
             f"tensor_parallel: {tp} and {model.name}'s {kv} KV heads do not split evenly "
             f"(vLLM needs tp to divide the KV heads, or the KV heads to divide tp and be "
             f"replicated tp/kv_heads times)",
+        )
+    for la in dict.fromkeys(g.block.linear_attention for g in model.layer_groups
+                            if g.block.linear_attention is not None):
+        require(
+            la.num_k_heads % tp == 0,
+            f"tensor_parallel: {tp} does not divide {model.name}'s {la.num_k_heads} "
+            f"linear-attention key heads (vLLM splits them and the {la.num_v_heads} value "
+            f"heads over the GPUs, without replication)",
         )

@@ -101,7 +101,9 @@ class AttentionShape:
     ``k_elements`` and ``v_elements`` are the cached numbers per token per layer: GQA stores
     ``num_kv_heads·head_dim`` of each; MLA stores one latent of ``kv_lora_rank + qk_rope_head_dim``
     (counted as K, shared by V); ``latent_dim`` is that ``kv_lora_rank`` (0 for GQA). DeepSeek-V4
-    (``csa-hca``) stores one ``head_dim`` vector that is both K and V (counted as K).
+    (``csa-hca``) stores one ``head_dim`` vector that is both K and V (counted as K). A
+    linear-attention layer (``gdn``, see :class:`LinearAttention`) caches nothing per
+    token (0 and 0); its heads are the value heads, its KV heads the q/k heads.
     """
 
     kind: str
@@ -148,10 +150,71 @@ class CompressedKV:
         return None if self.top_k is None else self.ratio * self.top_k
 
 
+RECURRENT_STATE_BYTES = 4.0
+"""Bytes per number of a linear-attention layer's recurrent state: FP32, whatever the KV
+format. The reference kernels (flash-linear-attention's ``chunk_gated_delta_rule`` and
+``fused_recurrent_gated_delta_rule``, transformers' torch fallbacks) update the state in FP32;
+SGLang keeps it in FP32 by default (``mamba_ssm_dtype``, env ``SGLANG_MAMBA_SSM_DTYPE``) and
+Qwen3.5's configs ask for it (``"mamba_ssm_dtype": "float32"``). vLLM's default
+(``mamba_ssm_cache_dtype=auto``) stores it in the model dtype, BF16: half these bytes. The
+convolution state is stored in the KV format (both engines keep it in the activation dtype)."""
+
+
+@dataclass(frozen=True)
+class LinearAttention:
+    """A linear-attention token mixer that keeps a fixed state per sequence instead of a KV
+    cache: ``gdn`` (Gated DeltaNet, Qwen3-Next's ``linear_attention`` layers).
+
+    Queries and keys have ``num_k_heads`` heads of ``key_head_dim``, values ``num_v_heads`` of
+    ``value_head_dim`` (each q/k head serves ``num_v_heads / num_k_heads`` value heads). q, k and
+    v pass a causal depthwise convolution of ``conv_kernel`` taps over ``conv_dim =
+    2·num_k_heads·key_head_dim + num_v_heads·value_head_dim`` channels. Per sequence and layer
+    the state is the recurrent matrix of each value head, ``num_v_heads·key_head_dim·
+    value_head_dim`` numbers (:data:`RECURRENT_STATE_BYTES` each), and the convolution's last
+    ``conv_kernel − 1`` inputs, ``conv_dim·(conv_kernel − 1)`` numbers (in the KV format); it
+    does not grow with the context.
+    """
+
+    kind: str
+    num_k_heads: int
+    num_v_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+
+    @property
+    def key_dim(self) -> int:
+        """Width of q and of k: ``num_k_heads·key_head_dim``."""
+        return self.num_k_heads * self.key_head_dim
+
+    @property
+    def value_dim(self) -> int:
+        """Width of v (and of the output gate z): ``num_v_heads·value_head_dim``."""
+        return self.num_v_heads * self.value_head_dim
+
+    @property
+    def conv_dim(self) -> int:
+        """Channels of the convolution (q, k and v): ``2·key_dim + value_dim``."""
+        return 2 * self.key_dim + self.value_dim
+
+    @property
+    def recurrent_elements(self) -> int:
+        """Numbers of the recurrent state per sequence: ``num_v_heads·key_head_dim·
+        value_head_dim``."""
+        return self.num_v_heads * self.key_head_dim * self.value_head_dim
+
+    @property
+    def conv_elements(self) -> int:
+        """Numbers of the convolution state per sequence: ``conv_dim·(conv_kernel − 1)``."""
+        return self.conv_dim * (self.conv_kernel - 1)
+
+
 @dataclass(frozen=True)
 class Block:
     """One decoder layer: attention (full or sliding ``window``), dense linears, MoE experts,
-    and optionally a compressed KV stream beside the window (``compressed``)."""
+    and optionally a compressed KV stream beside the window (``compressed``), or a
+    linear-attention mixer with a per-sequence state instead of attention (``linear_attention``;
+    ``attention`` then gives its head geometry and caches nothing per token)."""
 
     attention: AttentionShape
     window: int | None
@@ -159,6 +222,7 @@ class Block:
     experts: Experts | None
     other_params: tuple[tuple[str, int], ...]
     compressed: CompressedKV | None = None
+    linear_attention: LinearAttention | None = None
 
     @property
     def params(self) -> int:
