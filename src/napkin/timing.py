@@ -278,11 +278,11 @@ class RooflineTimer:
         return self.eff.overhead_s
 
     def series(self, parts0: tuple[float, ...], parts1: tuple[float, ...] | None, tokens: int,
-               prefill: bool = False) -> StepSeries:
+               prefill: bool = False, extra_s: float = 0.0) -> StepSeries:
         """Steps j = 0, 1, … whose (dense FLOPs, attention FLOPs, weight bytes, KV bytes,
         16-bit dense FLOPs) on the whole group grow by ``parts1 − parts0`` per step
         (``prefill``, whether the step carries a prefill chunk, does not change a roofline
-        time); see :meth:`_work`."""
+        time), each ``extra_s`` longer (a layout's communication); see :meth:`_work`."""
         peak, bw, _, _ = self._constants
         flops0, bytes0 = self._work(parts0)
         dflops = dbytes = 0.0
@@ -290,15 +290,18 @@ class RooflineTimer:
             flops1, bytes1 = self._work(parts1)
             dflops, dbytes = flops1 - flops0, bytes1 - bytes0
         return StepSeries(flops0 / peak, dflops / peak, bytes0 / bw, dbytes / bw,
-                          self._overhead_s(tokens))
+                          self._overhead_s(tokens) + extra_s)
 
-    def step_s(self, parts: tuple[float, ...], tokens: int, prefill: bool = False) -> float:
+    def step_s(self, parts: tuple[float, ...], tokens: int, prefill: bool = False,
+               extra_s: float = 0.0) -> float:
         """One step's time, ``series(parts, None, tokens).time(1)`` without the series:
-        ``max(FLOPs/peak, bytes/bandwidth) + overhead`` (``prefill`` does not change it)."""
+        ``max(FLOPs/peak, bytes/bandwidth) + overhead + extra_s`` (``prefill`` does not change
+        it)."""
         peak, bw, _, _ = self._constants
         flops, nbytes = self._work(parts)
         compute_s, memory_s = flops / peak, nbytes / bw
-        return (memory_s if memory_s > compute_s else compute_s) + self._overhead_s(tokens)
+        return ((memory_s if memory_s > compute_s else compute_s) + self._overhead_s(tokens)
+                + extra_s)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """A basis vector as this timer counts it: unchanged (the roofline has no floor)."""
@@ -319,18 +322,20 @@ class DeviceTimer(Protocol):
     request_s: float
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
-               prefill: bool = False) -> StepSeries: ...
+               prefill: bool = False, extra_s: float = 0.0) -> StepSeries:
+        """As the engine's timer, every step ``extra_s`` longer (communication it adds to
+        the step's work, inside any floor the model puts under a step)."""
+        ...
 
-    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float: ...
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False,
+               extra_s: float = 0.0) -> float: ...
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]: ...
 
 
 @dataclass(frozen=True)
-class LayoutTimer:
-    """Step times of a replica in a :class:`~napkin.specs.layout.ParallelLayout`: the busiest
-    rank's work (:meth:`RankCost.rank_parts`: its attention share, its routed experts' load and
-    weights) timed by ``device`` as one GPU, plus the step's communication:
+class LayoutComm:
+    """The communication of a step in a :class:`~napkin.specs.layout.ParallelLayout`:
 
     - the attention group's all-reduces (tp_a > 1): ``count·latency + bytes/token·(T/dp_a)/link``
       (:func:`~napkin.accounting.collectives.parallel_collectives` over tp_a ranks);
@@ -338,13 +343,8 @@ class LayoutTimer:
       ``max(B·s_in/link, B·s_out/nic) + 2·latency`` with B = :meth:`RankCost.alltoall_bytes`,
       s_in = (g − 1)/(N − 1) of the sends within a node of g = min(N, ``gpus_per_node``) GPUs and
       s_out = (N − g)/(N − 1) over the GPU's NIC (``internode_bytes_per_s``).
-
-    With ``two_batch_overlap`` the all-to-alls of one micro-batch run under the other's compute:
-    a step takes ``max(device time, all-to-all time)`` plus the all-reduces (in a decode run the
-    overlap is taken at the run's first step).
     """
 
-    device: DeviceTimer
     cost: RankCost
     link_bytes_per_s: float
     internode_bytes_per_s: float
@@ -352,28 +352,30 @@ class LayoutTimer:
     latency_s: float
     allreduces: int
     allreduce_bytes_per_token: float
-    _comm: dict[float, tuple[float, float]] = field(
+    _seconds: dict[float, tuple[float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
-           device: DeviceTimer, link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
+           link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
-           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutTimer":
+           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutComm":
         count, per_token = parallel_collectives(model, layout.attention_tp)
-        return cls(device, RankCost.of(model, precision, layout), link_bytes_per_s,
+        return cls(RankCost.of(model, precision, layout), link_bytes_per_s,
                    internode_bytes_per_s, gpus_per_node, latency_s, count, per_token)
 
-    @property
-    def request_s(self) -> float:
-        return self.device.request_s
+    def collectives(self, tokens: float) -> int:
+        """Collectives of a step: the all-reduces, and a dispatch and a combine per MoE layer
+        when tokens cross ranks."""
+        cost = self.cost
+        return self.allreduces + (2 * cost.moe_layers if cost.alltoall_bytes(tokens) else 0)
 
-    def comm_s(self, tokens: float) -> tuple[float, float]:
+    def seconds(self, tokens: float) -> tuple[float, float]:
         """(all-reduce seconds, all-to-all seconds) of a step of ``tokens`` tokens."""
-        hit = self._comm.get(tokens)
+        hit = self._seconds.get(tokens)
         if hit is not None:
             return hit
-        lay, cost = self.cost.layout, self.cost
+        cost = self.cost
         allreduce = 0.0
         if self.allreduces:
             allreduce = (self.allreduces * self.latency_s + self.allreduce_bytes_per_token
@@ -381,43 +383,76 @@ class LayoutTimer:
         a2a = 0.0
         per_layer = cost.alltoall_bytes(tokens)
         if per_layer:
-            n = lay.ranks
+            n = cost.layout.ranks
             g = min(n, self.gpus_per_node)
             inside = per_layer * (g - 1) / (n - 1) / self.link_bytes_per_s
             outside = per_layer * (n - g) / (n - 1) / self.internode_bytes_per_s
             a2a = cost.moe_layers * ((outside if outside > inside else inside)
                                      + 2 * self.latency_s)
-        out = self._comm[tokens] = (allreduce, a2a)
+        out = self._seconds[tokens] = (allreduce, a2a)
         return out
 
-    def _exposed(self, device_s: float, tokens: float) -> float:
-        """Communication time the step adds to ``device_s``."""
-        allreduce, a2a = self.comm_s(tokens)
-        if self.cost.layout.two_batch_overlap:
-            return allreduce + (a2a - device_s if a2a > device_s else 0.0)
+
+@dataclass(frozen=True)
+class LayoutTimer:
+    """Step times of a replica in a :class:`~napkin.specs.layout.ParallelLayout`: the busiest
+    rank's work (:meth:`RankCost.rank_parts`: its attention share, its routed experts' load and
+    weights) timed by ``device`` as one GPU, plus the step's communication
+    (:class:`LayoutComm`).
+
+    With ``two_batch_overlap`` the all-to-alls of one micro-batch run under the other's compute:
+    a step takes ``max(device time, all-to-all time)`` plus the all-reduces (in a decode run the
+    overlap is taken at the run's first step).
+    """
+
+    device: DeviceTimer
+    comm: LayoutComm
+
+    @classmethod
+    def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
+           device: DeviceTimer, link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
+           internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
+           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutTimer":
+        return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
+                                         internode_bytes_per_s, gpus_per_node))
+
+    @property
+    def request_s(self) -> float:
+        return self.device.request_s
+
+    @property
+    def cost(self) -> RankCost:
+        return self.comm.cost
+
+    def _exposed(self, rank: Parts, tokens: float, prefill: bool) -> float:
+        """Communication time the step adds to the busiest rank's work ``rank``: all of it,
+        or with two-batch overlap the all-reduces plus what of the all-to-alls outlasts the
+        rank's own time."""
+        allreduce, a2a = self.comm.seconds(tokens)
+        if a2a and self.comm.cost.layout.two_batch_overlap:
+            t = self.device.step_s(rank, self.comm.cost.rank_tokens(tokens), prefill)
+            return allreduce + (a2a - t if a2a > t else 0.0)
         return allreduce + a2a
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
-        """One step's time: the busiest rank's on ``device`` plus the exposed communication."""
+        """One step's time: the busiest rank's on ``device`` with the exposed communication."""
         if tokens == 0:
             return 0.0
-        cost = self.cost
-        t = self.device.step_s(cost.rank_parts(parts, tokens), cost.rank_tokens(tokens),
-                               prefill)
-        return t + self._exposed(t, tokens)
+        cost = self.comm.cost
+        rank = cost.rank_parts(parts, tokens)
+        return self.device.step_s(rank, cost.rank_tokens(tokens), prefill,
+                                  self._exposed(rank, tokens, prefill))
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries:
-        """:meth:`DeviceTimer.series` of the busiest rank's parts, the exposed communication
-        added to every step's overhead."""
-        cost = self.cost
-        s = self.device.series(cost.rank_parts(parts0, tokens),
-                               None if parts1 is None else cost.rank_parts(parts1, tokens),
-                               cost.rank_tokens(tokens), prefill)
-        if tokens == 0:
-            return s
-        extra = self._exposed(s.time(1), tokens)
-        return type(s)(s.c0, s.dc, s.m0, s.dm, s.overhead_s + extra)
+        """:meth:`DeviceTimer.series` of the busiest rank's parts, each step longer by the
+        exposed communication (with two-batch overlap, as at the run's first step)."""
+        cost = self.comm.cost
+        rank0 = cost.rank_parts(parts0, tokens)
+        return self.device.series(rank0,
+                                  None if parts1 is None else cost.rank_parts(parts1, tokens),
+                                  cost.rank_tokens(tokens), prefill,
+                                  self._exposed(rank0, tokens, prefill) if tokens else 0.0)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         return self.device.effective(terms)

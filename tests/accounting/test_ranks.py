@@ -65,7 +65,7 @@ def test_dep8_deepseek_v3_decode_step_on_8_h100_by_hand():
     assert a2a == pytest.approx(25.77e6, rel=1e-3)
     # 58 MoE layers × (bytes / 450 GB/s + dispatch and combine latency 2 × 10 µs)
     comm = MOE_LAYERS * (a2a / 450e9 + 20e-6)
-    assert timer.comm_s(seqs) == (0.0, pytest.approx(comm, rel=1e-12))
+    assert timer.comm.seconds(seqs) == (0.0, pytest.approx(comm, rel=1e-12))
     assert comm == pytest.approx(4.481e-3, rel=1e-3)
 
     # Step: memory-bound, (81.7 + 16.2 + 36.0) GB / 3.35 TB/s ≈ 39.98 ms, plus 4.48 ms.
@@ -135,7 +135,7 @@ def test_two_batch_overlap_hides_the_all_to_all_under_the_step():
     parts = LinearCost.of(m, p).parts(StepShape(2048, 2048 * 2000, []))
     plain = LayoutTimer.of(m, p, ParallelLayout(1, 8, 8), dev, 450e9, 10e-6)
     tbo = LayoutTimer.of(m, p, ParallelLayout(1, 8, 8, True), dev, 450e9, 10e-6)
-    _, a2a = plain.comm_s(2048)
+    _, a2a = plain.comm.seconds(2048)
     assert plain.step_s(parts, 2048) - tbo.step_s(parts, 2048) == pytest.approx(a2a, rel=1e-9)
     series = tbo.series(parts, None, 2048)
     assert series.time(1) == pytest.approx(tbo.step_s(parts, 2048), rel=1e-12)
@@ -149,7 +149,7 @@ def test_across_nodes_the_nic_carries_the_remote_share():
     t = LayoutTimer.of(m, p, ParallelLayout(1, 16, 16),
                        RooflineTimer.of(m, acc, "fp8", Efficiency()), 450e9, 10e-6, 50e9, 8)
     b = t.cost.alltoall_bytes(4096)
-    assert t.comm_s(4096)[1] == pytest.approx(58 * (b * 8 / 15 / 50e9 + 20e-6), rel=1e-12)
+    assert t.comm.seconds(4096)[1] == pytest.approx(58 * (b * 8 / 15 / 50e9 + 20e-6), rel=1e-12)
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
@@ -183,3 +183,77 @@ def test_flags_per_engine():
     assert ParallelLayout(8).flags("vllm") == ["--tensor-parallel-size 8"]
     with pytest.raises(NapkinError, match="attention TP 1"):
         ParallelLayout(2, 4, 8).flags("trtllm")
+
+
+@pytest.mark.parametrize(("model", "layout"), [
+    ("deepseek-v3", ParallelLayout(1, 8, 8)), ("qwen3-235b-a22b", ParallelLayout(8, 1, 8)),
+    ("qwen3-235b-a22b", ParallelLayout(2, 4, 8)), ("deepseek-v3", ParallelLayout(1, 16, 16)),
+])
+@pytest.mark.parametrize(("seqs", "chunk"), [(1, 0), (64, 0), (256, 2048), (0, 8192)])
+def test_a_layout_basis_times_as_its_fitted_timer(model, layout, seqs, chunk):
+    """Fitting sums LayoutBasis terms; predicting runs layout_timer around a fitted timer:
+    coefficients · terms must be the timer's step time (the collectives through the model's
+    allreduce and allreduce_bytes coefficients)."""
+    from napkin.calibration.basis import FittedTimer, LayoutBasis, StepBasis, layout_timer
+    from napkin.calibration.profile import load_profile
+
+    m, acc, p = load_model(model), load_accelerator("h100-sxm"), Precision.of("fp8", "bf16")
+    fitted = load_profile("trtllm").model
+    device = FittedTimer(StepBasis.of(m, acc, "fp8", 1, 450e9), fitted)
+    timer = layout_timer(m, p, layout, device, 450e9, 10e-6)
+    basis = LayoutBasis.of(m, acc, p, layout, 450e9)
+    chunks = [(0, chunk, 1)] if chunk else []
+    parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * 3000, chunks))
+    tokens = seqs + chunk
+    want = timer.step_s(parts, tokens, bool(chunk))
+    assert fitted.time(basis.terms(parts, tokens, bool(chunk))) == pytest.approx(want, rel=1e-9)
+    a2a = 2 * m.blocks.count(m.blocks[-1]) if layout.all_to_all else 0
+    assert basis.terms(parts, tokens)[10] == timer.comm.allreduces + a2a
+
+
+@settings(max_examples=30, deadline=None)
+@given(tokens=st.integers(1, 40_000),
+       shape=st.sampled_from([(256, 8, 8), (8, 2, 2), (128, 8, 4), (256, 8, 64)]))
+def test_busiest_rank_on_its_grid_is_the_exact_figure(tokens, shape):
+    """Past 512 tokens busiest_rank takes the routing figures at a grid point 1.1 % away and
+    scales the load's excess by √(T/T'): within 0.1 % of the excess computed at T itself."""
+    from napkin.accounting.ranks import busiest_rank
+    from napkin.accounting.routing import expected_max_rank_tokens
+
+    e, k, r = shape
+    load, touched = busiest_rank(e, k, r, tokens)
+    exact = expected_max_rank_tokens(e, k, r, tokens)
+    mean = tokens * k / r
+    assert load - mean == pytest.approx(exact - mean, rel=1e-3, abs=1e-9)
+    assert touched == pytest.approx(expected_max_rank_experts_touched(e, k, r, tokens),
+                                    rel=1e-3)
+
+
+def test_redundant_experts_make_ep72_of_deepseek_v3():
+    """256 experts do not divide over 72 GPUs; 32 redundant copies make 288 slots, 4 a GPU.
+    A GPU then holds 4 experts' weights (256/72 = 3.56 without copies), and routing spreads
+    over the 288 slots: the busiest rank's load and a token's destinations are the routing
+    figures at E = 288."""
+    from napkin.accounting.routing import expected_destination_ranks, expected_max_rank_tokens
+
+    m, p = load_model("deepseek-v3"), Precision.of("fp8", "bf16")
+    with pytest.raises(NapkinError, match=r"256 experts do not divide over 72"):
+        ParallelLayout(1, 72, 72).check(m)
+    lay = ParallelLayout(1, 72, 72, redundant_experts=32)
+    lay.check(m)
+    assert lay.label() == "dp72 ep72 +32r"
+    assert lay.expert_share(m) == pytest.approx(4 / 256)
+    assert "--ep-num-redundant-experts 32" in lay.flags("sglang")
+    cost = RankCost.of(m, p, lay)
+    seqs = 256 * 72
+    parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * 2000, []))
+    expert_flops = 3 * 2 * H * EXPERT_INTER * MOE_LAYERS  # one token through one expert
+    busiest = expected_max_rank_tokens(288, 8, 72, seqs)
+    assert busiest > 256 * 8  # the mean: 18,432 tokens × 8 picks over 72 ranks
+    _, _, rank_f, rank_b = cost.routed(seqs)
+    assert rank_f == pytest.approx(expert_flops * busiest, rel=1e-4)
+    assert rank_b == pytest.approx(4 * 3 * H * EXPERT_INTER * MOE_LAYERS, rel=1e-9)
+    d = expected_destination_ranks(288, 8, 72)
+    assert cost.alltoall_bytes(seqs) == pytest.approx(
+        256 * d * 71 / 72 * H * (1 + 4 / 128 + 2), rel=1e-12)
+    assert cost.rank_parts(parts, seqs)[3] == pytest.approx(parts[3] / 72, rel=1e-12)

@@ -146,13 +146,15 @@ def _layouts(tmp_path) -> list:
 
 
 def test_parallel_layout_columns(tmp_path):
-    """MoE experts over the whole TP group replay as TP (with tensor-parallel attention the MoE
-    outputs meet in one all-reduce either way: the same basis); EP 1 or no column is plain TP;
-    experts over part of the group (MoE TP × EP) and attention data parallelism are refused
-    with one line naming the column and the row; a dense model ignores moe_ep_size."""
+    """A row replays in its layout: EP 1 or no column is plain TP (the TP group's basis);
+    experts whole over the TP group, or attention data parallelism with experts over every
+    rank, time the busiest rank (a LayoutTimer around a one-GPU timer); experts over part of
+    the replica (MoE TP × EP) are refused with one line naming the column and the row; a
+    dense model ignores moe_ep_size."""
     from napkin.calibration.basis import StepBasis
     from napkin.calibration.profile import load_profile
     from napkin.catalog import load_accelerator, load_model
+    from napkin.timing import LayoutTimer
     from napkin.validation.fit import fitted_timer
     from napkin.validation.replay import engine_for
 
@@ -162,13 +164,14 @@ def test_parallel_layout_columns(tmp_path):
     timer = fitted_timer(load_profile("vllm").model)
     model, acc = load_model("gpt-oss-120b"), load_accelerator("h200")
     tp_basis = StepBasis.of(model, acc, "bf16", 4, acc.allreduce_bytes_per_s)
-    for m in rows[:3]:
+    for m in (rows[0], rows[2]):
         assert engine_for(m, timer).timer.basis == tp_basis
+    ep, dep = engine_for(rows[1], timer).timer, engine_for(rows[4], timer).timer
+    assert isinstance(ep, LayoutTimer) and ep.cost.layout.label() == "tp4 ep4"
+    assert isinstance(dep, LayoutTimer) and dep.cost.layout.label() == "dp4 ep4"
+    assert ep.device.basis == StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s)
     with pytest.raises(NapkinError, match=r"^moe_ep_size: experts over 2 of 4 ranks .*r3\)$"):
         engine_for(rows[3], timer)
-    with pytest.raises(NapkinError, match=r"^attention_dp_size: attention data parallelism "
-                                          r"\(4\) is not modeled"):
-        engine_for(rows[4], timer)
     engine_for(rows[5], timer)  # a dense model: moe_ep_size 2 of 4 does not apply
 
 

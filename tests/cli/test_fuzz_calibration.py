@@ -181,6 +181,8 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [8]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: many}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [1.5, 8]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {layouts: tp}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {layouts: [dep]}\n",
     "[",
 ])
 def test_bad_profile_files(cli, tmp_path, body):
@@ -194,6 +196,7 @@ def test_bad_profile_files(cli, tmp_path, body):
 @pytest.mark.parametrize("domain, field", [
     ("{attention: gqa}", "domain.attention"),
     ("{routed_experts: [128, 0]}", "domain.routed_experts"),
+    ("{layouts: [tp, dep]}", "domain.layouts"),
 ])
 def test_a_bad_domain_value_is_named_alone(cli, tmp_path, domain, field):
     """The error line names the domain field, not the list of coefficient names."""

@@ -111,6 +111,7 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
     ("engine.data_parallel=2", "data_parallel"),  # a dense model
     *[(f"engine.two_batch_overlap={v}", "two_batch_overlap") for v in ("maybe", "true")],
     *[(f"engine.gpus_per_node={v}", "gpus_per_node") for v in ("0", "1.5", "x")],
+    *[(f"engine.redundant_experts={v}", "redundant_experts") for v in ("-1", "1.5", "x", "1")],
     *[(f"engine.internode_gbs={v}", "internode_gbs") for v in ("0", "-1", ".nan", ".inf", "x")],
     *[(f"slo.share={v}", "slo.share") for v in ("0", "1.5", ".nan", "x")],
     *[(f"slo.e2e_s={v}", "slo.e2e_s") for v in ("0", "-1", ".nan", ".inf", "x")],

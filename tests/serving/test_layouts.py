@@ -65,10 +65,15 @@ def test_dep_simulates_and_differs_from_tp():
 
 
 def test_a_profile_warns_outside_its_layouts():
+    """The SGLang profile was fitted on tensor-parallel rows only (no layouts recorded: tp);
+    a DEP8 scenario says it extrapolates, and still runs in its layout."""
     b = build(_scenario({"calibration": "sglang"}, tensor_parallel=1, data_parallel=8,
                         expert_parallel=True), Path("."))
-    assert any("fitted on tensor-parallel layouts; dp8 ep8" in w for w in b.warnings)
+    assert any(w.startswith("outside profile 'sglang': layout dp8 ep8 (fitted on tp layouts")
+               for w in b.warnings)
     assert isinstance(b.engines()[0].timer, LayoutTimer)
+    tp = build(_scenario({"calibration": "sglang"}, tensor_parallel=8), Path("."))
+    assert not any("layout" in w for w in tp.warnings)
 
 
 @pytest.mark.parametrize(("engine", "message"), [
@@ -88,3 +93,24 @@ def test_layout_errors_name_the_field(engine, message):
     with pytest.raises(NapkinError) as e:
         build(s, Path("."))
     assert str(e.value).startswith(message)
+
+
+def test_a_linear_attention_hybrid_reserves_its_state_per_running_sequence():
+    """Qwen3-Next-80B-A3B keeps a fixed state per sequence in its 36 Gated DeltaNet layers:
+    32 value heads × 128 × 128 FP32 numbers (2,097,152 B) plus the convolution's 8,192 × 3
+    BF16 numbers (49,152 B) a layer, 77,266,944 B a sequence. The pool sizing sets aside
+    max_num_seqs of them over the TP ranks before the KV blocks."""
+    s = Scenario.model_validate({
+        "model": "qwen3-next-80b-a3b", "gpu": "h200", "weights": "fp8",
+        "calibration": "roofline",
+        "engine": {"max_num_seqs": 128, "tensor_parallel": 2},
+        "workload": {"classes": {"a": {"input_tokens": 100, "output_tokens": 10}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 5, "num_requests": 5}}})
+    b = build(s, Path("."))
+    per_sequence = 36 * (32 * 128 * 128 * 4 + 8192 * 3 * 2)
+    assert per_sequence == 77_266_944
+    assert b.pool_derivation["state_bytes_per_device"] == 128 * per_sequence / 2
+    d = b.pool_derivation
+    assert d["kv_pool_bytes_per_device"] == pytest.approx(
+        d["usable_bytes_per_device"] - d["weights_bytes_per_device"]
+        - d["activation_peak_bytes_per_device"] - 128 * per_sequence / 2 - GiB, rel=1e-12)

@@ -26,7 +26,9 @@ expert parallelism (ep = 1, D = 1) this is an all-gather and a reduce-scatter of
 hidden state, ``(N − 1)/N·T·h·(b_dispatch + b_combine)``.
 """
 
+import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from napkin.accounting.forward import Precision, experts_touched, op_rates
 from napkin.accounting.routing import (
@@ -39,7 +41,8 @@ from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 
 Parts = tuple[float, float, float, float, float]
-"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs)."""
+"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs) of a step
+(:meth:`napkin.accounting.linear.LinearCost.parts`): on the whole group, or one rank's."""
 
 COMBINE_BYTES = 2
 """Bytes per hidden element of the combine (outputs return in BF16)."""
@@ -50,6 +53,36 @@ def dispatch_bytes_per_element(compute: str) -> float:
     4/128) for a model that computes below 16 bits (DeepEP and vLLM's all-to-all kernels
     quantize the dispatch to FP8 for FP8/FP4 experts), else 2 (BF16)."""
     return 2.0 if compute in SIXTEEN_BIT else 1.0 + 4.0 / 128
+
+
+EXACT_TOKENS = 512
+"""Up to this many tokens :func:`busiest_rank` computes at the token count itself; above, at
+the nearest point of a grid of 64 per doubling (1.1 % apart)."""
+
+
+def busiest_rank(num_experts: int, top_k: int, ranks: int, tokens: int) -> tuple[float, float]:
+    """(expected largest (token, expert) load of a rank, expected most experts one rank
+    touches) for ``tokens`` tokens routed top-k over ``ranks`` ranks
+    (:mod:`napkin.accounting.routing`). Past :data:`EXACT_TOKENS` tokens both are taken at
+    the grid point T' nearest T, the load's excess over its mean scaled by √(T/T'), as the
+    excess of a sum of T independent tokens grows: the mean is exact, the excess within a
+    fraction of a percent of its own value (a simulator meets thousands of token counts, each
+    exact computation a convolution)."""
+    if ranks == 1:
+        return float(tokens * top_k), experts_touched(num_experts, top_k, tokens)
+    if tokens <= EXACT_TOKENS:
+        return _exact(num_experts, top_k, ranks, tokens)
+    grid = round(2 ** (round(64 * math.log2(tokens)) / 64))
+    load, touched = _exact(num_experts, top_k, ranks, grid)
+    mean, grid_mean = tokens * top_k / ranks, grid * top_k / ranks
+    return mean + (load - grid_mean) * math.sqrt(tokens / grid), touched
+
+
+@lru_cache(maxsize=65536)
+def _exact(num_experts: int, top_k: int, ranks: int, tokens: int) -> tuple[float, float]:
+    """:func:`busiest_rank` at ``tokens`` itself."""
+    return (expected_max_rank_tokens(num_experts, top_k, ranks, tokens),
+            expected_max_rank_experts_touched(num_experts, top_k, ranks, tokens))
 
 
 @dataclass(frozen=True)
@@ -99,15 +132,15 @@ class RankCost:
         hit = self._routed.get(tokens)
         if hit is not None:
             return hit
-        ep, tp_e, t = self.layout.expert_parallel, self.layout.moe_tp, round(tokens)
+        lay = self.layout
+        ep, tp_e, t = lay.expert_parallel, lay.moe_tp, round(tokens)
         total_f = total_b = rank_f = rank_b = 0.0
         for g in self.groups:
             total_f += g.flops_per_token * tokens
             total_b += experts_touched(g.num_experts, g.top_k, t) * g.bytes_per_expert
-            load = expected_max_rank_tokens(g.num_experts, g.top_k, ep, t)
+            load, touched = busiest_rank(lay.slots(g.num_experts), g.top_k, ep, t)
             rank_f += g.flops_per_token / g.top_k * load / tp_e
-            rank_b += expected_max_rank_experts_touched(g.num_experts, g.top_k, ep, t) \
-                * g.bytes_per_expert / tp_e
+            rank_b += touched * g.bytes_per_expert / tp_e
         out = self._routed[tokens] = (total_f, total_b, rank_f, rank_b)
         return out
 
@@ -136,6 +169,7 @@ class RankCost:
             return 0.0
         g = self.groups[0]
         n = lay.ranks
-        sends = expected_destination_ranks(g.num_experts, g.top_k, lay.expert_parallel) \
+        sends = expected_destination_ranks(lay.slots(g.num_experts), g.top_k,
+                                           lay.expert_parallel) \
             * lay.moe_tp * (n - 1) / n
         return tokens / n * sends * self.hidden_size * (self.dispatch_bytes + COMBINE_BYTES)

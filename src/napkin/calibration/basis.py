@@ -54,7 +54,9 @@ token-layer gives the two fitted models the same per-token time (13–17 µs) an
 permutation, the grouped GEMMs' launches and tails, the finalize), whatever its bytes: on
 TensorRT-LLM's Qwen3-235B-A22B H100 rows a dense-fitted profile put the few-client TPOT 15–29 %
 fast (11.5 ms measured, 8.2 ms predicted at TP 8 and 4 clients); fitted, 15 µs per MoE layer,
-which fits without MoE rows keep (:data:`napkin.validation.fit.START`).
+which fits without MoE rows keep (:data:`napkin.validation.fit.START`), while those rows'
+expert parallelism was timed as TP. Timed in their layout (the busiest expert rank's load and
+reads: :class:`LayoutBasis`), TensorRT-LLM's refit puts it at 0.
 
 Because every term is normalized by the GPU's own datasheet figures, coefficients fitted on
 one GPU give a physically sensible prediction on another (flagged as extrapolation
@@ -80,11 +82,22 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
+from napkin.accounting.forward import Precision
+from napkin.accounting.ranks import Parts
 from napkin.errors import NapkinError, require
 from napkin.specs.dtypes import SIXTEEN_BIT
 from napkin.specs.hardware import Accelerator
+from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
-from napkin.timing import LineSeries, StepSeries
+from napkin.timing import (
+    GPUS_PER_NODE,
+    INTERNODE_BYTES_PER_S,
+    DeviceTimer,
+    LayoutComm,
+    LayoutTimer,
+    LineSeries,
+    StepSeries,
+)
 
 TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "dense",
                           "dense_low", "attention", "weights", "kv", "allreduce",
@@ -105,9 +118,6 @@ def parse_terms(text: str) -> tuple[str, ...]:
             f"comma-separated subset of {', '.join(TERMS)}")
     return tuple(t for t in TERMS if t in names)
 
-Parts = tuple[float, float, float, float, float]
-"""(dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit dense FLOPs) of a step on the
-whole group (:meth:`napkin.accounting.linear.LinearCost.parts`)."""
 ZERO: Parts = (0.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -249,28 +259,88 @@ class FittedTimer:
         x = self.basis.terms(ZERO, 1, prefill=True)
         return self.model.coefficients[FLOOR] * x[FLOOR]
 
-    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False,
+               extra_s: float = 0.0) -> float:
         """Model time of one step (0 for an empty one), by :attr:`rates` and
-        :attr:`floor_s` (``prefill``: the step carries a prefill chunk)."""
+        :attr:`floor_s` (``prefill``: the step carries a prefill chunk), ``extra_s`` added to
+        the sum under the floor (a layout's communication, as the model's all-reduces are)."""
         if tokens == 0:
             return 0.0
         fixed, per_token, r0, r1, r2, r3, r4 = self.rates
         dense, attention, weights, kv, sixteen = parts
         t = (fixed + per_token * tokens + r0 * dense + r1 * attention + r2 * weights + r3 * kv
-             + r4 * sixteen)
+             + r4 * sixteen + extra_s)
         return self.floor_s if prefill and self.floor_s > t else t
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
-               prefill: bool = False) -> StepSeries:
+               prefill: bool = False, extra_s: float = 0.0) -> StepSeries:
         """Steps j = 0, 1, … whose parts grow by ``parts1 − parts0`` per step (decode runs):
-        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step. A step
-        with a prefill chunk (``prefill``) is a unit of its own: no ``parts1``."""
+        ``t_j = a + j·d`` with a = model time of step 0 and d its increment per step (each
+        ``extra_s`` longer, see :meth:`step_s`). A step with a prefill chunk (``prefill``) is
+        a unit of its own: no ``parts1``."""
         if prefill and parts1 is not None:  # (not require(): one call fewer a decode run)
             raise NapkinError("series: a step with a prefill chunk is timed alone")
-        a = self.step_s(parts0, tokens, prefill)
-        d = 0.0 if parts1 is None else self.step_s(parts1, tokens) - a
+        a = self.step_s(parts0, tokens, prefill, extra_s)
+        d = 0.0 if parts1 is None else self.step_s(parts1, tokens, False, extra_s) - a
         return LineSeries(a, d if d > 0.0 else 0.0, 0.0, 0.0, 0.0)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         """:meth:`StepModel.effective` of this timer's model."""
         return self.model.effective(terms)
+
+
+def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
+                 device: DeviceTimer, link_bytes_per_s: float, latency_s: float,
+                 internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
+                 gpus_per_node: int = GPUS_PER_NODE) -> LayoutTimer:
+    """A :class:`~napkin.timing.LayoutTimer` around one rank's ``device`` timer. Under a fitted
+    model (a :class:`FittedTimer` at tensor parallel 1) the collectives take its fitted terms,
+    as its all-reduces do: ``allreduce`` seconds each, ``allreduce_bytes`` × the ideal link
+    time (the NIC's scaled alike); the roofline's are the links' and ``latency_s``."""
+    nic = internode_bytes_per_s
+    if isinstance(device, FittedTimer):
+        c = device.model.as_dict()
+        scale, latency_s = c["allreduce_bytes"], c["allreduce"]
+        inf = float("inf")
+        link_bytes_per_s, nic = (link_bytes_per_s / scale, nic / scale) if scale else (inf, inf)
+    return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s, nic,
+                          gpus_per_node)
+
+
+@dataclass(frozen=True)
+class LayoutBasis:
+    """The basis of a step in a :class:`ParallelLayout`, as :class:`LayoutTimer` times it: the
+    busiest rank's parts (:meth:`RankCost.rank_parts`) through ``device`` (a basis at tensor
+    parallel 1), its collective slots holding the layout's — ``allreduce`` the attention
+    all-reduces plus a dispatch and a combine per MoE layer, ``allreduce_bytes`` their ideal
+    link seconds (``comm`` at zero latency). Linear in the step's parts at a given token count,
+    as fitting needs; a fitted model's :func:`layout_timer` gives exactly ``coefficients ·
+    terms`` (without two-batch overlap, whose max is not linear)."""
+
+    device: StepBasis
+    comm: LayoutComm
+    """Zero latency and the roofline's links: its :meth:`LayoutComm.seconds` are link times."""
+
+    @classmethod
+    def of(cls, model: ModelSpec, acc: Accelerator, precision: Precision,
+           layout: ParallelLayout, link_bytes_per_s: float,
+           internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
+           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutBasis":
+        require(not layout.two_batch_overlap,
+                f"layout {layout.label()}: two-batch overlap is not a linear basis")
+        device = StepBasis.of(model, acc, precision.weights.compute, 1, link_bytes_per_s)
+        return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, 0.0,
+                                         internode_bytes_per_s, gpus_per_node))
+
+    def terms(self, parts: Parts, tokens: int, prefill: bool = False) -> tuple[float, ...]:
+        """The basis vector of one step (see :meth:`StepBasis.terms`)."""
+        if tokens == 0:
+            return (0.0,) * len(TERMS)
+        comm = self.comm
+        cost = comm.cost
+        x = list(self.device.terms(cost.rank_parts(parts, tokens), cost.rank_tokens(tokens),
+                                   prefill))
+        allreduce_s, a2a_s = comm.seconds(tokens)
+        x[TERMS.index("allreduce")] = float(comm.collectives(tokens))
+        x[TERMS.index("allreduce_bytes")] = allreduce_s + a2a_s
+        return tuple(x)

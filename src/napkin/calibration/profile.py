@@ -25,6 +25,7 @@ from napkin.calibration.basis import TERMS, StepModel, parse_terms
 from napkin.calibration.protocol import campaigns_of
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
+from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 from napkin.specs.yaml_text import load_yaml
 
@@ -74,6 +75,9 @@ class Domain:
     weights: tuple[str, ...] = ()
     attention: tuple[str, ...] = ()
     routed_experts: tuple[int, int] | None = None
+    layouts: tuple[str, ...] = ()
+    """The fitted rows' layout kinds (:attr:`ParallelLayout.kind`: ``tp``, ``tp ep``, ``dp``,
+    ``dp ep``); empty (a profile fitted before layouts were recorded): ``tp`` only."""
 
     @classmethod
     def architectures(cls, models: list[ModelSpec]) -> dict[str, Any]:
@@ -86,10 +90,16 @@ class Domain:
 
     def outside(self, gpu: str, model: str, tensor_parallel: int, weights: str,
                 input_tokens: int | None = None, output_tokens: int | None = None,
-                concurrency: int | None = None, spec: ModelSpec | None = None) -> list[str]:
+                concurrency: int | None = None, spec: ModelSpec | None = None,
+                layout: ParallelLayout | None = None) -> list[str]:
         """Reasons a query lies outside the domain (empty: inside); ``spec``, the query's model,
-        is placed against the fitted architectures."""
+        is placed against the fitted architectures, ``layout`` against the fitted layouts."""
         out = []
+        fitted = self.layouts or ("tp",)
+        if layout is not None and layout.kind not in fitted:
+            out.append(f"layout {layout.label()} (fitted on {', '.join(fitted)} layouts: the "
+                       "busiest rank's work timed with the coefficients, the all-to-alls with "
+                       "the all-reduce terms)")
         if self.gpus and gpu not in self.gpus:
             out.append(f"GPU {gpu} (fitted on {', '.join(self.gpus)}; carried through its specs)")
         if self.models and model not in self.models:
@@ -160,7 +170,8 @@ class Profile:
                        "output_tokens": list(d.output_tokens), "weights": list(d.weights),
                        **({"attention": list(d.attention)} if d.attention else {}),
                        **({"routed_experts": list(d.routed_experts)}
-                          if d.routed_experts is not None else {})},
+                          if d.routed_experts is not None else {}),
+                       **({"layouts": list(d.layouts)} if d.layouts else {})},
             "bands": {k: {"ratio_low": round(b.ratio_low, 4), "ratio_high": round(b.ratio_high, 4),
                           "median_abs_error": round(b.median_abs_error, 4), "rows": b.rows,
                           "coverage": BAND_COVERAGE} for k, b in self.bands.items()},
@@ -186,7 +197,7 @@ class Profile:
                             tuple(dom.get("input_tokens", (1, 1))),
                             tuple(dom.get("output_tokens", (1, 1))),
                             tuple(dom.get("weights", ())), _kinds(dom.get("attention")),
-                            _span(dom.get("routed_experts")))
+                            _span(dom.get("routed_experts")), _layouts(dom.get("layouts")))
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
                              float(b["median_abs_error"]), int(b["rows"]))
                      for k, b in (data.get("bands") or {}).items()}
@@ -216,6 +227,20 @@ def _kinds(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
         raise _FieldError(f"domain.attention must be a list of attention kinds (gqa, mha, mqa, "
                           f"mla, …), got {value!r}")
+    return tuple(value)
+
+
+LAYOUT_KINDS = ("tp", "tp ep", "dp", "dp ep")
+
+
+def _layouts(value: Any) -> tuple[str, ...]:
+    """Layout kinds from a profile file: a list of :data:`LAYOUT_KINDS` (absent: none
+    recorded)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(k in LAYOUT_KINDS for k in value):
+        raise _FieldError(f"domain.layouts must be a list of layout kinds "
+                          f"({', '.join(LAYOUT_KINDS)}), got {value!r}")
     return tuple(value)
 
 

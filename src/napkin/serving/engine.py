@@ -41,7 +41,7 @@ import numpy as np
 from napkin.accounting.batch import Batch, Segment
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.linear import LinearCost
-from napkin.calibration.basis import TERMS, Parts, StepBasis
+from napkin.calibration.basis import TERMS, LayoutBasis, Parts, StepBasis
 from napkin.errors import NapkinError, require
 from napkin.serving.kvpool import KVPool
 from napkin.serving.policy import policy
@@ -144,16 +144,18 @@ class Engine:
 
     def __init__(self, model: ModelSpec, acc: Accelerator, precision: Precision,
                  eff: Efficiency, spec: EngineSpec, name: str = "engine-0",
-                 timer: StepTimer | None = None, record: bool = False) -> None:
+                 timer: StepTimer | None = None, record: bool = False,
+                 basis: StepBasis | LayoutBasis | None = None) -> None:
         self.model, self.acc, self.precision, self.eff, self.spec = model, acc, precision, eff, spec
         self.name = name
         compute = precision.weights.compute
         self.timer: StepTimer = timer or RooflineTimer.of(
             model, acc, compute, eff, spec.tensor_parallel, spec.allreduce_bytes_per_s,
             spec.allreduce_latency_s)
-        self.basis = StepBasis.of(model, acc, compute, spec.tensor_parallel,
-                                  spec.allreduce_bytes_per_s) \
-            if record else None
+        self.basis = (basis or StepBasis.of(model, acc, compute, spec.tensor_parallel,
+                                            spec.allreduce_bytes_per_s)) if record else None
+        """With ``record``: the basis each step's terms are summed in (``basis``: a layout's,
+        :class:`LayoutBasis`; default the tensor-parallel group's)."""
         self.basis_sum = np.zeros(len(TERMS)) if record else None
         self.cost = LinearCost.of(model, precision)
         self.windows = list(model.cost_windows)

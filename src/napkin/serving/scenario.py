@@ -2,7 +2,10 @@
 
 The KV pool is either given (``engine.kv_pool_gib``) or derived as vLLM derives it: per device,
 ``memory × gpu_memory_utilization − weights/tp − peak activation of a full token-budget
-forward − reserve_gib`` (non-torch memory, CUDA graphs), divided into blocks of
+forward − max_num_seqs × linear-attention state per sequence / tp (hybrids such as
+Qwen3-Next hold a fixed recurrent state per running sequence: a static reservation, as
+SGLang's state pool; vLLM takes it from the shared pool on demand) − reserve_gib`` (non-torch
+memory, CUDA graphs), divided into blocks of
 ``block_size × KV bytes per token / d``, d the devices each token's KV is split over
 (``ModelSpec.kv_devices``: tp, or the KV heads when fewer — each is then replicated, and MLA's
 latent cache sits whole on every device). The activation peak is estimated as one layer's
@@ -20,7 +23,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
-from napkin.calibration.basis import FittedTimer, StepBasis
+from napkin.calibration.basis import FittedTimer, StepBasis, layout_timer
 from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
@@ -35,7 +38,7 @@ from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
-from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
+from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
 
@@ -140,6 +143,11 @@ class EngineConfig(InputModel):
     GPUs instead of every expert split over them (vLLM's ``--enable-expert-parallel``, SGLang's
     ``--ep-size``). A step then waits for the busiest rank: its routed load and the experts it
     touches (:mod:`napkin.accounting.routing`)."""
+    redundant_experts: int = Field(default=0, ge=0, le=4096)
+    """With ``expert_parallel``: extra expert slots a MoE layer holding copies of experts (EPLB:
+    vLLM ``--num-redundant-experts``, SGLang ``--ep-num-redundant-experts``), so that experts +
+    copies divide over the GPUs (DeepSeek-V3's 256 + 32 over 72); each GPU holds that many more
+    expert weights and routing spreads over the slots."""
     two_batch_overlap: bool = False
     """With ``data_parallel`` > 1: each step runs as two micro-batches so that one's all-to-all
     hides under the other's compute (SGLang ``--enable-two-batch-overlap``, vLLM
@@ -269,14 +277,9 @@ class Built:
         if plain or timer is None:
             return timer
         e = self.scenario.engine
-        link, latency = spec.allreduce_bytes_per_s, spec.allreduce_latency_s
-        if self.profile is not None:  # its fitted collectives: s each, × the ideal link time
-            c = self.profile.model.as_dict()
-            link = link / c["allreduce_bytes"] if c["allreduce_bytes"] else float("inf")
-            latency = c["allreduce"]
-        return LayoutTimer.of(self.model, self.precision, self.layout, timer, link, latency,
-                              e.internode_gbs * GB * link / spec.allreduce_bytes_per_s,
-                              e.gpus_per_node)
+        return layout_timer(self.model, self.precision, self.layout, timer,
+                            spec.allreduce_bytes_per_s, spec.allreduce_latency_s,
+                            e.internode_gbs * GB, e.gpus_per_node)
 
     def engines(self) -> list[Engine]:
         """Fresh engine replicas (a simulation mutates them): the prefill pool first when
@@ -388,11 +391,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     if isinstance(source, OpenLoop) and len(source.requests):
         longest = (int(source.requests.input_tokens.max()),
                    int(source.requests.output_tokens.max()))
-    profile, warnings = _calibration(scenario, model, acc.id, precision.weights.name, longest)
-    if profile is not None and not layout.is_tensor_parallel:
-        warnings += (f"outside profile {profile.name!r}: fitted on tensor-parallel layouts; "
-                     f"{layout.label()} times one rank's work with its coefficients and adds "
-                     "the roofline's all-to-alls",)
+    profile, warnings = _calibration(scenario, model, acc.id, precision.weights.name, longest,
+                                     layout)
     if (not e.chunked_prefill and longest
             and longest[0] + e.max_num_seqs > e.max_num_batched_tokens):
         warnings += (f"chunked_prefill off: a {longest[0]}-token prompt runs whole only in a "
@@ -416,8 +416,12 @@ def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
     if e.two_batch_overlap and e.data_parallel == 1:
         raise NapkinError("engine.two_batch_overlap: overlaps the all-to-alls of "
                           "data-parallel attention; set engine.data_parallel > 1")
+    if e.redundant_experts and not e.expert_parallel:
+        raise NapkinError("engine.redundant_experts: copies of whole experts need "
+                          "engine.expert_parallel: true")
     layout = ParallelLayout(e.tensor_parallel, e.data_parallel,
-                            ranks if e.expert_parallel else 1, e.two_batch_overlap)
+                            ranks if e.expert_parallel else 1, e.two_batch_overlap,
+                            e.redundant_experts)
     layout.check(model)
     if e.disaggregated is not None and not layout.is_tensor_parallel:
         raise NapkinError("engine.disaggregated: with tensor-parallel layouts only "
@@ -441,18 +445,22 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
     else:
         routed = routed_weight_bytes(model, precision)
-        weights = (weight_bytes(model, precision) - routed) / tp + routed / layout.ranks
+        weights = (weight_bytes(model, precision) - routed) / tp \
+            + routed * layout.expert_share(model)
         act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
+        state = e.max_num_seqs * model.state_bytes_per_sequence(
+            precision.kv.bytes_per_element) / tp
         usable = acc.device_memory_bytes * e.gpu_memory_utilization
-        per_device = usable - weights - act - e.reserve_gib * GiB
+        per_device = usable - weights - act - state - e.reserve_gib * GiB
         derivation = {"usable_bytes_per_device": usable, "weights_bytes_per_device": weights,
                       "activation_peak_bytes_per_device": act,
+                      **({"state_bytes_per_device": state} if state else {}),
                       "reserve_bytes_per_device": e.reserve_gib * GiB,
                       "kv_pool_bytes_per_device": per_device}
         if per_device <= 0:
             raise NapkinError(
                 f"kv pool: nothing left for KV on {acc.id} ({per_device / GB:.2f} GB per device "
-                f"after weights, activations and reserve in layout {layout.label()}); use "
+                f"after weights, activations, state and reserve in layout {layout.label()}); use "
                 "more tensor_parallel, a smaller weight format or set engine.kv_pool_gib"
             )
         pool = per_device * shards
@@ -479,7 +487,8 @@ ROOFLINE_KNOBS = ("mfu", "mbu", "step_overhead_ms", "frontend_ms")
 
 
 def _calibration(scenario: Scenario, model: ModelSpec, gpu: str, weights: str,
-                 longest: tuple[int, int] | None) -> tuple[Profile | None, tuple[str, ...]]:
+                 longest: tuple[int, int] | None, layout: ParallelLayout
+                 ) -> tuple[Profile | None, tuple[str, ...]]:
     """The profile ``scenario.calibration`` names (None for the roofline) and the ways the
     scenario lies outside its domain (``longest``: the longest input and output drawn)."""
     name = scenario.calibration
@@ -493,6 +502,6 @@ def _calibration(scenario: Scenario, model: ModelSpec, gpu: str, weights: str,
     e = scenario.engine
     inp, out = longest or (None, None)
     outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights, inp, out,
-                                     spec=model)
+                                     spec=model, layout=layout)
     return profile, tuple(f"outside profile {profile.name!r}: {w}" for w in outside)
 

@@ -37,13 +37,18 @@ class ParallelLayout:
     (whole experts, ``num_experts / ranks`` per GPU: MoE TP 1) — the two layouts the three
     engines' command lines spell. ``two_batch_overlap`` splits a step into two micro-batches so
     that one's all-to-all runs under the other's compute (SGLang ``--enable-two-batch-overlap``,
-    TensorRT-LLM/vLLM's equivalents).
+    TensorRT-LLM/vLLM's equivalents). ``redundant_experts`` adds that many expert slots a layer
+    holding copies of experts (EPLB: vLLM ``--num-redundant-experts``, SGLang
+    ``--ep-num-redundant-experts``), so that ``num_experts + redundant_experts`` slots divide
+    over the ranks (DeepSeek-V3's 256 + 32 over 72 GPUs); a token's expert is served by one of
+    its copies, so routing spreads over the slots.
     """
 
     attention_tp: int = 1
     attention_dp: int = 1
     expert_parallel: int = 1
     two_batch_overlap: bool = False
+    redundant_experts: int = 0
 
     def __post_init__(self) -> None:
         require(self.attention_tp >= 1,
@@ -53,6 +58,10 @@ class ParallelLayout:
         require(self.expert_parallel in (1, self.ranks),
                 f"expert_parallel: experts over 1 or all {self.ranks} ranks of the replica, "
                 f"got {self.expert_parallel}")
+        require(self.redundant_experts >= 0,
+                f"redundant_experts: must be >= 0, got {self.redundant_experts}")
+        require(self.redundant_experts == 0 or self.expert_parallel > 1,
+                "redundant_experts: copies of whole experts need expert_parallel")
 
     @property
     def ranks(self) -> int:
@@ -76,6 +85,14 @@ class ParallelLayout:
         split over all ranks — what :class:`napkin.timing.RooflineTimer` times."""
         return self.attention_dp == 1 and self.expert_parallel == 1
 
+    @property
+    def kind(self) -> str:
+        """The layout without its sizes: ``tp``, ``tp ep`` (whole experts, TP attention),
+        ``dp`` (data-parallel attention, experts split), ``dp ep`` (DEP) — what a calibration
+        profile records it was fitted on."""
+        return ("dp" if self.attention_dp > 1 else "tp") + (" ep" if self.expert_parallel > 1
+                                                           else "")
+
     def label(self) -> str:
         """``tp8``, ``tp8 ep8``, ``dp8 ep8`` (DEP8), ``tp2 dp4 ep8``."""
         parts = [f"tp{self.attention_tp}"] if self.attention_tp > 1 or self.attention_dp == 1 \
@@ -84,6 +101,8 @@ class ParallelLayout:
             parts.append(f"dp{self.attention_dp}")
         if self.expert_parallel > 1:
             parts.append(f"ep{self.expert_parallel}")
+        if self.redundant_experts:
+            parts.append(f"+{self.redundant_experts}r")
         if self.two_batch_overlap:
             parts.append("tbo")
         return " ".join(parts)
@@ -103,11 +122,23 @@ class ParallelLayout:
                 raise NapkinError(f"engine.expert_parallel: needs a MoE model ({model.name} "
                                   "is dense)")
             for b in model.blocks:
-                if b.experts and b.experts.num_experts % self.expert_parallel:
+                if b.experts and self.slots(b.experts.num_experts) % self.expert_parallel:
+                    extra = f" + {self.redundant_experts} redundant" \
+                        if self.redundant_experts else ""
                     raise NapkinError(
-                        f"engine.expert_parallel: {b.experts.num_experts} experts do not "
-                        f"divide over {self.expert_parallel} ranks (tensor_parallel × "
-                        "data_parallel)")
+                        f"engine.expert_parallel: {b.experts.num_experts}{extra} experts do "
+                        f"not divide over {self.expert_parallel} ranks (tensor_parallel × "
+                        "data_parallel; engine.redundant_experts adds slots)")
+
+    def slots(self, num_experts: int) -> int:
+        """Expert slots of a MoE layer: its experts plus the redundant copies."""
+        return num_experts + self.redundant_experts
+
+    def expert_share(self, model: ModelSpec) -> float:
+        """Share of the routed experts' weights one GPU holds: ``slots / (experts · ranks)``
+        (``1/ranks`` without redundant copies; 0 for a dense model)."""
+        e = next((b.experts.num_experts for b in model.blocks if b.experts), 0)
+        return self.slots(e) / (e * self.ranks) if e else 0.0
 
     def flags(self, engine: str) -> list[str]:
         """The engine's own command-line flags for this layout (vLLM ``vllm serve``, SGLang
@@ -120,6 +151,8 @@ class ParallelLayout:
                 out.append(f"--data-parallel-size {dp}")
             if ep > 1:
                 out.append("--enable-expert-parallel")
+            if self.redundant_experts:
+                out += ["--enable-eplb", f"--num-redundant-experts {self.redundant_experts}"]
             if self.two_batch_overlap:
                 out.append("--enable-dbo")
             return out
@@ -131,6 +164,9 @@ class ParallelLayout:
                 out.append(f"--ep-size {ep}")
                 if dp > 1:
                     out.append("--moe-a2a-backend deepep")
+            if self.redundant_experts:
+                out += ["--enable-eplb",
+                        f"--ep-num-redundant-experts {self.redundant_experts}"]
             if self.two_batch_overlap:
                 out.append("--enable-two-batch-overlap")
             return out
@@ -138,6 +174,9 @@ class ParallelLayout:
             if dp > 1 and tp > 1:
                 raise NapkinError(f"layout {self.label()}: TensorRT-LLM's attention data "
                                   "parallelism spans every rank (attention TP 1)")
+            if self.redundant_experts:
+                raise NapkinError(f"layout {self.label()}: redundant experts are set in "
+                                  "trtllm-serve's moe_load_balancer file, not a flag")
             if self.two_batch_overlap:
                 raise NapkinError(f"layout {self.label()}: no two-batch overlap flag for "
                                   "trtllm-serve")

@@ -25,6 +25,7 @@ from napkin.calibration.protocol import (
 from napkin.catalog import load_model
 from napkin.errors import require
 from napkin.validation.fit import START, Prediction, Progress, cross_validate, fit, predict
+from napkin.validation.replay import check_layout
 
 METRICS = ("ttft", "tpot")
 
@@ -109,7 +110,9 @@ def domain(rows: Sequence[Measurement]) -> Domain:
                   span([m.tensor_parallel for m in rows]), span(conc),
                   span([m.input_tokens for m in rows]), span([m.output_tokens for m in rows]),
                   tuple(sorted({m.weights for m in rows})),
-                  **Domain.architectures([load_model(name) for name in models]))
+                  **Domain.architectures([load_model(name) for name in models]),
+                  layouts=tuple(sorted({check_layout(m, load_model(m.model)).kind
+                                        for m in rows})))
 
 
 def sources_of(rows: Sequence[Measurement], notes: dict[str, dict] | None = None) -> list[dict]:

@@ -40,7 +40,9 @@ START = StepModel.of({"step": 4e-3, "dense": 1 / 0.7, "attention": 1 / 0.7, "wei
 0.5 ms per layer floor on steps with a prefill chunk (a floor that starts at 0 never binds, so
 the fit could not find it; one that the data do not ask for falls until it stops binding).
 ``moe_layer`` starts at 15 µs per MoE layer, what TensorRT-LLM's fit found on its Qwen3-235B-A22B
-H100 rows (14.7 µs, ``benchmarks/fit_profiles.py``): a fit with MoE rows moves it, and one
+H100 rows (14.7 µs, ``benchmarks/fit_profiles.py``) while their expert parallelism was timed as
+TP (in their layout, with the busiest expert rank, the 2026-12-04 refit puts it at 0): a fit
+with MoE rows moves it, and one
 without them (vLLM's and SGLang's, dense models only) keeps it — the routed-expert block's
 fixed time carried from one engine's kernels to the others', where 0 is known to be wrong (MoE
 decode read 12–45 % fast on every engine of the external check)."""

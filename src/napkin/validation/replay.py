@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from napkin.accounting.forward import Precision, weight_bytes
+from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
+from napkin.calibration.basis import LayoutBasis, layout_timer
 from napkin.calibration.measurements import Harness, Launch, Measurement, version_at_least
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
@@ -26,6 +27,7 @@ from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape
 from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
+from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, GiB, MiB
@@ -135,12 +137,17 @@ def sglang_gpu_memory_defaults(device_memory_bytes: float, tp: int) -> tuple[int
     return chunk_tokens, round((memory_mib - reserved_mib) / memory_mib, 3)
 
 
-def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp: int,
-                   d: BackendDefaults, block_size: int = 16) -> int:
-    """KV blocks of the whole tensor-parallel group under the backend's sizing rule (each
-    token's KV once per device it is split over, ``ModelSpec.kv_devices``)."""
-    mem = acc.device_memory_bytes
-    weights = weight_bytes(model, precision) / tp
+def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision,
+                   layout: ParallelLayout | int, d: BackendDefaults, block_size: int = 16) -> int:
+    """KV blocks of the whole replica under the backend's sizing rule (each token's KV once
+    per device it is split over, ``ModelSpec.kv_devices``, in each data-parallel group; the
+    attention side's weights over the attention TP, the routed experts' over every rank;
+    ``layout`` a tensor-parallel size for a plain TP group)."""
+    if isinstance(layout, int):
+        layout = ParallelLayout(layout)
+    tp, mem = layout.attention_tp, acc.device_memory_bytes
+    routed = routed_weight_bytes(model, precision)
+    weights = (weight_bytes(model, precision) - routed) / tp + routed * layout.expert_share(model)
     act = activation_peak_bytes(model, d.max_num_batched_tokens, min(d.max_num_seqs, 256)) / tp
     reserve = d.reserve_gib * GiB
     if d.pool_rule == "vllm":
@@ -153,7 +160,8 @@ def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision, tp:
         raise NapkinError(f"kv pool: {model.name} at tp {tp} leaves no KV memory on {acc.id} "
                           f"({per_device / GB:.1f} GB per device)")
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
-    return max(int(per_device * model.kv_devices(tp) // (block_size * kv_token)), 1)
+    shards = model.kv_devices(tp) * layout.attention_dp
+    return max(int(per_device * shards // (block_size * kv_token)), 1)
 
 
 TimerFactory = Callable[[ModelSpec, Accelerator, Precision, EngineSpec], StepTimer]
@@ -227,24 +235,27 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
     return {"seed": seed, "classes": classes, "arrivals": arrivals}, warm
 
 
-def check_layout(m: Measurement, model: ModelSpec) -> None:
-    """Refuses the parallel layouts napkin does not model: attention data parallelism, MoE
-    experts sharded over only part of the tensor-parallel group (MoE TP × EP), and a
-    tensor-parallel size that cannot split the attention heads (such a row ran another layout
-    than its ``tp_size`` says, e.g. DeepSeek-R1 over 72 GPUs). Experts over the whole group
-    cost what tensor-parallel experts do
-    (:func:`napkin.accounting.collectives.parallel_collectives`)."""
-    tp, ep = m.tensor_parallel, m.expert_parallel_size
+def check_layout(m: Measurement, model: ModelSpec) -> ParallelLayout:
+    """The row's :class:`ParallelLayout` (``tp_size`` attention TP × ``attention_dp_size``
+    groups; experts whole over all of them or split), refusing what napkin does not model:
+    MoE experts over only part of the replica (MoE TP × EP), attention data parallelism of a
+    dense model, and a tensor-parallel size that cannot split the attention heads (such a row
+    ran another layout than its ``tp_size`` says, e.g. DeepSeek-R1 over 72 GPUs)."""
+    tp, dp, ep = m.tensor_parallel, m.attention_data_parallel, m.expert_parallel_size
     try:
         check_tensor_parallel(model, tp)
     except NapkinError as e:
         raise NapkinError(f"{e} (row {m.source})") from None
-    if m.attention_data_parallel > 1:
-        raise NapkinError(f"attention_dp_size: attention data parallelism "
-                          f"({m.attention_data_parallel}) is not modeled (row {m.source})")
-    if model.is_moe and ep not in (1, tp):
-        raise NapkinError(f"moe_ep_size: experts over {ep} of {tp} ranks (MoE TP × EP) is "
-                          f"not modeled; EP must be 1 or the TP size (row {m.source})")
+    if dp > 1 and not model.is_moe:
+        raise NapkinError(f"attention_dp_size: attention data parallelism ({dp}) of the "
+                          f"dense {model.name} is not modeled (row {m.source})")
+    if model.is_moe and ep not in (1, tp * dp):
+        raise NapkinError(f"moe_ep_size: experts over {ep} of {tp * dp} ranks (MoE TP × EP) "
+                          f"is not modeled; EP must be 1 or tp_size × attention_dp_size "
+                          f"(row {m.source})")
+    layout = ParallelLayout(tp, dp, ep if model.is_moe else 1)
+    layout.check(model)
+    return layout
 
 
 def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Engine:
@@ -252,20 +263,26 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     layout napkin does not model is refused: :func:`check_layout`); the parts its checkpoint
     keeps in BF16 stay BF16 (:func:`napkin.catalog.checkpoints.checkpoint_unquantized`)."""
     model, acc = load_model(m.model), load_accelerator(m.gpu)
-    check_layout(m, model)
+    layout = check_layout(m, model)
     precision = Precision.of(m.weights, m.kv_dtype,
                              unquantized=checkpoint_unquantized(m.model, m.weights))
     d = launched(backend_defaults(m.backend, m.backend_version, acc.device_memory_bytes,
                                   m.tensor_parallel), m.launch)
-    link = acc.allreduce_bytes_per_s
-    spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, m.tensor_parallel, d),
-                      max_num_seqs=d.max_num_seqs,
-                      max_num_batched_tokens=d.max_num_batched_tokens,
+    link, dp = acc.allreduce_bytes_per_s, layout.attention_dp
+    spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, layout, d),
+                      max_num_seqs=d.max_num_seqs * dp,
+                      max_num_batched_tokens=d.max_num_batched_tokens * dp,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
                       backend=m.backend, chunked_prefill=d.chunked_prefill,
                       **engine_flags(m.launch))
-    return Engine(model, acc, precision, Efficiency(), spec,
-                  timer=timer(model, acc, precision, spec), record=record)
+    if layout.is_tensor_parallel:
+        return Engine(model, acc, precision, Efficiency(), spec,
+                      timer=timer(model, acc, precision, spec), record=record)
+    device = timer(model, acc, precision, replace(spec, tensor_parallel=1))
+    return Engine(model, acc, precision, Efficiency(), spec, record=record,
+                  timer=layout_timer(model, precision, layout, device, link,
+                                     spec.allreduce_latency_s),
+                  basis=LayoutBasis.of(model, acc, precision, layout, link) if record else None)
 
 
 def replay(m: Measurement, timer: TimerFactory, record: bool = False,

@@ -1,0 +1,137 @@
+"""MoE layouts on H100 against public measurements napkin may fit on (``shared/validation``):
+TensorRT-LLM's perf-overview H100 rows (``trtllm_perf_overview_h100.csv``: gpt-oss-120b DEP4,
+gpt-oss-20b TP1, Qwen3-235B-A22B DEP8, Llama-3.3-70B TP2; ``trtllm-bench`` offline maximum
+throughput, output tokens/s per GPU) and SGLang's DeepSeek-V3 large-scale EP blog
+(``sglang_deepseek_v3_h100_blog.csv``: prefill-only throughput per node over EP32 and
+decode-only throughput per node over EP72).
+
+Each perf-overview row is replayed as a burst of its ``num_requests`` (1,000 where the table
+gives none) requests of its fixed lengths through the ``trtllm`` policy, in the row's layout
+(``DEPn`` = attention data parallel n with expert parallelism over n GPUs), under the roofline
+at MFU 1 / MBU 1 (the ceiling), the roofline at ``--mfu/--mbu``, and the shipped TensorRT-LLM
+profile; the table prints napkin/published − 1 for each. Each blog row is one step of the
+busiest rank at the stated load (a phase measured with the other assumed unlimited runs at a
+fixed batch: its throughput is tokens / step time), in the blog's layout (EP72 with 32
+redundant experts).
+
+No figure here is fitted: this prints where napkin stands before the MoE calibration.
+
+Usage: python benchmarks/check_moe_h100.py [--mfu 0.5] [--mbu 0.8] [--requests N]
+"""
+
+import argparse
+import csv
+from pathlib import Path
+
+from napkin.accounting.forward import Precision
+from napkin.accounting.linear import LinearCost
+from napkin.calibration.measurements import Harness, Measurement
+from napkin.calibration.profile import load_profile
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving.step import StepShape
+from napkin.specs.layout import ParallelLayout
+from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
+from napkin.validation.fit import fitted_timer
+from napkin.validation.replay import replay, roofline_timer
+
+SHARED = Path(__file__).resolve().parents[2] / "shared/validation"
+MODELS = {"openai/gpt-oss-120b": "gpt-oss-120b", "openai/gpt-oss-20b": "gpt-oss-20b",
+          "Qwen/Qwen3-235B-A22B": "qwen3-235b-a22b",
+          "meta-llama/Llama-3.3-70B-Instruct": "llama-3.1-70b"}
+WEIGHTS = {"gpt-oss-120b": "mxfp4-w4a8", "gpt-oss-20b": "mxfp4-w4a8"}
+"""gpt-oss's MXFP4 experts run W4A8 on Hopper (the table's "FP8"); the rest are FP8
+checkpoints (Llama-3.3-70B has Llama-3.1-70B's architecture)."""
+
+
+def layout_of(text: str) -> tuple[int, int, int]:
+    """``DEP4`` → (tp 1, dp 4, ep 4); ``TP2`` → (2, 1, 1)."""
+    if text.startswith("DEP"):
+        n = int(text[3:])
+        return 1, n, n
+    return int(text[2:]), 1, 1
+
+
+def perf_overview(path: Path, requests: int | None, eff: Efficiency) -> None:
+    timers = {"roofline": roofline_timer(), f"mfu {eff.mfu:g}/mbu {eff.mbu:g}":
+              roofline_timer(eff), "trtllm profile": fitted_timer(load_profile("trtllm").model)}
+    print("perf-overview H100 (output tokens/s per GPU), napkin / published − 1:")
+    print(f"{'model':16} {'layout':6} {'isl/osl':>12} {'published':>9}  "
+          + "  ".join(f"{k:>18}" for k in timers))
+    errors: dict[str, list[float]] = {k: [] for k in timers}
+    for row in csv.DictReader(path.open()):
+        model = MODELS[row["model"]]
+        tp, dp, ep = layout_of(row["parallelism"])
+        n = requests or int(row["num_requests"] or 1000)
+        m = Measurement(f"perf-overview:{model}:{row['parallelism']}", "trtllm", "1.2", model,
+                        "h100-sxm", WEIGHTS.get(model, "fp8"), tp, int(row["isl"]),
+                        int(row["osl"]), Harness("burst", num_requests=n),
+                        expert_parallel_size=ep, attention_data_parallel=dp)
+        want = float(row["value"])
+        cells = []
+        for name, timer in timers.items():
+            try:
+                got = replay(m, timer).output_tokens_per_s / (tp * dp)
+            except NapkinError as e:
+                cells.append(f"{'refused':>18}")
+                print(f"  ({m.source}: {e})")
+                continue
+            errors[name].append(got / want - 1)
+            cells.append(f"{got:>9,.0f} ({got / want - 1:+6.1%})")
+        print(f"{model:16} {row['parallelism']:6} {row['isl'] + '/' + row['osl']:>12} "
+              f"{want:>9,.0f}  " + "  ".join(cells))
+    for name, e in errors.items():
+        if e:
+            e.sort(key=abs)
+            print(f"  {name}: median |error| {abs(e[len(e) // 2]):.1%} over {len(e)} rows")
+
+
+def sglang_blog(path: Path, eff: Efficiency) -> None:
+    """The blog's prefill-only and decode-only rows, one step each at the stated load per GPU:
+    prefill 16,384 tokens a GPU (the blog's profile table, stated for 4,096-token prompts and
+    assumed for 1K and 2K) over EP32 (4 nodes); decode 256 (or 128) sequences a GPU at the
+    stated context over EP72 with 32 redundant experts (288 slots, 4 a GPU), as the blog ran
+    it. Throughput per node = 8 GPUs × tokens a GPU / step time."""
+    m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    cost = LinearCost.of(m, p)
+    for row in csv.DictReader(path.open()):
+        phase = row["phase"]
+        if phase not in ("prefill", "decode") or not row["gpus"]:
+            continue
+        gpus, want = int(row["gpus"]), float(row["value"])
+        layout = ParallelLayout(1, gpus, gpus, two_batch_overlap="TBO" in row["parallelism"],
+                                redundant_experts=32 if gpus == 72 else 0)
+        if phase == "prefill":
+            isl = int(row["isl"])
+            prompts = 16384 // isl * gpus
+            shape, tokens, per_gpu = StepShape(0, 0, [(0, isl, 1)] * prompts), prompts * isl, \
+                16384
+        else:
+            per_gpu, ctx = int(row["batch"].split()[0]), int(row["kv_len"])
+            seqs = per_gpu * gpus
+            shape, tokens = StepShape(seqs, seqs * ctx, []), seqs
+        for label, e in (("roofline", Efficiency()), (f"mfu {eff.mfu:g}/mbu {eff.mbu:g}", eff)):
+            timer = LayoutTimer.of(m, p, layout, RooflineTimer.of(m, acc, "fp8", e),
+                                   acc.allreduce_bytes_per_s, 10e-6)
+            step = timer.step_s(cost.parts(shape), tokens, phase == "prefill")
+            got = per_gpu * 8 / step
+            print(f"SGLang DeepSeek-V3 {phase} {layout.label()} ({row['isl'] or row['kv_len']}),"
+                  f" {label}: step {step * 1e3:.1f} ms, {got:,.0f} vs {want:,.0f} tok/s per "
+                  f"node ({got / want - 1:+.1%})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mfu", type=float, default=0.5)
+    ap.add_argument("--mbu", type=float, default=0.8)
+    ap.add_argument("--requests", type=int, default=None,
+                    help="requests per perf-overview row (default: the row's, or 1,000)")
+    args = ap.parse_args()
+    eff = Efficiency(args.mfu, args.mbu)
+    perf_overview(SHARED / "trtllm_perf_overview_h100.csv", args.requests, eff)
+    sglang_blog(SHARED / "sglang_deepseek_v3_h100_blog.csv", eff)
+
+
+if __name__ == "__main__":
+    main()
