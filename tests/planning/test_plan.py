@@ -220,3 +220,28 @@ def test_plans_carry_the_parts_kept_in_bf16_to_every_candidate():
     assert built.precision.unquantized == {"attention", "router", "embedding", "lm-head"}
     with pytest.raises(NapkinError, match="unquantized: attn not a part kept in BF16"):
         check(plan.model_copy(update={"unquantized": "attn"}))
+
+
+def test_deepseek_v3_plans_dep_layouts_with_their_own_numbers():
+    """DeepSeek-V3 (FP8) on H200 and B200: the DEP8 candidates are simulated in their layout,
+    not as TP8. At a light load each DEP8 GPU reads the whole attention side (16.2 GB: MLA,
+    the 3 dense layers, shared experts, head) where a TP8 GPU reads an eighth of it, so its
+    TPOT is the longer one; its launch commands spell data-parallel attention."""
+    plan = PlanFile.model_validate({
+        "name": "dsv3", "model": "deepseek-v3", "weights": "fp8", "calibration": "roofline",
+        "workload": {"seed": 0, "classes": {"a": {"input_tokens": 500, "output_tokens": 50}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 2, "num_requests": 40}},
+        "slo": {"ttft_s": 5.0, "tpot_s": 1.0, "share": 0.9},
+        "search": {"gpus": ["h200", "b200"], "tensor_parallel": [1, 8],
+                   "data_parallel": [1, 8], "expert_parallel": [True], "replicas": [1],
+                   "max_gpus": 8},
+        "seeds": 1})
+    cands = candidates(plan)
+    assert sorted({(c.gpu, c.parallel.label()) for c in cands}) == [
+        ("b200", "dp8 ep8"), ("b200", "tp8 ep8"), ("h200", "dp8 ep8"), ("h200", "tp8 ep8")]
+    for gpu in ("h200", "b200"):
+        dep, tp = (evaluate(c, plan, plan.workload, HERE) for c in cands if c.gpu == gpu)
+        assert (dep.candidate.data_parallel, tp.candidate.tensor_parallel) == (8, 8)
+        assert tp.status == dep.status == "feasible"
+        assert dep.p95_tpot_s > tp.p95_tpot_s
+        assert "--data-parallel-size 8" in launch_commands(dep.candidate, plan.model)["vllm"]
