@@ -210,7 +210,7 @@ def test_bad_input_is_the_clis_one_line(client, cli, endpoint, params, cli_args)
 def test_presets_list_the_shipped_files_by_kind(client):
     p = client.get("/api/presets").json()
     assert "chapter-3-1-uniform.yaml" in p["scenario"]
-    assert p["plan"] == ["plan-deepseek-v3-dep.yaml", "plan-llama-70b-fp8.yaml"]
+    assert p["plan"] == ["plan-llama-70b-fp8.yaml", "plan-moe-deepseek-v3-dep.yaml"]
     assert "agent-dag.yaml" in p["trajectory"]
     assert "chapter-3-1-uniform.workload.yaml" in p["workload"]
     one = client.get("/api/presets/chapter-3-1-uniform.yaml").json()

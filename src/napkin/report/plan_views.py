@@ -52,6 +52,7 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
             "max_num_seqs": c.max_num_seqs, "max_num_batched_tokens": c.max_num_batched_tokens,
             "backend": c.backend, "expert_parallel": c.expert_parallel,
             "data_parallel": c.data_parallel, "two_batch_overlap": c.two_batch_overlap,
+            "parallel": c.parallel.label(),
             "status": e.status,
             "reason": e.reason,
             "usd_per_hour": e.usd_per_hour, "usd_per_m_output_tokens": e.usd_per_m_output_tokens,

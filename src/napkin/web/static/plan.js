@@ -61,7 +61,7 @@
 
   function config(e) {
     const layout = e.prefill_replicas ? `${e.prefill_replicas}P${e.replicas}D` : `${e.replicas} ×`;
-    return `${layout} ${e.gpu} tp${e.tensor_parallel}${e.expert_parallel ? " ep" : ""}`;
+    return `${layout} ${e.gpu} ${e.parallel}`;
   }
 
   function render(result) {
