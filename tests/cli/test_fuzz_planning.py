@@ -112,6 +112,12 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
     *[(f"engine.two_batch_overlap={v}", "two_batch_overlap") for v in ("maybe", "true")],
     *[(f"engine.gpus_per_node={v}", "gpus_per_node") for v in ("0", "1.5", "x")],
     *[(f"engine.redundant_experts={v}", "redundant_experts") for v in ("-1", "1.5", "x", "1")],
+    *[(f"engine.speculative.draft_tokens={v}", "draft_tokens") for v in ("0", "17", "x")],
+    *[(f"engine.speculative.acceptance={v}", "acceptance")
+      for v in ("1.5", "-0.1", ".nan", "[0.5, 2]", "[]", "x", "[0.5, 0.5]")],
+    *[(f"engine.speculative.draft_cost={v}", "draft_cost") for v in ("-1", ".nan", ".inf", "x")],
+    ("engine.speculative.draft_tokens=1", "draft_cost"),  # a model without MTP, no cost
+    ("engine.speculative.colour=1", "colour"),
     *[(f"engine.internode_gbs={v}", "internode_gbs") for v in ("0", "-1", ".nan", ".inf", "x")],
     *[(f"slo.share={v}", "slo.share") for v in ("0", "1.5", ".nan", "x")],
     *[(f"slo.e2e_s={v}", "slo.e2e_s") for v in ("0", "-1", ".nan", ".inf", "x")],

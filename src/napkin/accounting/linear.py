@@ -142,8 +142,23 @@ class LinearCost:
         pairs = sum_ctx + n_dec
         return self._with_uniform_context(token, pairs, pairs, sum_ctx)
 
-    def step_parts(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]]
-                   ) -> tuple[float, float, float, float, float]:
+    def verify_parts(self, n_dec: int, sum_ctx: int, q: int
+                     ) -> tuple[float, float, float, float, float]:
+        """:meth:`decode_parts` of a speculative verification: each of ``n_dec`` sequences
+        runs ``q`` tokens (its last token and ``q − 1`` drafted ones) on its context, all read
+        out, attended as decodes are (MLA absorbed): new = read-out = ``n_dec·q``, pairs =
+        decode pairs = ``q·sum_ctx + n_dec·q(q + 1)/2``, cached KV read ``sum_ctx``, each
+        sequence's linear-attention state read and written once."""
+        if n_dec == 0:
+            return 0.0, 0.0, 0.0, 0.0, 0.0
+        tokens = n_dec * q
+        pairs = q * sum_ctx + n_dec * (q * (q + 1) // 2)
+        return self._with_uniform_context(
+            self._token_parts(tokens, tokens, 0, 2 * n_dec if self.state_bytes else 0),
+            pairs, pairs, sum_ctx)
+
+    def step_parts(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]],
+                   q: int = 1) -> tuple[float, float, float, float, float]:
         """:meth:`parts` of a step of a model without sliding windows: ``n_dec`` decodes at
         total context ``sum_ctx`` and prefill chunks ``(cached, new, read-out)`` (the
         simulator's :class:`napkin.serving.step.StepShape`), its aggregates gathered in one
@@ -151,9 +166,9 @@ class LinearCost:
         one-token chunk's pairs counted as decode pairs, a longer chunk's cached tokens as
         prefill-cached ones; linear-attention states moved as :class:`StepShape` counts them
         (every decode and chunk writes its state; decodes and chunks with cached tokens read
-        it)."""
-        tokens = readout = n_dec
-        pairs = decode_pairs = sum_ctx + n_dec
+        it). With ``q`` > 1 the decodes are speculative verifications (:meth:`verify_parts`)."""
+        tokens = readout = n_dec * q
+        pairs = decode_pairs = q * sum_ctx + n_dec * (q * (q + 1) // 2)
         cached, prefill_cached = sum_ctx, 0
         states = 2 * n_dec
         for c, n, o in chunks:

@@ -47,6 +47,7 @@ from napkin.serving.kvpool import KVPool
 from napkin.serving.policy import policy
 from napkin.serving.request import Request
 from napkin.serving.rows import packed_layout
+from napkin.serving.speculative import Speculation, SpeculativeCost, SpeculativeTimer
 from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
@@ -113,6 +114,9 @@ class EngineSpec:
     """… unless the held prompts' tokens plus the decodes reach this share of
     ``max_num_batched_tokens`` (TensorRT-LLM's ``batch_wait_max_tokens_ratio``). As there,
     prompts are held only when both are above 0."""
+    speculative: Speculation | None = None
+    """Speculative decoding (MTP, EAGLE, a draft model) as virtual steps
+    (:mod:`napkin.serving.speculative`); None: plain decoding."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
@@ -157,7 +161,15 @@ class Engine:
         """With ``record``: the basis each step's terms are summed in (``basis``: a layout's,
         :class:`LayoutBasis`; default the tensor-parallel group's)."""
         self.basis_sum = np.zeros(len(TERMS)) if record else None
-        self.cost = LinearCost.of(model, precision)
+        self.cost: LinearCost | SpeculativeCost = LinearCost.of(model, precision)
+        if spec.speculative is not None:
+            require(not model.cost_windows,
+                    f"speculative: {model.name} has sliding-window or sparse-attention layers, "
+                    "which speculative steps do not cost yet")
+            require(spec.mode == "fast" and not record,
+                    "speculative: runs in engine.mode fast, without recording a basis")
+            self.cost = SpeculativeCost(self.cost, spec.speculative)
+            self.timer = SpeculativeTimer(self.timer, spec.speculative)
         self.windows = list(model.cost_windows)
         self.bs = spec.block_size
         self.policy = policy(spec.backend)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
 from napkin.calibration.basis import FittedTimer, StepBasis, layout_timer
@@ -28,11 +28,13 @@ from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
+from napkin.inference.speculative import mtp_draft_cost
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
 from napkin.serving.metrics import SLO
 from napkin.serving.request import Request
 from napkin.serving.simulate import Disaggregation, SimRun, simulate
+from napkin.serving.speculative import Speculation
 from napkin.serving.workload import Workload, load_workload
 from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
@@ -63,6 +65,31 @@ class DisaggConfig(InputModel):
     catalog's bidirectional figure, or 32 GB/s where none is listed) × the prefill TP."""
     kv_link_latency_us: float = Field(default=20.0, ge=0, allow_inf_nan=False)
     """Latency added to each KV transfer after it is sent, µs."""
+
+
+class SpeculativeConfig(InputModel):
+    """Speculative decoding: MTP (DeepSeek's ``--speculative-algorithm NEXTN`` / EAGLE with its
+    MTP head), EAGLE or a draft model (:mod:`napkin.serving.speculative`)."""
+
+    draft_tokens: int = Field(default=1, ge=1, le=16)
+    """Tokens drafted per sequence a step (vLLM ``num_speculative_tokens``, SGLang
+    ``--speculative-num-steps``)."""
+    acceptance: float | list[float] = 0.8
+    """The chance each draft token is kept given the earlier ones were: one rate for every
+    position, or one per draft token (falling with the position, as measured). DeepSeek-V3's
+    report: 85–90 % for its one MTP token."""
+    draft_cost: float | None = Field(default=None, ge=0, le=10, allow_inf_nan=False)
+    """A draft token's cost in plain decode steps of the batch. None: for a model with MTP
+    modules in its config.json, the module's share of the parameters a token uses (DeepSeek-V3:
+    4.4 %); else required."""
+
+    @field_validator("acceptance")
+    @classmethod
+    def _rates(cls, v: float | list[float]) -> float | list[float]:
+        rates = v if isinstance(v, list) else [v]
+        if not rates or not all(0 <= a <= 1 for a in rates):
+            raise ValueError("every acceptance rate must be in [0, 1]")
+        return v
 
 
 class EngineConfig(InputModel):
@@ -159,6 +186,8 @@ class EngineConfig(InputModel):
     400 Gb/s NIC per GPU, as on DGX H100/H200/B200)."""
     disaggregated: DisaggConfig | None = None
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
+    speculative: SpeculativeConfig | None = None
+    """Speculative decoding (None: off): each decode step drafts and verifies tokens."""
 
 
 class SLOConfig(InputModel):
@@ -405,6 +434,22 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                  prefill_spec, disagg, layout)
 
 
+def speculation(model: ModelSpec, s: SpeculativeConfig | None) -> Speculation | None:
+    """The engine's :class:`Speculation` from ``engine.speculative`` (a draft cost from the
+    model's MTP module when not given)."""
+    if s is None:
+        return None
+    rates = s.acceptance if isinstance(s.acceptance, list) else [s.acceptance] * s.draft_tokens
+    if len(rates) != s.draft_tokens:
+        raise NapkinError(f"engine.speculative.acceptance: give one rate or {s.draft_tokens} "
+                          f"(one per draft token), got {len(rates)}")
+    if s.draft_cost is None and model.mtp is None:
+        raise NapkinError(f"engine.speculative.draft_cost: {model.name} has no MTP module; "
+                          "give a draft token's cost in plain decode steps (e.g. 0.05)")
+    cost = s.draft_cost if s.draft_cost is not None else mtp_draft_cost(model)
+    return Speculation(s.draft_tokens, tuple(rates), cost)
+
+
 def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
     """The replica's :class:`ParallelLayout` from the engine settings, checked against
     ``model`` (errors name the scenario's fields)."""
@@ -477,6 +522,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
         mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
         chunked_prefill=e.chunked_prefill, scheduler_recv_interval=e.scheduler_recv_interval,
+        speculative=speculation(model, e.speculative),
         batch_wait_timeout_iters=e.batch_wait_timeout_iters,
         batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,
     )
