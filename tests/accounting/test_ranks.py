@@ -178,8 +178,8 @@ def test_flags_per_engine():
     assert dep.flags("sglang") == ["--tp 8", "--dp 8", "--enable-dp-attention",
                                    "--moe-dense-tp-size 1", "--ep-size 8",
                                    "--moe-a2a-backend deepep"]
-    assert dep.flags("trtllm") == ["--tp_size 8", "--ep_size 8",
-                                   "--extra_llm_api_options <(echo 'enable_attention_dp: true')"]
+    assert dep.flags("trtllm") == ["--tp_size 8", "--ep_size 8"]
+    assert dep.trtllm_options() == ["enable_attention_dp: true"]
     assert ParallelLayout(8).flags("vllm") == ["--tensor-parallel-size 8"]
     with pytest.raises(NapkinError, match="attention TP 1"):
         ParallelLayout(2, 4, 8).flags("trtllm")

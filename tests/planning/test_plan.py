@@ -151,7 +151,9 @@ def test_data_parallel_attention_candidates_and_their_commands():
             "--moe-a2a-backend deepep --max-running-requests 512") in cmds["sglang"]
     assert ("--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel "
             "--max-num-seqs 64") in cmds["vllm"]
-    assert "--tp_size 8 --ep_size 8 --extra_llm_api_options" in cmds["trtllm"]
+    assert cmds["trtllm"].endswith("--tp_size 8 --ep_size 8 --max_batch_size 64 --max_num_tokens "
+                                   "4096 --extra_llm_api_options <(printf '%s\\n' "
+                                   "'enable_attention_dp: true')")
     mixed = Candidate("h200", 2, 1, "fp8", "bf16", 64, 4096, "sglang", True, data_parallel=4)
     assert "# not expressible" in launch_commands(mixed, "deepseek-v3")["trtllm"]
     assert dep.gpus == 16 and dep.label().startswith("2×h200 dp8 ep8 fp8")
@@ -245,3 +247,32 @@ def test_deepseek_v3_plans_dep_layouts_with_their_own_numbers():
         assert tp.status == dep.status == "feasible"
         assert dep.p95_tpot_s > tp.p95_tpot_s
         assert "--data-parallel-size 8" in launch_commands(dep.candidate, plan.model)["vllm"]
+
+
+def test_plans_try_mtp_on_and_off():
+    """search.speculative [null, one MTP token kept 85 %]: DeepSeek-V3 on 8×H200 with MTP
+    decodes faster at a light load (a memory-bound step verifies 2 tokens for about the cost
+    of one, plus a 4.4 % draft, and keeps 1.85: at most 1.85/1.044 = 1.77× on decode-only
+    steps, less where prompts share the step), and its commands turn MTP on in each engine;
+    a model without MTP modules gets a note to add its draft model's flags."""
+    plan = PlanFile.model_validate({
+        "name": "mtp", "model": "deepseek-v3", "weights": "fp8", "calibration": "roofline",
+        "workload": {"seed": 0, "classes": {"a": {"input_tokens": 500, "output_tokens": 50}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 2, "num_requests": 40}},
+        "slo": {"ttft_s": 5.0, "tpot_s": 1.0, "share": 0.9},
+        "search": {"gpus": ["h200"], "tensor_parallel": [8], "replicas": [1],
+                   "speculative": [None, {"draft_tokens": 1, "acceptance": 0.85}]},
+        "seeds": 1})
+    plain, mtp = candidates(plan)
+    assert (plain.speculative, mtp.speculative) == (None, (1, (0.85,), None))
+    assert "spec1" in mtp.label()
+    a, b = (evaluate(c, plan, plan.workload, HERE) for c in (plain, mtp))
+    assert a.status == b.status == "feasible"
+    assert 1.3 < b.tokens_per_s_per_user / a.tokens_per_s_per_user < 1.85  # 1/median TPOT
+    assert b.p95_tpot_s < a.p95_tpot_s
+    cmds = launch_commands(mtp, "deepseek-v3")
+    assert '--speculative-config \'{"method": "mtp", "num_speculative_tokens": 1}\'' in cmds["vllm"]
+    assert "--speculative-algorithm EAGLE --speculative-num-steps 1" in cmds["sglang"]
+    assert "decoding_type: MTP" in cmds["trtllm"]
+    other = replace(mtp, speculative=(2, (0.8, 0.6), 0.05))
+    assert "# speculative (2 draft tokens)" in launch_commands(other, "qwen3-8b")["vllm"]

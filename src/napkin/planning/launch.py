@@ -5,7 +5,7 @@ TensorRT-LLM ``trtllm-serve``). One command starts one replica; run it once per 
 a load balancer.
 """
 
-from napkin.catalog import MODELS
+from napkin.catalog import MODELS, load_model
 from napkin.errors import NapkinError
 from napkin.planning.spec import Candidate
 from napkin.specs.layout import ParallelLayout
@@ -27,6 +27,7 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
     so). ``max_num_seqs`` and the token budget are per data-parallel group, as vLLM's and
     TensorRT-LLM's flags are; SGLang's ``--max-running-requests`` counts the whole replica."""
     hf, layout = _hf_id(model), c.parallel
+    mtp = _has_mtp(model)
     quant = [f"--quantization {QUANTIZATION[c.weights]}"] if c.weights in QUANTIZATION else []
     v = [f"vllm serve {hf}", *_flags(layout, "vllm"), f"--max-num-seqs {c.max_num_seqs}",
          f"--max-num-batched-tokens {c.max_num_batched_tokens}", *quant]
@@ -39,7 +40,30 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
         s.append(f"--kv-cache-dtype {c.kv_dtype}_e4m3")
     t = [f"trtllm-serve {hf}", *_flags(layout, "trtllm"),
          f"--max_batch_size {c.max_num_seqs}", f"--max_num_tokens {c.max_num_batched_tokens}"]
+    options = layout.trtllm_options()
+    if c.speculative is not None:
+        k = c.speculative[0]
+        if mtp:
+            v.append(f"--speculative-config '{{\"method\": \"mtp\", "
+                     f"\"num_speculative_tokens\": {k}}}'")
+            s += ["--speculative-algorithm EAGLE", f"--speculative-num-steps {k}",
+                  "--speculative-eagle-topk 1", f"--speculative-num-draft-tokens {k + 1}"]
+            options.append(f"speculative_config: {{decoding_type: MTP, "
+                           f"num_nextn_predict_layers: {k}}}")
+        else:
+            note = (f"# speculative ({k} draft tokens): add the flags of your EAGLE head or "
+                    "draft model")
+            v.append(note)
+            s.append(note)
+            t.append(note)
+    if options:
+        t.append(f"--extra_llm_api_options <(printf '%s\\n' {' '.join(repr(o) for o in options)})")
     return {"vllm": " ".join(v), "sglang": " ".join(s), "trtllm": " ".join(t)}
+
+
+def _has_mtp(model: str) -> bool:
+    """Whether ``model``'s config carries multi-token-prediction modules (its own draft)."""
+    return load_model(model).mtp is not None
 
 
 def _flags(layout: ParallelLayout, engine: str) -> list[str]:

@@ -33,7 +33,13 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from napkin.errors import NapkinError
-from napkin.serving.scenario import DisaggConfig, EngineConfig, Scenario, SLOConfig
+from napkin.serving.scenario import (
+    DisaggConfig,
+    EngineConfig,
+    Scenario,
+    SLOConfig,
+    SpeculativeConfig,
+)
 from napkin.serving.workload import Workload
 from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.layout import ParallelLayout
@@ -81,6 +87,9 @@ class SearchSpace(InputModel):
     two_batch_overlap: list[bool] = Field(default=[False], min_length=1)
     """MoE models with data-parallel attention: also try two-batch overlap (skipped at
     ``data_parallel`` 1)."""
+    speculative: list[SpeculativeConfig | None] = Field(default=[None], min_length=1)
+    """Speculative decoding settings to try (``engine.speculative``; ``null``: off), e.g.
+    ``[null, {draft_tokens: 1, acceptance: 0.85}]`` for MTP on and off."""
     disaggregated: list[str] = Field(default_factory=list)
     """Disaggregated deployments to try as well, ``"xPyD"``: x prefill and y decode replicas
     of the TP size (``"1P1D"``, ``"2P3D"``)."""
@@ -167,6 +176,9 @@ class Candidate:
     data_parallel: int = 1
     """Data-parallel attention groups per replica (of ``tensor_parallel`` GPUs each)."""
     two_batch_overlap: bool = False
+    speculative: tuple[int, tuple[float, ...], float | None] | None = None
+    """(draft tokens, acceptance by position, draft cost or None) of ``engine.speculative``;
+    None: off."""
 
     @property
     def parallel(self) -> ParallelLayout:
@@ -187,7 +199,8 @@ class Candidate:
         return f"{self.replicas}×"
 
     def label(self) -> str:
-        return (f"{self.layout}{self.gpu} {self.parallel.label()} {self.weights} "
+        spec = f" spec{self.speculative[0]}" if self.speculative else ""
+        return (f"{self.layout}{self.gpu} {self.parallel.label()}{spec} {self.weights} "
                 f"{self.backend} seqs {self.max_num_seqs} budget {self.max_num_batched_tokens}")
 
     def scenario(self, plan: PlanFile, workload: Workload) -> Scenario:
@@ -200,7 +213,11 @@ class Candidate:
                               replicas=1 if disagg else self.replicas, backend=self.backend,
                               router=plan.router, expert_parallel=self.expert_parallel,
                               data_parallel=self.data_parallel,
-                              two_batch_overlap=self.two_batch_overlap, disaggregated=disagg)
+                              two_batch_overlap=self.two_batch_overlap, disaggregated=disagg,
+                              speculative=None if self.speculative is None else
+                              SpeculativeConfig(draft_tokens=self.speculative[0],
+                                                acceptance=list(self.speculative[1]),
+                                                draft_cost=self.speculative[2]))
         knobs = {k: getattr(plan, k) for k in ("mfu", "mbu", "step_overhead_ms")
                  if getattr(plan, k) is not None}
         return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,
@@ -216,15 +233,17 @@ def candidates(plan: PlanFile) -> list[Candidate]:
     s = plan.search
     moe = load_model(plan.model).is_moe
     out = []
-    for gpu, tp, dp, reps, w, kv, seqs, budget, backend, ep, tbo in itertools.product(
+    specs = [None if x is None else (x.draft_tokens, x.rates, x.draft_cost)
+             for x in s.speculative]
+    for gpu, tp, dp, reps, w, kv, seqs, budget, backend, ep, tbo, spec in itertools.product(
             s.gpus, s.tensor_parallel, s.data_parallel, s.replicas, s.weights or [plan.weights],
             s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
-            s.backends, s.expert_parallel, s.two_batch_overlap):
+            s.backends, s.expert_parallel, s.two_batch_overlap, specs):
         if not _expressible(moe, tp, dp, ep, tbo):
             continue
         if s.max_gpus is None or tp * dp * reps <= s.max_gpus:
             out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep,
-                                 data_parallel=dp, two_batch_overlap=tbo))
+                                 data_parallel=dp, two_batch_overlap=tbo, speculative=spec))
     for gpu, tp, pd, w, kv, seqs, budget, backend, ep in itertools.product(
             s.gpus, s.tensor_parallel, s.disaggregated, s.weights or [plan.weights],
             s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,

@@ -21,7 +21,8 @@ def _num(x: float | None, fmt: str) -> str:
 
 def _row(rank: int | str, e: Evaluation, rate: float | None) -> list[str]:
     c = e.candidate
-    return [str(rank), f"{c.layout} {c.gpu} {c.parallel.label()}", c.backend,
+    spec = f" spec{c.speculative[0]}" if c.speculative else ""
+    return [str(rank), f"{c.layout} {c.gpu} {c.parallel.label()}{spec}", c.backend,
             f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
             str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
             _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
@@ -52,7 +53,9 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
             "max_num_seqs": c.max_num_seqs, "max_num_batched_tokens": c.max_num_batched_tokens,
             "backend": c.backend, "expert_parallel": c.expert_parallel,
             "data_parallel": c.data_parallel, "two_batch_overlap": c.two_batch_overlap,
-            "parallel": c.parallel.label(),
+            "parallel": c.parallel.label() + (f" spec{c.speculative[0]}" if c.speculative
+                                               else ""),
+            "draft_tokens": c.speculative[0] if c.speculative else 0,
             "status": e.status,
             "reason": e.reason,
             "usd_per_hour": e.usd_per_hour, "usd_per_m_output_tokens": e.usd_per_m_output_tokens,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
 from napkin.calibration.basis import FittedTimer, StepBasis, layout_timer
@@ -28,7 +28,6 @@ from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
-from napkin.inference.speculative import mtp_draft_cost
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
 from napkin.serving.metrics import SLO
@@ -90,6 +89,19 @@ class SpeculativeConfig(InputModel):
         if not rates or not all(0 <= a <= 1 for a in rates):
             raise ValueError("every acceptance rate must be in [0, 1]")
         return v
+
+    @model_validator(mode="after")
+    def _one_rate_per_draft(self) -> "SpeculativeConfig":
+        if isinstance(self.acceptance, list) and len(self.acceptance) != self.draft_tokens:
+            raise ValueError(f"acceptance: give one rate or {self.draft_tokens} (one per draft "
+                             f"token), got {len(self.acceptance)}")
+        return self
+
+    @property
+    def rates(self) -> tuple[float, ...]:
+        """The acceptance of each draft position."""
+        a = self.acceptance
+        return tuple(a) if isinstance(a, list) else (a,) * self.draft_tokens
 
 
 class EngineConfig(InputModel):
@@ -439,15 +451,13 @@ def speculation(model: ModelSpec, s: SpeculativeConfig | None) -> Speculation | 
     model's MTP module when not given)."""
     if s is None:
         return None
-    rates = s.acceptance if isinstance(s.acceptance, list) else [s.acceptance] * s.draft_tokens
-    if len(rates) != s.draft_tokens:
-        raise NapkinError(f"engine.speculative.acceptance: give one rate or {s.draft_tokens} "
-                          f"(one per draft token), got {len(rates)}")
+    from napkin.inference.speculative import mtp_draft_cost  # (not on a plain serve path)
+
     if s.draft_cost is None and model.mtp is None:
         raise NapkinError(f"engine.speculative.draft_cost: {model.name} has no MTP module; "
                           "give a draft token's cost in plain decode steps (e.g. 0.05)")
     cost = s.draft_cost if s.draft_cost is not None else mtp_draft_cost(model)
-    return Speculation(s.draft_tokens, tuple(rates), cost)
+    return Speculation(s.draft_tokens, s.rates, cost)
 
 
 def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:

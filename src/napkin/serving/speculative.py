@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from napkin.accounting.linear import LinearCost
 from napkin.errors import require
-from napkin.inference.speculative import tokens_per_step
 from napkin.serving.step import StepShape
 from napkin.timing import StepSeries
 
@@ -51,7 +50,10 @@ class Speculation:
 
     @property
     def tokens_per_step(self) -> float:
-        """L: mean tokens a verification keeps."""
+        """L: mean tokens a verification keeps
+        (:func:`napkin.inference.speculative.tokens_per_step`)."""
+        from napkin.inference.speculative import tokens_per_step  # (not on a plain serve path)
+
         return tokens_per_step(self.acceptance)
 
 

@@ -140,9 +140,14 @@ class ParallelLayout:
         e = next((b.experts.num_experts for b in model.blocks if b.experts), 0)
         return self.slots(e) / (e * self.ranks) if e else 0.0
 
+    def trtllm_options(self) -> list[str]:
+        """Lines of ``trtllm-serve``'s ``--extra_llm_api_options`` YAML this layout needs."""
+        return ["enable_attention_dp: true"] if self.attention_dp > 1 else []
+
     def flags(self, engine: str) -> list[str]:
         """The engine's own command-line flags for this layout (vLLM ``vllm serve``, SGLang
-        ``sglang.launch_server``, TensorRT-LLM ``trtllm-serve``); raises where the engine
+        ``sglang.launch_server``, TensorRT-LLM ``trtllm-serve``, whose attention data
+        parallelism goes in its options file: :meth:`trtllm_options`); raises where the engine
         cannot spell it."""
         tp, dp, ep = self.attention_tp, self.attention_dp, self.expert_parallel
         if engine == "vllm":
@@ -183,7 +188,5 @@ class ParallelLayout:
             out = [f"--tp_size {self.ranks}"]
             if ep > 1:
                 out.append(f"--ep_size {ep}")
-            if dp > 1:
-                out.append("--extra_llm_api_options <(echo 'enable_attention_dp: true')")
             return out
         raise NapkinError(f"engine: {engine!r} is not vllm, sglang or trtllm")
