@@ -113,3 +113,16 @@ def test_speculative_needs_full_attention_and_fast_mode():
     s = _scenario(speculative={"draft_cost": 0.1}, mode="exact")
     with pytest.raises(NapkinError, match=r"^speculative: runs in engine\.mode fast"):
         build(s, Path(".")).engines()
+
+
+def test_a_profile_warns_it_was_fitted_without_speculation():
+    """Under the vLLM profile (fitted on plain decoding) a speculative scenario says so; its
+    engine keeps 1 + 0.8 = 1.8 tokens a verification."""
+    b = build(Scenario.model_validate({
+        "model": "qwen3-8b", "gpu": "h100-sxm", "calibration": "vllm",
+        "engine": {"max_num_seqs": 4, "speculative": {"draft_cost": 0.1}},
+        "workload": {"classes": {"a": {"input_tokens": 1000, "output_tokens": 3}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 1, "num_requests": 1}}}),
+        Path("."))
+    assert any("speculative decoding (fitted without it" in w for w in b.warnings)
+    assert b.engines()[0].timer.tokens_per_step == pytest.approx(1.8)

@@ -70,6 +70,16 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
         "max_num_batched_tokens": e.max_num_batched_tokens, "block_size": e.block_size,
         "kv_pool_bytes": b.kv_pool_bytes, "kv_blocks": b.spec.num_blocks,
         "prefix_caching": e.enable_prefix_caching, "tensor_parallel": e.tensor_parallel,
+        **({"layout": b.layout.label(), "data_parallel": e.data_parallel,
+            "expert_parallel": e.expert_parallel, "redundant_experts": e.redundant_experts,
+            "two_batch_overlap": e.two_batch_overlap, "gpus_per_node": e.gpus_per_node,
+            "internode_bytes_per_s": e.internode_gbs * 1e9}
+           if not b.layout.is_tensor_parallel else {}),
+        **({"draft_tokens": b.spec.speculative.draft_tokens,
+            "acceptance": list(b.spec.speculative.acceptance),
+            "draft_cost": b.spec.speculative.draft_cost,
+            "tokens_per_step": b.spec.speculative.tokens_per_step}
+           if b.spec.speculative is not None else {}),
         "replicas": e.replicas, "router": e.router, "mode": e.mode,
         "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_e2e_s": s.slo.e2e_s,
         "slo_share": s.slo.share,

@@ -434,6 +434,9 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                    int(source.requests.output_tokens.max()))
     profile, warnings = _calibration(scenario, model, acc.id, precision.weights.name, longest,
                                      layout)
+    if profile is not None and e.speculative is not None:
+        warnings += (f"outside profile {profile.name!r}: speculative decoding (fitted without "
+                     "it: a verification is timed as a step of k + 1 tokens a sequence)",)
     if (not e.chunked_prefill and longest
             and longest[0] + e.max_num_seqs > e.max_num_batched_tokens):
         warnings += (f"chunked_prefill off: a {longest[0]}-token prompt runs whole only in a "

@@ -72,7 +72,7 @@ class SpeculativeCost:
     def __init__(self, cost: LinearCost, spec: Speculation) -> None:
         self.cost, self.spec = cost, spec
         self.q = spec.draft_tokens + 1
-        self.L = spec.tokens_per_step
+        self.tokens_per_step = spec.tokens_per_step
         self.drafts = spec.draft_tokens * spec.draft_cost
 
     def decode_parts(self, n_dec: int, sum_ctx: int) -> Parts:
@@ -94,7 +94,7 @@ class SpeculativeCost:
             c += new
         if c + n_dec == 0:
             return real
-        f = (c + n_dec) * self.L / (c + n_dec * self.L)
+        f = (c + n_dec) * self.tokens_per_step / (c + n_dec * self.tokens_per_step)
         return (real[0] * f, real[1] * f, real[2] * f, real[3] * f, real[4] * f)
 
     def parts(self, shape: StepShape) -> Parts:
@@ -111,19 +111,22 @@ class SpeculativeTimer:
     step's ``n`` tokens are ``n·(k + 1)`` to ``inner`` (its per-token work and all-reduces)."""
 
     def __init__(self, inner: "StepTimer", spec: Speculation) -> None:
-        self.inner, self.q, self.L = inner, spec.draft_tokens + 1, spec.tokens_per_step
+        self.inner, self.q = inner, spec.draft_tokens + 1
+        self.tokens_per_step = spec.tokens_per_step
+        """L: mean tokens a verification keeps."""
 
     @property
     def request_s(self) -> float:
         return self.inner.request_s
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
-        return self.inner.step_s(parts, tokens if prefill else tokens * self.q, prefill) / self.L
+        real = self.inner.step_s(parts, tokens if prefill else tokens * self.q, prefill)
+        return real / self.tokens_per_step
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries:
         s = self.inner.series(parts0, parts1, tokens if prefill else tokens * self.q, prefill)
-        r = 1.0 / self.L
+        r = 1.0 / self.tokens_per_step
         return type(s)(s.c0 * r, s.dc * r, s.m0 * r, s.dm * r, s.overhead_s * r)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
