@@ -21,7 +21,8 @@ flags InferenceMAX's scripts launched it with (``napkin.calibration.inferencemax
 format stays the row's), ``--profile BACKEND=FILE`` scores a candidate profile (a screen that
 ``benchmarks/fit_profiles.py --out DIR`` wrote) in place of that backend's shipped one. Beside
 each median, the table gives the 90th percentile of |error|: the median hides a tail of rows
-that are off by several times.
+that are off by several times. MoE rows are also grouped by their parallel layout (``tp``, ``tp ep``,
+``dp``, ``dp ep``: :attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in it.
 """
 
 import argparse
@@ -49,7 +50,7 @@ from napkin.calibration.protocol import Protocol, assume, campaigns_of
 from napkin.catalog import load_model
 from napkin.errors import NapkinError, require
 from napkin.validation.fit import Prediction, fitted_timer
-from napkin.validation.replay import BACKENDS, replay
+from napkin.validation.replay import BACKENDS, check_layout, replay
 
 COLUMNS = AICONFIGURATOR_COLUMNS + AICONFIGURATOR_PARALLEL_COLUMNS
 
@@ -211,6 +212,13 @@ def main() -> None:
              for side, out in (("inside", False), ("outside", True))]
     keys += [(b, lambda p, b=b: p.row.backend == b) for b in sorted({p.row.backend
                                                                        for p in preds})]
+    moe = {m: load_model(m).is_moe for m in {p.row.model for p in preds}}
+
+    def kind(p: Prediction) -> str:
+        """The row's layout kind (MoE models): tp, tp ep, dp, dp ep."""
+        return check_layout(p.row, load_model(p.row.model)).kind
+    keys += [(f"MoE, layout {k}", lambda p, k=k: moe[p.row.model] and kind(p) == k)
+             for k in sorted({kind(p) for p in preds if moe[p.row.model]})]
     groups = sorted({(p.row.backend, p.row.gpu, p.row.model, p.row.weights) for p in preds})
     keys += [(" ".join(g), lambda p, g=g: (p.row.backend, p.row.gpu, p.row.model,
                                            p.row.weights) == g) for g in groups]
