@@ -31,9 +31,10 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
-from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
+from napkin.timing import MIN_EFFICIENCY, Efficiency, LayoutTimer, RooflineTimer, check_efficiency
 from napkin.validation.fit import fitted_timer
 from napkin.validation.replay import replay, roofline_timer
+from serve_speed import whole_number
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/validation"
 MODELS = {"openai/gpt-oss-120b": "gpt-oss-120b", "openai/gpt-oss-20b": "gpt-oss-20b",
@@ -121,11 +122,23 @@ def sglang_blog(path: Path, eff: Efficiency) -> None:
                   f"node ({got / want - 1:+.1%})")
 
 
+def share(text: str) -> float:
+    """An MFU or MBU for argparse: a number in [0.001, 1] (a bad one is one usage line naming
+    the option, not a traceback)."""
+    try:
+        value = float(text)
+        check_efficiency(value, "share")
+    except (ValueError, NapkinError):
+        raise argparse.ArgumentTypeError(f"must be a number in [{MIN_EFFICIENCY:g}, 1], "
+                                         f"got {text!r}") from None
+    return value
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mfu", type=float, default=0.5)
-    ap.add_argument("--mbu", type=float, default=0.8)
-    ap.add_argument("--requests", type=int, default=None,
+    ap.add_argument("--mfu", type=share, default=0.5)
+    ap.add_argument("--mbu", type=share, default=0.8)
+    ap.add_argument("--requests", type=whole_number, default=None,
                     help="requests per perf-overview row (default: the row's, or 1,000)")
     args = ap.parse_args()
     eff = Efficiency(args.mfu, args.mbu)

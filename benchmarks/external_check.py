@@ -21,8 +21,9 @@ flags InferenceMAX's scripts launched it with (``napkin.calibration.inferencemax
 format stays the row's), ``--profile BACKEND=FILE`` scores a candidate profile (a screen that
 ``benchmarks/fit_profiles.py --out DIR`` wrote) in place of that backend's shipped one. Beside
 each median, the table gives the 90th percentile of |error|: the median hides a tail of rows
-that are off by several times. MoE rows are also grouped by their parallel layout (``tp``, ``tp ep``,
-``dp``, ``dp ep``: :attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in it.
+that are off by several times. MoE rows are also grouped by their parallel layout (``tp``,
+``tp ep``, ``dp``, ``dp ep``: :attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in
+it.
 """
 
 import argparse
