@@ -103,10 +103,14 @@ def moe(
     gpu_mem_gb: MemOpt = None,
     gpu_bw_gbs: BwOpt = None, gpu_tflops: TflopsOpt = None, weights: WeightsOpt = "bf16",
     kv_dtype: KvOpt = "bf16", read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU,
-    mbu: MbuOpt = DEFAULT_MBU, overhead_ms: OverheadOpt = 0.0, fmt: FormatOpt = Format.table,
+    mbu: MbuOpt = DEFAULT_MBU, overhead_ms: OverheadOpt = 0.0,
+    ep: Annotated[int, typer.Option("--ep", help="GPUs the experts are spread over with "
+                                    "data-parallel attention (DEP): the busiest GPU's figures "
+                                    "per batch.")] = 1,
+    fmt: FormatOpt = Format.table,
 ) -> None:
     """MoE decode: experts touched, bytes per step, FLOPs per token, compute-bound batch."""
     emit(api.moe(ref, batch=parse_ints(batch, "batch"), context=context, gpu=gpu,
                  gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
                  weights=weights, kv_dtype=kv_dtype, read_embedding=read_embedding, mfu=mfu,
-                 mbu=mbu, overhead_ms=overhead_ms), fmt)
+                 mbu=mbu, overhead_ms=overhead_ms, ep=ep), fmt)

@@ -382,6 +382,22 @@ def moe_doc(dep: Deployment, table: MoETable, inputs: dict[str, Any]) -> Documen
              f"{table.num_experts})^B",
              "decode turns compute-bound at batch "
              + (f"{crossing:,}" if crossing else "> 1,048,576 (never, at this context)")]
+    sections = [Section(f"MoE at context {table.context:,}", cols, rows, notes)]
+    if table.ranks > 1:
+        n = table.ranks
+        sections.append(Section(
+            f"the busiest of {n} GPUs (DEP: experts over {n} GPUs, data-parallel attention)",
+            ["batch", "load/mean", "experts touched", "weights read/GPU", "bytes/GPU",
+             "all-to-all/layer", "step", "tokens/s"],
+            [[str(r.batch), f"{r.rank.imbalance:.3f}", f"{r.rank.experts_touched:.2f} of "
+              f"{table.num_experts // n}", fmt_bytes(r.rank.weight_bytes),
+              fmt_bytes(r.rank.bytes_moved), fmt_bytes(r.rank.alltoall_bytes_per_layer),
+              fmt_seconds(r.rank.step_s), f"{r.rank.tokens_per_s(r.batch):,.1f}"]
+             for r in table.rows if r.rank is not None],
+            ["the step waits for the busiest GPU: its expected largest routed load (exact "
+             "hypergeometric convolution, the max over GPUs) and the most experts one GPU "
+             "touches; each GPU reads the attention side whole and its batch/GPUs sequences' "
+             "KV; dispatch (FP8 for sub-16-bit models, else BF16) and combine (BF16) over "
+             "NVLink at 10 µs each"]))
     return Document(f"{dep.model.name} MoE decode on {dep.acc.name}", inputs, assumptions(dep),
-                    [Section(f"MoE at context {table.context:,}", cols, rows, notes)],
-                    {"moe": table})
+                    sections, {"moe": table})
