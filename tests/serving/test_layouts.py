@@ -9,7 +9,7 @@ from napkin.catalog import load_model
 from napkin.errors import NapkinError
 from napkin.serving.metrics import summarize
 from napkin.serving.scenario import Scenario, activation_peak_bytes, build
-from napkin.timing import LayoutTimer
+from napkin.timing import Efficiency, LayoutTimer
 from napkin.units import GiB, MiB
 
 # H200 SXM: 143,771 MiB reported to CUDA (catalog, nvidia-smi); vLLM's default
@@ -114,3 +114,24 @@ def test_a_linear_attention_hybrid_reserves_its_state_per_running_sequence():
     assert d["kv_pool_bytes_per_device"] == pytest.approx(
         d["usable_bytes_per_device"] - d["weights_bytes_per_device"]
         - d["activation_peak_bytes_per_device"] - 128 * per_sequence / 2 - GiB, rel=1e-12)
+
+
+def test_a_linear_attention_state_splits_over_every_tp_rank():
+    """Qwen3-Next-80B-A3B at TP 8: its 12 attention layers have 2 KV heads, so each GPU holds
+    half the KV (kv_devices 2), but the Gated DeltaNet state's 32 value heads split over all 8
+    GPUs. A decode step of one sequence reads and writes its state (2 × 77,266,944 B): a GPU
+    moves an eighth of that, plus half the KV."""
+    from napkin.accounting.forward import Precision
+    from napkin.accounting.linear import LinearCost
+    from napkin.catalog import load_accelerator
+    from napkin.serving.engine import Engine, EngineSpec
+
+    m, p = load_model("qwen3-next-80b-a3b"), Precision.of("bf16")
+    assert m.kv_devices(8) == 2
+    spec = EngineSpec(num_blocks=1000, tensor_parallel=8)
+    engine = Engine(m, load_accelerator("h200"), p, Efficiency(), spec)
+    kv_per_gpu = engine.cost.decode_parts(1, 1000)[3] / m.kv_devices(8)
+    plain = LinearCost.of(m, p)
+    state = 2 * 77_266_944
+    attention_kv = plain.decode_parts(1, 1000)[3] - state
+    assert kv_per_gpu == pytest.approx(attention_kv / 2 + state / 8, rel=1e-12)

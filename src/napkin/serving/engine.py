@@ -33,7 +33,7 @@ explicit batch; tests check both give the same per-request times.
 
 import heapq
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 import numpy as np
@@ -143,6 +143,17 @@ class EngineSpec:
                 f"enable_prefix_caching: supported with backend vllm only, not {self.backend}")
 
 
+def tp_cost(model: ModelSpec, precision: Precision, tp: int) -> LinearCost:
+    """The model's :class:`LinearCost` as a ``tp``-way group's timers read it: they divide the
+    KV part by ``ModelSpec.kv_devices(tp)`` (KV heads, at most the model's), while a
+    linear-attention state splits its value heads over all ``tp`` ranks, so its bytes are
+    scaled by ``kv_devices(tp)/tp`` (Qwen3-Next at TP 8: 2/8 — the state per GPU an eighth)."""
+    cost = LinearCost.of(model, precision)
+    if cost.state_bytes and tp > 1:
+        return replace(cost, state_bytes=cost.state_bytes * model.kv_devices(tp) / tp)
+    return cost
+
+
 class Engine:
     """One engine replica: waiting queue, running set, KV pool, clock."""
 
@@ -161,7 +172,7 @@ class Engine:
         """With ``record``: the basis each step's terms are summed in (``basis``: a layout's,
         :class:`LayoutBasis`; default the tensor-parallel group's)."""
         self.basis_sum = np.zeros(len(TERMS)) if record else None
-        self.cost: LinearCost | SpeculativeCost = LinearCost.of(model, precision)
+        self.cost: LinearCost | SpeculativeCost = tp_cost(model, precision, spec.tensor_parallel)
         if spec.speculative is not None:
             require(not model.cost_windows,
                     f"speculative: {model.name} has sliding-window or sparse-attention layers, "
