@@ -16,6 +16,7 @@ attention FLOPs, weight bytes, KV bytes, 16-bit FLOPs; T new tokens), with a
   (:func:`~napkin.accounting.routing.expected_max_rank_experts_touched`) and b one expert's
   bytes over the MoE layers. With ep = 1 these are the replica's routed FLOPs and bytes / N,
   so a tensor-parallel layout gets exactly what :class:`napkin.timing.RooflineTimer` counts.
+  With redundant experts (EPLB) the routing figures are taken over the E + r slots.
 
 All-to-all (data-parallel attention, experts on more than one rank): per MoE layer a rank
 dispatches each of its T/N tokens to the ranks holding its experts — ``D·tp_e`` ranks, D =
