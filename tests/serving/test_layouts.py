@@ -55,13 +55,17 @@ def test_dep8_kv_pool_is_eight_groups_of_one_gpu_each():
 
 
 def test_dep_simulates_and_differs_from_tp():
-    """The same requests through TP8 and DEP8: DEP8's numbers are its own."""
+    """The same 20 requests/s through TP8 and DEP8 (max_num_seqs 64 each): TP8 runs at most
+    64 requests, so arrivals queue (a request lives ~200 steps of ~25 ms, 5 s: about 100 wanted
+    at once); DEP8 runs 64 in each of its 8 groups, so nothing waits — but each of its GPUs
+    reads the whole attention side and its steps carry more sequences, so its TPOT is the
+    longer one."""
     tp = summarize(build(_scenario(tensor_parallel=8), Path(".")).simulate())
     dep = summarize(build(_scenario(tensor_parallel=1, data_parallel=8, expert_parallel=True),
                           Path(".")).simulate())
     assert tp.requests == dep.requests == 200
-    assert dep.tpot.mean_s != tp.tpot.mean_s
-    assert dep.output_tokens_per_s > 0 and tp.output_tokens_per_s > 0
+    assert dep.ttft.mean_s < tp.ttft.mean_s / 10
+    assert dep.tpot.mean_s > tp.tpot.mean_s
 
 
 def test_a_profile_warns_outside_its_layouts():

@@ -31,7 +31,13 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from napkin.accounting.forward import Precision, experts_touched, op_rates
+from napkin.accounting.forward import (
+    Precision,
+    experts_touched,
+    op_rates,
+    routed_weight_bytes,
+    weight_bytes,
+)
 from napkin.accounting.routing import (
     expected_destination_ranks,
     expected_max_rank_experts_touched,
@@ -54,6 +60,15 @@ def dispatch_bytes_per_element(compute: str) -> float:
     4/128) for a model that computes below 16 bits (DeepEP and vLLM's all-to-all kernels
     quantize the dispatch to FP8 for FP8/FP4 experts), else 2 (BF16)."""
     return 2.0 if compute in SIXTEEN_BIT else 1.0 + 4.0 / 128
+
+
+def weight_bytes_per_gpu(model: ModelSpec, precision: Precision, layout: ParallelLayout) -> float:
+    """Weights one GPU of ``layout`` holds: everything but the routed experts over the attention
+    TP (a copy in each data-parallel group), plus its share of the routed experts
+    (:meth:`ParallelLayout.expert_share`: 1/GPUs, more with redundant copies)."""
+    routed = routed_weight_bytes(model, precision)
+    return ((weight_bytes(model, precision) - routed) / layout.attention_tp
+            + routed * layout.expert_share(model))
 
 
 EXACT_TOKENS = 512

@@ -22,7 +22,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
+from napkin.accounting.forward import Precision
+from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.calibration.basis import FittedTimer, StepBasis, layout_timer
 from napkin.calibration.profile import Profile, load_profile
 from napkin.catalog import load_accelerator, load_model
@@ -502,9 +503,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         pool = e.kv_pool_gib * GiB * shards  # the setting is per device, as vLLM's
         derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
     else:
-        routed = routed_weight_bytes(model, precision)
-        weights = (weight_bytes(model, precision) - routed) / tp \
-            + routed * layout.expert_share(model)
+        weights = weight_bytes_per_gpu(model, precision, layout)
         act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
         state = e.max_num_seqs * model.state_bytes_per_sequence(
             precision.kv.bytes_per_element) / tp

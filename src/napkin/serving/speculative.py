@@ -21,14 +21,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from napkin.accounting.linear import LinearCost
+from napkin.accounting.ranks import Parts
 from napkin.errors import require
 from napkin.serving.step import StepShape
 from napkin.timing import StepSeries
 
 if TYPE_CHECKING:
     from napkin.serving.engine import StepTimer
-
-Parts = tuple[float, float, float, float, float]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from napkin.accounting.forward import Precision, routed_weight_bytes, weight_bytes
+from napkin.accounting.forward import Precision
+from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.calibration.basis import LayoutBasis, layout_timer
 from napkin.calibration.measurements import Harness, Launch, Measurement, version_at_least
 from napkin.catalog import load_accelerator, load_model
@@ -146,8 +147,7 @@ def kv_pool_blocks(model: ModelSpec, acc: Accelerator, precision: Precision,
     if isinstance(layout, int):
         layout = ParallelLayout(layout)
     tp, mem = layout.attention_tp, acc.device_memory_bytes
-    routed = routed_weight_bytes(model, precision)
-    weights = (weight_bytes(model, precision) - routed) / tp + routed * layout.expert_share(model)
+    weights = weight_bytes_per_gpu(model, precision, layout)
     act = activation_peak_bytes(model, d.max_num_batched_tokens, min(d.max_num_seqs, 256)) / tp
     reserve = d.reserve_gib * GiB
     if d.pool_rule == "vllm":
