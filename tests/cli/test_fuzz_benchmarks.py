@@ -101,3 +101,8 @@ def test_serve_speed_vs_refuses_bad_input(args, names):
 ])
 def test_check_moe_refuses_bad_options(args, names):
     _refused(_run("check_moe_h100.py", *args), names)
+
+
+@pytest.mark.parametrize("value", ["9", "0", "nan", "x", "-1"])
+def test_check_mlperf_mixtral_refuses_bad_input_scale(value):
+    _refused(_run("check_mlperf_mixtral.py", "--input-scale", value), "--input-scale")
