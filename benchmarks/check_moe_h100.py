@@ -7,7 +7,11 @@ decode-only throughput per node over EP72).
 
 Each perf-overview row is replayed as a burst of its ``num_requests`` (1,000 where the table
 gives none) requests of its fixed lengths through the ``trtllm`` policy, in the row's layout
-(``DEPn`` = attention data parallel n with expert parallelism over n GPUs), under the roofline
+(``DEPn`` = attention data parallel n with expert parallelism over n GPUs), with the batch cap and
+token budget ``trtllm-bench`` derives when given none (:mod:`napkin.validation.trtllm_bench`;
+chunked prefill off, ``kv_cache_free_gpu_mem_fraction`` ``--kv-fraction``, 0.95 as the table's
+notes say of "many cases"), an FP8 KV cache for the FP8 checkpoints (NVIDIA's declare it; gpt-oss
+runs ``kv_cache_config.dtype: auto`` on Hopper: BF16), under the roofline
 at MFU 1 / MBU 1 (the ceiling), the roofline at ``--mfu/--mbu``, and the shipped TensorRT-LLM
 profile; the table prints napkin/published − 1 for each. Each blog row is one step of the
 busiest rank at the stated load (a phase measured with the other assumed unlimited runs at a
@@ -17,6 +21,7 @@ redundant experts).
 No figure here is fitted: this prints where napkin stands before the MoE calibration.
 
 Usage: python benchmarks/check_moe_h100.py [--mfu 0.5] [--mbu 0.8] [--requests N]
+       [--kv-fraction 0.95]
 """
 
 import argparse
@@ -25,7 +30,7 @@ from pathlib import Path
 
 from napkin.accounting.forward import Precision
 from napkin.accounting.linear import LinearCost
-from napkin.calibration.measurements import Harness, Measurement
+from napkin.calibration.measurements import Harness, Launch, Measurement
 from napkin.calibration.profile import load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
@@ -34,6 +39,7 @@ from napkin.specs.layout import ParallelLayout
 from napkin.timing import MIN_EFFICIENCY, Efficiency, LayoutTimer, RooflineTimer, check_efficiency
 from napkin.validation.fit import fitted_timer
 from napkin.validation.replay import replay, roofline_timer
+from napkin.validation.trtllm_bench import bench_settings
 from serve_speed import whole_number
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/validation"
@@ -53,7 +59,7 @@ def layout_of(text: str) -> tuple[int, int, int]:
     return int(text[2:]), 1, 1
 
 
-def perf_overview(path: Path, requests: int | None, eff: Efficiency) -> None:
+def perf_overview(path: Path, requests: int | None, eff: Efficiency, fraction: float) -> None:
     timers = {"roofline": roofline_timer(), f"mfu {eff.mfu:g}/mbu {eff.mbu:g}":
               roofline_timer(eff), "trtllm profile": fitted_timer(load_profile("trtllm").model)}
     print("perf-overview H100 (output tokens/s per GPU), napkin / published − 1:")
@@ -64,10 +70,18 @@ def perf_overview(path: Path, requests: int | None, eff: Efficiency) -> None:
         model = MODELS[row["model"]]
         tp, dp, ep = layout_of(row["parallelism"])
         n = requests or int(row["num_requests"] or 1000)
+        weights = WEIGHTS.get(model, "fp8")
+        kv = "fp8" if weights == "fp8" else "bf16"
+        isl, osl = int(row["isl"]), int(row["osl"])
+        bench = bench_settings(load_model(model), Precision.of(weights, kv),
+                               load_accelerator("h100-sxm"), tp * dp, isl, osl, fraction,
+                               attention_dp=dp > 1)
+        launch = Launch(bench.max_batch_size, bench.max_num_tokens, fraction,
+                        chunked_prefill=False, source="trtllm-bench heuristic")
         m = Measurement(f"perf-overview:{model}:{row['parallelism']}", "trtllm", "1.2", model,
-                        "h100-sxm", WEIGHTS.get(model, "fp8"), tp, int(row["isl"]),
-                        int(row["osl"]), Harness("burst", num_requests=n),
-                        expert_parallel_size=ep, attention_data_parallel=dp)
+                        "h100-sxm", weights, tp, isl, osl, Harness("burst", num_requests=n),
+                        kv_dtype=kv, expert_parallel_size=ep, attention_data_parallel=dp,
+                        launch=launch)
         want = float(row["value"])
         cells = []
         for name, timer in timers.items():
@@ -80,7 +94,8 @@ def perf_overview(path: Path, requests: int | None, eff: Efficiency) -> None:
             errors[name].append(got / want - 1)
             cells.append(f"{got:>9,.0f} ({got / want - 1:+6.1%})")
         print(f"{model:16} {row['parallelism']:6} {row['isl'] + '/' + row['osl']:>12} "
-              f"{want:>9,.0f}  " + "  ".join(cells))
+              f"{want:>9,.0f}  " + "  ".join(cells)
+              + f"  (batch {bench.max_batch_size}, {bench.max_num_tokens} tokens)")
     for name, e in errors.items():
         if e:
             e.sort(key=abs)
@@ -140,9 +155,11 @@ def main() -> None:
     ap.add_argument("--mbu", type=share, default=0.8)
     ap.add_argument("--requests", type=whole_number, default=None,
                     help="requests per perf-overview row (default: the row's, or 1,000)")
+    ap.add_argument("--kv-fraction", type=share, default=0.95,
+                    help="trtllm-bench's kv_cache_free_gpu_mem_fraction (default 0.95)")
     args = ap.parse_args()
     eff = Efficiency(args.mfu, args.mbu)
-    perf_overview(SHARED / "trtllm_perf_overview_h100.csv", args.requests, eff)
+    perf_overview(SHARED / "trtllm_perf_overview_h100.csv", args.requests, eff, args.kv_fraction)
     sglang_blog(SHARED / "sglang_deepseek_v3_h100_blog.csv", eff)
 
 
