@@ -175,6 +175,21 @@ def test_parallel_layout_columns(tmp_path):
     engine_for(rows[5], timer)  # a dense model: moe_ep_size 2 of 4 does not apply
 
 
+def test_concurrency_is_batch_size_per_attention_dp_rank(tmp_path):
+    """aiconfigurator's batch_size is per attention-DP rank (global_bs = bs × attention_dp_size):
+    an InferenceMAX c32 run of 4 DP ranks lists batch_size 8. A stated silicon_concurrency
+    wins over the product."""
+    header = AIC_HEADER + ",attention_dp_size,moe_ep_size,silicon_data_source"
+    base = "{id},vllm,0.18.0,openai/gpt-oss-120b,h100_sxm,fp8,agg,1024,1024,fp8,{b},1,1,90,4"
+    rows = [base.format(id="dep_c32", b=8) + ",4,4,",
+            base.format(id="tp_c8", b=8) + ",1,1,",
+            base.format(id="stated", b=32) + ",64,4,model=x; silicon_concurrency=32; measured="]
+    dep, tp, stated = read_aiconfigurator_csv(_write(tmp_path / "c.csv",
+                                                     "\n".join([header, *rows]) + "\n"))
+    assert (dep.harness.concurrency, tp.harness.concurrency, stated.harness.concurrency) == \
+        (8 * 4, 8, 32)
+
+
 @pytest.mark.parametrize("bad", ["-1", "1.5", "x", "inf", "9999"])
 def test_parallel_layout_bad_values_name_the_column(tmp_path, bad):
     header = AIC_HEADER + ",attention_dp_size,moe_ep_size"

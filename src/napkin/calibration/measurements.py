@@ -426,6 +426,7 @@ AICONFIGURATOR_PARALLEL_COLUMNS: tuple[str, ...] = ("attention_dp_size", "moe_ep
 """Optional columns of the sample (newer snapshots): the parallel layout of MoE rows, and where
 a row came from (``measured=`` the run's UTC time, which picks an InferenceMAX recipe)."""
 MEASURED = re.compile(r"measured=(\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2})?)")
+SILICON_CONCURRENCY = re.compile(r"(?:^|[;\s])silicon_concurrency=(\d+)")
 
 
 def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
@@ -434,8 +435,9 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     Columns (extra ones are ignored): ``id, backend, backend_version, model_path, system,
     precision, mode, isl, osl, gemm_quant_mode, batch_size, tp_size, pp_size, silicon_ttft_ms,
     silicon_tpot_ms``. Only aggregated serving is read: rows with ``mode`` other than ``agg``
-    or ``pp_size`` other than 1 are skipped. ``batch_size`` is the client concurrency of a
-    closed loop; ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
+    or ``pp_size`` other than 1 are skipped. The client concurrency of the closed loop is
+    :func:`client_concurrency` (``batch_size`` is per attention-data-parallel rank);
+    ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
     the harness is unstated (a profile's protocol fills it in) except for the dated runs of
     :data:`INFERENCEMAX_ID`, which ran InferenceMAX's client;
     the weights are ``gemm_quant_mode`` (else ``precision``; empty → ``bf16``) through
@@ -551,7 +553,7 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         weights = MXFP4_ON_BLACKWELL
     tp = _positive_int(row["tp_size"], where, "tp_size")
     isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
-    concurrency = _positive_int(row["batch_size"], where, "batch_size")
+    concurrency = client_concurrency(row, where)
     kv = _aiconfigurator_kv(row["id"], row["backend"], weights, model)
     launch = None
     if INFERENCEMAX_ID.search(row["id"]):
@@ -582,6 +584,22 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
                                                "attention_dp_size"),
         launch=launch,
     )
+
+
+def client_concurrency(row: dict[str, str], where: str) -> int:
+    """The clients of an aiconfigurator row's closed loop: the ``silicon_concurrency=N`` its
+    ``silicon_data_source`` states where it does, else ``batch_size × attention_dp_size``.
+    aiconfigurator's ``batch_size`` is per attention-data-parallel rank (its ``global_bs = bs ×
+    attention_dp_size`` is the concurrency, ``sdk/backends/base_backend.py``): the sample's 168
+    aggregated rows with attention DP all state a concurrency of ``batch_size ×
+    attention_dp_size`` (an InferenceMAX id's ``c32`` with ``batch_size`` 8 and DP 4), except
+    one whose ``attention_dp_size`` 64 exceeds its 8 GPUs and whose stated concurrency is its
+    ``batch_size``."""
+    batch = _positive_int(row["batch_size"], where, "batch_size")
+    stated = SILICON_CONCURRENCY.search(row.get("silicon_data_source") or "")
+    if stated and int(stated.group(1)) >= 1:
+        return int(stated.group(1))
+    return batch * _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
 
 
 def _optional_size(value: str | None, where: str, column: str) -> int:
