@@ -8,10 +8,14 @@ rates once per model and precision; tests check it equals ``forward`` on random 
 Linear-attention layers add two more terms: their recurrence's FLOPs per token (attention
 FLOPs, as ``forward``'s split has them) and their state's bytes per sequence, read for each
 resumed sequence and written for each stepped one.
+
+Under tensor parallelism the timers (``RooflineTimer``, ``StepBasis``) divide the KV part by
+:meth:`ModelSpec.kv_devices` while a linear-attention state splits over every rank;
+:func:`tp_cost` is the one place that reconciles the two.
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from napkin.accounting.batch import BatchShape, causal_pairs
 from napkin.accounting.forward import Precision, experts_touched, op_rates
@@ -247,3 +251,27 @@ class LinearCost:
         """(FLOPs, bytes moved) of one forward call on ``batch``; (0, 0) for no tokens."""
         dense, attention, weights, kv, sixteen = self.parts(batch)
         return dense + attention + sixteen, weights + kv
+
+
+def state_tp_scale(model: ModelSpec, tp: int) -> float:
+    """The factor on a linear-attention state's bytes that makes a ``tp``-way group's KV
+    division leave each GPU ``1/tp`` of the state: ``kv_devices(tp) / tp`` (dimensionless).
+
+    The timers divide the KV part of a step (KV read and written plus the states) by
+    ``d = ModelSpec.kv_devices(tp)``, the ranks the attention layers' KV heads split over
+    (``min(tp, kv_heads)``); a Gated DeltaNet state splits its value heads over all ``tp``
+    ranks, so its bytes enter scaled by ``d/tp``: ``state·(d/tp)/d = state/tp`` per GPU.
+    Qwen3-Next-80B-A3B (2 KV heads) at TP 8: 2/8; at TP 2: 1; 1 at tp 1."""
+    return model.kv_devices(tp) / tp if tp > 1 else 1.0
+
+
+def tp_cost(model: ModelSpec, precision: Precision, tp: int) -> LinearCost:
+    """The model's :class:`LinearCost` as a ``tp``-way group's timers read it: ``state_bytes``
+    scaled by :func:`state_tp_scale` (bytes per sequence × ``kv_devices(tp)/tp``), everything
+    else the whole group's. Its :meth:`LinearCost.parts` then give, after the timers' division
+    of the KV part by ``kv_devices(tp)``, KV/``kv_devices(tp)`` + state/``tp`` bytes per GPU.
+    The simulator's engines and the calibrated call and decode both use it."""
+    cost = LinearCost.of(model, precision)
+    if cost.state_bytes and tp > 1:
+        return replace(cost, state_bytes=cost.state_bytes * state_tp_scale(model, tp))
+    return cost

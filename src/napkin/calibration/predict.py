@@ -5,12 +5,19 @@ The analytic counterpart of the simulator's fitted timer for ``napkin call --cal
 (from 0) has B sequences at context S + P + j, so its FLOPs and bytes are affine in j and so is
 its time: the mean TPOT over the G − 1 decode steps is the mean of the first and last;
 end-to-end = TTFT + (G − 1)·TPOT. Bands come from the profile's hold-out residuals.
+
+A step's (dense FLOPs, attention FLOPs, weight bytes, KV bytes, 16-bit FLOPs) are those of
+:func:`napkin.accounting.linear.tp_cost` — the simulator's engines' own — so that at tensor
+parallel tp the basis's ``kv`` term (KV part / ``kv_devices(tp)``) holds each GPU's
+``KV/kv_devices(tp) + state/tp`` bytes: a linear-attention state (Gated DeltaNet) splits over
+every rank, the KV of 2 KV heads (Qwen3-Next) over at most 2.
 """
 
 from dataclasses import dataclass
 
 from napkin.accounting.batch import Batch
-from napkin.accounting.forward import Precision, forward
+from napkin.accounting.forward import Precision
+from napkin.accounting.linear import tp_cost
 from napkin.calibration.basis import StepBasis
 from napkin.calibration.profile import Profile
 from napkin.specs.hardware import Accelerator
@@ -38,10 +45,11 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
     """See the module docstring; ``model_id`` (catalog id) is checked against the domain."""
     link = acc.allreduce_bytes_per_s
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
+    cost = tp_cost(model, precision, tensor_parallel)
     sm = profile.model
 
     def step(b: Batch, tokens: int, prefill: bool = False) -> float:
-        return sm.time(basis.terms(forward(model, b, precision).parts, tokens, prefill))
+        return sm.time(basis.terms(cost.parts(b), tokens, prefill))
 
     ttft = sm.request_s + step(Batch.uniform(cached, new, batch), new * batch, True)
     tpot = 0.0
@@ -78,11 +86,11 @@ def calibrated_decode(profile: Profile, model: ModelSpec, acc: Accelerator,
     is a mean of steps)."""
     link = acc.allreduce_bytes_per_s
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
+    cost = tp_cost(model, precision, tensor_parallel)
     band = profile.bands.get("tpot")
     out = []
     for b in batches:
-        t = profile.model.time(basis.terms(
-            forward(model, Batch.decode(context, b), precision).parts, b))
+        t = profile.model.time(basis.terms(cost.parts(Batch.decode(context, b)), b))
         lo, hi = band.of(t) if band else (t, t)
         out.append(CalibratedStep(b, t, lo, hi, b / t))
     return out

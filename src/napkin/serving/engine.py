@@ -33,14 +33,14 @@ explicit batch; tests check both give the same per-request times.
 
 import heapq
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
 
 from napkin.accounting.batch import Batch, Segment
 from napkin.accounting.forward import Precision, forward
-from napkin.accounting.linear import LinearCost
+from napkin.accounting.linear import LinearCost, tp_cost
 from napkin.calibration.basis import TERMS, LayoutBasis, Parts, StepBasis
 from napkin.errors import NapkinError, require
 from napkin.serving.kvpool import KVPool
@@ -141,17 +141,6 @@ class EngineSpec:
         require(not (self.enable_prefix_caching
                      and policy(self.backend).reservation != "on_demand"),
                 f"enable_prefix_caching: supported with backend vllm only, not {self.backend}")
-
-
-def tp_cost(model: ModelSpec, precision: Precision, tp: int) -> LinearCost:
-    """The model's :class:`LinearCost` as a ``tp``-way group's timers read it: they divide the
-    KV part by ``ModelSpec.kv_devices(tp)`` (KV heads, at most the model's), while a
-    linear-attention state splits its value heads over all ``tp`` ranks, so its bytes are
-    scaled by ``kv_devices(tp)/tp`` (Qwen3-Next at TP 8: 2/8 — the state per GPU an eighth)."""
-    cost = LinearCost.of(model, precision)
-    if cost.state_bytes and tp > 1:
-        return replace(cost, state_bytes=cost.state_bytes * model.kv_devices(tp) / tp)
-    return cost
 
 
 class Engine:
