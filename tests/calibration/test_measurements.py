@@ -183,11 +183,17 @@ def test_concurrency_is_batch_size_per_attention_dp_rank(tmp_path):
     base = "{id},vllm,0.18.0,openai/gpt-oss-120b,h100_sxm,fp8,agg,1024,1024,fp8,{b},1,1,90,4"
     rows = [base.format(id="dep_c32", b=8) + ",4,4,",
             base.format(id="tp_c8", b=8) + ",1,1,",
-            base.format(id="stated", b=32) + ",64,4,model=x; silicon_concurrency=32; measured="]
-    dep, tp, stated = read_aiconfigurator_csv(_write(tmp_path / "c.csv",
-                                                     "\n".join([header, *rows]) + "\n"))
+            base.format(id="stated", b=32) + ",64,4,model=x; silicon_concurrency=32; measured=",
+            # a TensorRT-LLM attention-DP run the columns do not mark: c224 at tp_size 4 lists 56
+            base.format(id="c224", b=56).replace(",1,1,90,4", ",4,1,90,4")
+            + ",,4,silicon_concurrency=224"]
+    dep, tp, stated, unmarked = read_aiconfigurator_csv(
+        _write(tmp_path / "c.csv", "\n".join([header, *rows]) + "\n"))
     assert (dep.harness.concurrency, tp.harness.concurrency, stated.harness.concurrency) == \
         (8 * 4, 8, 32)
+    assert (dep.tensor_parallel, dep.attention_data_parallel) == (1, 4)
+    assert (unmarked.harness.concurrency, unmarked.tensor_parallel,
+            unmarked.attention_data_parallel) == (56 * 4, 1, 4)
 
 
 @pytest.mark.parametrize("bad", ["-1", "1.5", "x", "inf", "9999"])

@@ -436,7 +436,7 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     precision, mode, isl, osl, gemm_quant_mode, batch_size, tp_size, pp_size, silicon_ttft_ms,
     silicon_tpot_ms``. Only aggregated serving is read: rows with ``mode`` other than ``agg``
     or ``pp_size`` other than 1 are skipped. The client concurrency of the closed loop is
-    :func:`client_concurrency` (``batch_size`` is per attention-data-parallel rank);
+    :func:`clients_and_layout`'s (``batch_size`` is per attention-data-parallel rank);
     ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
     the harness is unstated (a profile's protocol fills it in) except for the dated runs of
     :data:`INFERENCEMAX_ID`, which ran InferenceMAX's client;
@@ -551,9 +551,8 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     mxfp4 = checkpoint_quantization(model).get("quant_method") == "mxfp4"
     if mxfp4 and weights in ("nvfp4", "mxfp4-w4a4"):
         weights = MXFP4_ON_BLACKWELL
-    tp = _positive_int(row["tp_size"], where, "tp_size")
     isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
-    concurrency = client_concurrency(row, where)
+    concurrency, tp, attention_dp = clients_and_layout(row, where)
     kv = _aiconfigurator_kv(row["id"], row["backend"], weights, model)
     launch = None
     if INFERENCEMAX_ID.search(row["id"]):
@@ -580,26 +579,36 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
         extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
         expert_parallel_size=_optional_size(row.get("moe_ep_size"), where, "moe_ep_size"),
-        attention_data_parallel=_optional_size(row.get("attention_dp_size"), where,
-                                               "attention_dp_size"),
+        attention_data_parallel=attention_dp,
         launch=launch,
     )
 
 
-def client_concurrency(row: dict[str, str], where: str) -> int:
-    """The clients of an aiconfigurator row's closed loop: the ``silicon_concurrency=N`` its
-    ``silicon_data_source`` states where it does, else ``batch_size × attention_dp_size``.
+def clients_and_layout(row: dict[str, str], where: str) -> tuple[int, int, int]:
+    """The clients of an aiconfigurator row's closed loop, its attention tensor parallelism
+    and its attention data parallelism (napkin's ``tensor_parallel`` × ``attention_dp`` GPUs).
+
     aiconfigurator's ``batch_size`` is per attention-data-parallel rank (its ``global_bs = bs ×
-    attention_dp_size`` is the concurrency, ``sdk/backends/base_backend.py``): the sample's 168
-    aggregated rows with attention DP all state a concurrency of ``batch_size ×
-    attention_dp_size`` (an InferenceMAX id's ``c32`` with ``batch_size`` 8 and DP 4), except
-    one whose ``attention_dp_size`` 64 exceeds its 8 GPUs and whose stated concurrency is its
-    ``batch_size``."""
+    attention_dp_size`` is the concurrency, ``sdk/backends/base_backend.py``), and the sample's
+    ``silicon_data_source`` states the measured concurrency (``silicon_concurrency=N``): its 168
+    aggregated rows with attention DP state ``batch_size × attention_dp_size`` (an InferenceMAX
+    ``c32`` over DP 4 lists ``batch_size`` 8). 21 rows state ``batch_size × tp_size`` with no
+    attention DP in the column (TensorRT-LLM runs with ``enable_attention_dp``, DP = TP: a
+    ``c224`` at TP 4 lists 56): they ran ``tp_size`` attention-DP ranks of one GPU each. A row
+    whose stated concurrency is its ``batch_size`` keeps that (one lists ``attention_dp_size``
+    64 on 8 GPUs); the 8 other statements, all TensorRT-LLM Qwen3-32B rows (one states 416
+    beside a ``batch_size`` of 13 and a 0.7 s TTFT for 15,000-token prompts, which 416 clients
+    could not see), are not read, and the product stands, as it does without one."""
     batch = _positive_int(row["batch_size"], where, "batch_size")
-    stated = SILICON_CONCURRENCY.search(row.get("silicon_data_source") or "")
-    if stated and int(stated.group(1)) >= 1:
-        return int(stated.group(1))
-    return batch * _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
+    dp = _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
+    tp = _positive_int(row["tp_size"], where, "tp_size")
+    found = SILICON_CONCURRENCY.search(row.get("silicon_data_source") or "")
+    stated = int(found.group(1)) if found else 0
+    if dp == 1 and tp > 1 and stated == batch * tp:
+        return stated, 1, tp
+    if stated == batch:
+        return batch, tp, dp
+    return batch * dp, tp, dp
 
 
 def _optional_size(value: str | None, where: str, column: str) -> int:
