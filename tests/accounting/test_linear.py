@@ -1,5 +1,5 @@
 """LinearCost reproduces forward()'s totals on random batches (it is a sum of the same rates),
-hybrids with linear attention (Qwen3-Next: a state per sequence) included."""
+hybrids with linear attention (Qwen3-Next, Kimi Linear: a state per sequence) included."""
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +17,7 @@ segments = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3",
-                        "qwen3-0.6b", "qwen3-next-80b-a3b"]),
+                        "qwen3-0.6b", "qwen3-next-80b-a3b", "kimi-linear-48b-a3b"]),
        st.sampled_from([Precision.of(), Precision.of("int4-g128", "fp8", True),
                         Precision.of("nvfp4", "fp8", True, "attention,router,lm-head"),
                         Precision.of("fp8", unquantized="dense-mlp,shared-experts,embedding")]),
@@ -32,7 +32,8 @@ def test_linear_cost_equals_forward(model_id, precision, segs):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "deepseek-v3", "qwen3-next-80b-a3b"]),
+@given(st.sampled_from(["qwen3-8b", "gpt-oss-20b", "deepseek-v3", "qwen3-next-80b-a3b",
+                        "kimi-linear-48b-a3b"]),
        st.sampled_from([Precision.of(), Precision.of("nvfp4", unquantized="attention,lm-head")]),
        segments)
 def test_linear_parts_equal_forward_parts(model_id, precision, segs):
@@ -51,7 +52,7 @@ def test_linear_parts_equal_forward_parts(model_id, precision, segs):
 
 @settings(max_examples=80, deadline=None)
 @given(st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "llama-2-7b",
-                        "mixtral-8x7b", "qwen3-next-80b-a3b"]),
+                        "mixtral-8x7b", "qwen3-next-80b-a3b", "kimi-linear-48b-a3b"]),
        st.integers(0, 512), st.integers(0, 2_000_000),
        st.sampled_from([Precision.of(), Precision.of("fp8", unquantized="attention,lm-head")]))
 def test_decode_parts_are_parts_of_a_decode_only_step(model_id, n_dec, extra_ctx, precision):
@@ -77,7 +78,7 @@ def test_decode_parts_are_parts_of_a_decode_only_step(model_id, n_dec, extra_ctx
 
 @settings(max_examples=80, deadline=None)
 @given(st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "llama-2-7b",
-                        "qwen3-next-80b-a3b"]),
+                        "qwen3-next-80b-a3b", "kimi-linear-48b-a3b"]),
        st.sampled_from([Precision.of(), Precision.of("fp8", unquantized="attention,lm-head")]),
        st.integers(0, 256), st.integers(0, 100_000),
        st.lists(st.tuples(st.integers(0, 5000), st.integers(1, 8192), st.integers(0, 1)),

@@ -128,7 +128,8 @@ def linear_ops(prefix: str, linears: Sequence[Linear], tokens: int, precision: P
 def group_label(model: ModelSpec, block: Block) -> str:
     """``layers`` for uniform models; where groups differ ``dense``/``moe``, ``-hash`` for
     hash-routed experts, ``-swa<W>`` for a sliding window and ``-csa<r>``/``-hca<r>`` for a
-    compressed KV stream (DeepSeek-V4), ``-gdn`` for linear attention (Gated DeltaNet), then
+    compressed KV stream (DeepSeek-V4), ``-gdn``/``-kda`` for linear attention (Gated
+    DeltaNet, Kimi Delta Attention: :attr:`~napkin.specs.modules.LinearAttention.kind`), then
     ``-2``, ``-3``… should two groups still match."""
     return _group_labels(model)[block]
 
@@ -149,7 +150,7 @@ def _group_labels(model: ModelSpec) -> dict[Block, str]:
         if b.compressed:
             label += f"-{'csa' if b.compressed.top_k else 'hca'}{b.compressed.ratio}"
         if b.linear_attention:
-            label += "-gdn"
+            label += f"-{b.linear_attention.kind}"
         seen[label] = seen.get(label, 0) + 1
         labels[b] = label if seen[label] == 1 else f"{label}-{seen[label]}"
     return labels
@@ -238,9 +239,9 @@ def forward(model: ModelSpec, batch: BatchShape, precision: Precision) -> CallCo
     shared K=V head, cached once) and, in CSA/HCA layers, over the compressed stream and its
     indexer (``attn/compressed_*``, ``attn/indexer_scores``; see :func:`_compressed_rates`).
 
-    Linear-attention layers (Gated DeltaNet) have no per-pair work and no KV cache: a fixed
-    number of FLOPs per token and a fixed state per sequence, read and written once a call
-    (see :func:`_linear_attention_rates`).
+    Linear-attention layers (Gated DeltaNet, Kimi Delta Attention) have no per-pair work and
+    no KV cache: a fixed number of FLOPs per token and a fixed state per sequence, read and
+    written once a call (see :func:`_linear_attention_rates`).
     """
     if batch.new_tokens == 0:
         return CallCost(())
@@ -306,14 +307,18 @@ def _compressed_rates(label: str, block: Block, n: int, kvb: float) -> list[OpRa
 
 def _linear_attention_rates(label: str, la: LinearAttention, n: int,
                             kvb: float) -> list[OpRates]:
-    """A Gated DeltaNet mixer beyond its projections (``attn/in_proj_*``, ``attn/out_proj``,
-    costed as every linear), in ``n`` layers, per token and per sequence.
+    """A Gated DeltaNet or Kimi Delta Attention mixer beyond its projections (GDN's
+    ``attn/in_proj_*``, ``attn/out_proj``; KDA's ``attn/q``/``k``/``v``, the low-rank decay and
+    gate projections ``attn/f_*``/``attn/g_*``, ``attn/b``, ``attn/o``; costed as every
+    linear), in ``n`` layers, per token and per sequence.
 
-    - ``attn/conv1d``: the causal depthwise convolution, ``conv_kernel`` multiply-adds per
-      channel and token: ``2·conv_dim·K`` FLOPs per token (its weights are read with the
-      norms');
+    - ``attn/conv1d``: the causal depthwise convolution (KDA: three, over q, k and v, the
+      same ``conv_dim`` channels in all), ``conv_kernel`` multiply-adds per channel and token:
+      ``2·conv_dim·K`` FLOPs per token (its weights are read with the norms');
     - the delta rule, per value head and token, on the head's ``dk × dv`` state S (decayed
-      first, ``S ← exp(g)·S``): ``Sᵀk`` (dk·dv MACs), the rank-1 update ``S += k·(β(v −
+      first: GDN ``S ← exp(g)·S`` with one g per head, KDA ``S ← Diag(exp(g))·S`` with one g
+      per key channel, fla's ``naive_recurrent_kda``; dk·dv multiplies either way):
+      ``Sᵀk`` (dk·dv MACs), the rank-1 update ``S += k·(β(v −
       Sᵀk))ᵀ`` (dk·dv), the output ``Sᵀq`` (dk·dv): ``attn/state_update`` =
       ``4·Hv·dk·dv`` FLOPs per token (the read against k and the update, the analogue of
       attention's scores) and ``attn/state_output`` = ``2·Hv·dk·dv`` (the analogue of its
@@ -324,8 +329,8 @@ def _linear_attention_rates(label: str, la: LinearAttention, n: int,
       written once per stepped one (``OpRates.state_bytes``) — a decode step moves
       ``2·(4·Hv·dk·dv + kvb·conv_dim·(K − 1))`` bytes per sequence and layer, at any context.
 
-    Prefill is counted with the same per-token rates: the chunked kernel
-    (``chunk_gated_delta_rule``, chunks of 64) adds intra-chunk products of about
+    Prefill is counted with the same per-token rates: the chunked kernels
+    (``chunk_gated_delta_rule``, ``chunk_kda``, chunks of 64) add intra-chunk products of about
     ``chunk·(dk + dv)`` MACs per token and head on top, left out.
     """
     dkdv = la.num_v_heads * la.key_head_dim * la.value_head_dim

@@ -88,6 +88,14 @@ MODELS: tuple[CatalogModel, ...] = (
     CatalogModel("qwen3-next-80b-a3b", "Qwen/Qwen3-Next-80B-A3B-Thinking",
                  "ai-dynamo/aiconfigurator@1b7cfb10a6fa06880ad7911db5ddb949882ff76a "
                  "src/aiconfigurator/model_configs/Qwen--Qwen3-Next-80B-A3B-Thinking_config.json"),
+    # Read by napkin.specs.kimi_linear. The Hugging Face file (main, transformers_version
+    # 4.57.1), as quoted verbatim by two public copies that agree key for key: a checkpoint
+    # report that lists it beside every tensor's shape (49,122,681,728 parameters), and the
+    # config of Firworks/Kimi-Linear-48B-A3B-Instruct-nvfp4 (the same keys plus its
+    # quantization_config); the -Base config has the same geometry (model card: both 48B/3B).
+    CatalogModel("kimi-linear-48b-a3b", "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+                 "huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct config.json (quoted "
+                 "copies; geometry checked against vLLM's models/kimi_linear.py, layers/kda.py)"),
 )
 
 

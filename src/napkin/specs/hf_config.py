@@ -10,7 +10,8 @@ sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepse
 window plus compressed KV layers, an indexer, mHC, hash routing; read by
 :mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out), Qwen3-Next
 (``qwen3_next``: Gated DeltaNet linear attention beside gated full attention; read by
-:mod:`napkin.specs.qwen3_next`). Unknown
+:mod:`napkin.specs.qwen3_next`), Kimi Linear (``kimi_linear``: Kimi Delta Attention linear
+attention beside MLA, DeepSeek's MoE placement; read by :mod:`napkin.specs.kimi_linear`). Unknown
 ``model_type`` values are read as Llama-like with SwiGLU MLPs, as long as the standard keys are
 present. Llama 4 (``llama4``'s ``text_config``, ``llama4_text``: a shared expert beside the
 routed ones, dense layers of ``intermediate_size_mlp``, chunked attention as sliding windows)
@@ -39,8 +40,9 @@ from napkin.specs.modules import (
 
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
-_DEEPSEEK_LIKE_TYPES = {"kimi_k2"}
-"""Types built on DeepSeek-V3's layer (Kimi-K2/K2.5: MLA, 384 experts, a shared expert)."""
+_DEEPSEEK_LIKE_TYPES = {"kimi_k2", "kimi_linear"}
+"""Types built on DeepSeek-V3's layer (Kimi-K2/K2.5: MLA, 384 experts, a shared expert; Kimi
+Linear's MoE placement: ``first_k_dense_replace``, ``moe_layer_freq``)."""
 
 
 MAX_LAYERS = 10_000
@@ -67,8 +69,8 @@ class HFConfig(BaseModel):
     ``qwen3_moe``, ``qwen3_vl``…) add per-head q/k norms, Qwen2 types (``qwen2``, ``qwen2_moe``,
     ``qwen2_5_vl``…) q/k/v biases, ``gpt_oss`` attention sinks and a biased router and experts,
     types starting with ``deepseek`` (and ``kimi_k2``) DeepSeek's MoE layer placement,
-    ``deepseek_v4`` and ``qwen3_next`` their own readers; any other value is read as Llama-like
-    with SwiGLU MLPs."""
+    ``deepseek_v4``, ``qwen3_next`` and ``kimi_linear`` their own readers; any other value is
+    read as Llama-like with SwiGLU MLPs."""
     hidden_size: Width
     """Width h of the residual stream: every projection's input or output, the norms, and the
     embedding and LM head (vocab_size × h)."""
@@ -207,6 +209,10 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         from napkin.specs.llama4 import llama4_keys
 
         raw = llama4_keys(raw, source)
+    if raw.get("model_type") == "kimi_linear":  # Kimi Linear: its key names renamed to ours
+        from napkin.specs.kimi_linear import kimi_linear_keys
+
+        raw = kimi_linear_keys(raw)
     try:
         cfg = HFConfig.model_validate(raw)
     except ValidationError as e:
@@ -225,6 +231,10 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         from napkin.specs.qwen3_next import from_qwen3_next  # its models: built on use
 
         return from_qwen3_next(cfg, raw, name, source)
+    if cfg.model_type == "kimi_linear":
+        from napkin.specs.kimi_linear import from_kimi_linear  # its models: built on use
+
+        return from_kimi_linear(cfg, raw, name, source)
     attention = _attention_shape(cfg, source)
     blocks = tuple(
         _block(cfg, attention, source, _is_moe_layer(cfg, i), _window(cfg, i))

@@ -103,7 +103,8 @@ class AttentionShape:
     (counted as K, shared by V); ``latent_dim`` is that ``kv_lora_rank`` (0 for GQA). DeepSeek-V4
     (``csa-hca``) stores one ``head_dim`` vector that is both K and V (counted as K). A
     linear-attention layer (``gdn``, see :class:`LinearAttention`) caches nothing per
-    token (0 and 0); its heads are the value heads, its KV heads the q/k heads.
+    token (0 and 0); its heads are the value heads, its KV heads the q/k heads. The same holds
+    for ``kda`` (Kimi Delta Attention), whose q/k and value heads are as many.
     """
 
     kind: str
@@ -163,7 +164,10 @@ convolution state is stored in the KV format (both engines keep it in the activa
 @dataclass(frozen=True)
 class LinearAttention:
     """A linear-attention token mixer that keeps a fixed state per sequence instead of a KV
-    cache: ``gdn`` (Gated DeltaNet, Qwen3-Next's ``linear_attention`` layers).
+    cache: ``gdn`` (Gated DeltaNet, Qwen3-Next's ``linear_attention`` layers) or ``kda`` (Kimi
+    Delta Attention, Kimi Linear's ``kda_layers``: the gated delta rule with a decay per key
+    channel instead of per head, ``num_k_heads = num_v_heads``; its q, k and v convolutions are
+    three separate depthwise convolutions, together the same ``conv_dim`` channels).
 
     Queries and keys have ``num_k_heads`` heads of ``key_head_dim``, values ``num_v_heads`` of
     ``value_head_dim`` (each q/k head serves ``num_v_heads / num_k_heads`` value heads). q, k and
