@@ -84,3 +84,16 @@ def test_kimi_linear_serve_simulate_runs(cli, tmp_path):
                          "--set", "gpu=h200", "--format", "json")
     assert code == 0, err
     assert KIMI in out and "nan" not in out.lower()
+
+
+def test_kimi_linear_capacity_holds_kv_and_one_state_per_user(cli):
+    code, out, _ = cli("capacity", KIMI, "--gpu", "h200", "--context", "4096",
+                       "--format", "json")
+    cap = json.loads(out)["capacity"]
+    assert code == 0
+    weights = 49_122_681_728 * 2  # BF16: 98,245,363,456 B
+    per_user = 4096 * KIMI_KV_TOKEN + KIMI_STATE  # 33,030,144 + 43,417,600 B
+    assert cap["weights_bytes"] == weights
+    assert cap["kv_bytes_per_user"] == 4096 * KIMI_KV_TOKEN == 33_030_144
+    assert cap["state_bytes_per_user"] == KIMI_STATE
+    assert cap["users"] == (141_000_000_000 - weights) // per_user == 559
