@@ -92,7 +92,7 @@ MODELS: tuple[CatalogModel, ...] = (
     # 4.57.1), as quoted verbatim by two public copies that agree key for key: a checkpoint
     # report that lists it beside every tensor's shape (49,122,681,728 parameters), and the
     # config of Firworks/Kimi-Linear-48B-A3B-Instruct-nvfp4 (the same keys plus its
-    # quantization_config); the -Base config has the same geometry (model card: both 48B/3B).
+    # quantization_config). The model card gives -Base the same sizes (48B, 3B activated).
     CatalogModel("kimi-linear-48b-a3b", "moonshotai/Kimi-Linear-48B-A3B-Instruct",
                  "huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct config.json (quoted "
                  "copies; geometry checked against vLLM's models/kimi_linear.py, layers/kda.py)"),
