@@ -152,10 +152,35 @@ def test_across_nodes_the_nic_carries_the_remote_share():
     assert t.comm.seconds(4096)[1] == pytest.approx(58 * (b * 8 / 15 / 50e9 + 20e-6), rel=1e-12)
 
 
+def test_measured_balancedness_sets_the_busiest_ranks_routed_load():
+    """DEP8 DeepSeek-V3, 16,384 tokens (2,048 a GPU): the mean rank load is 16,384·8/8 =
+    16,384 (token, expert) pairs; uniform routing's busiest rank carries ≈ 1.1 % more. A
+    measured balancedness of 0.8 (EPLB's mean/max) puts 16,384/0.8 = 20,480 pairs on the busiest
+    rank, so its routed FLOPs are f/k·20,480 with f = 2·3·7,168·2,048·8·58 FLOPs a token over
+    its 8 experts in the 58 MoE layers; its expert bytes (every local expert touched) do not
+    change. Balancedness 1 leaves the uniform figure: the statistical excess stays."""
+    m, p = load_model("deepseek-v3"), Precision.of("fp8", "bf16")
+    tokens = 16384
+    uniform = RankCost.of(m, p, ParallelLayout(1, 8, 8))
+    skewed = RankCost.of(m, p, ParallelLayout(1, 8, 8, balancedness=0.8))
+    one = RankCost.of(m, p, ParallelLayout(1, 8, 8, balancedness=1.0))
+    f = 2 * 3 * H * EXPERT_INTER * TOP_K * MOE_LAYERS
+    _, _, rank_f, rank_b = skewed.routed(tokens)
+    assert rank_f == pytest.approx(f / TOP_K * tokens / 0.8, rel=1e-12)
+    _, _, uniform_f, uniform_b = uniform.routed(tokens)
+    assert 1 < uniform_f / (f / TOP_K * tokens) < 1.02 and rank_b == uniform_b
+    assert one.routed(tokens) == uniform.routed(tokens)
+    assert skewed.busiest(skewed.groups[0], tokens)[0] == pytest.approx(20480)
+    assert ParallelLayout(1, 8, 8, balancedness=0.8).label() == "dp8 ep8 bal 0.8"
+
+
 @pytest.mark.parametrize(("kwargs", "field"), [
     ({"attention_tp": 0}, "tensor_parallel"),
     ({"attention_dp": 0}, "data_parallel"),
     ({"attention_tp": 2, "attention_dp": 2, "expert_parallel": 2}, "expert_parallel"),
+    ({"attention_dp": 8, "expert_parallel": 8, "balancedness": 0.0}, "expert_balancedness"),
+    ({"attention_dp": 8, "expert_parallel": 8, "balancedness": 1.5}, "expert_balancedness"),
+    ({"attention_dp": 8, "balancedness": 0.9}, "expert_balancedness"),
 ])
 def test_bad_layouts(kwargs, field):
     with pytest.raises(NapkinError, match=f"^{field}:"):

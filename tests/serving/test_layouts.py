@@ -68,6 +68,22 @@ def test_dep_simulates_and_differs_from_tp():
     assert dep.tpot.mean_s > tp.tpot.mean_s
 
 
+def test_a_measured_balancedness_slows_the_busiest_gpu_and_is_echoed():
+    """DEP8 with EPLB's measured balancedness 0.5: the busiest GPU carries twice the mean
+    routed load, so the steps that are compute-bound on the experts (prefills of up to 4,096
+    tokens a group) take longer, and TTFT with them; the inputs echo the figure and the label
+    carries it."""
+    dep = dict(tensor_parallel=1, data_parallel=8, expert_parallel=True)
+    even = build(_scenario(**dep), Path("."))
+    skew = build(_scenario(**dep, expert_balancedness=0.5), Path("."))
+    assert skew.layout.label() == "dp8 ep8 bal 0.5"
+    a, b = summarize(even.simulate()), summarize(skew.simulate())
+    assert b.ttft.mean_s > a.ttft.mean_s
+    from napkin.report.serve_views import scenario_inputs
+    assert scenario_inputs(skew)["expert_balancedness"] == 0.5
+    assert "expert_balancedness" not in scenario_inputs(even)
+
+
 def test_a_profile_warns_outside_its_layouts():
     """The SGLang profile was fitted on tensor-parallel rows only (no layouts recorded: tp);
     a DEP8 scenario says it extrapolates, and still runs in its layout."""
@@ -90,6 +106,8 @@ def test_a_profile_warns_outside_its_layouts():
     ({"tensor_parallel": 1, "data_parallel": 2,
       "disaggregated": {"prefill_replicas": 1, "decode_replicas": 1}},
      "engine.disaggregated: with tensor-parallel layouts only"),
+    ({"tensor_parallel": 1, "data_parallel": 8, "expert_balancedness": 0.8},
+     "engine.expert_balancedness: a balance between GPUs of whole experts needs"),
 ])
 def test_layout_errors_name_the_field(engine, message):
     model = engine.pop("model", "deepseek-v3")

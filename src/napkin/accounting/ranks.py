@@ -16,7 +16,10 @@ attention FLOPs, weight bytes, KV bytes, 16-bit FLOPs; T new tokens), with a
   (:func:`~napkin.accounting.routing.expected_max_rank_experts_touched`) and b one expert's
   bytes over the MoE layers. With ep = 1 these are the replica's routed FLOPs and bytes / N,
   so a tensor-parallel layout gets exactly what :class:`napkin.timing.RooflineTimer` counts.
-  With redundant experts (EPLB) the routing figures are taken over the E + r slots.
+  With redundant experts (EPLB) the routing figures are taken over the E + r slots. With a
+  measured balancedness b (:attr:`ParallelLayout.balancedness`, routing that is not uniform)
+  the busiest rank carries ``L_max = max(L_uniform, (T·k/ep)/b)``: popular experts set a floor
+  the uniform fluctuation adds nothing below.
 
 All-to-all (data-parallel attention, experts on more than one rank): per MoE layer a rank
 dispatches each of its T/N tokens to the ranks holding its experts — ``D·tp_e`` ranks, D =
@@ -142,6 +145,17 @@ class RankCost:
                    sum(1 for b in model.blocks if b.experts is not None), model.hidden_size,
                    dispatch_bytes_per_element(precision.weights.compute))
 
+    def busiest(self, g: ExpertGroup, tokens: int) -> tuple[float, float]:
+        """(the busiest rank's (token, expert) load, the most experts one rank touches) of
+        ``tokens`` tokens routed over ``g``'s slots: :func:`busiest_rank`, the load at least
+        ``T·k/ep / balancedness`` with a measured balance (module docstring)."""
+        lay = self.layout
+        load, touched = busiest_rank(lay.slots(g.num_experts), g.top_k, lay.expert_parallel,
+                                     tokens)
+        if lay.balancedness is not None:
+            load = max(load, tokens * g.top_k / lay.expert_parallel / lay.balancedness)
+        return load, touched
+
     def routed(self, tokens: float) -> tuple[float, float, float, float]:
         """(routed FLOPs and expert bytes of the whole replica, the busiest rank's routed FLOPs
         and expert bytes) for ``tokens`` tokens routed."""
@@ -149,12 +163,12 @@ class RankCost:
         if hit is not None:
             return hit
         lay = self.layout
-        ep, tp_e, t = lay.expert_parallel, lay.moe_tp, round(tokens)
+        tp_e, t = lay.moe_tp, round(tokens)
         total_f = total_b = rank_f = rank_b = 0.0
         for g in self.groups:
             total_f += g.flops_per_token * tokens
             total_b += experts_touched(g.num_experts, g.top_k, t) * g.bytes_per_expert
-            load, touched = busiest_rank(lay.slots(g.num_experts), g.top_k, ep, t)
+            load, touched = self.busiest(g, t)
             rank_f += g.flops_per_token / g.top_k * load / tp_e
             rank_b += touched * g.bytes_per_expert / tp_e
         out = self._routed[tokens] = (total_f, total_b, rank_f, rank_b)

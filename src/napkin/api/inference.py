@@ -131,16 +131,24 @@ def moe(model: ModelRef, *, batch: int | Sequence[int] = (1, 4, 16, 64), context
         gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
         weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,
         mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
-        ep: int = 1) -> Result:
+        ep: int = 1, balancedness: float | None = None) -> Result:
     """MoE decode over batch sizes: experts touched per layer ``E·(1 − (1 − k/E)^T)``, bytes
     per step, FLOPs per token, the batch where the step turns compute-bound; with ``ep`` > 1,
     the busiest GPU of the batch spread over ``ep`` GPUs (DEP: its load over the mean, the
-    experts it touches, its bytes and all-to-all, the step). ``value``: rows."""
+    experts it touches, its bytes and all-to-all, the step), its routed load at least mean /
+    ``balancedness`` when a measured balance is given. ``value``: rows."""
     dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                      gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
                      read_embedding=read_embedding, mfu=mfu, mbu=mbu, overhead_ms=overhead_ms)
     require(isinstance(ep, int) and not isinstance(ep, bool) and 1 <= ep <= 4096,
             f"ep: must be a whole number of GPUs in [1, 4096], got {ep!r}")
-    table = moe_table(dep, _batches(batch), context, ep)
-    inputs = {"model": dep.model.name, "context_tokens": context, **({"ep": ep} if ep > 1 else {})}
+    if balancedness is not None:
+        require(isinstance(balancedness, int | float) and not isinstance(balancedness, bool)
+                and 0.01 <= balancedness <= 1,
+                f"balancedness: a number in [0.01, 1], got {balancedness!r}")
+        require(ep > 1, "balancedness: applies with ep > 1 (a DEP layout)")
+    table = moe_table(dep, _batches(batch), context, ep, balancedness=balancedness)
+    inputs = {"model": dep.model.name, "context_tokens": context,
+              **({"ep": ep} if ep > 1 else {}),
+              **({"balancedness": balancedness} if balancedness is not None else {})}
     return Result(views.moe_doc(dep, table, inputs), table)

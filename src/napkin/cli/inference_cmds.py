@@ -107,10 +107,13 @@ def moe(
     ep: Annotated[int, typer.Option("--ep", help="GPUs the experts are spread over with "
                                     "data-parallel attention (DEP): the busiest GPU's figures "
                                     "per batch.")] = 1,
+    balancedness: Annotated[float | None, typer.Option(
+        "--balancedness", help="With --ep: measured expert-load balance, mean over the busiest "
+        "GPU's routed load in (0, 1] (EPLB's 'balancedness'); default: uniform routing.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """MoE decode: experts touched, bytes per step, FLOPs per token, compute-bound batch."""
     emit(api.moe(ref, batch=parse_ints(batch, "batch"), context=context, gpu=gpu,
                  gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
                  weights=weights, kv_dtype=kv_dtype, read_embedding=read_embedding, mfu=mfu,
-                 mbu=mbu, overhead_ms=overhead_ms, ep=ep), fmt)
+                 mbu=mbu, overhead_ms=overhead_ms, ep=ep, balancedness=balancedness), fmt)

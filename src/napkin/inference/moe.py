@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from napkin.accounting.batch import Batch
 from napkin.accounting.forward import experts_touched
 from napkin.accounting.linear import LinearCost
-from napkin.accounting.ranks import busiest_rank
 from napkin.errors import NapkinError, require
 from napkin.inference.decode import compute_bound_batch
 from napkin.specs.layout import ParallelLayout
@@ -78,7 +77,7 @@ def _rank_row(dep: Deployment, timer: LayoutTimer, batch: int, context: int) -> 
     cost, lay = timer.cost, timer.cost.layout
     _, _, weights, kv, _ = cost.rank_parts(parts, batch)
     g = cost.groups[0]
-    load, touched = busiest_rank(lay.slots(g.num_experts), g.top_k, lay.expert_parallel, batch)
+    load, touched = cost.busiest(g, batch)
     return RankRow(lay.ranks, load / (batch * g.top_k / lay.ranks), touched, weights,
                    weights + kv, cost.alltoall_bytes(batch), timer.step_s(parts, batch))
 
@@ -99,10 +98,12 @@ def _row(dep: Deployment, batch: int, context: int, timer: LayoutTimer | None) -
 
 
 def moe_table(dep: Deployment, batches: list[int], context: int = 1, ranks: int = 1,
-              link_bytes_per_s: float | None = None) -> MoETable:
+              link_bytes_per_s: float | None = None,
+              balancedness: float | None = None) -> MoETable:
     """MoE decode rows over ``batches`` at ``context`` cached tokens per sequence; with
     ``ranks`` > 1 each row also gives the busiest GPU of a DEP step over that many GPUs (the
-    all-to-alls over ``link_bytes_per_s``, default the GPU's per-direction interconnect)."""
+    all-to-alls over ``link_bytes_per_s``, default the GPU's per-direction interconnect; a
+    measured ``balancedness``: :attr:`ParallelLayout.balancedness`)."""
     if not dep.model.is_moe:
         raise NapkinError(f"model: {dep.model.name} has no MoE layers; pick a MoE model")
     require(len(batches) > 0 and min(batches) >= 1, "batch: give batch sizes >= 1")
@@ -116,7 +117,7 @@ def moe_table(dep: Deployment, batches: list[int], context: int = 1, ranks: int 
         require(min(batches) >= ranks,
                 f"batch: DEP over {ranks} GPUs needs at least one sequence a GPU "
                 f"(batch >= {ranks})")
-        layout = ParallelLayout(1, ranks, ranks)
+        layout = ParallelLayout(1, ranks, ranks, balancedness=balancedness)
         device = RooflineTimer.of(dep.model, dep.acc, dep.compute, dep.eff)
         timer = LayoutTimer.of(dep.model, dep.precision, layout, device,
                                link_bytes_per_s or dep.acc.allreduce_bytes_per_s)

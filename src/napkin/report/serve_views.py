@@ -72,6 +72,8 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
         "prefix_caching": e.enable_prefix_caching, "tensor_parallel": e.tensor_parallel,
         **({"layout": b.layout.label(), "data_parallel": e.data_parallel,
             "expert_parallel": e.expert_parallel, "redundant_experts": e.redundant_experts,
+            **({"expert_balancedness": e.expert_balancedness}
+               if e.expert_balancedness is not None else {}),
             "two_batch_overlap": e.two_batch_overlap, "gpus_per_node": e.gpus_per_node,
             "internode_bytes_per_s": e.internode_gbs * 1e9}
            if not b.layout.is_tensor_parallel else {}),

@@ -188,6 +188,13 @@ class EngineConfig(InputModel):
     vLLM ``--num-redundant-experts``, SGLang ``--ep-num-redundant-experts``), so that experts +
     copies divide over the GPUs (DeepSeek-V3's 256 + 32 over 72); each GPU holds that many more
     expert weights and routing spreads over the slots."""
+    expert_balancedness: float | None = Field(default=None, ge=0.01, le=1,
+                                              allow_inf_nan=False)
+    """With ``expert_parallel``: a measured balance of the routed load between the GPUs, the
+    mean over the maximum (SGLang's expert-distribution recorder and DeepSeek's EPLB report it
+    as "balancedness"; 0.5: the busiest GPU carries twice the mean). The busiest GPU's routed
+    work is then at least mean / b; None (the default) assumes uniform routing, whose busiest
+    GPU carries only its statistical excess (:mod:`napkin.accounting.routing`)."""
     two_batch_overlap: bool = False
     """With ``data_parallel`` > 1: each step runs as two micro-batches so that one's all-to-all
     hides under the other's compute (SGLang ``--enable-two-batch-overlap``, vLLM
@@ -478,9 +485,12 @@ def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
     if e.redundant_experts and not e.expert_parallel:
         raise NapkinError("engine.redundant_experts: copies of whole experts need "
                           "engine.expert_parallel: true")
+    if e.expert_balancedness is not None and not e.expert_parallel:
+        raise NapkinError("engine.expert_balancedness: a balance between GPUs of whole experts "
+                          "needs engine.expert_parallel: true")
     layout = ParallelLayout(e.tensor_parallel, e.data_parallel,
                             ranks if e.expert_parallel else 1, e.two_batch_overlap,
-                            e.redundant_experts)
+                            e.redundant_experts, e.expert_balancedness)
     layout.check(model)
     if e.disaggregated is not None and not layout.is_tensor_parallel:
         raise NapkinError("engine.disaggregated: with tensor-parallel layouts only "

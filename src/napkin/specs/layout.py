@@ -41,7 +41,11 @@ class ParallelLayout:
     holding copies of experts (EPLB: vLLM ``--num-redundant-experts``, SGLang
     ``--ep-num-redundant-experts``), so that ``num_experts + redundant_experts`` slots divide
     over the ranks (DeepSeek-V3's 256 + 32 over 72 GPUs); a token's expert is served by one of
-    its copies, so routing spreads over the slots.
+    its copies, so routing spreads over the slots. ``balancedness`` b ∈ (0, 1] is a measured
+    expert-load balance — the mean over the maximum of the ranks' routed loads, as SGLang's
+    expert-distribution recorder and DeepSeek's EPLB report it — for routing that is not
+    uniform (popular experts): the busiest rank then carries at least mean / b of the routed
+    (token, expert) pairs; None leaves uniform routing's expected busiest rank alone.
     """
 
     attention_tp: int = 1
@@ -49,6 +53,7 @@ class ParallelLayout:
     expert_parallel: int = 1
     two_batch_overlap: bool = False
     redundant_experts: int = 0
+    balancedness: float | None = None
 
     def __post_init__(self) -> None:
         require(self.attention_tp >= 1,
@@ -62,6 +67,13 @@ class ParallelLayout:
                 f"redundant_experts: must be >= 0, got {self.redundant_experts}")
         require(self.redundant_experts == 0 or self.expert_parallel > 1,
                 "redundant_experts: copies of whole experts need expert_parallel")
+        b = self.balancedness
+        require(b is None or 0.01 <= b <= 1,
+                f"expert_balancedness: the mean over the busiest rank's routed load, a number "
+                f"in [0.01, 1], got {b}")
+        require(b is None or self.expert_parallel > 1,
+                "expert_balancedness: a balance between ranks of whole experts needs "
+                "expert_parallel")
 
     @property
     def ranks(self) -> int:
@@ -103,6 +115,8 @@ class ParallelLayout:
             parts.append(f"ep{self.expert_parallel}")
         if self.redundant_experts:
             parts.append(f"+{self.redundant_experts}r")
+        if self.balancedness is not None:
+            parts.append(f"bal {self.balancedness:g}")
         if self.two_batch_overlap:
             parts.append("tbo")
         return " ".join(parts)
