@@ -95,7 +95,7 @@ SURFACE: dict[str, str] = {
     'moe': (
         "model, *, batch=(1, 4, 16, 64), context=1, gpu='h100-sxm', gpu_mem_gb=None, "
         "gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "
-        'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, ep=1'),
+        'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, ep=1, balancedness=None'),
     'decision': (
         "model, *, prompt=1929, questions=8, gen=64, gpu='h100-sxm', weights='bf16', "
         "kv_dtype='bf16', mfu=0.4, mbu=0.5, usd_per_gpu_hour=2.0, decode_batch=64, "

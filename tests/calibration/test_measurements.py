@@ -1,6 +1,7 @@
 """Readers of public serving-benchmark files: each format parsed from a tiny inline fixture."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,7 +139,8 @@ def _layouts(tmp_path) -> list:
     cases = [("openai/gpt-oss-120b", 4, "1", "1"), ("openai/gpt-oss-120b", 4, "1", "4"),
              ("openai/gpt-oss-120b", 4, "", ""), ("openai/gpt-oss-120b", 4, "1", "2"),
              ("openai/gpt-oss-120b", 1, "4", "4"), ("meta-llama/Llama-3.1-8B-Instruct", 2, "0",
-                                                     "2")]
+                                                     "2"),
+             ("openai/gpt-oss-120b", 4, "1", "3")]
     rows = [f"r{k},vllm,0.18.0,{model},h200_sxm,fp4,agg,1024,1024,nvfp4,8,{tp},1,90,4,{dp},{ep}"
             for k, (model, tp, dp, ep) in enumerate(cases)]
     return read_aiconfigurator_csv(_write(tmp_path / "l.csv", header + "\n" + "\n".join(rows)
@@ -147,10 +149,11 @@ def _layouts(tmp_path) -> list:
 
 def test_parallel_layout_columns(tmp_path):
     """A row replays in its layout: EP 1 or no column is plain TP (the TP group's basis);
-    experts whole over the TP group, or attention data parallelism with experts over every
-    rank, time the busiest rank (a LayoutTimer around a one-GPU timer); experts over part of
-    the replica (MoE TP × EP) are refused with one line naming the column and the row; a
-    dense model ignores moe_ep_size."""
+    experts whole over the TP group, attention data parallelism with experts over every rank,
+    or MoE TP × EP (2 expert groups of 2 GPUs, as TensorRT-LLM runs it) time the busiest rank
+    (a LayoutTimer around a one-GPU timer); an EP size that does not divide the ranks, or MoE
+    TP × EP on vLLM (whose EP spans every rank), is refused with one line naming the column and
+    the row; a dense model ignores moe_ep_size."""
     from napkin.calibration.basis import StepBasis
     from napkin.calibration.profile import load_profile
     from napkin.catalog import load_accelerator, load_model
@@ -160,7 +163,7 @@ def test_parallel_layout_columns(tmp_path):
 
     rows = _layouts(tmp_path)
     assert [(m.expert_parallel_size, m.attention_data_parallel) for m in rows] == [
-        (1, 1), (4, 1), (1, 1), (2, 1), (4, 4), (2, 1)]
+        (1, 1), (4, 1), (1, 1), (2, 1), (4, 4), (2, 1), (3, 1)]
     timer = fitted_timer(load_profile("vllm").model)
     model, acc = load_model("gpt-oss-120b"), load_accelerator("h200")
     tp_basis = StepBasis.of(model, acc, "bf16", 4, acc.allreduce_bytes_per_s)
@@ -170,8 +173,14 @@ def test_parallel_layout_columns(tmp_path):
     assert isinstance(ep, LayoutTimer) and ep.cost.layout.label() == "tp4 ep4"
     assert isinstance(dep, LayoutTimer) and dep.cost.layout.label() == "dp4 ep4"
     assert ep.device.basis == StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s)
-    with pytest.raises(NapkinError, match=r"^moe_ep_size: experts over 2 of 4 ranks .*r3\)$"):
-        engine_for(rows[3], timer)
+    with pytest.raises(NapkinError, match=r"vLLM's expert parallelism spans every rank"):
+        engine_for(rows[3], timer)  # vLLM cannot launch MoE TP × EP; TensorRT-LLM can
+    mixed = engine_for(replace(rows[3], backend="trtllm"), timer).timer
+    assert isinstance(mixed, LayoutTimer) and mixed.cost.layout.label() == "tp4 ep2"
+    assert mixed.cost.layout.moe_tp == 2
+    with pytest.raises(NapkinError, match=r"^moe_ep_size: 3 expert-parallel groups do not "
+                                          r"divide the 4 ranks .*r6\)$"):
+        engine_for(rows[6], timer)
     engine_for(rows[5], timer)  # a dense model: moe_ep_size 2 of 4 does not apply
 
 

@@ -113,14 +113,15 @@ AIC_LAYOUT = ("id,backend,backend_version,model_path,system,precision,mode,isl,o
               "attention_dp_size,moe_ep_size\n")
 
 
-@pytest.mark.parametrize(("dp", "ep", "field"), [("1", "2", "moe_ep_size"),
+@pytest.mark.parametrize(("dp", "ep", "field"), [("1", "3", "moe_ep_size"),
                                                   ("4", "4", "attention_dp_size"),
                                                   ("1", "-1", "moe_ep_size"),
                                                   ("x", "1", "attention_dp_size"),
                                                   ("1", "1e9", "moe_ep_size")])
 def test_silicon_layouts_napkin_does_not_model(cli, tmp_path, dp, ep, field):
-    """A gpt-oss-120b row at TP 4 with experts over part of the group, attention DP, or a bad
-    layout value: one line naming the column."""
+    """A gpt-oss-120b row at TP 4 with expert-parallel groups that do not divide the ranks,
+    attention DP with experts over part of them (which vLLM, the row's engine, cannot run), or
+    a bad layout value: one line naming the column."""
     path = tmp_path / "s.csv"
     path.write_text(AIC_LAYOUT + "r1,vllm,0.18.0,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,"
                     f"1024,nvfp4,8,4,1,90,4,{dp},{ep}\n")

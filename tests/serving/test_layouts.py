@@ -84,6 +84,18 @@ def test_a_measured_balancedness_slows_the_busiest_gpu_and_is_echoed():
     assert "expert_balancedness" not in scenario_inputs(even)
 
 
+def test_moe_tp_by_ep_is_a_layout_of_its_own():
+    """expert_parallel: 4 on TP8 is MoE TP 2 × EP 4: its own layout and step times, between
+    plain TP8 and whole experts on every GPU; 1 is plain TP."""
+    tp = build(_scenario(tensor_parallel=8), Path("."))
+    mixed = build(_scenario(tensor_parallel=8, expert_parallel=4), Path("."))
+    one = build(_scenario(tensor_parallel=8, expert_parallel=1), Path("."))
+    assert mixed.layout.label() == "tp8 ep4" and mixed.layout.moe_tp == 2
+    assert one.layout == tp.layout
+    assert isinstance(mixed.engines()[0].timer, LayoutTimer)
+    assert summarize(mixed.simulate()).requests == 200
+
+
 def test_a_profile_warns_outside_its_layouts():
     """The SGLang profile was fitted on tensor-parallel rows only (no layouts recorded: tp);
     a DEP8 scenario says it extrapolates, and still runs in its layout."""
@@ -108,6 +120,10 @@ def test_a_profile_warns_outside_its_layouts():
      "engine.disaggregated: with tensor-parallel layouts only"),
     ({"tensor_parallel": 1, "data_parallel": 8, "expert_balancedness": 0.8},
      "engine.expert_balancedness: a balance between GPUs of whole experts needs"),
+    ({"tensor_parallel": 8, "expert_parallel": 3},
+     "engine.expert_parallel: true, false or a number of expert-parallel groups dividing"),
+    ({"tensor_parallel": 8, "expert_parallel": 16},
+     "engine.expert_parallel: true, false or a number of expert-parallel groups dividing"),
 ])
 def test_layout_errors_name_the_field(engine, message):
     model = engine.pop("model", "deepseek-v3")

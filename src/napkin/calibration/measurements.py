@@ -128,10 +128,10 @@ class Measurement:
     output_tokens_per_s: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
     expert_parallel_size: int = 1
-    """MoE experts sharded over this many of the ``tensor_parallel`` ranks (1: every MoE layer
-    tensor-parallel like the rest; = ``tensor_parallel``: experts spread over the group, napkin's
-    ``engine.expert_parallel``, timed as TP since the outputs meet in the same all-reduce;
-    between: a mixed layout napkin refuses)."""
+    """Expert-parallel groups of the replica's ``tensor_parallel × attention_data_parallel``
+    ranks (1: every MoE layer tensor-parallel like the rest; all of them: whole experts spread
+    over the ranks, napkin's ``engine.expert_parallel: true``; between: MoE TP × EP, each
+    expert split over ``ranks / expert_parallel_size`` ranks)."""
     attention_data_parallel: int = 1
     """Attention replicated over this many data-parallel ranks (napkin models 1 only)."""
     launch: Launch | None = None

@@ -107,7 +107,7 @@ def moe(
     ep: Annotated[int, typer.Option("--ep", help="GPUs the experts are spread over with "
                                     "data-parallel attention (DEP): the busiest GPU's figures "
                                     "per batch.")] = 1,
-    balancedness: Annotated[float | None, typer.Option(
+    balancedness: Annotated[float | None, FiniteOption(
         "--balancedness", help="With --ep: measured expert-load balance, mean over the busiest "
         "GPU's routed load in (0, 1] (EPLB's 'balancedness'); default: uniform routing.")] = None,
     fmt: FormatOpt = Format.table,

@@ -178,11 +178,14 @@ class EngineConfig(InputModel):
     KV pool are per group (the replica runs ``data_parallel`` times as many, spread evenly). The
     routed experts span all the replica's GPUs and tokens reach them by all-to-all
     (:mod:`napkin.accounting.ranks`)."""
-    expert_parallel: bool = False
+    expert_parallel: bool | int = False
     """MoE models: whole experts spread over the replica's ``tensor_parallel × data_parallel``
     GPUs instead of every expert split over them (vLLM's ``--enable-expert-parallel``, SGLang's
-    ``--ep-size``). A step then waits for the busiest rank: its routed load and the experts it
-    touches (:mod:`napkin.accounting.routing`)."""
+    ``--ep-size``, TensorRT-LLM's ``--ep_size``); a whole number is the expert-parallel size
+    when it is smaller (MoE TP × EP: each of its groups holds ``experts / size`` experts, each
+    split over the group's ``GPUs / size`` GPUs — TensorRT-LLM and SGLang). A step then waits
+    for the busiest rank: its routed load and the experts it touches
+    (:mod:`napkin.accounting.routing`)."""
     redundant_experts: int = Field(default=0, ge=0, le=4096)
     """With ``expert_parallel``: extra expert slots a MoE layer holding copies of experts (EPLB:
     vLLM ``--num-redundant-experts``, SGLang ``--ep-num-redundant-experts``), so that experts +
@@ -475,21 +478,28 @@ def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
     """The replica's :class:`ParallelLayout` from the engine settings, checked against
     ``model`` (errors name the scenario's fields)."""
     ranks = e.tensor_parallel * e.data_parallel
-    if e.expert_parallel and not (model.is_moe and ranks > 1):
+    wanted = e.expert_parallel is True or (e.expert_parallel is not False
+                                           and e.expert_parallel != 1)
+    if wanted and not (model.is_moe and ranks > 1):
         raise NapkinError(f"engine.expert_parallel: needs a MoE model on more than one GPU "
                           f"(tensor_parallel × data_parallel > 1; {model.name}: "
                           f"{'MoE' if model.is_moe else 'dense'}, {ranks} GPU)")
     if e.two_batch_overlap and e.data_parallel == 1:
         raise NapkinError("engine.two_batch_overlap: overlaps the all-to-alls of "
                           "data-parallel attention; set engine.data_parallel > 1")
-    if e.redundant_experts and not e.expert_parallel:
+    ep = ranks if e.expert_parallel is True else 1 if e.expert_parallel is False \
+        else e.expert_parallel
+    if not 1 <= ep <= ranks or ranks % ep:
+        raise NapkinError(f"engine.expert_parallel: true, false or a number of expert-parallel "
+                          f"groups dividing the replica's {ranks} GPUs (tensor_parallel × "
+                          f"data_parallel), got {e.expert_parallel}")
+    if e.redundant_experts and ep == 1:
         raise NapkinError("engine.redundant_experts: copies of whole experts need "
                           "engine.expert_parallel: true")
-    if e.expert_balancedness is not None and not e.expert_parallel:
+    if e.expert_balancedness is not None and ep == 1:
         raise NapkinError("engine.expert_balancedness: a balance between GPUs of whole experts "
                           "needs engine.expert_parallel: true")
-    layout = ParallelLayout(e.tensor_parallel, e.data_parallel,
-                            ranks if e.expert_parallel else 1, e.two_batch_overlap,
+    layout = ParallelLayout(e.tensor_parallel, e.data_parallel, ep, e.two_batch_overlap,
                             e.redundant_experts, e.expert_balancedness)
     layout.check(model)
     if e.disaggregated is not None and not layout.is_tensor_parallel:

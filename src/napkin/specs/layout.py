@@ -33,11 +33,14 @@ from napkin.specs.model import ModelSpec, check_tensor_parallel
 class ParallelLayout:
     """One replica's parallel layout (see the module docstring).
 
-    ``expert_parallel`` is 1 (every expert split over all ranks: MoE TP = ranks) or ``ranks``
-    (whole experts, ``num_experts / ranks`` per GPU: MoE TP 1) — the two layouts the three
-    engines' command lines spell. ``two_batch_overlap`` splits a step into two micro-batches so
-    that one's all-to-all runs under the other's compute (SGLang ``--enable-two-batch-overlap``,
-    TensorRT-LLM/vLLM's equivalents). ``redundant_experts`` adds that many expert slots a layer
+    ``expert_parallel`` divides ``ranks``: 1 (every expert split over all ranks: MoE TP =
+    ranks), ``ranks`` (whole experts, ``num_experts / ranks`` per GPU: MoE TP 1), or between
+    (MoE TP × EP: ``num_experts / expert_parallel`` experts per group of ``moe_tp`` GPUs, each
+    expert split over its group — TensorRT-LLM's ``--ep_size`` below ``--tp_size``, SGLang's
+    ``--ep-size`` below ``--tp``; vLLM's expert parallelism spans every rank).
+    ``two_batch_overlap`` splits a step into two micro-batches so that one's all-to-all runs
+    under the other's compute (SGLang ``--enable-two-batch-overlap``, TensorRT-LLM/vLLM's
+    equivalents). ``redundant_experts`` adds that many expert slots a layer
     holding copies of experts (EPLB: vLLM ``--num-redundant-experts``, SGLang
     ``--ep-num-redundant-experts``), so that ``num_experts + redundant_experts`` slots divide
     over the ranks (DeepSeek-V3's 256 + 32 over 72 GPUs); a token's expert is served by one of
@@ -60,9 +63,9 @@ class ParallelLayout:
                 f"tensor_parallel: must be >= 1, got {self.attention_tp}")
         require(self.attention_dp >= 1,
                 f"data_parallel: must be >= 1, got {self.attention_dp}")
-        require(self.expert_parallel in (1, self.ranks),
-                f"expert_parallel: experts over 1 or all {self.ranks} ranks of the replica, "
-                f"got {self.expert_parallel}")
+        require(self.expert_parallel >= 1 and self.ranks % self.expert_parallel == 0,
+                f"expert_parallel: expert-parallel groups must divide the replica's "
+                f"{self.ranks} ranks, got {self.expert_parallel}")
         require(self.redundant_experts >= 0,
                 f"redundant_experts: must be >= 0, got {self.redundant_experts}")
         require(self.redundant_experts == 0 or self.expert_parallel > 1,
@@ -165,6 +168,9 @@ class ParallelLayout:
         cannot spell it."""
         tp, dp, ep = self.attention_tp, self.attention_dp, self.expert_parallel
         if engine == "vllm":
+            if 1 < ep < self.ranks:
+                raise NapkinError(f"layout {self.label()}: vLLM's expert parallelism spans "
+                                  f"every rank (EP {self.ranks}), not {ep} of them")
             out = [f"--tensor-parallel-size {tp}"]
             if dp > 1:
                 out.append(f"--data-parallel-size {dp}")
@@ -176,6 +182,9 @@ class ParallelLayout:
                 out.append("--enable-dbo")
             return out
         if engine == "sglang":
+            if dp > 1 and 1 < ep < self.ranks:
+                raise NapkinError(f"layout {self.label()}: SGLang's DeepEP all-to-all spans "
+                                  f"every rank (EP {self.ranks}) with data-parallel attention")
             out = [f"--tp {self.ranks}"]
             if dp > 1:
                 out += [f"--dp {dp}", "--enable-dp-attention", "--moe-dense-tp-size 1"]

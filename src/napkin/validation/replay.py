@@ -237,10 +237,12 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
 
 def check_layout(m: Measurement, model: ModelSpec) -> ParallelLayout:
     """The row's :class:`ParallelLayout` (``tp_size`` attention TP × ``attention_dp_size``
-    groups; experts whole over all of them or split), refusing what napkin does not model:
-    MoE experts over only part of the replica (MoE TP × EP), attention data parallelism of a
-    dense model, and a tensor-parallel size that cannot split the attention heads (such a row
-    ran another layout than its ``tp_size`` says, e.g. DeepSeek-R1 over 72 GPUs)."""
+    groups; ``moe_ep_size`` expert-parallel groups, each expert split over the rest: MoE TP ×
+    EP), refusing what napkin does not model: an EP size that does not divide the ranks, a
+    layout the row's engine cannot launch (:meth:`ParallelLayout.flags`: vLLM's EP spans every
+    rank), attention data parallelism of a dense model, and a tensor-parallel size that cannot split
+    the attention heads (such a row ran another layout than its ``tp_size`` says, e.g.
+    DeepSeek-R1 over 72 GPUs)."""
     tp, dp, ep = m.tensor_parallel, m.attention_data_parallel, m.expert_parallel_size
     try:
         check_tensor_parallel(model, tp)
@@ -249,12 +251,17 @@ def check_layout(m: Measurement, model: ModelSpec) -> ParallelLayout:
     if dp > 1 and not model.is_moe:
         raise NapkinError(f"attention_dp_size: attention data parallelism ({dp}) of the "
                           f"dense {model.name} is not modeled (row {m.source})")
-    if model.is_moe and ep not in (1, tp * dp):
-        raise NapkinError(f"moe_ep_size: experts over {ep} of {tp * dp} ranks (MoE TP × EP) "
-                          f"is not modeled; EP must be 1 or tp_size × attention_dp_size "
-                          f"(row {m.source})")
+    if model.is_moe and (tp * dp) % ep:
+        raise NapkinError(f"moe_ep_size: {ep} expert-parallel groups do not divide the "
+                          f"{tp * dp} ranks (tp_size × attention_dp_size; row {m.source})")
     layout = ParallelLayout(tp, dp, ep if model.is_moe else 1)
     layout.check(model)
+    if m.backend in ("vllm", "sglang", "trtllm"):
+        try:
+            layout.flags(m.backend)
+        except NapkinError as e:
+            raise NapkinError(f"tp_size × attention_dp_size, moe_ep_size: {e} "
+                              f"(row {m.source})") from None
     return layout
 
 
