@@ -205,6 +205,36 @@ def test_concurrency_is_batch_size_per_attention_dp_rank(tmp_path):
             unmarked.attention_data_parallel) == (56 * 4, 1, 4)
 
 
+def test_multiplied_out_layouts_are_read_as_the_runs(tmp_path):
+    """The sample's 2026-04-06 export and database dump multiply a run's layout out; the dated
+    id states the run (c, tp = GPUs, ep), a squared database row ran on moe_ep_size GPUs."""
+    header = AIC_HEADER + ",attention_dp_size,moe_tp_size,moe_ep_size,silicon_data_source"
+    row = ("{id},{be},x,{model},{gpu},fp8,agg,1024,1024,fp8,{b},{tp},1,90,4,{dp},{mtp},{ep},"
+           "{src}")
+    rows = [
+        # vLLM MiniMax-M2.5 tp4 ep4 with DP attention on 4 H100s, written tp 4 × dp 4, ep 16
+        row.format(id="2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c32_tp4_ep4_1",
+                   be="vllm", model="MiniMaxAI/MiniMax-M2.5", gpu="h100_sxm", b=8, tp=4,
+                   dp=4, mtp="", ep=16, src="silicon_concurrency=32"),
+        # TensorRT-LLM DeepSeek-R1 tp8 ep8 on one B200 node, written tp 64
+        row.format(id="2026_04_06_deepseek_r1_b200_sxm_trtllm_fp8_agg_1024x1024_c4_tp8_ep8_9",
+                   be="trtllm", model="deepseek-ai/DeepSeek-R1", gpu="b200_sxm", b=4, tp=64,
+                   dp=1, mtp="", ep=8, src=""),
+        # a database row of SGLang's tp 8, ep 8: tp_size 64, moe_tp_size 8, moe_ep_size 8
+        row.format(id="dsr1_b200_sglang_fp8_agg_1024x1024_c4_cfg201", be="sglang",
+                   model="deepseek-ai/DeepSeek-R1", gpu="b200_sxm", b=4, tp=64, dp=1, mtp=8,
+                   ep=8, src="silicon_concurrency=4"),
+        # a consistent MoE TP 2 × EP 4 database row on 8 GPUs stays as written
+        row.format(id="x_cfg7", be="trtllm", model="deepseek-ai/DeepSeek-R1", gpu="b200_sxm",
+                   b=4, tp=8, dp=1, mtp=2, ep=4, src=""),
+    ]
+    read = read_aiconfigurator_csv(_write(tmp_path / "m.csv",
+                                          "\n".join([header, *rows]) + "\n"))
+    assert [(m.harness.concurrency, m.tensor_parallel, m.attention_data_parallel,
+             m.expert_parallel_size) for m in read] == [(32, 1, 4, 4), (4, 8, 1, 8),
+                                                        (4, 8, 1, 8), (4, 8, 1, 4)]
+
+
 @pytest.mark.parametrize("bad", ["-1", "1.5", "x", "inf", "9999"])
 def test_parallel_layout_bad_values_name_the_column(tmp_path, bad):
     header = AIC_HEADER + ",attention_dp_size,moe_ep_size"

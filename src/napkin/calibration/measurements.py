@@ -435,8 +435,8 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     Columns (extra ones are ignored): ``id, backend, backend_version, model_path, system,
     precision, mode, isl, osl, gemm_quant_mode, batch_size, tp_size, pp_size, silicon_ttft_ms,
     silicon_tpot_ms``. Only aggregated serving is read: rows with ``mode`` other than ``agg``
-    or ``pp_size`` other than 1 are skipped. The client concurrency of the closed loop is
-    :func:`clients_and_layout`'s (``batch_size`` is per attention-data-parallel rank);
+    or ``pp_size`` other than 1 are skipped. The client concurrency of the closed loop and the
+    layout are :func:`silicon_layout`'s (``batch_size`` is per attention-data-parallel rank);
     ``silicon_*_ms`` are the harness' mean TTFT/TPOT in ms (stored in seconds);
     the harness is unstated (a profile's protocol fills it in) except for the dated runs of
     :data:`INFERENCEMAX_ID`, which ran InferenceMAX's client;
@@ -552,7 +552,7 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     if mxfp4 and weights in ("nvfp4", "mxfp4-w4a4"):
         weights = MXFP4_ON_BLACKWELL
     isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
-    concurrency, tp, attention_dp = clients_and_layout(row, where)
+    concurrency, tp, attention_dp, expert_parallel = silicon_layout(row, where)
     kv = _aiconfigurator_kv(row["id"], row["backend"], weights, model)
     launch = None
     if INFERENCEMAX_ID.search(row["id"]):
@@ -578,10 +578,49 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
         mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
         extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
-        expert_parallel_size=_optional_size(row.get("moe_ep_size"), where, "moe_ep_size"),
+        expert_parallel_size=expert_parallel,
         attention_data_parallel=attention_dp,
         launch=launch,
     )
+
+
+INFERENCEMAX_LAYOUT = re.compile(r"_c(\d+)_tp(\d+)(?:_\d+)?_ep(\d+|none)")
+"""A dated InferenceMAX id's concurrency, GPUs (InferenceMAX's ``tp``) and expert-parallel
+size: ``…_c32_tp4_ep4_1322``, ``…_c8_tp8_0_ep1_0_30``."""
+
+
+def silicon_layout(row: dict[str, str], where: str) -> tuple[int, int, int, int]:
+    """(clients, attention TP, attention DP, EP size) of an aiconfigurator row.
+
+    The sample's export of 2026-04-06 and its database dump write a run's layout multiplied
+    out: InferenceMAX's ``tp 8, ep 8`` on one 8-GPU B200 as ``tp_size`` 64, ``moe_tp_size`` 8,
+    ``moe_ep_size`` 8, and vLLM's ``tp 4, ep 4`` with data-parallel attention as ``tp_size`` 4,
+    ``attention_dp_size`` 4, ``moe_ep_size`` 16 — 64 and 16 GPUs a replica where the run had 8
+    and 4 (its ``tp4 ep4`` MiniMax-M2.5 runs on H100 with and without attention DP have the
+    same TPOT at the same concurrency). A dated InferenceMAX id states the run itself: its
+    ``c``, ``tp`` (the GPUs) and ``ep``; with ``attention_dp_size`` > 1 the GPUs are attention-DP
+    ranks of one GPU each (TensorRT-LLM ``enable_attention_dp``, vLLM ``--data-parallel-size``,
+    SGLang ``--dp``). A database row (``…_cfg201``) whose columns are squared — ``moe_tp_size`` =
+    ``moe_ep_size`` = e > 1 and ``tp_size × attention_dp_size`` = e² — ran on e GPUs with EP e.
+    Other rows: :func:`clients_and_layout` and the ``moe_ep_size`` column."""
+    ep = _optional_size(row.get("moe_ep_size"), where, "moe_ep_size")
+    dp = _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
+    stated = INFERENCEMAX_LAYOUT.search(row["id"]) if INFERENCEMAX_DATED.match(row["id"]) \
+        else None
+    if stated:
+        clients, gpus = int(stated.group(1)), int(stated.group(2))
+        experts = 1 if stated.group(3) == "none" else int(stated.group(3))
+        if clients >= 1 and gpus >= 1 and experts >= 1:
+            return (clients, 1, gpus, experts) if dp > 1 else (clients, gpus, 1, experts)
+    moe_tp = _optional_size(row.get("moe_tp_size"), where, "moe_tp_size")
+    tp = _positive_int(row["tp_size"], where, "tp_size")
+    if row["id"].rpartition("_")[2].startswith("cfg") and moe_tp == ep > 1 and tp * dp == ep * ep:
+        batch = _positive_int(row["batch_size"], where, "batch_size")
+        found = SILICON_CONCURRENCY.search(row.get("silicon_data_source") or "")
+        clients = int(found.group(1)) if found else batch * (ep if dp > 1 else 1)
+        return (clients, 1, ep, ep) if dp > 1 else (clients, ep, 1, ep)
+    clients, tp, dp = clients_and_layout(row, where)
+    return clients, tp, dp, ep
 
 
 def clients_and_layout(row: dict[str, str], where: str) -> tuple[int, int, int]:
@@ -595,10 +634,10 @@ def clients_and_layout(row: dict[str, str], where: str) -> tuple[int, int, int]:
     ``c32`` over DP 4 lists ``batch_size`` 8). 21 rows state ``batch_size × tp_size`` with no
     attention DP in the column (TensorRT-LLM runs with ``enable_attention_dp``, DP = TP: a
     ``c224`` at TP 4 lists 56): they ran ``tp_size`` attention-DP ranks of one GPU each. A row
-    whose stated concurrency is its ``batch_size`` keeps that (one lists ``attention_dp_size``
-    64 on 8 GPUs); the 8 other statements, all TensorRT-LLM Qwen3-32B rows (one states 416
+    whose stated concurrency is its ``batch_size`` keeps that; the 8 other statements, all TensorRT-LLM Qwen3-32B rows (one states 416
     beside a ``batch_size`` of 13 and a 0.7 s TTFT for 15,000-token prompts, which 416 clients
-    could not see), are not read, and the product stands, as it does without one."""
+    could not see), are not read, and the product stands, as it does without one. (Dated
+    InferenceMAX ids and squared database rows are read by :func:`silicon_layout` first.)"""
     batch = _positive_int(row["batch_size"], where, "batch_size")
     dp = _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
     tp = _positive_int(row["tp_size"], where, "tp_size")
