@@ -636,8 +636,9 @@ def clients_and_layout(row: dict[str, str], where: str) -> tuple[int, int, int]:
     ``c224`` at TP 4 lists 56): they ran ``tp_size`` attention-DP ranks of one GPU each. A row
     whose stated concurrency is its ``batch_size`` keeps that; the 8 other statements, all
     TensorRT-LLM Qwen3-32B rows (one states 416 beside a ``batch_size`` of 13 and a 0.7 s TTFT
-    for 15,000-token prompts, which 416 clients could not see), are not read, and the product stands, as it does without one. (Dated
-    InferenceMAX ids and squared database rows are read by :func:`silicon_layout` first.)"""
+    for 15,000-token prompts, which 416 clients could not see), are not read, and the product
+    stands, as it does without one. (Dated InferenceMAX ids and squared database rows are read
+    by :func:`silicon_layout` first.)"""
     batch = _positive_int(row["batch_size"], where, "batch_size")
     dp = _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
     tp = _positive_int(row["tp_size"], where, "tp_size")
