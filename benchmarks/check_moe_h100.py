@@ -10,8 +10,10 @@ gives none) requests of its fixed lengths through the ``trtllm`` policy, in the 
 (``DEPn`` = attention data parallel n with expert parallelism over n GPUs), with the batch cap and
 token budget ``trtllm-bench`` derives when given none (:mod:`napkin.validation.trtllm_bench`;
 chunked prefill off, ``kv_cache_free_gpu_mem_fraction`` ``--kv-fraction``, 0.95 as the table's
-notes say of "many cases"), an FP8 KV cache for the FP8 checkpoints (NVIDIA's declare it; gpt-oss
-runs ``kv_cache_config.dtype: auto`` on Hopper: BF16), under the roofline
+notes say of "many cases"), the FP8 checkpoints' KV cache in ``--kv`` (the table does not say:
+``auto`` takes what the checkpoint declares; FP8 is how napkin reads TensorRT-LLM's FP8 rows
+elsewhere, ``measurements.TRTLLM_FP8_KV``; gpt-oss runs ``kv_cache_config.dtype: auto`` on
+Hopper, BF16, either way), under the roofline
 at MFU 1 / MBU 1 (the ceiling), the roofline at ``--mfu/--mbu``, and the shipped TensorRT-LLM
 profile; the table prints napkin/published − 1 for each. Each blog row is one step of the
 busiest rank at the stated load (a phase measured with the other assumed unlimited runs at a
@@ -21,7 +23,7 @@ redundant experts).
 No figure here is fitted: this prints where napkin stands before the MoE calibration.
 
 Usage: python benchmarks/check_moe_h100.py [--mfu 0.5] [--mbu 0.8] [--requests N]
-       [--kv-fraction 0.95]
+       [--kv-fraction 0.95] [--kv fp8|bf16]
 """
 
 import argparse
@@ -59,7 +61,8 @@ def layout_of(text: str) -> tuple[int, int, int]:
     return int(text[2:]), 1, 1
 
 
-def perf_overview(path: Path, requests: int | None, eff: Efficiency, fraction: float) -> None:
+def perf_overview(path: Path, requests: int | None, eff: Efficiency, fraction: float,
+                  fp8_kv: str) -> None:
     timers = {"roofline": roofline_timer(), f"mfu {eff.mfu:g}/mbu {eff.mbu:g}":
               roofline_timer(eff), "trtllm profile": fitted_timer(load_profile("trtllm").model)}
     print("perf-overview H100 (output tokens/s per GPU), napkin / published − 1:")
@@ -71,7 +74,7 @@ def perf_overview(path: Path, requests: int | None, eff: Efficiency, fraction: f
         tp, dp, ep = layout_of(row["parallelism"])
         n = requests or int(row["num_requests"] or 1000)
         weights = WEIGHTS.get(model, "fp8")
-        kv = "fp8" if weights == "fp8" else "bf16"
+        kv = fp8_kv if weights == "fp8" else "bf16"
         isl, osl = int(row["isl"]), int(row["osl"])
         bench = bench_settings(load_model(model), Precision.of(weights, kv),
                                load_accelerator("h100-sxm"), tp * dp, isl, osl, fraction,
@@ -157,9 +160,12 @@ def main() -> None:
                     help="requests per perf-overview row (default: the row's, or 1,000)")
     ap.add_argument("--kv-fraction", type=share, default=0.95,
                     help="trtllm-bench's kv_cache_free_gpu_mem_fraction (default 0.95)")
+    ap.add_argument("--kv", choices=("fp8", "bf16"), default="fp8",
+                    help="KV-cache format of the FP8 checkpoints' runs (default fp8)")
     args = ap.parse_args()
     eff = Efficiency(args.mfu, args.mbu)
-    perf_overview(SHARED / "trtllm_perf_overview_h100.csv", args.requests, eff, args.kv_fraction)
+    perf_overview(SHARED / "trtllm_perf_overview_h100.csv", args.requests, eff, args.kv_fraction,
+                  args.kv)
     sglang_blog(SHARED / "sglang_deepseek_v3_h100_blog.csv", eff)
 
 

@@ -98,7 +98,7 @@ def test_serve_speed_vs_refuses_bad_input(args, names):
     (["--mfu", "0"], "--mfu"), (["--mfu", "nan"], "--mfu"), (["--mbu", "1.5"], "--mbu"),
     (["--mbu", "x"], "--mbu"), (["--requests", "0"], "--requests"),
     (["--requests", "1.5"], "--requests"), (["--kv-fraction", "2"], "--kv-fraction"),
-    (["--kv-fraction", "inf"], "--kv-fraction"),
+    (["--kv-fraction", "inf"], "--kv-fraction"), (["--kv", "fp16"], "--kv"),
 ])
 def test_check_moe_refuses_bad_options(args, names):
     _refused(_run("check_moe_h100.py", *args), names)
