@@ -36,6 +36,7 @@ from napkin.calibration.measurements import Harness, Launch, Measurement
 from napkin.calibration.profile import load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
+from napkin.serving.engine import EngineSpec
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
 from napkin.timing import MIN_EFFICIENCY, Efficiency, LayoutTimer, RooflineTimer, check_efficiency
@@ -110,7 +111,9 @@ def sglang_blog(path: Path, eff: Efficiency) -> None:
     prefill 16,384 tokens a GPU (the blog's profile table, stated for 4,096-token prompts and
     assumed for 1K and 2K) over EP32 (4 nodes); decode 256 (or 128) sequences a GPU at the
     stated context over EP72 with 32 redundant experts (288 slots, 4 a GPU), as the blog ran
-    it. Throughput per node = 8 GPUs × tokens a GPU / step time. The perfect-EPLB prefill row
+    it, each GPU timed by the roofline (at MFU = MBU = 1 and at ``--mfu/--mbu``) and by the
+    shipped SGLang profile (fitted on dense models). Throughput per node = 8 GPUs × tokens a
+    GPU / step time. The perfect-EPLB prefill row
     is the TBO configuration with random (balanced) expert choice, napkin's uniform routing;
     the simulated-MTP decode row (twice the batch, half the KV, dummy attention kernels) is
     not a decode napkin can run, and is listed, not compared."""
@@ -138,9 +141,12 @@ def sglang_blog(path: Path, eff: Efficiency) -> None:
             per_gpu, ctx = int(row["batch"].split()[0]), int(row["kv_len"])
             seqs = per_gpu * gpus
             shape, tokens = StepShape(seqs, seqs * ctx, []), seqs
-        for label, e in (("roofline", Efficiency()), (f"mfu {eff.mfu:g}/mbu {eff.mbu:g}", eff)):
-            timer = LayoutTimer.of(m, p, layout, RooflineTimer.of(m, acc, "fp8", e),
-                                   acc.allreduce_bytes_per_s, 10e-6)
+        devices = {"roofline": RooflineTimer.of(m, acc, "fp8", Efficiency()),
+                   f"mfu {eff.mfu:g}/mbu {eff.mbu:g}": RooflineTimer.of(m, acc, "fp8", eff),
+                   "sglang profile": fitted_timer(load_profile("sglang").model)(
+                       m, acc, p, EngineSpec(num_blocks=1, backend="sglang"))}
+        for label, device in devices.items():
+            timer = LayoutTimer.of(m, p, layout, device, acc.allreduce_bytes_per_s, 10e-6)
             step = timer.step_s(cost.parts(shape), tokens, phase == "prefill")
             got = per_gpu * 8 / step
             print(f"SGLang DeepSeek-V3 {phase} {layout.label()} ({row['isl'] or row['kv_len']}),"

@@ -400,9 +400,11 @@ class LayoutTimer:
     weights) timed by ``device`` as one GPU, plus the step's communication
     (:class:`LayoutComm`).
 
-    With ``two_batch_overlap`` the all-to-alls of one micro-batch run under the other's compute:
-    a step takes ``max(device time, all-to-all time)`` plus the all-reduces (in a decode run the
-    overlap is taken at the run's first step).
+    With ``two_batch_overlap`` a step runs as two micro-batches, each reading the rank's
+    weights (:meth:`RankCost.run_parts`), and the all-to-alls of one run under the other's
+    compute: a step takes ``max(device time, all-to-all time)`` plus the all-reduces (in a
+    decode run the overlap is taken at the run's first step). A memory-bound decode step can so
+    be slower with the overlap than without: it pays the weights twice to hide the all-to-all.
     """
 
     device: DeviceTimer
@@ -439,7 +441,7 @@ class LayoutTimer:
         if tokens == 0:
             return 0.0
         cost = self.comm.cost
-        rank = cost.rank_parts(parts, tokens)
+        rank = cost.run_parts(parts, tokens)
         return self.device.step_s(rank, cost.rank_tokens(tokens), prefill,
                                   self._exposed(rank, tokens, prefill))
 
@@ -448,9 +450,9 @@ class LayoutTimer:
         """:meth:`DeviceTimer.series` of the busiest rank's parts, each step longer by the
         exposed communication (with two-batch overlap, as at the run's first step)."""
         cost = self.comm.cost
-        rank0 = cost.rank_parts(parts0, tokens)
+        rank0 = cost.run_parts(parts0, tokens)
         return self.device.series(rank0,
-                                  None if parts1 is None else cost.rank_parts(parts1, tokens),
+                                  None if parts1 is None else cost.run_parts(parts1, tokens),
                                   cost.rank_tokens(tokens), prefill,
                                   self._exposed(rank0, tokens, prefill) if tokens else 0.0)
 

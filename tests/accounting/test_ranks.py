@@ -126,19 +126,36 @@ def test_dispatch_precision():
     assert dispatch_bytes_per_element("bf16") == 2
 
 
-def test_two_batch_overlap_hides_the_all_to_all_under_the_step():
-    """With TBO a step takes max(device time, all-to-all time): at 2,048 decode tokens the
-    DEP8 all-to-all (4.5 ms) hides under a 40 ms step."""
+def test_two_batch_overlap_pays_the_weights_twice_to_hide_the_all_to_all():
+    """With TBO a step is two micro-batches, each reading the rank's weights, and takes
+    max(device time, all-to-all time). DEP8 DeepSeek-V3 decode of 2,048 sequences at 2,000
+    tokens (the hand-worked step above, memory-bound): without TBO (81.7 + 16.2 + 36.0) GB /
+    3.35 TB/s + 4.48 ms = 44.46 ms; with it (2·97.9 + 36.0) GB / 3.35 TB/s = 69.2 ms — the
+    overlap loses in a memory-bound decode. A prefill of 16,384 tokens a GPU is compute-bound:
+    its weights' second read hides under the FLOPs, and so does its all-to-all."""
     m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
     p = Precision.of("fp8", "bf16")
     dev = RooflineTimer.of(m, acc, "fp8", Efficiency())
-    parts = LinearCost.of(m, p).parts(StepShape(2048, 2048 * 2000, []))
     plain = LayoutTimer.of(m, p, ParallelLayout(1, 8, 8), dev, 450e9, 10e-6)
     tbo = LayoutTimer.of(m, p, ParallelLayout(1, 8, 8, True), dev, 450e9, 10e-6)
-    _, a2a = plain.comm.seconds(2048)
-    assert plain.step_s(parts, 2048) - tbo.step_s(parts, 2048) == pytest.approx(a2a, rel=1e-9)
+    parts = LinearCost.of(m, p).parts(StepShape(2048, 2048 * 2000, []))
+    _, _, weights, kv, _ = plain.cost.rank_parts(parts, 2048)
+    assert tbo.cost.run_parts(parts, 2048)[2] == pytest.approx(2 * weights, rel=1e-12)
+    assert plain.cost.run_parts(parts, 2048) == plain.cost.rank_parts(parts, 2048)
+    assert plain.step_s(parts, 2048) == pytest.approx(44.46e-3, rel=1e-3)
+    assert tbo.step_s(parts, 2048) == pytest.approx((2 * weights + kv) / 3.35e12, rel=1e-12)
+    assert tbo.step_s(parts, 2048) == pytest.approx(69.2e-3, rel=1e-3)
     series = tbo.series(parts, None, 2048)
     assert series.time(1) == pytest.approx(tbo.step_s(parts, 2048), rel=1e-12)
+
+    tokens = 8 * 16384
+    prefill = LinearCost.of(m, p).parts(StepShape(0, 0, [(0, 4096, 1)] * (tokens // 4096)))
+    dense, attention, w, kv, _ = tbo.cost.run_parts(prefill, tokens)
+    device = max((dense + attention) / 1978.9e12, (w + kv) / 3.35e12)
+    _, a2a = tbo.comm.seconds(tokens)
+    assert device > a2a  # 0.677 s of FLOPs hide the 0.214 s all-to-all (NVLink 450 GB/s)
+    assert tbo.step_s(prefill, tokens, True) == pytest.approx(device, rel=1e-9)
+    assert tbo.step_s(prefill, tokens, True) < plain.step_s(prefill, tokens, True)
 
 
 def test_across_nodes_the_nic_carries_the_remote_share():

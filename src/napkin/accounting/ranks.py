@@ -187,6 +187,18 @@ class RankCost:
                 (weights - total_b) / tp_a + rank_b,
                 kv / (lay.attention_dp * self.kv_devices), sixteen / n)
 
+    def run_parts(self, parts: Parts, tokens: float) -> Parts:
+        """:meth:`rank_parts` as the busiest rank runs them: with two-batch overlap (and
+        all-to-alls to overlap) the step is two micro-batches of half the tokens, each a forward
+        pass that reads the rank's weights — weight bytes × 2; FLOPs and KV bytes are split, not
+        repeated."""
+        rank = self.rank_parts(parts, tokens)
+        lay = self.layout
+        if tokens and lay.two_batch_overlap and lay.all_to_all:
+            dense, attention, weights, kv, sixteen = rank
+            return dense, attention, 2 * weights, kv, sixteen
+        return rank
+
     def rank_tokens(self, tokens: float) -> float:
         """Tokens one attention group runs: ``T / dp_a``."""
         return tokens / self.layout.attention_dp
