@@ -436,23 +436,27 @@ class LayoutTimer:
             return allreduce + (a2a - t if a2a > t else 0.0)
         return allreduce + a2a
 
-    def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
-        """One step's time: the busiest rank's on ``device`` with the exposed communication."""
+    def step_s(self, parts: Parts, tokens: int, prefill: bool = False,
+               group: tuple[Parts, float] | None = None) -> float:
+        """One step's time: the busiest rank's on ``device`` with the exposed communication;
+        ``group``: the busiest data-parallel group's own work (:meth:`RankCost.rank_parts`)."""
         if tokens == 0:
             return 0.0
         cost = self.comm.cost
-        rank = cost.run_parts(parts, tokens)
+        rank = cost.run_parts(parts, tokens, group)
         return self.device.step_s(rank, cost.rank_tokens(tokens), prefill,
                                   self._exposed(rank, tokens, prefill))
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
-               prefill: bool = False) -> StepSeries:
+               prefill: bool = False, group: tuple[Parts, float] | None = None) -> StepSeries:
         """:meth:`DeviceTimer.series` of the busiest rank's parts, each step longer by the
-        exposed communication (with two-batch overlap, as at the run's first step)."""
+        exposed communication (with two-batch overlap, as at the run's first step);
+        ``group`` as in :meth:`step_s` (for the run's first step and the next alike)."""
         cost = self.comm.cost
-        rank0 = cost.run_parts(parts0, tokens)
+        rank0 = cost.run_parts(parts0, tokens, group)
         return self.device.series(rank0,
-                                  None if parts1 is None else cost.run_parts(parts1, tokens),
+                                  None if parts1 is None
+                                  else cost.run_parts(parts1, tokens, group),
                                   cost.rank_tokens(tokens), prefill,
                                   self._exposed(rank0, tokens, prefill) if tokens else 0.0)
 

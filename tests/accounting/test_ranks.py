@@ -201,6 +201,31 @@ def test_moe_tp_by_ep_one_token_by_enumeration():
         ParallelLayout(8, 1, 4).flags("vllm")
 
 
+def test_a_whole_prompt_on_one_data_parallel_group_sets_the_step():
+    """DEP8 DeepSeek-V3: a step of 64 decodes (at 2,000 tokens) and one 4,096-token prompt.
+    Spread evenly, each GPU would run (64 + 4,096)/8 = 520 tokens of the attention side; but
+    the prompt runs whole on the GPU holding its request, beside its 8 decodes, and the groups
+    wait for each other at every MoE layer: that GPU's attention side is 4,104 tokens' (its
+    dense FLOPs less their routed experts', its attention FLOPs and KV whole), while the routed
+    experts still take the busiest rank's share of all 4,160 tokens."""
+    m, p = load_model("deepseek-v3"), Precision.of("fp8", "bf16")
+    cost = LinearCost.of(m, p)
+    ranks = RankCost.of(m, p, ParallelLayout(1, 8, 8))
+    step = cost.step_parts(64, 64 * 2000, [(0, 4096, 1)])
+    group = cost.step_parts(8, 8 * 2000, [(0, 4096, 1)])
+    tokens = 64 + 4096
+    even = ranks.rank_parts(step, tokens)
+    busy = ranks.rank_parts(step, tokens, (group, 8 + 4096))
+    rank_f = ranks.routed(tokens)[2]
+    g_routed = ranks.routed(8 + 4096)[0]
+    assert busy[0] == pytest.approx(group[0] - g_routed + rank_f, rel=1e-12)
+    assert busy[1] == pytest.approx(group[1], rel=1e-12)  # attention FLOPs whole
+    assert busy[3] == pytest.approx(group[3], rel=1e-12)  # its KV whole (MLA: d = 1)
+    assert busy[2] == even[2]  # the weights it reads do not change
+    assert 7 < (busy[0] - rank_f) / (even[0] - rank_f) < 8.2  # ≈ 4,104 / 520 tokens
+    assert ranks.rank_parts(step, tokens, (cost.step_parts(8, 8 * 2000, []), 8)) == even
+
+
 def test_measured_balancedness_sets_the_busiest_ranks_routed_load():
     """DEP8 DeepSeek-V3, 16,384 tokens (2,048 a GPU): the mean rank load is 16,384·8/8 =
     16,384 (token, expert) pairs; uniform routing's busiest rank carries ≈ 1.1 % more. A

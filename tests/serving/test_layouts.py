@@ -84,6 +84,26 @@ def test_a_measured_balancedness_slows_the_busiest_gpu_and_is_echoed():
     assert "expert_balancedness" not in scenario_inputs(even)
 
 
+def test_the_engine_hands_the_busiest_group_its_largest_chunk():
+    """A DEP8 engine's step of 20 decodes (at 30,000 tokens of context in all) and chunks of
+    512 and 1,000 new tokens: the busiest group runs ⌈20/8⌉ = 3 decodes at the mean context
+    (3 · 30,000 // 20 = 4,500 tokens in all) and the 1,000-token chunk whole; the step with it
+    takes longer than the even split."""
+    built = build(_scenario(tensor_parallel=1, data_parallel=8, expert_parallel=True),
+                  Path("."))
+    engine = built.engines()[0]
+    assert engine.dp == 8
+    chunks = [(0, 512, 1), (200, 1000, 1)]
+    parts, tokens = engine.busiest_group(20, 30000, chunks)
+    assert tokens == 3 + 1000
+    assert parts == engine.cost.step_parts(3, 4500, [(200, 1000, 1)])
+    step = engine.cost.step_parts(20, 30000, chunks)
+    timer = engine.timer
+    assert isinstance(timer, LayoutTimer)
+    assert timer.step_s(step, 20 + 1512, True, (parts, tokens)) > timer.step_s(step, 1532, True)
+    assert build(_scenario(tensor_parallel=8), Path(".")).engines()[0].dp == 1
+
+
 def test_moe_tp_by_ep_is_a_layout_of_its_own():
     """expert_parallel: 4 on TP8 is MoE TP 2 × EP 4: its own layout and step times, between
     plain TP8 and whole experts on every GPU; 1 is plain TP."""

@@ -174,25 +174,38 @@ class RankCost:
         out = self._routed[tokens] = (total_f, total_b, rank_f, rank_b)
         return out
 
-    def rank_parts(self, parts: Parts, tokens: float) -> Parts:
+    def rank_parts(self, parts: Parts, tokens: float,
+                   group: tuple[Parts, float] | None = None) -> Parts:
         """The busiest rank's parts of a step whose replica-wide parts are ``parts`` for
-        ``tokens`` new tokens (module docstring)."""
+        ``tokens`` new tokens (module docstring). ``group``: the replica-wide-style parts and
+        new tokens of the busiest data-parallel group's own requests — the groups step in
+        lock-step, so its attention side (everything but the routed experts: FLOPs, attention
+        FLOPs, KV bytes) sets the step where it exceeds the even share ``1/dp`` of the step's
+        (a whole prompt on one group while the others decode)."""
         dense, attention, weights, kv, sixteen = parts
         if not tokens:
             return parts
         lay = self.layout
         n, tp_a = float(lay.ranks), float(lay.attention_tp)
         total_f, total_b, rank_f, rank_b = self.routed(tokens) if self.groups else (0.0,) * 4
-        return ((dense - total_f) / n + rank_f, attention / n,
-                (weights - total_b) / tp_a + rank_b,
-                kv / (lay.attention_dp * self.kv_devices), sixteen / n)
+        side, att, cache, low = ((dense - total_f) / n, attention / n,
+                                 kv / (lay.attention_dp * self.kv_devices), sixteen / n)
+        if group is not None:
+            g_dense, g_attention, _, g_kv, g_sixteen = group[0]
+            g_routed = self.routed(group[1])[0] if self.groups and group[1] else 0.0
+            side = max(side, (g_dense - g_routed) / tp_a)
+            att = max(att, g_attention / tp_a)
+            cache = max(cache, g_kv / self.kv_devices)
+            low = max(low, g_sixteen / tp_a)
+        return (side + rank_f, att, (weights - total_b) / tp_a + rank_b, cache, low)
 
-    def run_parts(self, parts: Parts, tokens: float) -> Parts:
+    def run_parts(self, parts: Parts, tokens: float,
+                  group: tuple[Parts, float] | None = None) -> Parts:
         """:meth:`rank_parts` as the busiest rank runs them: with two-batch overlap (and
         all-to-alls to overlap) the step is two micro-batches of half the tokens, each a forward
         pass that reads the rank's weights — weight bytes × 2; FLOPs and KV bytes are split, not
         repeated."""
-        rank = self.rank_parts(parts, tokens)
+        rank = self.rank_parts(parts, tokens, group)
         lay = self.layout
         if tokens and lay.two_batch_overlap and lay.all_to_all:
             dense, attention, weights, kv, sixteen = rank

@@ -51,7 +51,7 @@ from napkin.serving.speculative import Speculation, SpeculativeCost, Speculative
 from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.timing import Efficiency, RooflineTimer, StepSeries
+from napkin.timing import Efficiency, LayoutTimer, RooflineTimer, StepSeries
 
 Mode = Literal["fast", "exact"]
 RATIO_RECHECK_STEPS = 32
@@ -171,6 +171,10 @@ class Engine:
             self.cost = SpeculativeCost(self.cost, spec.speculative)
             self.timer = SpeculativeTimer(self.timer, spec.speculative)
         self.windows = list(model.cost_windows)
+        self.dp = self.timer.cost.layout.attention_dp if isinstance(self.timer, LayoutTimer) \
+            else 1
+        """Data-parallel attention groups stepping in lock-step (1: none, or a timer that does
+        not split the step by rank)."""
         self.bs = spec.block_size
         self.policy = policy(spec.backend)
         self.reserve_all = (self.policy.reservation == "max_length"
@@ -656,6 +660,23 @@ class Engine:
         ctx = [r.c0 + s - r.s0 for r in self.decoding.values()]
         return self.cost.parts(StepShape(n_dec, self.dec_base + n_dec * s, chunks, ctx))
 
+    def busiest_group(self, n_dec: int, sum_ctx: int, chunks: list[tuple[int, int, int]]
+                      ) -> tuple[Parts, float]:
+        """The work of the busiest data-parallel group of a step with prefill chunks (decodes
+        at total context ``sum_ctx``): its even share ⌈n_dec/dp⌉ of the decodes (at their
+        mean context) and the step's largest chunk whole — a chunk runs on the one group that
+        holds its request, and the groups step in lock-step (:meth:`RankCost.rank_parts`).
+        Its parts and new tokens."""
+        cached, new, readout = max(chunks, key=lambda c: c[1])
+        d = -(-n_dec // self.dp)
+        ctx = sum_ctx * d // n_dec if n_dec else 0
+        if self.windows:
+            mean = ctx // d if d else 0
+            parts = self.cost.parts(StepShape(d, ctx, [(cached, new, readout)], [mean] * d))
+        else:
+            parts = self.cost.step_parts(d, ctx, [(cached, new, readout)])
+        return parts, d + new
+
     def _series(self, n_dec: int, chunks: list[tuple[int, int, int]], k: int
                 ) -> tuple[StepSeries, tuple[np.ndarray, np.ndarray] | None]:
         """The unit's step times, and (recording) its first step's basis and increment."""
@@ -670,7 +691,13 @@ class Engine:
         for _, n, _ in chunks:
             tokens += n
         prefill = bool(chunks)
-        series = self.timer.series(parts0, parts1, tokens, prefill)
+        if self.dp > 1 and chunks:
+            assert isinstance(self.timer, LayoutTimer)
+            sum_ctx = self.dec_base + n_dec * self.steps if n_dec else 0
+            series = self.timer.series(parts0, parts1, tokens, prefill,
+                                       self.busiest_group(n_dec, sum_ctx, chunks))
+        else:
+            series = self.timer.series(parts0, parts1, tokens, prefill)
         if self.basis is None:
             return series, None
         effective = self.timer.effective

@@ -101,6 +101,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     spec, pool, bs = engine.spec, engine.pool, engine.bs
     series_of, step_s = engine.timer.series, engine.timer.step_s
     decode_parts, step_parts = engine.cost.decode_parts, engine.cost.step_parts
+    dp, busiest_group = engine.dp, engine.busiest_group
     max_seqs, max_tokens = spec.max_num_seqs, spec.max_num_batched_tokens
     chunk = engine._chunk  # a request's tokens this step (threshold, budget, whole prompts)
     max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
@@ -360,7 +361,11 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                 shape.append((r.computed, new, readout))  # type call parses its arguments)
                 kv0 += r.computed
                 tokens += new
-            p_step_s = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
+            if dp > 1:  # data-parallel groups in lock-step: the busiest one's own prefill
+                p_step_s = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True,
+                                  busiest_group(n_dec, ctx if n_dec else 0, shape))
+            else:
+                p_step_s = step_s(step_parts(n_dec, ctx if n_dec else 0, shape), tokens, True)
             p_end_s = clock + p_step_s
             p_series, p_chunks, p_n_dec, p_kv0, p_run = None, chunks, n_dec, kv0, False
             busy, p_start_s, p_k = True, clock, 1
