@@ -69,6 +69,48 @@ def test_fit_recovers_the_latencies_of_a_known_model(true, rounds):
         assert p.tpot_s == pytest.approx(p.row.mean_tpot_s, rel=0.02)
 
 
+def _burst(isl: int, osl: int, n: int, model: str = "llama-3.1-8b") -> Measurement:
+    return Measurement(f"synthetic:burst-{model}-{isl}-{osl}-{n}", "vllm", "test", model,
+                       "h100-sxm", "bf16", 1, isl, osl, Harness("burst", num_requests=n))
+
+
+BURSTS = [_burst(isl, osl, n) for isl, osl in ((512, 64), (2048, 32), (256, 256))
+          for n in (64, 512)]
+
+
+def test_a_bursts_span_is_request_s_plus_its_summed_basis():
+    """All requests at t = 0: the engine is never idle, so first arrival to last finish =
+    request_s + (the engine's basis summed over its steps) · coefficients, and the output
+    throughput = tokens / that span."""
+    c = np.array(TRUE.coefficients)
+    for m in BURSTS[:3]:
+        r = replay(m, fitted_timer(TRUE), record=True)
+        assert r.span_features is not None
+        span = TRUE.request_s + r.span_features @ c
+        assert r.output_tokens / span == pytest.approx(r.output_tokens_per_s, rel=1e-6)
+    closed = replay(ROWS[0], fitted_timer(TRUE), record=True)
+    assert closed.span_features is None  # a closed loop idles between clients' requests
+
+
+def test_fit_recovers_a_known_model_from_throughputs_alone():
+    """Offline throughputs made by TRUE (no TTFT or TPOT reported, as trtllm-bench or an
+    MLPerf Offline run gives them) fit back to within 1 %, from the hand calibration; the
+    report scores them, and a row with nothing to fit is refused."""
+    rows = []
+    for m in BURSTS:
+        r = replay(m, fitted_timer(TRUE))
+        rows.append(swap(m, output_tokens_per_s=r.output_tokens_per_s))
+    model = fit(rows, rounds=4, terms=("step", "dense", "attention", "weights", "kv")).model
+    preds = predict(rows, model)
+    for p in preds:
+        assert p.output_tokens_per_s == pytest.approx(p.row.output_tokens_per_s, rel=0.01)
+    rep = report(preds)
+    assert rep.overall["throughput"].rows == len(rows)
+    assert rep.overall["throughput"].median_abs_error < 0.01
+    with pytest.raises(Exception, match="no measurements with a TTFT, a TPOT or"):
+        fit([swap(BURSTS[0], output_tokens_per_s=None)], rounds=1)
+
+
 def _obs(measured_s: float, **features: float) -> Observation:
     x = np.zeros(len(TERMS) + 1)
     for name, v in features.items():

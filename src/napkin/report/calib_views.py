@@ -25,9 +25,9 @@ def _stats_json(s: ErrorStats) -> dict[str, float]:
 def report_sections(title: str, rep: ValidationReport) -> list[Section]:
     """The overall and per-group error tables and the worst rows."""
     cols = ["group", "metric", "rows", "median |error|", "bias", "within 10 %", "within 25 %"]
-    rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in METRICS]
+    rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in rep.overall]
     for (gpu, model, tp), stats in rep.groups.items():
-        for m in METRICS:
+        for m in stats:
             rows.append([f"{model} on {gpu}, tp {tp}" if m == METRICS[0] else "", m.upper(),
                          *_stats_cells(stats[m])])
     worst = [[p.row.source, m.upper(), f"{e:+.1%}",
@@ -40,15 +40,18 @@ def report_sections(title: str, rep: ValidationReport) -> list[Section]:
 
 def report_json(rep: ValidationReport) -> dict[str, Any]:
     return {
-        "overall": {m: _stats_json(rep.overall[m]) for m in METRICS},
+        "overall": {m: _stats_json(rep.overall[m]) for m in rep.overall},
         "groups": [{"gpu": g[0], "model": g[1], "tensor_parallel": g[2],
-                    **{m: _stats_json(s[m]) for m in METRICS}} for g, s in rep.groups.items()],
+                    **{m: _stats_json(s[m]) for m in s}} for g, s in rep.groups.items()],
         "rows": [{"source": p.row.source, "backend": p.row.backend, "model": p.row.model,
                   "gpu": p.row.gpu, "tensor_parallel": p.row.tensor_parallel,
                   "input_tokens": p.row.input_tokens, "output_tokens": p.row.output_tokens,
                   "concurrency": p.row.harness.concurrency,
                   "measured_ttft_s": p.row.mean_ttft_s, "predicted_ttft_s": p.ttft_s,
-                  "measured_tpot_s": p.row.mean_tpot_s, "predicted_tpot_s": p.tpot_s}
+                  "measured_tpot_s": p.row.mean_tpot_s, "predicted_tpot_s": p.tpot_s,
+                  **({"measured_output_tokens_per_s": p.row.output_tokens_per_s,
+                      "predicted_output_tokens_per_s": p.output_tokens_per_s}
+                     if p.row.output_tokens_per_s else {})}
                  for p in rep.predictions],
     }
 

@@ -28,13 +28,21 @@ from napkin.validation.fit import START, Prediction, Progress, cross_validate, f
 from napkin.validation.replay import check_layout
 
 METRICS = ("ttft", "tpot")
+"""The latencies every report scores and every profile carries a band of."""
+THROUGHPUT = "throughput"
+"""Output tokens/s, scored where rows report it (:func:`report`)."""
 
 
 def pairs(preds: Sequence[Prediction], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted, measured) of ``metric`` over the rows that report it."""
     got, want = [], []
     for p in preds:
-        measured = p.row.mean_ttft_s if metric == "ttft" else p.row.mean_tpot_s
-        value = p.ttft_s if metric == "ttft" else p.tpot_s
+        if metric == THROUGHPUT:
+            measured, value = p.row.output_tokens_per_s, p.output_tokens_per_s
+        elif metric == "ttft":
+            measured, value = p.row.mean_ttft_s, p.ttft_s
+        else:
+            measured, value = p.row.mean_tpot_s, p.tpot_s
         if measured and value > 0:
             got.append(value)
             want.append(measured)
@@ -71,15 +79,18 @@ class ValidationReport:
 
 
 def report(preds: Sequence[Prediction], worst: int = 5) -> ValidationReport:
-    """Score ``preds`` (see the module docstring)."""
-    overall = {m: ErrorStats.of(*pairs(preds, m)) for m in METRICS}
+    """Score ``preds`` (see the module docstring): TTFT and TPOT, and the output throughput
+    when any row reports one."""
+    metrics = METRICS + ((THROUGHPUT,) if any(p.row.output_tokens_per_s for p in preds)
+                         else ())
+    overall = {m: ErrorStats.of(*pairs(preds, m)) for m in metrics}
     groups = {}
     for g in sorted({p.row.group for p in preds}):
         sub = [p for p in preds if p.row.group == g]
-        groups[g] = {m: ErrorStats.of(*pairs(sub, m)) for m in METRICS}
+        groups[g] = {m: ErrorStats.of(*pairs(sub, m)) for m in metrics}
     rows = []
     for p in preds:
-        for m in METRICS:
+        for m in metrics:
             got, want = pairs([p], m)
             if len(want):
                 rows.append((p, m, float(got[0] / want[0] - 1)))

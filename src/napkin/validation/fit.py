@@ -93,7 +93,10 @@ class Fitted:
 def observations(rows: Sequence[Measurement], model: StepModel,
                  campaigns: tuple[Campaign, ...] = ()) -> list[Observation]:
     """Replay every row under ``model`` and collect the TTFT and TPOT feature rows (a row of a
-    fitted-latency campaign has its harness latency as a column, not in the offset)."""
+    fitted-latency campaign has its harness latency as a column, not in the offset), and for a
+    ``burst`` row with an output throughput its span: the replayed requests' output tokens at
+    the measured tokens/s against ``request_s`` plus the engine's summed basis (metric
+    ``throughput``: the span's relative residual is the throughput's, inverted)."""
     fitted = [c.label for c in campaigns if c.fit_latency]
     out = []
     for m in rows:
@@ -107,6 +110,9 @@ def observations(rows: Sequence[Measurement], model: StepModel,
                                    offset, g))
         if m.mean_tpot_s and m.output_tokens > 1:
             out.append(Observation("tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
+        if m.output_tokens_per_s and r.span_features is not None and r.output_tokens:
+            out.append(Observation("throughput", r.output_tokens / m.output_tokens_per_s,
+                                   np.append(r.span_features, 1.0)))
     return out
 
 
@@ -133,7 +139,8 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
     (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
     pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start."""
-    require(len(obs) > 0, "calibrate: no measurements with a TTFT or TPOT to fit")
+    require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
+            "once) an output throughput to fit")
     i_dense, i_low = TERMS.index("dense"), TERMS.index("dense_low")
     n_lat = len(latencies_s)
     campaign = np.array([o.campaign for o in obs])

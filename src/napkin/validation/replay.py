@@ -195,6 +195,12 @@ class Replayed:
     counts a wait for earlier requests' lives into it)."""
     ttft_offset_s: float = 0.0
     """The harness's own latency in the mean TTFT (no coefficient scales it)."""
+    output_tokens: int = 0
+    """Output tokens of the counted requests (``output_tokens_per_s`` × the span)."""
+    span_features: np.ndarray | None = None
+    """With ``record`` on a ``burst`` harness: the engine's basis summed over every step, so
+    that the span (first arrival to last finish, the engine never idle between) =
+    ``request_s`` + ``span_features · coefficients`` — what a throughput is fitted on."""
 
 
 def steady_cycle_s(engine: Engine, clients: int, isl: int, osl: int) -> float:
@@ -312,13 +318,17 @@ def replay(m: Measurement, timer: TimerFactory, record: bool = False,
     # a harness that times a request from before its send (Harness.dispatch_intervals)
     wait = h.dispatch_intervals / (h.concurrency or 1) if h.kind == "closed_loop" else 0.0
     life = (r.finish_s - r.arrival_s)[keep]
+    tokens = int(r.output_tokens[keep].sum())
     out = Replayed(float(ttft.mean() + wait * life.mean() + h.latency_s),
                    float(tpot.mean()) if len(tpot) else 0.0,
-                   float(r.output_tokens[keep].sum()) / max(span, 1e-12), int(keep.sum()))
+                   tokens / max(span, 1e-12), int(keep.sum()), output_tokens=tokens)
     if record and r.ttft_basis is not None and r.tpot_basis is not None:
         steps = (r.output_tokens - 1).clip(min=0)[:, None] * r.tpot_basis
         life_basis = (r.ttft_basis + steps)[keep].mean(axis=0)
+        whole = engine.basis_sum.copy() if h.kind == "burst" and not warm \
+            and engine.basis_sum is not None else None
         return Replayed(out.mean_ttft_s, out.mean_tpot_s, out.output_tokens_per_s,
                         out.requests, r.ttft_basis[keep].mean(axis=0) + wait * life_basis,
-                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait, h.latency_s)
+                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait, h.latency_s, tokens,
+                        whole)
     return out
