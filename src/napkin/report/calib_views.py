@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from napkin.calibration.measurements import Harness
 from napkin.calibration.profile import Profile
 from napkin.calibration.protocol import campaigns_of
 from napkin.report.document import Document, Section
@@ -22,6 +23,15 @@ def _stats_json(s: ErrorStats) -> dict[str, float]:
             "within_10": s.within_10, "within_25": s.within_25}
 
 
+def _load(h: Harness) -> str:
+    """A harness's load as the worst-rows table prints it: ``c 8``, ``2.5 req/s``, ``burst``."""
+    if h.kind == "closed_loop":
+        return f"c {h.concurrency}"
+    if h.kind == "poisson":
+        return f"{h.rate_per_s:g} req/s"
+    return "burst"
+
+
 def report_sections(title: str, rep: ValidationReport) -> list[Section]:
     """The overall and per-group error tables and the worst rows."""
     cols = ["group", "metric", "rows", "median |error|", "bias", "within 10 %", "within 25 %"]
@@ -31,7 +41,7 @@ def report_sections(title: str, rep: ValidationReport) -> list[Section]:
             rows.append([f"{model} on {gpu}, tp {tp}" if m == METRICS[0] else "", m.upper(),
                          *_stats_cells(stats[m])])
     worst = [[p.row.source, m.upper(), f"{e:+.1%}",
-              f"{p.row.input_tokens}/{p.row.output_tokens}, c {p.row.harness.concurrency}, "
+              f"{p.row.input_tokens}/{p.row.output_tokens}, {_load(p.row.harness)}, "
               f"tp {p.row.tensor_parallel}"] for p, m, e in rep.worst]
     return [Section(title, cols, rows, ["error = predicted/measured − 1 of the mean over "
                                         "counted requests"]),
