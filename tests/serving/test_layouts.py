@@ -104,6 +104,27 @@ def test_the_engine_hands_the_busiest_group_its_largest_chunk():
     assert build(_scenario(tensor_parallel=8), Path(".")).engines()[0].dp == 1
 
 
+def test_disaggregated_pools_decode_in_dep_and_prefill_in_tp():
+    """Prefill/decode disaggregation with a DEP8 decode pool (as SGLang's large-scale EP runs
+    it): the decode replicas time their steps as the busiest of 8 ranks with all-to-alls and
+    hold eight groups' KV pools (the pool of the DEP8 test above); the prefill replicas run TP8
+    over as many GPUs (the default), their pool one GPU's free memory as TP8's."""
+    m, p = load_model("deepseek-v3"), Precision.of("fp8", "fp8")
+    w, routed = weight_bytes(m, p), routed_weight_bytes(m, p)
+    act = activation_peak_bytes(m, 4096, 64)
+    b = build(_scenario(tensor_parallel=1, data_parallel=8, expert_parallel=True,
+                        disaggregated={"prefill_replicas": 1, "decode_replicas": 1}), Path("."))
+    assert b.layout.label() == "dp8 ep8" and b.prefill_layout.label() == "tp8"
+    prefill, decode = b.engines()
+    assert not isinstance(prefill.timer, LayoutTimer) and isinstance(decode.timer, LayoutTimer)
+    free_dep8 = USABLE - (w - routed) - routed / 8 - act - GiB
+    assert b.kv_pool_bytes == pytest.approx(8 * free_dep8 // (64 * KV_TOKEN) * 64 * KV_TOKEN)
+    free_tp8 = USABLE - w / 8 - act / 8 - GiB
+    assert prefill.spec.num_blocks == pytest.approx(free_tp8 // (64 * KV_TOKEN), abs=1)
+    s = summarize(b.simulate())
+    assert s.requests == 200 and s.tpot.mean_s > 0
+
+
 def test_moe_tp_by_ep_is_a_layout_of_its_own():
     """expert_parallel: 4 on TP8 is MoE TP 2 × EP 4: its own layout and step times, between
     plain TP8 and whole experts on every GPU; 1 is plain TP."""
@@ -135,9 +156,6 @@ def test_a_profile_warns_outside_its_layouts():
     ({"tensor_parallel": 1, "data_parallel": 3, "expert_parallel": True},
      "engine.expert_parallel: 256 experts do not divide over 3"),
     ({"tensor_parallel": 1, "expert_parallel": True}, "engine.expert_parallel: needs"),
-    ({"tensor_parallel": 1, "data_parallel": 2,
-      "disaggregated": {"prefill_replicas": 1, "decode_replicas": 1}},
-     "engine.disaggregated: with tensor-parallel layouts only"),
     ({"tensor_parallel": 1, "data_parallel": 8, "expert_balancedness": 0.8},
      "engine.expert_balancedness: a balance between GPUs of whole experts needs"),
     ({"tensor_parallel": 8, "expert_parallel": 3},

@@ -57,8 +57,9 @@ class DisaggConfig(InputModel):
     """Decode engines: each transferred request goes to the one with the fewest outstanding
     requests."""
     prefill_tensor_parallel: int | None = Field(default=None, ge=1)
-    """GPUs per prefill replica. None: ``engine.tensor_parallel`` (which decode replicas always
-    use)."""
+    """GPUs per prefill replica, as tensor parallelism. None: as many as a decode replica's
+    (``engine.tensor_parallel × engine.data_parallel``; decode replicas run the engine's layout,
+    data-parallel attention and expert parallelism included)."""
     kv_link_gbs: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Bandwidth of the link each prefill replica sends KV over, GB/s (10^9 bytes/s); transfers from
     one replica queue in finishing order. None: the GPU's per-direction interconnect (half the
@@ -305,17 +306,20 @@ class Built:
     """Disaggregated: the prefill pool's engines (``spec`` is then the decode pool's)."""
     disagg: Disaggregation | None = None
     layout: ParallelLayout = field(default_factory=ParallelLayout)
-    """The replica's parallel layout (``spec.tensor_parallel`` is its attention TP)."""
+    """The replica's parallel layout (``spec.tensor_parallel`` is its attention TP); the
+    decode pool's when disaggregated."""
+    prefill_layout: ParallelLayout = field(default_factory=ParallelLayout)
+    """Disaggregated: the prefill pool's (tensor parallelism over its GPUs)."""
 
     @property
     def calibration(self) -> str:
         return self.profile.name if self.profile else "roofline"
 
-    def _timer(self, spec: EngineSpec) -> StepTimer | None:
-        """The step timer of engines of ``spec``: the profile's or the roofline (None: the
-        engine's own roofline), over the whole group for a tensor-parallel layout, else one
-        rank's timer inside a :class:`LayoutTimer`."""
-        plain = self.layout.is_tensor_parallel
+    def _timer(self, spec: EngineSpec, layout: ParallelLayout) -> StepTimer | None:
+        """The step timer of engines of ``spec`` in ``layout``: the profile's or the roofline
+        (None: the engine's own roofline), over the whole group for a tensor-parallel layout,
+        else one rank's timer inside a :class:`LayoutTimer`."""
+        plain = layout.is_tensor_parallel
         tp = spec.tensor_parallel if plain else 1
         compute = self.precision.weights.compute
         timer: StepTimer | None = None
@@ -329,7 +333,7 @@ class Built:
         if plain or timer is None:
             return timer
         e = self.scenario.engine
-        return layout_timer(self.model, self.precision, self.layout, timer,
+        return layout_timer(self.model, self.precision, layout, timer,
                             spec.allreduce_bytes_per_s, spec.allreduce_latency_s,
                             e.internode_gbs * GB, e.gpus_per_node)
 
@@ -337,14 +341,15 @@ class Built:
         """Fresh engine replicas (a simulation mutates them): the prefill pool first when
         disaggregated."""
         e = self.scenario.engine
-        pools: list[tuple[str, EngineSpec, int]] = [("engine", self.spec, e.replicas)]
+        pools: list[tuple[str, EngineSpec, int, ParallelLayout]] = [
+            ("engine", self.spec, e.replicas, self.layout)]
         if e.disaggregated is not None and self.prefill_spec is not None:
             d = e.disaggregated
-            pools = [("prefill", self.prefill_spec, d.prefill_replicas),
-                     ("decode", self.spec, d.decode_replicas)]
+            pools = [("prefill", self.prefill_spec, d.prefill_replicas, self.prefill_layout),
+                     ("decode", self.spec, d.decode_replicas, self.layout)]
         out = []
-        for name, spec, count in pools:
-            timer = self._timer(spec)
+        for name, spec, count, layout in pools:
+            timer = self._timer(spec, layout)
             out += [Engine(self.model, self.acc, self.precision, self.eff, spec,
                            f"{name}-{i}", timer) for i in range(count)]
         return out
@@ -421,14 +426,16 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
     spec, pool, derivation = _engine_spec(model, acc, precision, e, layout, link)
     prefill_spec = disagg = None
+    prefill_layout = ParallelLayout()
     if e.disaggregated is not None:
         d = e.disaggregated
         if e.replicas != 1:
             raise NapkinError("engine.replicas: with engine.disaggregated give "
                               "prefill_replicas and decode_replicas instead")
-        ptp = d.prefill_tensor_parallel or tp
+        ptp = d.prefill_tensor_parallel or tp * e.data_parallel
         check_tensor_parallel(model, ptp)
-        prefill_spec, _, _ = _engine_spec(model, acc, precision, e, ParallelLayout(ptp), link)
+        prefill_layout = ParallelLayout(ptp)
+        prefill_spec, _, _ = _engine_spec(model, acc, precision, e, prefill_layout, link)
         kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else acc.allreduce_bytes_per_s * ptp
         disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
                                 kv_token)
@@ -457,7 +464,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     slo = SLO(scenario.slo.ttft_s, scenario.slo.tpot_s, scenario.slo.share, scenario.slo.e2e_s)
     return Built(scenario, model, acc, precision, eff, spec, pool, derivation, source, slo,
                  profile, warnings, getattr(workload.arrivals, "warmup_requests", 0),
-                 prefill_spec, disagg, layout)
+                 prefill_spec, disagg, layout, prefill_layout)
 
 
 def speculation(model: ModelSpec, s: SpeculativeConfig | None) -> Speculation | None:
@@ -502,9 +509,6 @@ def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
     layout = ParallelLayout(e.tensor_parallel, e.data_parallel, ep, e.two_batch_overlap,
                             e.redundant_experts, e.expert_balancedness)
     layout.check(model)
-    if e.disaggregated is not None and not layout.is_tensor_parallel:
-        raise NapkinError("engine.disaggregated: with tensor-parallel layouts only "
-                          "(data_parallel 1, expert_parallel false) for now")
     return layout
 
 
