@@ -173,6 +173,25 @@ def test_disaggregated_layouts_are_searched_as_their_own_groups():
     assert result.cheapest.candidate.layout == "1×"
 
 
+def test_disaggregated_dep_decode_candidates_and_their_prefill_pool():
+    """For a MoE model, xPyD layouts are searched with data-parallel decode replicas too: a
+    1P1D of DEP8 is 16 GPUs (a TP8 prefill replica and a DEP8 decode one), its scenario
+    decodes in dp8 ep8 and prefills in tp8, and the prefill pool gets its own command."""
+    plan = PlanFile.model_validate({
+        **_plan(0.5).model_dump(mode="json", exclude_unset=True), "model": "deepseek-v3",
+        "weights": "fp8",
+        "search": {"gpus": ["h200"], "tensor_parallel": [1], "data_parallel": [8],
+                   "expert_parallel": [True], "replicas": [1], "max_num_seqs": [64],
+                   "disaggregated": ["1P1D"]}})
+    dep = [c for c in candidates(plan) if c.prefill_replicas]
+    assert [(c.layout, c.parallel.label(), c.gpus) for c in dep] == [("1P1D×", "dp8 ep8", 16)]
+    built = build(dep[0].scenario(plan, plan.workload), HERE)
+    assert built.layout.label() == "dp8 ep8" and built.prefill_layout.label() == "tp8"
+    prefill = dep[0].prefill_pool()
+    assert (prefill.parallel.label(), prefill.replicas, prefill.gpus) == ("tp8", 1, 8)
+    assert launch_commands(prefill, "deepseek-v3")["sglang"].count("--tp 8") == 1
+
+
 @pytest.mark.parametrize("text", ["1P", "0P1D", "P1D", "1p0d", "x"])
 def test_bad_disaggregated_layouts_are_refused(text):
     with pytest.raises(ValueError, match="disaggregated"):

@@ -26,7 +26,7 @@ tries TP8, TP8 with EP, DEP8 (dp 8, ep) and its TP-sliced-expert twin.
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -80,7 +80,8 @@ class SearchSpace(InputModel):
     calibration profile."""
     data_parallel: list[int] = Field(default=[1], min_length=1)
     """MoE models: data-parallel attention groups per replica to try (``engine.data_parallel``;
-    values above 1 are skipped for dense models and disaggregated layouts)."""
+    values above 1 are skipped for dense models; in a disaggregated layout they shape the decode
+    replicas, the prefill replicas running tensor parallelism over as many GPUs)."""
     expert_parallel: list[bool] = Field(default=[False], min_length=1)
     """MoE models: also try whole experts spread over the replica's GPUs (skipped for dense
     models and one-GPU replicas)."""
@@ -92,7 +93,7 @@ class SearchSpace(InputModel):
     ``[null, {draft_tokens: 1, acceptance: 0.85}]`` for MTP on and off."""
     disaggregated: list[str] = Field(default_factory=list)
     """Disaggregated deployments to try as well, ``"xPyD"``: x prefill and y decode replicas
-    of the TP size (``"1P1D"``, ``"2P3D"``)."""
+    of ``tensor_parallel × data_parallel`` GPUs each (``"1P1D"``, ``"2P3D"``)."""
 
     @model_validator(mode="after")
     def _xpyd(self) -> "SearchSpace":
@@ -191,6 +192,13 @@ class Candidate:
     def gpus(self) -> int:
         return self.parallel.ranks * (self.replicas + self.prefill_replicas)
 
+    def prefill_pool(self) -> "Candidate":
+        """A disaggregated deployment's prefill replicas as a candidate of their own: tensor
+        parallelism over a decode replica's GPUs (what :class:`DisaggConfig` runs them as)."""
+        return replace(self, tensor_parallel=self.parallel.ranks, data_parallel=1,
+                       expert_parallel=False, two_batch_overlap=False,
+                       replicas=self.prefill_replicas, prefill_replicas=0)
+
     @property
     def layout(self) -> str:
         """``4×`` (aggregated replicas) or ``1P3D×`` (disaggregated pools)."""
@@ -244,15 +252,16 @@ def candidates(plan: PlanFile) -> list[Candidate]:
         if s.max_gpus is None or tp * dp * reps <= s.max_gpus:
             out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep,
                                  data_parallel=dp, two_batch_overlap=tbo, speculative=spec))
-    for gpu, tp, pd, w, kv, seqs, budget, backend, ep in itertools.product(
-            s.gpus, s.tensor_parallel, s.disaggregated, s.weights or [plan.weights],
-            s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
-            s.backends, s.expert_parallel):
+    for gpu, tp, dp, pd, w, kv, seqs, budget, backend, ep in itertools.product(
+            s.gpus, s.tensor_parallel, s.data_parallel, s.disaggregated,
+            s.weights or [plan.weights], s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs,
+            s.max_num_batched_tokens, s.backends, s.expert_parallel):
         x, y = xpyd(pd)
-        if ep and not (moe and tp > 1):
+        if not _expressible(moe, tp, dp, ep, False):
             continue
-        if s.max_gpus is None or tp * (x + y) <= s.max_gpus:
-            out.append(Candidate(gpu, tp, y, w, kv, seqs, budget, backend, ep, x))
+        if s.max_gpus is None or tp * dp * (x + y) <= s.max_gpus:
+            out.append(Candidate(gpu, tp, y, w, kv, seqs, budget, backend, ep, x,
+                                 data_parallel=dp))
     return out
 
 

@@ -94,10 +94,15 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
         cmds = launch_commands(c, plan.model)
         notes = [f"{engine}: {cmd}" + ("   ← planned on" if engine == c.backend else "")
                  for engine, cmd in cmds.items()]
+        if c.prefill_replicas and not c.parallel.is_tensor_parallel:
+            notes += [f"prefill replicas, {engine}: {cmd}" for engine, cmd in
+                      launch_commands(c.prefill_pool(), plan.model).items()]
         notes.append(f"one command per replica ({c.replicas}), behind a load balancer "
                      f"({plan.router})" if not c.prefill_replicas else
-                     f"{c.prefill_replicas} prefill and {c.replicas} decode replicas of this "
-                     "command with the engine's KV connector for disaggregated serving "
+                     f"{c.prefill_replicas} prefill and {c.replicas} decode replicas of "
+                     + ("this command" if c.parallel.is_tensor_parallel else
+                        "the decode command and the prefill one")
+                     + " with the engine's KV connector for disaggregated serving "
                      "(vLLM --kv-transfer-config, SGLang --disaggregation-mode)")
         sections.append(Section(
             "cheapest configuration that carries the load", HEADER,
