@@ -97,11 +97,24 @@ class SpeculativeCost:
         return (real[0] * f, real[1] * f, real[2] * f, real[3] * f, real[4] * f)
 
     def parts(self, shape: StepShape) -> Parts:
-        """:meth:`decode_parts` or :meth:`step_parts` of a step's shape (models without
-        sliding windows)."""
-        if shape.chunks:
-            return self.step_parts(shape.n_dec, shape.sum_ctx, shape.chunks)
-        return self.decode_parts(shape.n_dec, shape.sum_ctx)
+        """:meth:`decode_parts` or :meth:`step_parts` of a step's shape; for a model with
+        sliding windows (the shape lists each decode's context) each verification is a chunk of
+        ``k + 1`` tokens read out whole on its sequence's context — its windowed attention
+        pairs exact, ``Σ_j min(c + j, W)`` — and the drafts plain decode steps of the batch,
+        the mixed step scaled as :meth:`step_parts` scales it."""
+        if shape.dec_ctx is None and not self.cost.windows:
+            if shape.chunks:
+                return self.step_parts(shape.n_dec, shape.sum_ctx, shape.chunks)
+            return self.decode_parts(shape.n_dec, shape.sum_ctx)
+        cost, q, ctx = self.cost, self.q, shape.dec_ctx or []
+        verify = cost.parts(StepShape(0, 0, [(c, q, q) for c in ctx] + list(shape.chunks), []))
+        real = _add(verify, cost.parts(StepShape(shape.n_dec, shape.sum_ctx, [], ctx)),
+                    self.drafts) if shape.n_dec else verify
+        c = sum(new for _, new, _ in shape.chunks)
+        if not c or c + shape.n_dec == 0:
+            return real
+        f = (c + shape.n_dec) * self.tokens_per_step / (c + shape.n_dec * self.tokens_per_step)
+        return (real[0] * f, real[1] * f, real[2] * f, real[3] * f, real[4] * f)
 
 
 class SpeculativeTimer:
