@@ -125,6 +125,31 @@ def test_disaggregated_pools_decode_in_dep_and_prefill_in_tp():
     assert s.requests == 200 and s.tpot.mean_s > 0
 
 
+def test_a_prefill_pool_in_dep_too():
+    """SGLang's large-scale EP prefills over DP attention as well: prefill_data_parallel 8 with
+    expert parallelism and two-batch overlap makes the prefill replicas dp8 ep8 tbo (a decode
+    replica's 8 GPUs, attention TP 8/8 = 1); errors name the prefill fields."""
+    dep = dict(tensor_parallel=1, data_parallel=8, expert_parallel=True)
+    b = build(_scenario(**dep, disaggregated={
+        "prefill_replicas": 1, "decode_replicas": 1, "prefill_data_parallel": 8,
+        "prefill_expert_parallel": True, "prefill_two_batch_overlap": True}), Path("."))
+    assert b.prefill_layout.label() == "dp8 ep8 tbo"
+    prefill = b.engines()[0]
+    assert isinstance(prefill.timer, LayoutTimer) and prefill.dp == 8
+    assert summarize(b.simulate()).requests == 200
+    for extra, message in (
+            ({"prefill_data_parallel": 3},
+             "engine.disaggregated.prefill_data_parallel: 3 groups do not divide"),
+            ({"prefill_two_batch_overlap": True},
+             "engine.disaggregated.prefill_two_batch_overlap: overlaps"),
+            ({"prefill_expert_parallel": 3, "prefill_data_parallel": 2},
+             "engine.disaggregated.prefill_expert_parallel: true, false or a number")):
+        with pytest.raises(NapkinError) as e:
+            build(_scenario(**dep, disaggregated={"prefill_replicas": 1, "decode_replicas": 1,
+                                                  **extra}), Path("."))
+        assert str(e.value).startswith(message)
+
+
 def test_moe_tp_by_ep_is_a_layout_of_its_own():
     """expert_parallel: 4 on TP8 is MoE TP 2 × EP 4: its own layout and step times, between
     plain TP8 and whole experts on every GPU; 1 is plain TP."""

@@ -57,9 +57,16 @@ class DisaggConfig(InputModel):
     """Decode engines: each transferred request goes to the one with the fewest outstanding
     requests."""
     prefill_tensor_parallel: int | None = Field(default=None, ge=1)
-    """GPUs per prefill replica, as tensor parallelism. None: as many as a decode replica's
-    (``engine.tensor_parallel × engine.data_parallel``; decode replicas run the engine's layout,
-    data-parallel attention and expert parallelism included)."""
+    """Attention tensor parallelism of a prefill replica. None: a decode replica's GPUs
+    (``engine.tensor_parallel × engine.data_parallel``; decode replicas run the engine's
+    layout) over ``prefill_data_parallel``."""
+    prefill_data_parallel: int = Field(default=1, ge=1, le=1024)
+    """MoE models: data-parallel attention groups of a prefill replica (SGLang's large-scale
+    EP prefills over DP attention), as ``engine.data_parallel`` is for decode replicas."""
+    prefill_expert_parallel: bool | int = False
+    """MoE models: expert parallelism of a prefill replica, as ``engine.expert_parallel``."""
+    prefill_two_batch_overlap: bool = False
+    """With ``prefill_data_parallel`` > 1: two-batch overlap on the prefill replicas."""
     kv_link_gbs: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Bandwidth of the link each prefill replica sends KV over, GB/s (10^9 bytes/s); transfers from
     one replica queue in finishing order. None: the GPU's per-direction interconnect (half the
@@ -420,7 +427,6 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         scenario.unquantized, model.name, scenario.weights))
     eff = Efficiency(scenario.mfu, scenario.mbu, scenario.step_overhead_ms * MS)
     e = scenario.engine
-    tp = e.tensor_parallel
     layout = engine_layout(model, e)
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
     link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
@@ -432,9 +438,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         if e.replicas != 1:
             raise NapkinError("engine.replicas: with engine.disaggregated give "
                               "prefill_replicas and decode_replicas instead")
-        ptp = d.prefill_tensor_parallel or tp * e.data_parallel
-        check_tensor_parallel(model, ptp)
-        prefill_layout = ParallelLayout(ptp)
+        prefill_layout = prefill_pool_layout(model, e)
+        ptp = prefill_layout.ranks
         prefill_spec, _, _ = _engine_spec(model, acc, precision, e, prefill_layout, link)
         kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else acc.allreduce_bytes_per_s * ptp
         disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
@@ -479,6 +484,35 @@ def speculation(model: ModelSpec, s: SpeculativeConfig | None) -> Speculation | 
                           "give a draft token's cost in plain decode steps (e.g. 0.05)")
     cost = s.draft_cost if s.draft_cost is not None else mtp_draft_cost(model)
     return Speculation(s.draft_tokens, s.rates, cost)
+
+
+def prefill_pool_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
+    """A disaggregated deployment's prefill replica layout: ``prefill_tensor_parallel ×
+    prefill_data_parallel`` GPUs (default a decode replica's GPUs over the DP groups), its
+    expert parallelism and overlap as the ``prefill_*`` fields say (errors name them)."""
+    d = e.disaggregated
+    assert d is not None
+    gpus = e.tensor_parallel * e.data_parallel
+    ptp = d.prefill_tensor_parallel
+    if ptp is None:
+        if gpus % d.prefill_data_parallel:
+            raise NapkinError(f"engine.disaggregated.prefill_data_parallel: "
+                              f"{d.prefill_data_parallel} groups do not divide a decode "
+                              f"replica's {gpus} GPUs; give prefill_tensor_parallel")
+        ptp = gpus // d.prefill_data_parallel
+    pool = e.model_copy(update={
+        "tensor_parallel": ptp, "data_parallel": d.prefill_data_parallel,
+        "expert_parallel": d.prefill_expert_parallel,
+        "two_batch_overlap": d.prefill_two_batch_overlap, "disaggregated": None})
+    try:
+        check_tensor_parallel(model, ptp)
+        return engine_layout(model, pool)
+    except NapkinError as err:
+        field, _, rest = str(err).partition(": ")
+        name = field.removeprefix("engine.")
+        if name in ("tensor_parallel", "data_parallel", "expert_parallel", "two_batch_overlap"):
+            field = f"engine.disaggregated.prefill_{name}"
+        raise NapkinError(f"{field}: {rest}") from None
 
 
 def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
