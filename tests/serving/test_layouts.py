@@ -150,6 +150,14 @@ def test_a_prefill_pool_in_dep_too():
         assert str(e.value).startswith(message)
 
 
+@pytest.mark.parametrize("value", ["x", 0, -2, 2.5, None])
+def test_expert_parallel_is_a_switch_or_a_size(value):
+    with pytest.raises(ValueError, match="expert-parallel size"):
+        _scenario(tensor_parallel=8, expert_parallel=value)
+    assert _scenario(tensor_parallel=8, expert_parallel="4").engine.expert_parallel == 4
+    assert _scenario(tensor_parallel=8, expert_parallel="true").engine.expert_parallel is True
+
+
 def test_moe_tp_by_ep_is_a_layout_of_its_own():
     """expert_parallel: 4 on TP8 is MoE TP 2 × EP 4: its own layout and step times, between
     plain TP8 and whole experts on every GPU; 1 is plain TP."""

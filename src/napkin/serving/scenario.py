@@ -44,6 +44,17 @@ from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
 
+def _expert_parallel(v: object) -> object:
+    """``true``, ``false`` or a whole number of expert-parallel groups (>= 1), as given."""
+    if isinstance(v, bool) or (isinstance(v, int) and v >= 1):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+        return v.strip().lower() == "true"
+    if isinstance(v, str) and v.strip().isdigit() and int(v) >= 1:
+        return int(v)
+    raise ValueError("must be true, false or an expert-parallel size (a whole number >= 1)")
+
+
 class DisaggConfig(InputModel):
     """Disaggregated prefill/decode: pools of their own size (and prefill TP); each request's
     KV moves from its prefill replica to a decode replica over a link of ``kv_link_gbs`` GB/s
@@ -67,6 +78,9 @@ class DisaggConfig(InputModel):
     """MoE models: expert parallelism of a prefill replica, as ``engine.expert_parallel``."""
     prefill_two_batch_overlap: bool = False
     """With ``prefill_data_parallel`` > 1: two-batch overlap on the prefill replicas."""
+
+    _prefill_ep = field_validator("prefill_expert_parallel", mode="before")(
+        classmethod(lambda cls, v: _expert_parallel(v)))
     kv_link_gbs: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Bandwidth of the link each prefill replica sends KV over, GB/s (10^9 bytes/s); transfers from
     one replica queue in finishing order. None: the GPU's per-direction interconnect (half the
@@ -216,6 +230,9 @@ class EngineConfig(InputModel):
     """Per-GPU network bandwidth per direction between nodes, GB/s (10^9 bytes/s; 50 = one
     400 Gb/s NIC per GPU, as on DGX H100/H200/B200)."""
     disaggregated: DisaggConfig | None = None
+
+    _ep = field_validator("expert_parallel", mode="before")(
+        classmethod(lambda cls, v: _expert_parallel(v)))
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
     speculative: SpeculativeConfig | None = None
     """Speculative decoding (None: off): each decode step drafts and verifies tokens."""
