@@ -107,3 +107,8 @@ def test_check_moe_refuses_bad_options(args, names):
 @pytest.mark.parametrize("value", ["9", "0", "nan", "x", "-1"])
 def test_check_mlperf_mixtral_refuses_bad_input_scale(value):
     _refused(_run("check_mlperf_mixtral.py", "--input-scale", value), "--input-scale")
+
+
+@pytest.mark.parametrize("value", ["fp16", "", "x"])
+def test_screen_trtllm_throughput_refuses_a_bad_kv(value):
+    _refused(_run("screen_trtllm_throughput.py", "--kv", value), "--kv")
