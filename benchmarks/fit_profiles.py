@@ -193,10 +193,19 @@ NOTES = {"aiconfigurator_h100.csv": {
     "aiconfigurator_h100_trtllm_moe.csv": {
     "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, TensorRT-LLM, "
               "Qwen3-235B-A22B-FP8, experts over the TP group, agg)",
+    "licence": "Apache-2.0"},
+    "aiconfigurator_h100_trtllm_gptoss.csv": {
+    "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, TensorRT-LLM 1.3.0rc1, "
+              "gpt-oss-120b MXFP4 as W4A16, attention data parallel, agg)",
+    "licence": "Apache-2.0"},
+    "aiconfigurator_h100_moe.csv": {
+    "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, vLLM 0.18.0, "
+              "gpt-oss-120b MXFP4 as W4A16, InferenceMAX-dated runs, agg)",
     "licence": "Apache-2.0"}}
 
 
-EXTRA = {"trtllm": ("aiconfigurator_h100_trtllm_moe.csv",)}
+EXTRA = {"trtllm": ("aiconfigurator_h100_trtllm_moe.csv", "aiconfigurator_h100_trtllm_gptoss.csv"),
+         "vllm": ("aiconfigurator_h100_moe.csv",)}
 """Shipped measurement files a backend's fit adds to ``aiconfigurator_h100.csv``."""
 
 

@@ -293,7 +293,7 @@ def test_a_layout_basis_times_as_its_fitted_timer(model, layout, seqs, chunk):
     """Fitting sums LayoutBasis terms; predicting runs layout_timer around a fitted timer:
     coefficients · terms must be the timer's step time (the collectives through the model's
     allreduce and allreduce_bytes coefficients)."""
-    from napkin.calibration.basis import FittedTimer, LayoutBasis, StepBasis, layout_timer
+    from napkin.calibration.basis import TERMS, FittedTimer, LayoutBasis, StepBasis, layout_timer
     from napkin.calibration.profile import load_profile
 
     m, acc, p = load_model(model), load_accelerator("h100-sxm"), Precision.of("fp8", "bf16")
@@ -307,7 +307,7 @@ def test_a_layout_basis_times_as_its_fitted_timer(model, layout, seqs, chunk):
     want = timer.step_s(parts, tokens, bool(chunk))
     assert fitted.time(basis.terms(parts, tokens, bool(chunk))) == pytest.approx(want, rel=1e-9)
     a2a = 2 * m.blocks.count(m.blocks[-1]) if layout.all_to_all else 0
-    assert basis.terms(parts, tokens)[10] == timer.comm.allreduces + a2a
+    assert basis.terms(parts, tokens)[TERMS.index("allreduce")] == timer.comm.allreduces + a2a
 
 
 @settings(max_examples=30, deadline=None)

@@ -197,3 +197,38 @@ def test_shipped_vllm_profile_charges_its_fixed_layer_time_at_any_tp():
 
     want = c["step"] + 80 * c["layer"]
     assert fixed(1) == pytest.approx(want) and fixed(8) == pytest.approx(want)
+
+
+def test_weight_only_matmuls_count_in_their_own_term():
+    """gpt-oss's MXFP4 experts on an H100 (W4A16: no FP4 rate, BF16 activations): the quantized
+    matmul FLOPs (4e12) over the BF16 peak (989.4 TFLOP/s) go to ``dense_w4a16``, the parts the
+    checkpoint keeps in BF16 (5e11) to ``dense``; ``dense_low`` is 0. A format that is not
+    weight-only (FP8) ignores the flag; INT4-g128 and MXFP4 are weight-only, MXFP4 W4A8 and BF16
+    are not."""
+    from napkin.specs.dtypes import weight_format
+
+    model, acc = load_model("gpt-oss-20b"), load_accelerator("h100-sxm")
+    parts = (4e12, 1e11, 6e10, 2e9, 5e11)
+    w4 = dict(zip(TERMS, StepBasis.of(model, acc, "bf16", 1, 450e9, weight_only=True)
+                  .terms(parts, 100), strict=True))
+    assert w4["dense_w4a16"] == pytest.approx(4e12 / 989.4e12)
+    assert w4["dense"] == pytest.approx(5e11 / 989.4e12) and w4["dense_low"] == 0
+    fp8 = dict(zip(TERMS, StepBasis.of(model, acc, "fp8", 1, 450e9, weight_only=True)
+                   .terms(parts, 100), strict=True))
+    assert fp8["dense_w4a16"] == 0 and fp8["dense_low"] == pytest.approx(4e12 / 1978.9e12)
+    assert [weight_format(f).weight_only for f in ("int4-g128", "mxfp4", "mxfp4-w4a8", "bf16",
+                                                  "fp8")] == [True, True, False, False, False]
+
+
+def test_a_profile_without_dense_w4a16_uses_its_dense_coefficient():
+    """A profile fitted without weight-only rows times their matmuls at its ``dense``
+    coefficient: W4A16 and BF16 steps of the same FLOPs then take the same time."""
+    assert StepModel.of({"dense": 1.7}).as_dict()["dense_w4a16"] == 1.7
+    assert StepModel.of({"dense": 1.7, "dense_w4a16": 3.2}).as_dict()["dense_w4a16"] == 3.2
+    model, acc = load_model("gpt-oss-20b"), load_accelerator("h100-sxm")
+    parts = (4e12, 1e11, 6e10, 2e9, 5e11)
+    old = FittedTimer(StepBasis.of(model, acc, "bf16", 1, 450e9, weight_only=True),
+                      StepModel.of({"dense": 1.7}))
+    plain = FittedTimer(StepBasis.of(model, acc, "bf16", 1, 450e9), StepModel.of({"dense": 1.7}))
+    assert old.step_s(parts, 100) == pytest.approx(plain.step_s(parts, 100))
+    assert old.step_s(parts, 100) == pytest.approx(1.7 * 4.5e12 / 989.4e12)

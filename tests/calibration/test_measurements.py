@@ -166,13 +166,14 @@ def test_parallel_layout_columns(tmp_path):
         (1, 1), (4, 1), (1, 1), (2, 1), (4, 4), (2, 1), (3, 1)]
     timer = fitted_timer(load_profile("vllm").model)
     model, acc = load_model("gpt-oss-120b"), load_accelerator("h200")
-    tp_basis = StepBasis.of(model, acc, "bf16", 4, acc.allreduce_bytes_per_s)
-    for m in (rows[0], rows[2]):
+    tp_basis = StepBasis.of(model, acc, "bf16", 4, acc.allreduce_bytes_per_s, weight_only=True)
+    for m in (rows[0], rows[2]):  # gpt-oss's MXFP4 on H200: W4A16
         assert engine_for(m, timer).timer.basis == tp_basis
     ep, dep = engine_for(rows[1], timer).timer, engine_for(rows[4], timer).timer
     assert isinstance(ep, LayoutTimer) and ep.cost.layout.label() == "tp4 ep4"
     assert isinstance(dep, LayoutTimer) and dep.cost.layout.label() == "dp4 ep4"
-    assert ep.device.basis == StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s)
+    assert ep.device.basis == StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s,
+                                           weight_only=True)
     with pytest.raises(NapkinError, match=r"vLLM's expert parallelism spans every rank"):
         engine_for(rows[3], timer)  # vLLM cannot launch MoE TP × EP; TensorRT-LLM can
     mixed = engine_for(replace(rows[3], backend="trtllm"), timer).timer
@@ -255,6 +256,22 @@ def test_weight_only_int4_runs_as_the_checkpoints_own_grouping(tmp_path):
     assert (kimi.model, kimi.weights) == ("kimi-k2.5", "int4-g32")
     assert qwen.weights == "int4-g128"
     assert weight_format(kimi.weights).bits_per_weight == 4 + 16 / 32
+
+
+def test_fp8_labelled_rows_of_the_mxfp4_checkpoint_run_its_mxfp4_path(tmp_path):
+    """gpt-oss exists only as MXFP4: a row labelled ``fp8`` (the sample's TensorRT-LLM H100
+    rows) runs W4A16 on Hopper with the checkpoint's own BF16 KV cache (TensorRT-LLM's TRITON
+    MoE backend, BF16 activations), not FP8 weights with an FP8 cache, and W4A8 on Blackwell; a
+    BF16 row stays BF16, and an FP8 row of another model stays FP8."""
+    rows = [f"g_{gpu}_{q},trtllm,1.3.0rc1,openai/gpt-oss-120b,{gpu},{q},agg,4000,1000,{q},48,1,"
+            "1,1590,48" for gpu, q in (("h100_sxm", "fp8"), ("b200_sxm", "fp8"),
+                                       ("h100_sxm", "bf16"))]
+    rows.append("q_fp8,trtllm,1.0.0rc3,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,fp8,4,1,1,90,9")
+    hopper, blackwell, bf16, qwen = read_aiconfigurator_csv(
+        _write(tmp_path / "g.csv", "\n".join([AIC_HEADER, *rows]) + "\n"))
+    assert (hopper.weights, hopper.kv_dtype) == ("mxfp4", "bf16")
+    assert (blackwell.weights, bf16.weights) == ("mxfp4-w4a8", "bf16")
+    assert (qwen.weights, qwen.kv_dtype) == ("fp8", "fp8")
 
 
 def test_nvidia_nvfp4_rows_run_an_fp8_kv_cache_on_every_backend(tmp_path):

@@ -42,9 +42,10 @@ def test_calibrate_terms_hold_the_others_at_zero_and_are_recorded(cli, plain, tm
     written = yaml.safe_load(out_path.read_text())
     assert written["fitted_terms"] == ["dense", "weights", "kv"]
     assert all(v == 0 for k, v in written["coefficients"].items()
-               if k not in ("dense", "dense_low", "weights", "kv"))
+               if k not in ("dense", "dense_low", "dense_w4a16", "weights", "kv"))
     # dense_low left out: FP8 matmuls share the dense coefficient
-    assert written["coefficients"]["dense_low"] == written["coefficients"]["dense"]
+    assert written["coefficients"]["dense_low"] == written["coefficients"]["dense"] \
+        == written["coefficients"]["dense_w4a16"]
     assert written["coefficients"]["dense"] >= 1 and "0 (not fitted)" in out
 
 

@@ -43,8 +43,8 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     c_k, so the fit alternates ``rounds`` times: replay every
     measured run through the serving simulator, then solve non-negative least squares on the
     relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
-    layer, moe_layer, token, token_layer, dense, dense_low, attention, weights, kv, allreduce,
-    allreduce_bytes, eager_layer; the rest stay 0).
+    layer, moe_layer, token, token_layer, dense, dense_low, dense_w4a16, attention, weights, kv,
+    allreduce, allreduce_bytes, eager_layer; the rest stay 0).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
     ``key=value,…``); ``campaign``: rows that ran otherwise, each
     ``MODEL[@VERSION][/GPU]:key=value,…`` over ``harness`` (a file mixing benchmark
@@ -86,7 +86,8 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     (GPU, model, TP) group the median |error|, the bias (median signed error) and the shares
     within 10 % and 25 %, and the worst rows.
 
-    ``sets``: shipped sets (``h100``, ``h100-moe``, ``h100-trtllm-moe``, ``splitwise``) or files
+    ``sets``: shipped sets (``h100``, ``h100-moe``, ``h100-trtllm-moe``, ``h100-trtllm-gptoss``,
+    ``splitwise``) or files
     (``gpu``, ``model``, ``tp``, ``weights`` describe JSON results); default: every shipped
     set. With ``calibration`` (a profile name or file) that profile scores its backend's rows
     as fitted.

@@ -21,6 +21,9 @@ term               x_k (per device; T = new tokens in the step)               co
                    matmuls of parts kept in BF16 / (tp · BF16 peak)
 ``dense_low``      matmul FLOPs / (tp · peak of the format) for sub-16-bit    × ideal time
                    compute (FP8, INT8, FP4); 0 otherwise
+``dense_w4a16``    matmul FLOPs / (tp · BF16 peak) for weight-only formats    × ideal time
+                   (W4A16: INT4, MXFP4 on a GPU without an FP4 rate); 0
+                   otherwise
 ``attention``      query–key/value FLOPs / (tp · BF16 dense peak)             × ideal time
 ``weights``        weight bytes read / (tp · memory bandwidth)                × ideal time
 ``kv``             KV bytes read and written / (d · memory bandwidth), d the  × ideal time
@@ -40,6 +43,14 @@ coefficient for both put Llama-3.1-8B BF16 decode 5 % slow and Qwen3-32B FP8 dec
 near 2 (MFU 0.5 of the FP8 peak) whatever the BF16 one does (1.1–1.4). A profile without
 ``dense_low`` (fitted before it existed, or on 16-bit rows only) uses its ``dense`` coefficient
 for both.
+
+Weight-only formats (``dense_w4a16``) get a third: their kernels unpack each 4-bit weight tile
+to BF16 in registers before the tensor cores, which costs nothing while a step is bound by the
+weights' bytes and a large share of the rate once it is bound by the matmuls. gpt-oss's MXFP4
+experts run so on Hopper (TensorRT-LLM's TRITON MoE backend and vLLM's, BF16 activations): at the
+dense BF16 coefficient napkin read vLLM's H100 gpt-oss-120b TTFT 16 % short (TPOT within 5 %)
+and TensorRT-LLM's H100 runs 54 % short in TPOT, 70 % in TTFT. A profile without the term uses its
+``dense`` coefficient for these matmuls.
 
 ``token_layer`` is per-token work repeated in every layer that the matmul FLOPs do not count
 (norms, rotary, activations, residual adds, KV writes, the all-reduces' bytes under TP); a
@@ -100,9 +111,12 @@ from napkin.timing import (
 )
 
 TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "dense",
-                          "dense_low", "attention", "weights", "kv", "allreduce",
+                          "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "eager_layer")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
+TIED_TO_DENSE: tuple[str, ...] = ("dense_low", "dense_w4a16")
+"""Matmul terms of other weight formats that take the ``dense`` coefficient where a profile
+has none of their own (fitted before they existed, or on rows without such matmuls)."""
 FLOOR = TERMS.index("eager_layer")
 """The one term that bounds a step's time from below instead of adding to it."""
 
@@ -134,6 +148,9 @@ class StepBasis:
     per_dense_flop: float
     low_precision: bool
     """The matmuls run in a sub-16-bit format: their FLOPs go to ``dense_low``."""
+    weight_only: bool
+    """The matmuls unpack weight-only (W4A16) weights to 16 bits: their FLOPs go to
+    ``dense_w4a16``."""
     per_attention_flop: float
     """1 / (tp · BF16 peak): attention and the matmuls of parts kept in BF16 run at it."""
     per_byte: float
@@ -146,7 +163,9 @@ class StepBasis:
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, tensor_parallel: int,
-           link_bytes_per_s: float) -> "StepBasis":
+           link_bytes_per_s: float, weight_only: bool = False) -> "StepBasis":
+        """``weight_only``: the weights are a weight-only format
+        (:attr:`~napkin.specs.dtypes.WeightFormat.weight_only`) computed at ``compute``."""
         tp = tensor_parallel
         require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
         require(link_bytes_per_s > 0, "allreduce_gbs: the link bandwidth must be > 0")
@@ -157,6 +176,7 @@ class StepBasis:
             moe_layers=sum(1 for b in model.blocks if b.experts is not None),
             per_dense_flop=1.0 / (tp * acc.peak_flops_per_s(compute)),
             low_precision=compute not in SIXTEEN_BIT,
+            weight_only=weight_only and compute in SIXTEEN_BIT,
             per_attention_flop=1.0 / (tp * acc.peak_flops_per_s(attention)),
             per_byte=1.0 / (tp * acc.mem_bytes_per_s),
             per_kv_byte=1.0 / (model.kv_devices(tp) * acc.mem_bytes_per_s),
@@ -172,10 +192,12 @@ class StepBasis:
         dense, attention, weights, kv, sixteen = parts
         matmul = dense * self.per_dense_flop
         sixteen_s = sixteen * self.per_attention_flop
+        apart = self.low_precision or self.weight_only
         return (1.0, float(self.layers), float(self.moe_layers), float(tokens),
                 float(tokens * self.layers),
-                sixteen_s if self.low_precision else matmul + sixteen_s,
+                sixteen_s if apart else matmul + sixteen_s,
                 matmul if self.low_precision else 0.0,
+                matmul if self.weight_only else 0.0,
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_kv_byte, float(self.allreduces),
                 tokens * self.allreduce_s_per_token, float(self.layers) if prefill else 0.0)
@@ -197,12 +219,13 @@ class StepModel:
 
     @classmethod
     def of(cls, values: dict[str, float], request_s: float = 0.0) -> "StepModel":
-        """From named coefficients; a missing term is 0, except ``dense_low``, which is then
-        the ``dense`` coefficient (one matmul efficiency for every format)."""
+        """From named coefficients; a missing term is 0, except ``dense_low`` and
+        ``dense_w4a16``, which are then the ``dense`` coefficient (one matmul efficiency for
+        every format)."""
         unknown = set(values) - set(TERMS)
         require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
                 f"{', '.join(TERMS)}")
-        values = {"dense_low": values.get("dense", 0.0), **values}
+        values = {**{t: values.get("dense", 0.0) for t in TIED_TO_DENSE}, **values}
         return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s)
 
     def as_dict(self) -> dict[str, float]:
@@ -328,7 +351,8 @@ class LayoutBasis:
            gpus_per_node: int = GPUS_PER_NODE) -> "LayoutBasis":
         require(not layout.two_batch_overlap,
                 f"layout {layout.label()}: two-batch overlap is not a linear basis")
-        device = StepBasis.of(model, acc, precision.weights.compute, 1, link_bytes_per_s)
+        device = StepBasis.of(model, acc, precision.weights.compute, 1, link_bytes_per_s,
+                              precision.weights.weight_only)
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, 0.0,
                                          internode_bytes_per_s, gpus_per_node))
 

@@ -20,6 +20,7 @@ from typing import Literal, NoReturn
 
 from napkin.catalog.checkpoints import checkpoint_int4, checkpoint_quantization
 from napkin.errors import NapkinError
+from napkin.specs.dtypes import SIXTEEN_BIT
 
 HarnessKind = Literal["closed_loop", "poisson", "burst"]
 RangeStyle = Literal["symmetric", "below"]
@@ -537,6 +538,22 @@ def _runnable_weights(weights: str, gpu: str) -> str:
         else weights
 
 
+def _mxfp4_path(gpu: str) -> str:
+    """What a quantized row of an MXFP4 checkpoint (gpt-oss, which has no other form) ran on
+    ``gpu``, whatever the row's label says: :data:`MXFP4_ON_BLACKWELL` on a GPU with an FP4
+    rate, else :data:`FP4_WITHOUT_FP4_RATE`. The sample labels gpt-oss's TensorRT-LLM H100 rows
+    ``fp8`` (gemm and MoE), but the checkpoint has no FP8 experts, and TensorRT-LLM runs it on
+    Hopper as BF16 activations × MXFP4 weights on its TRITON MoE backend (the support matrix
+    of its GPT-OSS deployment guide; the perf-overview's notes: "GPT-OSS on Hopper: kv dtype
+    auto, MoE backend TRITON"): those rows read as W4A16 with the checkpoint's own KV cache
+    (BF16; it declares none)."""
+    from napkin.catalog import accelerators
+
+    acc = accelerators().get(gpu)
+    return MXFP4_ON_BLACKWELL if acc and "fp4" in acc.dense_flops_per_s \
+        else FP4_WITHOUT_FP4_RATE
+
+
 def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurement:
     """One ``agg``, ``pp_size = 1`` row of an aiconfigurator CSV."""
     if not row["backend"]:
@@ -548,9 +565,9 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     model = _model_ref(row["model_path"], where, "model_path")
     if weights == "int4-wo":  # weight-only INT4: the checkpoint's own grouping
         weights = checkpoint_int4(model)
-    mxfp4 = checkpoint_quantization(model).get("quant_method") == "mxfp4"
-    if mxfp4 and weights in ("nvfp4", "mxfp4-w4a4"):
-        weights = MXFP4_ON_BLACKWELL
+    if checkpoint_quantization(model).get("quant_method") == "mxfp4" \
+            and weights not in SIXTEEN_BIT:
+        weights = _mxfp4_path(gpu)
     isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
     concurrency, tp, attention_dp, expert_parallel = silicon_layout(row, where)
     kv = _aiconfigurator_kv(row["id"], row["backend"], weights, model)

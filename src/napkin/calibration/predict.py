@@ -44,7 +44,8 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
                     tensor_parallel: int = 1, model_id: str | None = None) -> CalibratedCall:
     """See the module docstring; ``model_id`` (catalog id) is checked against the domain."""
     link = acc.allreduce_bytes_per_s
-    basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
+    basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link,
+                         precision.weights.weight_only)
     cost = tp_cost(model, precision, tensor_parallel)
     sm = profile.model
 
@@ -85,7 +86,8 @@ def calibrated_decode(profile: Profile, model: ModelSpec, acc: Accelerator,
     under the profile's step-time model, with its TPOT band (the band of a mean TPOT, which
     is a mean of steps)."""
     link = acc.allreduce_bytes_per_s
-    basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link)
+    basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link,
+                         precision.weights.weight_only)
     cost = tp_cost(model, precision, tensor_parallel)
     band = profile.bands.get("tpot")
     out = []

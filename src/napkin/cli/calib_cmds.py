@@ -45,8 +45,8 @@ def calibrate(
     terms: Annotated[str, typer.Option(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
                         "step, layer, moe_layer, token, token_layer, dense, dense_low, "
-                        "attention, weights, kv, allreduce, allreduce_bytes, eager_layer (the "
-                        "rest stay 0).")] = "all",
+                        "dense_w4a16, attention, weights, kv, allreduce, allreduce_bytes, "
+                        "eager_layer (the rest stay 0).")] = "all",
     campaign: Annotated[list[str] | None, typer.Option(
         "--campaign", help="Rows that ran under another harness: "
                            "MODEL[@VERSION][/GPU]:key=value,… over --harness (repeatable); "
@@ -64,8 +64,8 @@ def calibrate(
 def validate(
     sets: Annotated[list[str] | None, typer.Argument(
         metavar="[SET|FILE...]", help="Shipped sets (h100, h100-moe, h100-trtllm-moe, "
-                                      "splitwise) or measurement files; default: every "
-                                      "shipped set.")] = None,
+                                      "h100-trtllm-gptoss, splitwise) or measurement files; "
+                                      "default: every shipped set.")] = None,
     calibration: Annotated[str | None, typer.Option(
         "--calibration", help="Profile name or file to score as is (no refit); default: "
                               "cross-validated refits of each backend's shipped profile.")] = None,

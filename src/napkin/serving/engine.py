@@ -157,7 +157,8 @@ class Engine:
             model, acc, compute, eff, spec.tensor_parallel, spec.allreduce_bytes_per_s,
             spec.allreduce_latency_s)
         self.basis = (basis or StepBasis.of(model, acc, compute, spec.tensor_parallel,
-                                            spec.allreduce_bytes_per_s)) if record else None
+                                            spec.allreduce_bytes_per_s,
+                                            precision.weights.weight_only)) if record else None
         """With ``record``: the basis each step's terms are summed in (``basis``: a layout's,
         :class:`LayoutBasis`; default the tensor-parallel group's)."""
         self.basis_sum = np.zeros(len(TERMS)) if record else None

@@ -348,7 +348,8 @@ class Built:
         compute = self.precision.weights.compute
         timer: StepTimer | None = None
         if self.profile is not None:
-            basis = StepBasis.of(self.model, self.acc, compute, tp, spec.allreduce_bytes_per_s)
+            basis = StepBasis.of(self.model, self.acc, compute, tp, spec.allreduce_bytes_per_s,
+                                 self.precision.weights.weight_only)
             timer = FittedTimer(basis, self.profile.model)
         elif self.scenario.frontend_ms or not plain:
             timer = replace(RooflineTimer.of(

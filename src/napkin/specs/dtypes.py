@@ -57,6 +57,12 @@ class WeightFormat:
         """Storage bytes per parameter, scales included."""
         return self.bits_per_weight / 8
 
+    @property
+    def weight_only(self) -> bool:
+        """Stored below 16 bits but multiplied at a 16-bit rate (W4A16: INT4, MXFP4, GGUF): the
+        kernel unpacks every weight tile to BF16 before the tensor cores see it."""
+        return self.compute in SIXTEEN_BIT and self.bits_per_weight < 16
+
 
 @dataclass(frozen=True)
 class KVFormat:

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from napkin.accounting.forward import Precision
-from napkin.calibration.basis import FLOOR, TERMS, FittedTimer, StepBasis, StepModel
+from napkin.calibration.basis import FLOOR, TERMS, TIED_TO_DENSE, FittedTimer, StepBasis, StepModel
 from napkin.calibration.measurements import Measurement
 from napkin.calibration.protocol import Campaign, with_latencies
 from napkin.errors import require
@@ -55,7 +55,7 @@ def fitted_timer(model: StepModel) -> TimerFactory:
     def make(spec_model: ModelSpec, acc: Accelerator, precision: Precision,
              spec: EngineSpec) -> StepTimer:
         basis = StepBasis.of(spec_model, acc, precision.weights.compute, spec.tensor_parallel,
-                             spec.allreduce_bytes_per_s)
+                             spec.allreduce_bytes_per_s, precision.weights.weight_only)
         return FittedTimer(basis, model)
     return make
 
@@ -116,8 +116,8 @@ def observations(rows: Sequence[Measurement], model: StepModel,
     return out
 
 
-PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "attention": 1.0, "weights": 1.0, "kv": 1.0,
-                  "allreduce_bytes": 1.0}
+PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "dense_w4a16": 1.0, "attention": 1.0,
+                  "weights": 1.0, "kv": 1.0, "allreduce_bytes": 1.0}
 """Roofline terms cannot beat the datasheet: their coefficients (1/efficiency) are >= 1."""
 
 
@@ -133,25 +133,27 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
     observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
     value, except the ``eager_layer`` floor, which goes to 0 when it binds on no step (the data
-    do not ask for one). ``dense_low`` is tied to ``dense`` (one coefficient for both columns)
-    when ``terms`` leaves it out or no row has sub-16-bit matmuls to fit it on.
+    do not ask for one). ``dense_low`` and ``dense_w4a16`` (:data:`TIED_TO_DENSE`) are each tied
+    to ``dense`` (one coefficient for both columns) when ``terms`` leaves it out or no row has
+    such matmuls to fit it on.
 
     ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
     (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
     pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
             "once) an output throughput to fit")
-    i_dense, i_low = TERMS.index("dense"), TERMS.index("dense_low")
+    i_dense = TERMS.index("dense")
     n_lat = len(latencies_s)
     campaign = np.array([o.campaign for o in obs])
     latency = np.zeros((len(obs), n_lat))
     for g in range(n_lat):
         latency[campaign == g, g] = 1.0
     features = np.hstack([np.array([o.features for o in obs]), latency])
-    tied = "dense" in terms and ("dense_low" not in terms or not features[:, i_low].any())
-    if tied:  # one matmul efficiency for every format: the low-precision FLOPs count in dense
-        features[:, i_dense] += features[:, i_low]
-    use = [TERMS.index(t) for t in terms if not (t == "dense_low" and tied)]
+    tied = [TERMS.index(t) for t in TIED_TO_DENSE if "dense" in terms
+            and (t not in terms or not features[:, TERMS.index(t)].any())]
+    for i in tied:  # one matmul efficiency for both formats: their FLOPs count in dense
+        features[:, i_dense] += features[:, i]
+    use = [TERMS.index(t) for t in terms if TERMS.index(t) not in tied]
     idle = [i for i in use if not features[:, i].any()]
     lat = [len(TERMS) + 1 + g for g in range(n_lat) if (campaign == g).any()]
     use = [i for i in use if i not in idle] + [len(TERMS)] + lat
@@ -178,17 +180,16 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     if FLOOR in idle:
         full[FLOOR] = 0.0
     full[use] = res.x / scale
-    if tied:
-        full[i_low] = full[i_dense]
+    full[tied] = full[i_dense]
     return Fitted(StepModel(tuple(float(v) for v in full[:len(TERMS)]),
                             float(full[len(TERMS)])),
                   tuple(float(v) for v in full[len(TERMS) + 1:]))
 
 
 def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
-    """``model`` with the terms not in ``terms`` at 0 (``dense_low`` at ``dense``)."""
+    """``model`` with the terms not in ``terms`` at 0 (:data:`TIED_TO_DENSE` at ``dense``)."""
     c = model.as_dict()
-    kept = {t: (c["dense"] if t == "dense_low" else 0.0) if t not in terms else c[t]
+    kept = {t: (c["dense"] if t in TIED_TO_DENSE else 0.0) if t not in terms else c[t]
             for t in TERMS}
     return StepModel.of(kept, model.request_s)
 
@@ -197,8 +198,8 @@ def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,
         terms: Sequence[str] = TERMS, progress: Progress | None = None,
         campaigns: tuple[Campaign, ...] = ()) -> Fitted:
     """The fixed point of replay-then-solve, from ``start`` (its terms not in ``terms`` at 0
-    from the first replay on, ``dense_low`` at ``dense`` when left out); the latencies of the
-    fitted-latency ``campaigns`` (rows as :func:`~napkin.calibration.protocol.assume` gave
+    from the first replay on, :data:`TIED_TO_DENSE` at ``dense`` when left out); the latencies
+    of the fitted-latency ``campaigns`` (rows as :func:`~napkin.calibration.protocol.assume` gave
     them) start from theirs. A harness latency only adds to TTFT, so it does not move the
     schedule the next round replays."""
     result = Fitted(_restricted(start, terms),

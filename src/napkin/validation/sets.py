@@ -2,11 +2,13 @@
 README): ``h100`` is ai-dynamo/aiconfigurator's silicon sample, H100 SXM rows of dense
 models in aggregated serving (TensorRT-LLM, vLLM, SGLang; Apache-2.0); ``h100-moe`` is the
 same sample's vLLM 0.18.0 rows of the MoE gpt-oss-120b on H100 (its MXFP4 experts run as W4A16
-on Hopper), which no shipped profile is fitted on: a check of the dense fits on a MoE model;
-``h100-trtllm-moe`` is the sample's TensorRT-LLM rows of the MoE Qwen3-235B-A22B on H100, which
-the shipped TensorRT-LLM profile is fitted on together with ``h100`` (scored as fitted: its
-training error); ``splitwise`` is splitwise-sim's prefill and decode times of Llama-2-70B on
-A100 and H100 (MIT), which no shipped profile is fitted on either: a check on another GPU and an
+on Hopper), which the shipped vLLM profile is fitted on together with ``h100`` (its weight-only
+matmul coefficient ``dense_w4a16`` comes from them); ``h100-trtllm-moe`` is the sample's
+TensorRT-LLM rows of the MoE Qwen3-235B-A22B on H100 and ``h100-trtllm-gptoss`` its TensorRT-LLM
+1.3.0rc1 rows of gpt-oss-120b on H100 (W4A16, attention data parallel), which the shipped
+TensorRT-LLM profile is fitted on together with ``h100``; those three are scored as fitted (their
+training error). ``splitwise`` is splitwise-sim's prefill and decode times of Llama-2-70B on
+A100 and H100 (MIT), which no shipped profile is fitted on: a check on another GPU and an
 older engine."""
 
 from importlib import resources
@@ -21,11 +23,12 @@ from napkin.errors import NapkinError
 SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
                         "h100-moe": "aiconfigurator_h100_moe.csv",
                         "h100-trtllm-moe": "aiconfigurator_h100_trtllm_moe.csv",
+                        "h100-trtllm-gptoss": "aiconfigurator_h100_trtllm_gptoss.csv",
                         "splitwise": "splitwise_perf_model.csv"}
 FITTED: tuple[str, ...] = ("h100",)
 """Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
 are scored under the shipped profiles as they are."""
-TRAINING: tuple[str, ...] = ("h100-trtllm-moe",)
+TRAINING: tuple[str, ...] = ("h100-moe", "h100-trtllm-moe", "h100-trtllm-gptoss")
 """Sets a shipped profile was fitted on together with ``h100``, scored as fitted (their
 training error; the cross-validated residuals are in the profile's bands)."""
 
