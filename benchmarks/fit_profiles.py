@@ -1,9 +1,9 @@
 """Fit the shipped calibration profiles (``src/napkin/catalog/profiles/<backend>.yaml``).
 
 Data: the shipped H100 set (``napkin/catalog/measurements/aiconfigurator_h100.csv``, from
-ai-dynamo/aiconfigurator's silicon sample, Apache-2.0) and, for TensorRT-LLM, the same sample's
-H100 rows of the MoE Qwen3-235B-A22B (``aiconfigurator_h100_trtllm_moe.csv``). Each backend's
-rows are fitted
+ai-dynamo/aiconfigurator's silicon sample, Apache-2.0) and the same sample's H100 MoE rows
+(:data:`EXTRA`): for TensorRT-LLM its Qwen3-235B-A22B and gpt-oss-120b rows, for vLLM its
+gpt-oss-120b rows. Each backend's rows are fitted
 (replay → bounded least squares, 4 rounds) and cross-validated leave-one-group-out (GPU, model,
 TP); the hold-out residuals become the profile's error bands. Prints the hold-out errors.
 
@@ -128,10 +128,12 @@ token that the all-reduce bytes would only charge under TP; ``allreduce_bytes`` 
 rows cannot tell the two apart without a dense model under 32 B at TP 1.
 vLLM fitted with the 43 gpt-oss-120b H100 rows too (``aiconfigurator_h100_moe.csv``, TP 2–8;
 2026-12-02, 4 rounds): ``moe_layer`` settles at 14.5 µs (its start, 15 µs), all-reduce 38 µs,
-hold-out over 181 rows 11.7 % / 6.2 % — a screen only, not shipped: those rows are
-InferenceMAX runs, which napkin may not fit on (they are a check). It does not explain
-gpt-oss on H200 at TP 1 (vLLM TPOT 6.3 ms measured, 2.9 ms predicted at 4 clients): a fixed
-cost per MoE layer that the TP ≥ 2 rows file under the all-reduce.
+hold-out over 181 rows 11.7 % / 6.2 % — a screen only, not shipped then: those rows are
+InferenceMAX runs, which the rules of that day kept as a check (since issue 33 the H100
+InferenceMAX rows may be fitted). Shipped 2026-12-04 with a weight-only matmul coefficient
+(``dense_w4a16``, 3.51; ``dense`` 1.45): hold-out 8.9 % / 4.8 % over the 181 rows. It does
+not explain gpt-oss on H200 at TP 1 (vLLM TPOT 6.3 ms measured, 2.9 ms predicted at 4
+clients): a fixed cost per MoE layer that the TP ≥ 2 rows file under the all-reduce.
 vLLM with ``dense_low`` (FP8 matmuls apart from BF16 ones; 1.46 against 1.38): hold-out
 10.9 % / 6.2 %, against 10.4 % / 6.9 % tied; tied kept (TTFT is the one nearer its target and
 two near-equal coefficients buy nothing).
