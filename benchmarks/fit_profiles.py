@@ -131,7 +131,14 @@ vLLM fitted with the 43 gpt-oss-120b H100 rows too (``aiconfigurator_h100_moe.cs
 hold-out over 181 rows 11.7 % / 6.2 % — a screen only, not shipped then: those rows are
 InferenceMAX runs, which the rules of that day kept as a check (since issue 33 the H100
 InferenceMAX rows may be fitted). Shipped 2026-12-04 with a weight-only matmul coefficient
-(``dense_w4a16``, 3.51; ``dense`` 1.45): hold-out 8.9 % / 4.8 % over the 181 rows. It does
+(``dense_w4a16``, 3.51; ``dense`` 1.45): hold-out 8.9 % / 4.8 % over the 181 rows.
+The sample's 30 H100 rows of MiniMax-M2.5 FP8 in vLLM 0.18.0 (InferenceMAX, ``tp 4, ep 4`` and
+attention DP 4 with EP) screened the same day as a third MoE set: hold-out over 211 rows 12.8 %
+/ 6.5 %; with ``allreduce`` fitted too (37.8 µs a collective, ``layer`` → 0) 12.9 % / 6.5 %.
+Their TTFT at 4 clients sits 10–40 ms above napkin's (more under DP), which the fit pays for
+with ``attention`` 1.82 on every model; their TPOT wants a time per collective (the profile's
+all-to-alls cost no latency: ``allreduce`` 0; at 10 µs their TPOT goes 10.2 → 3.7 %, as
+scored). Not shipped. It does
 not explain gpt-oss on H200 at TP 1 (vLLM TPOT 6.3 ms measured, 2.9 ms predicted at 4
 clients): a fixed cost per MoE layer that the TP ≥ 2 rows file under the all-reduce.
 vLLM with ``dense_low`` (FP8 matmuls apart from BF16 ones; 1.46 against 1.38): hold-out
