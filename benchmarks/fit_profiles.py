@@ -102,12 +102,19 @@ With the latency also fitted the per-MoE-layer floor fell to 0; without it the t
 was 17.2 % / 6.1 %, the campaign's TTFT −20 % and its TPOT +8 to +17 % (a floor slows every
 step that carries a prompt, and the measured decode is not slowed): the 136 ms lies outside the
 engine's steps. Not shipped."""
+A2A = ("alltoall", "alltoall_bytes")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
                                                              "dense_low", "eager_layer",
-                                                             "token")),
-                "trtllm": tuple(t for t in TERMS if t != "token_layer"),
-                "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer"))}
+                                                             "token", *A2A)),
+                "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *A2A)),
+                "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
+                                                              *A2A))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
+
+No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
+TensorRT-LLM gpt-oss rows run behind data-parallel attention, too few to set it, so
+TensorRT-LLM and SGLang time their all-to-alls as their fitted all-reduces (as before the pair
+existed) and vLLM, which fits neither, at the link's 10 µs and bandwidth.
 
 vLLM: with every term, hold-out median |error| TTFT 16.1 % / TPOT 5.8 %; the two TP-8 groups
 went opposite ways when held out (Llama-3.1-70B FP8 +23 %, Qwen3-32B BF16 −20 %) because the

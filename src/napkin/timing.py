@@ -343,6 +343,10 @@ class LayoutComm:
       ``max(B·s_in/link, B·s_out/nic) + 2·latency`` with B = :meth:`RankCost.alltoall_bytes`,
       s_in = (g − 1)/(N − 1) of the sends within a node of g = min(N, ``gpus_per_node``) GPUs and
       s_out = (N − g)/(N − 1) over the GPU's NIC (``internode_bytes_per_s``).
+
+    ``latency_s`` is an all-reduce's fixed time, ``alltoall_latency_s`` a dispatch's or a
+    combine's; ``alltoall_link_bytes_per_s`` the link the all-to-alls see within a node
+    (``link_bytes_per_s``, the all-reduces', unless a fitted profile scales them apart).
     """
 
     cost: RankCost
@@ -352,6 +356,8 @@ class LayoutComm:
     latency_s: float
     allreduces: int
     allreduce_bytes_per_token: float
+    alltoall_latency_s: float
+    alltoall_link_bytes_per_s: float
     _seconds: dict[float, tuple[float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
@@ -359,16 +365,22 @@ class LayoutComm:
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
            link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
-           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutComm":
+           gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
+           alltoall_link_bytes_per_s: float | None = None) -> "LayoutComm":
+        """``alltoall_latency_s`` and ``alltoall_link_bytes_per_s``: None for the all-reduces'
+        ``latency_s`` and ``link_bytes_per_s``."""
         count, per_token = parallel_collectives(model, layout.attention_tp)
         return cls(RankCost.of(model, precision, layout), link_bytes_per_s,
-                   internode_bytes_per_s, gpus_per_node, latency_s, count, per_token)
+                   internode_bytes_per_s, gpus_per_node, latency_s, count, per_token,
+                   latency_s if alltoall_latency_s is None else alltoall_latency_s,
+                   link_bytes_per_s if alltoall_link_bytes_per_s is None
+                   else alltoall_link_bytes_per_s)
 
-    def collectives(self, tokens: float) -> int:
-        """Collectives of a step: the all-reduces, and a dispatch and a combine per MoE layer
-        when tokens cross ranks."""
+    def alltoalls(self, tokens: float) -> int:
+        """All-to-alls of a step: a dispatch and a combine per MoE layer when tokens cross
+        ranks, else none."""
         cost = self.cost
-        return self.allreduces + (2 * cost.moe_layers if cost.alltoall_bytes(tokens) else 0)
+        return 2 * cost.moe_layers if cost.alltoall_bytes(tokens) else 0
 
     def seconds(self, tokens: float) -> tuple[float, float]:
         """(all-reduce seconds, all-to-all seconds) of a step of ``tokens`` tokens."""
@@ -385,10 +397,10 @@ class LayoutComm:
         if per_layer:
             n = cost.layout.ranks
             g = min(n, self.gpus_per_node)
-            inside = per_layer * (g - 1) / (n - 1) / self.link_bytes_per_s
+            inside = per_layer * (g - 1) / (n - 1) / self.alltoall_link_bytes_per_s
             outside = per_layer * (n - g) / (n - 1) / self.internode_bytes_per_s
             a2a = cost.moe_layers * ((outside if outside > inside else inside)
-                                     + 2 * self.latency_s)
+                                     + 2 * self.alltoall_latency_s)
         out = self._seconds[tokens] = (allreduce, a2a)
         return out
 
@@ -414,9 +426,11 @@ class LayoutTimer:
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
            device: DeviceTimer, link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
-           gpus_per_node: int = GPUS_PER_NODE) -> "LayoutTimer":
+           gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
+           alltoall_link_bytes_per_s: float | None = None) -> "LayoutTimer":
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
-                                         internode_bytes_per_s, gpus_per_node))
+                                         internode_bytes_per_s, gpus_per_node,
+                                         alltoall_latency_s, alltoall_link_bytes_per_s))
 
     @property
     def request_s(self) -> float:

@@ -291,8 +291,9 @@ def test_flags_per_engine():
 @pytest.mark.parametrize(("seqs", "chunk"), [(1, 0), (64, 0), (256, 2048), (0, 8192)])
 def test_a_layout_basis_times_as_its_fitted_timer(model, layout, seqs, chunk):
     """Fitting sums LayoutBasis terms; predicting runs layout_timer around a fitted timer:
-    coefficients · terms must be the timer's step time (the collectives through the model's
-    allreduce and allreduce_bytes coefficients)."""
+    coefficients · terms must be the timer's step time (the all-reduces through the model's
+    allreduce and allreduce_bytes coefficients, the all-to-alls through alltoall and
+    alltoall_bytes)."""
     from napkin.calibration.basis import TERMS, FittedTimer, LayoutBasis, StepBasis, layout_timer
     from napkin.calibration.profile import load_profile
 
@@ -307,7 +308,9 @@ def test_a_layout_basis_times_as_its_fitted_timer(model, layout, seqs, chunk):
     want = timer.step_s(parts, tokens, bool(chunk))
     assert fitted.time(basis.terms(parts, tokens, bool(chunk))) == pytest.approx(want, rel=1e-9)
     a2a = 2 * m.blocks.count(m.blocks[-1]) if layout.all_to_all else 0
-    assert basis.terms(parts, tokens)[TERMS.index("allreduce")] == timer.comm.allreduces + a2a
+    x = basis.terms(parts, tokens)
+    assert (x[TERMS.index("allreduce")], x[TERMS.index("alltoall")]) == (
+        timer.comm.allreduces, a2a)
 
 
 @settings(max_examples=30, deadline=None)
@@ -356,3 +359,33 @@ def test_redundant_experts_make_ep72_of_deepseek_v3():
     assert cost.alltoall_bytes(seqs) == pytest.approx(
         256 * d * 71 / 72 * H * (1 + 4 / 128 + 2), rel=1e-12)
     assert cost.rank_parts(parts, seqs)[3] == pytest.approx(parts[3] / 72, rel=1e-12)
+
+
+def test_all_to_alls_a_profile_did_not_fit_cost_the_links_own_time():
+    """The DEP8 DeepSeek-V3 decode step of the hand-worked test above (2,048 sequences, 58 MoE
+    layers, 25.77 MB of dispatch and combine a layer on the busiest rank) under fitted profiles:
+    vLLM's leaves the all-reduces out of its fit (its per-layer time carries them), so its
+    all-to-alls take the link's figures, 58 × (25.77 MB / 450 GB/s + 2 × 10 µs) = 4.48 ms
+    (nothing before the pair existed); TensorRT-LLM's times them as its fitted all-reduces
+    (1.54 µs a collective, 2.28 × the ideal link time). The layout basis holds 116 all-to-alls
+    and no all-reduces (attention TP 1), and coefficients · terms is the timer's step."""
+    from napkin.calibration.basis import TERMS, FittedTimer, LayoutBasis, StepBasis, layout_timer
+    from napkin.calibration.profile import load_profile
+
+    m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    lay = ParallelLayout(attention_tp=1, attention_dp=8, expert_parallel=8)
+    seqs, ctx = 2048, 2000
+    parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * ctx, []))
+    a2a = 256 * 8 * (1 - math.comb(224, 8) / math.comb(256, 8)) * 7 / 8 * H * (1 + 4 / 128 + 2)
+    for name, per_byte, latency in (("vllm", 1.0, 10e-6), ("trtllm", 2.27804, 1.53625e-6)):
+        model = load_profile(name).model
+        device = FittedTimer(StepBasis.of(m, acc, "fp8", 1, 450e9), model)
+        timer = layout_timer(m, p, lay, device, 450e9, 10e-6)
+        want = MOE_LAYERS * (per_byte * a2a / 450e9 + 2 * latency)
+        assert timer.comm.seconds(seqs) == (0.0, pytest.approx(want, rel=1e-5))
+        x = LayoutBasis.of(m, acc, p, lay, 450e9).terms(parts, seqs)
+        assert (x[TERMS.index("allreduce")], x[TERMS.index("alltoall")]) == (0.0, 116.0)
+        assert x[TERMS.index("alltoall_bytes")] == pytest.approx(MOE_LAYERS * a2a / 450e9)
+        assert model.time(x) == pytest.approx(timer.step_s(parts, seqs), rel=1e-9)
+    assert MOE_LAYERS * (a2a / 450e9 + 20e-6) == pytest.approx(4.481e-3, rel=1e-3)

@@ -42,10 +42,14 @@ def test_calibrate_terms_hold_the_others_at_zero_and_are_recorded(cli, plain, tm
     written = yaml.safe_load(out_path.read_text())
     assert written["fitted_terms"] == ["dense", "weights", "kv"]
     assert all(v == 0 for k, v in written["coefficients"].items()
-               if k not in ("dense", "dense_low", "dense_w4a16", "weights", "kv"))
+               if k not in ("dense", "dense_low", "dense_w4a16", "weights", "kv", "alltoall",
+                            "alltoall_bytes"))
     # dense_low left out: FP8 matmuls share the dense coefficient
     assert written["coefficients"]["dense_low"] == written["coefficients"]["dense"] \
         == written["coefficients"]["dense_w4a16"]
+    # all-reduces left out: the all-to-alls keep the link's own latency and bandwidth
+    assert (written["coefficients"]["alltoall"], written["coefficients"]["alltoall_bytes"]) \
+        == (10e-6, 1.0)
     assert written["coefficients"]["dense"] >= 1 and "0 (not fitted)" in out
 
 

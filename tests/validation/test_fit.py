@@ -152,6 +152,34 @@ def test_weight_only_matmuls_get_their_own_coefficient_or_share_dense():
     assert 1.5 < shared["dense"] < 3.5 and shared["dense_w4a16"] == shared["dense"]
 
 
+def test_all_to_alls_are_tied_to_the_all_reduces_or_fixed_at_the_links_time():
+    """A row of 1.5 ms of matmul at 1.0 ms ideal plus 116 all-to-alls of 10 µs each (2.66 ms
+    measured): fitted without the all-reduce pair, the all-to-alls keep the link's 10 µs and
+    1.0 (the fit subtracts them) and dense comes out 1.5. With the pair fitted (an all-reduce
+    row of 80 all-reduces, 4 ms measured, sets 50 µs a collective), they share its value."""
+    rows = [_obs(1.5e-3 + 116 * 10e-6, dense=1e-3, alltoall=116)]
+    c = solve(rows, StepModel.of({"dense": 1.0}), terms=["dense"]).model.as_dict()
+    assert c["dense"] == pytest.approx(1.5, rel=1e-4)
+    assert (c["alltoall"], c["alltoall_bytes"]) == (10e-6, 1.0)
+    tied = solve([_obs(4e-3, allreduce=80), _obs(1e-3 + 116 * 50e-6, dense=1e-3, alltoall=116)],
+                 StepModel.of({"dense": 1.0}), terms=["dense", "allreduce"]).model.as_dict()
+    assert tied["allreduce"] == pytest.approx(50e-6, rel=1e-3)
+    assert tied["alltoall"] == tied["allreduce"] and tied["dense"] == pytest.approx(1.0, rel=1e-3)
+
+
+def test_a_profile_file_before_the_all_to_all_pair_ties_it_to_its_fitted_all_reduces():
+    """A profile written before ``alltoall`` existed: with ``allreduce`` among its fitted terms
+    its all-to-alls take that coefficient (as they did), without it the link's 10 µs."""
+    base = {"backend": "sglang", "coefficients": {"dense": 1.5, "allreduce": 3e-5,
+                                                  "allreduce_bytes": 1.2}}
+    fitted = Profile.from_dict({**base, "fitted_terms": ["dense", "allreduce",
+                                                         "allreduce_bytes"]}, "p.yaml")
+    assert fitted.model.as_dict()["alltoall"] == 3e-5
+    assert fitted.model.as_dict()["alltoall_bytes"] == 1.2
+    left = Profile.from_dict({**base, "fitted_terms": ["dense"]}, "p.yaml").model.as_dict()
+    assert (left["alltoall"], left["alltoall_bytes"]) == (10e-6, 1.0)
+
+
 def test_calibrate_writes_a_profile_with_domain_bands_and_sources(tmp_path):
     rows = _measured(ROWS[:6])
     cal = calibrate(rows, "vllm", "synthetic", rounds=2, cv_rounds=1)

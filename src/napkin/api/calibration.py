@@ -44,7 +44,8 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     measured run through the serving simulator, then solve non-negative least squares on the
     relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
     layer, moe_layer, token, token_layer, dense, dense_low, dense_w4a16, attention, weights, kv,
-    allreduce, allreduce_bytes, eager_layer; the rest stay 0).
+    allreduce, allreduce_bytes, alltoall, alltoall_bytes, eager_layer; the rest stay 0, or tied
+    to the matching term).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
     ``key=value,…``); ``campaign``: rows that ran otherwise, each
     ``MODEL[@VERSION][/GPU]:key=value,…`` over ``harness`` (a file mixing benchmark

@@ -30,6 +30,10 @@ term               x_k (per device; T = new tokens in the step)               co
                    devices the KV is split over (``ModelSpec.kv_devices``)
 ``allreduce``      all-reduces in the step: 2 per layer when tp > 1           s per all-reduce
 ``allreduce_bytes`` ring all-reduce bytes per device / link bandwidth          × ideal time
+``alltoall``       all-to-alls in a layout's step (data-parallel attention):  s per all-to-all
+                   a dispatch and a combine per MoE layer
+``alltoall_bytes`` the busiest rank's dispatch and combine bytes / link (NIC   × ideal time
+                   across nodes)
 ``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
                    0 in a decode-only step
 =================  =========================================================  ================
@@ -51,6 +55,15 @@ experts run so on Hopper (TensorRT-LLM's TRITON MoE backend and vLLM's, BF16 act
 dense BF16 coefficient napkin read vLLM's H100 gpt-oss-120b TTFT 16 % short (TPOT within 5 %)
 and TensorRT-LLM's H100 runs 54 % short in TPOT, 70 % in TTFT. A profile without the term uses its
 ``dense`` coefficient for these matmuls.
+
+The all-to-alls of expert parallelism behind data-parallel attention (:class:`LayoutBasis`) have
+their own pair (``alltoall``, ``alltoall_bytes``). A profile that fits the all-reduces' pair
+times them alike (:data:`TIED`); one that leaves the all-reduces out — vLLM's, whose per-layer
+time carries its all-reduces' latency and whose matmul coefficients their bytes, on rows that
+cannot tell them apart — times them at the link's own figures (:data:`UNFITTED`: 10 µs and the
+ideal link time), which the dense rows it was fitted on hold no share of: before, it charged
+them nothing, and the MiniMax-M2.5 H100 rows of vLLM over attention DP 4 and TP 4 × EP 4
+(InferenceMAX, not fitted) read TPOT 10.2 % (bias −8.6 %) short, 3.7 % with 10 µs.
 
 ``token_layer`` is per-token work repeated in every layer that the matmul FLOPs do not count
 (norms, rotary, activations, residual adds, KV writes, the all-reduces' bytes under TP); a
@@ -112,11 +125,17 @@ from napkin.timing import (
 
 TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "dense",
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
-                          "allreduce_bytes", "eager_layer")
+                          "allreduce_bytes", "alltoall", "alltoall_bytes", "eager_layer")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
-TIED_TO_DENSE: tuple[str, ...] = ("dense_low", "dense_w4a16")
-"""Matmul terms of other weight formats that take the ``dense`` coefficient where a profile
-has none of their own (fitted before they existed, or on rows without such matmuls)."""
+TIED: dict[str, str] = {"dense_low": "dense", "dense_w4a16": "dense", "alltoall": "allreduce",
+                        "alltoall_bytes": "allreduce_bytes"}
+"""Terms that take another's coefficient where a fit has none of their own (left out, or no
+row has their work) but fits the other: matmuls of other weight formats take ``dense``'s,
+all-to-alls the all-reduces'."""
+UNFITTED: dict[str, float] = {"alltoall": 10e-6, "alltoall_bytes": 1.0}
+"""What a term is where neither it nor the term it is tied to is fitted: an all-to-all's time
+at the link's latency (10 µs, the roofline's, ``EngineSpec.allreduce_latency_s``) and its
+bytes at the link's bandwidth, not free."""
 FLOOR = TERMS.index("eager_layer")
 """The one term that bounds a step's time from below instead of adding to it."""
 
@@ -200,7 +219,8 @@ class StepBasis:
                 matmul if self.weight_only else 0.0,
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_kv_byte, float(self.allreduces),
-                tokens * self.allreduce_s_per_token, float(self.layers) if prefill else 0.0)
+                tokens * self.allreduce_s_per_token, 0.0, 0.0,
+                float(self.layers) if prefill else 0.0)
 
 
 @dataclass(frozen=True)
@@ -221,11 +241,12 @@ class StepModel:
     def of(cls, values: dict[str, float], request_s: float = 0.0) -> "StepModel":
         """From named coefficients; a missing term is 0, except ``dense_low`` and
         ``dense_w4a16``, which are then the ``dense`` coefficient (one matmul efficiency for
-        every format)."""
+        every format), and the all-to-all pair, which is :data:`UNFITTED`."""
         unknown = set(values) - set(TERMS)
         require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
                 f"{', '.join(TERMS)}")
-        values = {**{t: values.get("dense", 0.0) for t in TIED_TO_DENSE}, **values}
+        values = {**UNFITTED, **{t: values.get("dense", 0.0) for t, of in TIED.items()
+                                 if of == "dense"}, **values}
         return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s)
 
     def as_dict(self) -> dict[str, float]:
@@ -317,17 +338,20 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
                  internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
                  gpus_per_node: int = GPUS_PER_NODE) -> LayoutTimer:
     """A :class:`~napkin.timing.LayoutTimer` around one rank's ``device`` timer. Under a fitted
-    model (a :class:`FittedTimer` at tensor parallel 1) the collectives take its fitted terms,
-    as its all-reduces do: ``allreduce`` seconds each, ``allreduce_bytes`` × the ideal link
-    time (the NIC's scaled alike); the roofline's are the links' and ``latency_s``."""
-    nic = internode_bytes_per_s
+    model (a :class:`FittedTimer` at tensor parallel 1) the collectives take its fitted terms:
+    ``allreduce`` seconds per all-reduce and ``allreduce_bytes`` × their ideal link time,
+    ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
+    NIC time; the roofline's are the links' and ``latency_s``."""
+    nic, a2a_link, a2a_latency_s = internode_bytes_per_s, link_bytes_per_s, latency_s
     if isinstance(device, FittedTimer):
         c = device.model.as_dict()
-        scale, latency_s = c["allreduce_bytes"], c["allreduce"]
         inf = float("inf")
-        link_bytes_per_s, nic = (link_bytes_per_s / scale, nic / scale) if scale else (inf, inf)
+        scale, latency_s = c["allreduce_bytes"], c["allreduce"]
+        link_bytes_per_s = link_bytes_per_s / scale if scale else inf
+        scale, a2a_latency_s = c["alltoall_bytes"], c["alltoall"]
+        a2a_link, nic = (a2a_link / scale, nic / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s, nic,
-                          gpus_per_node)
+                          gpus_per_node, a2a_latency_s, a2a_link)
 
 
 @dataclass(frozen=True)
@@ -335,8 +359,9 @@ class LayoutBasis:
     """The basis of a step in a :class:`ParallelLayout`, as :class:`LayoutTimer` times it: the
     busiest rank's parts (:meth:`RankCost.rank_parts`) through ``device`` (a basis at tensor
     parallel 1), its collective slots holding the layout's — ``allreduce`` the attention
-    all-reduces plus a dispatch and a combine per MoE layer, ``allreduce_bytes`` their ideal
-    link seconds (``comm`` at zero latency). Linear in the step's parts at a given token count,
+    all-reduces and ``allreduce_bytes`` their ideal link seconds, ``alltoall`` a dispatch and
+    a combine per MoE layer and ``alltoall_bytes`` their ideal link (or NIC) seconds (``comm``
+    at zero latency). Linear in the step's parts at a given token count,
     as fitting needs; a fitted model's :func:`layout_timer` gives exactly ``coefficients ·
     terms`` (without two-batch overlap, whose max is not linear)."""
 
@@ -365,6 +390,8 @@ class LayoutBasis:
         x = list(self.device.terms(cost.rank_parts(parts, tokens), cost.rank_tokens(tokens),
                                    prefill))
         allreduce_s, a2a_s = comm.seconds(tokens)
-        x[TERMS.index("allreduce")] = float(comm.collectives(tokens))
-        x[TERMS.index("allreduce_bytes")] = allreduce_s + a2a_s
+        x[TERMS.index("allreduce")] = float(comm.allreduces)
+        x[TERMS.index("allreduce_bytes")] = allreduce_s
+        x[TERMS.index("alltoall")] = float(comm.alltoalls(tokens))
+        x[TERMS.index("alltoall_bytes")] = a2a_s
         return tuple(x)

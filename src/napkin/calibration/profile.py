@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from napkin.calibration.basis import TERMS, StepModel, parse_terms
+from napkin.calibration.basis import TERMS, TIED, StepModel, parse_terms
 from napkin.calibration.protocol import campaigns_of
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
@@ -187,9 +187,12 @@ class Profile:
         if not isinstance(data, dict):
             raise NapkinError(f"{where}: a profile must be a YAML mapping")
         try:
-            coefficients = data["coefficients"]
-            model = StepModel.of({k: float(v) for k, v in coefficients.items()},
-                                 float(data.get("request_s", 0.0)))
+            coefficients = {k: float(v) for k, v in data["coefficients"].items()}
+            fitted = data.get("fitted_terms") or TERMS
+            # a tied term a file predates takes its parent's coefficient if that was fitted
+            coefficients = {**{t: coefficients[of] for t, of in TIED.items()
+                               if of in fitted and of in coefficients}, **coefficients}
+            model = StepModel.of(coefficients, float(data.get("request_s", 0.0)))
             dom = data.get("domain") or {}
             domain = Domain(tuple(dom.get("gpus", ())), tuple(dom.get("models", ())),
                             tuple(dom.get("tensor_parallel", (1, 1))),

@@ -46,7 +46,8 @@ def calibrate(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
                         "step, layer, moe_layer, token, token_layer, dense, dense_low, "
                         "dense_w4a16, attention, weights, kv, allreduce, allreduce_bytes, "
-                        "eager_layer (the rest stay 0).")] = "all",
+                        "alltoall, alltoall_bytes, eager_layer (the rest stay 0, or tied to "
+                        "the matching term).")] = "all",
     campaign: Annotated[list[str] | None, typer.Option(
         "--campaign", help="Rows that ran under another harness: "
                            "MODEL[@VERSION][/GPU]:key=value,… over --harness (repeatable); "

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from napkin.calibration.basis import TIED_TO_DENSE
+from napkin.calibration.basis import TIED, UNFITTED
 from napkin.calibration.measurements import Harness
 from napkin.calibration.profile import Profile
 from napkin.calibration.protocol import campaigns_of
@@ -71,16 +71,19 @@ def profile_section(p: Profile) -> Section:
     def shown(k: str, v: float) -> str:
         if k in p.terms:
             return f"{v:.4g}"
-        if k in TIED_TO_DENSE and "dense" in p.terms:
-            return f"{v:.4g} (= dense)"
+        if k in TIED and TIED[k] in p.terms:
+            return f"{v:.4g} (= {TIED[k]})"
+        if k in UNFITTED:
+            return f"{v:.4g} (the link's, not fitted)"
         return "0 (not fitted)"
     rows = [[k, shown(k, v)] for k, v in p.model.as_dict().items()]
     rows.append(["request_s", f"{p.model.request_s:.4g}"])
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
-                   ["dense/dense_low/dense_w4a16/attention/weights/kv/allreduce_bytes: "
-                    "multiples of the ideal (datasheet) time, 1/efficiency; step, layer, token, "
-                    "allreduce, request: seconds per event; eager_layer: seconds per layer, the "
-                    "least time of a step with a prefill chunk"])
+                   ["dense/dense_low/dense_w4a16/attention/weights/kv/allreduce_bytes/"
+                    "alltoall_bytes: multiples of the ideal (datasheet) time, 1/efficiency; "
+                    "step, layer, token, allreduce, alltoall, request: seconds per event; "
+                    "eager_layer: seconds per layer, the least time of a step with a prefill "
+                    "chunk"])
 
 
 def calibrate_doc(p: Profile, holdout: ValidationReport, out: str) -> Document:

@@ -24,7 +24,15 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from napkin.accounting.forward import Precision
-from napkin.calibration.basis import FLOOR, TERMS, TIED_TO_DENSE, FittedTimer, StepBasis, StepModel
+from napkin.calibration.basis import (
+    FLOOR,
+    TERMS,
+    TIED,
+    UNFITTED,
+    FittedTimer,
+    StepBasis,
+    StepModel,
+)
 from napkin.calibration.measurements import Measurement
 from napkin.calibration.protocol import Campaign, with_latencies
 from napkin.errors import require
@@ -117,7 +125,7 @@ def observations(rows: Sequence[Measurement], model: StepModel,
 
 
 PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "dense_w4a16": 1.0, "attention": 1.0,
-                  "weights": 1.0, "kv": 1.0, "allreduce_bytes": 1.0}
+                  "weights": 1.0, "kv": 1.0, "allreduce_bytes": 1.0, "alltoall_bytes": 1.0}
 """Roofline terms cannot beat the datasheet: their coefficients (1/efficiency) are >= 1."""
 
 
@@ -133,33 +141,37 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
     observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
     value, except the ``eager_layer`` floor, which goes to 0 when it binds on no step (the data
-    do not ask for one). ``dense_low`` and ``dense_w4a16`` (:data:`TIED_TO_DENSE`) are each tied
-    to ``dense`` (one coefficient for both columns) when ``terms`` leaves it out or no row has
-    such matmuls to fit it on.
+    do not ask for one). A term of :data:`~napkin.calibration.basis.TIED` (``dense_low``,
+    ``dense_w4a16`` to ``dense``; the all-to-all pair to the all-reduce pair) shares its
+    parent's coefficient (one for both columns) when ``terms`` leaves it out or no row has its
+    work, and the parent is fitted; left out with its parent, it keeps its
+    :data:`~napkin.calibration.basis.UNFITTED` value, a fixed time the fit subtracts.
 
     ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
     (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
     pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
             "once) an output throughput to fit")
-    i_dense = TERMS.index("dense")
     n_lat = len(latencies_s)
     campaign = np.array([o.campaign for o in obs])
     latency = np.zeros((len(obs), n_lat))
     for g in range(n_lat):
         latency[campaign == g, g] = 1.0
     features = np.hstack([np.array([o.features for o in obs]), latency])
-    tied = [TERMS.index(t) for t in TIED_TO_DENSE if "dense" in terms
-            and (t not in terms or not features[:, TERMS.index(t)].any())]
-    for i in tied:  # one matmul efficiency for both formats: their FLOPs count in dense
-        features[:, i_dense] += features[:, i]
+    tied = {TERMS.index(t): TERMS.index(of) for t, of in TIED.items() if of in terms
+            and (t not in terms or not features[:, TERMS.index(t)].any())}
+    for i, parent in tied.items():  # one coefficient for both columns
+        features[:, parent] += features[:, i]
+    fixed = {TERMS.index(t): v for t, v in UNFITTED.items()
+             if t not in terms and TIED[t] not in terms}
+    fixed_s = sum((features[:, i] * v for i, v in fixed.items()), np.zeros(len(obs)))
     use = [TERMS.index(t) for t in terms if TERMS.index(t) not in tied]
     idle = [i for i in use if not features[:, i].any()]
     lat = [len(TERMS) + 1 + g for g in range(n_lat) if (campaign == g).any()]
     use = [i for i in use if i not in idle] + [len(TERMS)] + lat
     measured = np.array([o.measured_s for o in obs])
     a = features[:, use] / measured[:, None]
-    target = 1.0 - np.array([o.offset_s for o in obs]) / measured
+    target = 1.0 - (np.array([o.offset_s for o in obs]) + fixed_s) / measured
     pull = np.zeros((len(lat), len(use)))
     for k, i in enumerate(lat):
         typical = float(np.median(measured[campaign == i - len(TERMS) - 1]))
@@ -180,17 +192,24 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     if FLOOR in idle:
         full[FLOOR] = 0.0
     full[use] = res.x / scale
-    full[tied] = full[i_dense]
+    for i, parent in tied.items():
+        full[i] = full[parent]
+    for i, v in fixed.items():
+        full[i] = v
     return Fitted(StepModel(tuple(float(v) for v in full[:len(TERMS)]),
                             float(full[len(TERMS)])),
                   tuple(float(v) for v in full[len(TERMS) + 1:]))
 
 
 def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
-    """``model`` with the terms not in ``terms`` at 0 (:data:`TIED_TO_DENSE` at ``dense``)."""
+    """``model`` with the terms not in ``terms`` at 0, a :data:`TIED` one at its parent's
+    coefficient where that is in ``terms``, else at its :data:`UNFITTED` value."""
     c = model.as_dict()
-    kept = {t: (c["dense"] if t in TIED_TO_DENSE else 0.0) if t not in terms else c[t]
-            for t in TERMS}
+    def left_out(t: str) -> float:
+        if t in TIED and TIED[t] in terms:
+            return c[TIED[t]]
+        return UNFITTED.get(t, 0.0)
+    kept = {t: c[t] if t in terms else left_out(t) for t in TERMS}
     return StepModel.of(kept, model.request_s)
 
 
@@ -198,7 +217,7 @@ def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,
         terms: Sequence[str] = TERMS, progress: Progress | None = None,
         campaigns: tuple[Campaign, ...] = ()) -> Fitted:
     """The fixed point of replay-then-solve, from ``start`` (its terms not in ``terms`` at 0
-    from the first replay on, :data:`TIED_TO_DENSE` at ``dense`` when left out); the latencies
+    from the first replay on, :data:`TIED` ones as :func:`_restricted` leaves them); the latencies
     of the fitted-latency ``campaigns`` (rows as :func:`~napkin.calibration.protocol.assume` gave
     them) start from theirs. A harness latency only adds to TTFT, so it does not move the
     schedule the next round replays."""
