@@ -103,6 +103,10 @@ PUBLISHED_TOTALS = [
     # Qwen publishes only "80B in total" (Qwen/Qwen3-Next-80B-A3B-Instruct model card); the
     # exact total is the hand derivation in tests/specs/test_qwen3_next.py (MTP layer apart).
     pytest.param("qwen3-next-80b-a3b", 79_674_391_296, id="qwen3-next-80b-a3b"),
+    # Qwen publishes only "397B in total" with the vision tower (Qwen/Qwen3.5-397B-A17B model
+    # card); the language part's exact total is the hand derivation in
+    # tests/specs/test_qwen3_5.py (MTP layer apart).
+    pytest.param("qwen3.5-397b-a17b", 396_346_350_336, id="qwen3.5-397b-a17b"),
     # moonshotai/Kimi-Linear-48B-A3B-Instruct: a report that lists every tensor of the
     # checkpoint (20 safetensors files, 20,493 tensors) sums them to 49,122,681,728 (the card
     # says "48B", the Hugging Face page 49B); hand-derived in tests/specs/test_kimi_linear.py.

@@ -85,6 +85,10 @@ MODELS: tuple[CatalogModel, ...] = (
     # Read by napkin.specs.qwen3_next. The -Thinking config stands for -Instruct too (their
     # model cards give the same geometry); aiconfigurator shipped it verbatim, then dropped it
     # after this commit.
+    # Read by napkin.specs.qwen3_next (the language part; the vision tower and the declared
+    # MTP layer are not counted).
+    CatalogModel("qwen3.5-397b-a17b", "Qwen/Qwen3.5-397B-A17B",
+                 _AIC + "Qwen--Qwen3.5-397B-A17B_config.json (the language part is read)"),
     CatalogModel("qwen3-next-80b-a3b", "Qwen/Qwen3-Next-80B-A3B-Thinking",
                  "ai-dynamo/aiconfigurator@1b7cfb10a6fa06880ad7911db5ddb949882ff76a "
                  "src/aiconfigurator/model_configs/Qwen--Qwen3-Next-80B-A3B-Thinking_config.json"),

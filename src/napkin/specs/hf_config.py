@@ -10,8 +10,9 @@ sinks, biased experts, alternating sliding-window layers), DeepSeek-V4 (``deepse
 window plus compressed KV layers, an indexer, mHC, hash routing; read by
 :mod:`napkin.specs.deepseek_v4`, whose docstring lists what it counts and leaves out), Qwen3-Next
 (``qwen3_next``: Gated DeltaNet linear attention beside gated full attention; read by
-:mod:`napkin.specs.qwen3_next`), Kimi Linear (``kimi_linear``: Kimi Delta Attention linear
-attention beside MLA, DeepSeek's MoE placement; read by :mod:`napkin.specs.kimi_linear`). Unknown
+:mod:`napkin.specs.qwen3_next`, as is Qwen3.5's ``text_config``, ``qwen3_5_moe_text``), Kimi
+Linear (``kimi_linear``: Kimi Delta Attention linear attention beside MLA, DeepSeek's MoE
+placement; read by :mod:`napkin.specs.kimi_linear`). Unknown
 ``model_type`` values are read as Llama-like with SwiGLU MLPs, as long as the standard keys are
 present. Llama 4 (``llama4``'s ``text_config``, ``llama4_text``: a shared expert beside the
 routed ones, dense layers of ``intermediate_size_mlp``, chunked attention as sliding windows)
@@ -40,6 +41,10 @@ from napkin.specs.modules import (
 
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
+QWEN3_NEXT_TYPES = ("qwen3_next", "qwen3_5_moe_text", "qwen3_5_text")
+"""Read by :mod:`napkin.specs.qwen3_next`: Qwen3-Next, and the language part of Qwen3.5 (its
+``text_config``: the same Gated DeltaNet and gated attention, its projections split
+differently at the same widths)."""
 _DEEPSEEK_LIKE_TYPES = {"kimi_k2", "kimi_linear"}
 """Types built on DeepSeek-V3's layer (Kimi-K2/K2.5: MLA, 384 experts, a shared expert; Kimi
 Linear's MoE placement: ``first_k_dense_replace``, ``moe_layer_freq``)."""
@@ -227,7 +232,7 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         from napkin.specs.deepseek_v4 import from_deepseek_v4  # its models: built on use
 
         return from_deepseek_v4(cfg, raw, name, source)
-    if cfg.model_type == "qwen3_next":
+    if cfg.model_type in QWEN3_NEXT_TYPES:
         from napkin.specs.qwen3_next import from_qwen3_next  # its models: built on use
 
         return from_qwen3_next(cfg, raw, name, source)
