@@ -107,6 +107,9 @@ PUBLISHED_TOTALS = [
     # card); the language part's exact total is the hand derivation in
     # tests/specs/test_qwen3_5.py (MTP layer apart).
     pytest.param("qwen3.5-397b-a17b", 396_346_350_336, id="qwen3.5-397b-a17b"),
+    # zai-org/GLM-5's card: 744B; the exact total is the hand derivation in
+    # tests/specs/test_glm5.py (MTP layer apart).
+    pytest.param("glm-5", 743_911_218_432, id="glm-5"),
     # moonshotai/Kimi-Linear-48B-A3B-Instruct: a report that lists every tensor of the
     # checkpoint (20 safetensors files, 20,493 tensors) sums them to 49,122,681,728 (the card
     # says "48B", the Hugging Face page 49B); hand-derived in tests/specs/test_kimi_linear.py.

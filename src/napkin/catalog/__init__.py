@@ -85,6 +85,10 @@ MODELS: tuple[CatalogModel, ...] = (
     # Read by napkin.specs.qwen3_next. The -Thinking config stands for -Instruct too (their
     # model cards give the same geometry); aiconfigurator shipped it verbatim, then dropped it
     # after this commit.
+    # Read by napkin.specs.deepseek_v32 (DSA; the MTP layer is built, not counted in the total).
+    CatalogModel("glm-5", "zai-org/GLM-5",
+                 _AIC + "nvidia--GLM-5-NVFP4_config.json (NVIDIA's NVFP4 release of GLM-5: the "
+                 "base model's geometry; its quantization_config is not read)"),
     # Read by napkin.specs.qwen3_next (the language part; the vision tower and the declared
     # MTP layer are not counted).
     CatalogModel("qwen3.5-397b-a17b", "Qwen/Qwen3.5-397B-A17B",

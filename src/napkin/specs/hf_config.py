@@ -17,8 +17,8 @@ placement; read by :mod:`napkin.specs.kimi_linear`). Unknown
 present. Llama 4 (``llama4``'s ``text_config``, ``llama4_text``: a shared expert beside the
 routed ones, dense layers of ``intermediate_size_mlp``, chunked attention as sliding windows)
 is read through the keys above by :mod:`napkin.specs.llama4`; DeepSeek-V3.2 (``deepseek_v32``:
-DeepSeek-V3 with DSA, a lightning indexer and top-k sparse attention) by
-:mod:`napkin.specs.deepseek_v32`.
+DeepSeek-V3 with DSA, a lightning indexer and top-k sparse attention) and GLM-5
+(``glm_moe_dsa``) by :mod:`napkin.specs.deepseek_v32`.
 """
 
 import json
@@ -41,6 +41,10 @@ from napkin.specs.modules import (
 
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")
+"""Read by :mod:`napkin.specs.deepseek_v32`: DeepSeek-V3.2, and GLM-5 (``glm_moe_dsa``:
+DeepSeek-V3's MLA and MoE layers at its own sizes, with DeepSeek Sparse Attention's indexer
+under the same keys)."""
 QWEN3_NEXT_TYPES = ("qwen3_next", "qwen3_5_moe_text", "qwen3_5_text")
 """Read by :mod:`napkin.specs.qwen3_next`: Qwen3-Next, and the language part of Qwen3.5 (its
 ``text_config``: the same Gated DeltaNet and gated attention, its projections split
@@ -224,7 +228,7 @@ def from_hf_config(raw: Any, name: str, source: str = "config.json") -> ModelSpe
         err = e.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise NapkinError(f"model: {source}: field {field!r}: {err['msg']}") from None
-    if cfg.model_type == "deepseek_v32":
+    if cfg.model_type in DSA_TYPES:
         from napkin.specs.deepseek_v32 import from_deepseek_v32  # V3's layers plus DSA
 
         return from_deepseek_v32(cfg, raw, name, source)
