@@ -5,8 +5,8 @@ leave-one-group-out; prints the hold-out of every metric and of each perf-overvi
 
 The rows replay as ``benchmarks/check_moe_h100.py`` replays them (trtllm-bench's batch cap and
 token budget, chunked prefill off, 95 % of free memory, the FP8 checkpoints' KV cache in
-``--kv``); gpt-oss is left out (its MXFP4 path on Hopper is off in TP 1 as well, a kernel
-efficiency no term holds). Several minutes on two cores.
+``--kv``); gpt-oss is left out (its rows hold out the weight-only coefficient ``dense_w4a16``,
+which the silicon sample's gpt-oss rows set). Several minutes on two cores.
 
 Usage: python benchmarks/screen_trtllm_throughput.py [--kv fp8|bf16]
 """
