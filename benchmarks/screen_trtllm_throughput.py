@@ -8,15 +8,15 @@ token budget, chunked prefill off, 95 % of free memory, the FP8 checkpoints' KV 
 ``--kv``); gpt-oss is left out (its rows hold out the weight-only coefficient ``dense_w4a16``,
 which the silicon sample's gpt-oss rows set). Several minutes on two cores.
 
-Usage: python benchmarks/screen_trtllm_throughput.py [--kv fp8|bf16]
+Usage: python benchmarks/screen_trtllm_throughput.py [--kv fp8|bf16] [--gptoss] [--add TERMS]
 """
 
 import argparse
 import csv
 import time
 
-from check_moe_h100 import MODELS, SHARED, layout_of
-from fit_profiles import CAMPAIGNS, EXTRA, NOTES, PROTOCOLS, ROUNDS, _rows, screened_terms
+from check_moe_h100 import MODELS, SHARED, WEIGHTS, layout_of
+from fit_profiles import CAMPAIGNS, EXTRA, NOTES, PROTOCOLS, ROUNDS, _rows, _terms, screened_terms
 from napkin.accounting.forward import Precision
 from napkin.calibration.measurements import Harness, Launch, Measurement
 from napkin.catalog import load_accelerator, load_model
@@ -27,21 +27,25 @@ FRACTION = 0.95
 """``kv_cache_free_gpu_mem_fraction`` (the table's notes: 0.95 "in many cases")."""
 
 
-def perf_overview_rows(kv: str) -> list[Measurement]:
-    """The table's H100 rows of the FP8 checkpoints (not gpt-oss) as burst throughput rows."""
+def perf_overview_rows(kv: str, gptoss: bool = False) -> list[Measurement]:
+    """The table's H100 rows of the FP8 checkpoints as burst throughput rows, and with
+    ``gptoss`` gpt-oss's too (W4A16 with a BF16 KV cache, as ``check_moe_h100.py`` reads
+    them)."""
     acc, out = load_accelerator("h100-sxm"), []
     for row in csv.DictReader((SHARED / "trtllm_perf_overview_h100.csv").open()):
         model = MODELS[row["model"]]
-        if model.startswith("gpt-oss"):
+        if model.startswith("gpt-oss") and not gptoss:
             continue
+        weights = WEIGHTS.get(model, "fp8")
+        row_kv = kv if weights == "fp8" else "bf16"
         tp, dp, ep = layout_of(row["parallelism"])
         isl, osl = int(row["isl"]), int(row["osl"])
-        b = bench_settings(load_model(model), Precision.of("fp8", kv), acc, tp * dp, isl, osl,
-                           FRACTION, attention_dp=dp > 1)
+        b = bench_settings(load_model(model), Precision.of(weights, row_kv), acc, tp * dp, isl,
+                           osl, FRACTION, attention_dp=dp > 1)
         out.append(Measurement(
             f"perf-overview:{model}:{row['parallelism']}:{isl}/{osl}", "trtllm", "1.2", model,
-            "h100-sxm", "fp8", tp, isl, osl,
-            Harness("burst", num_requests=int(row["num_requests"] or 1000)), kv_dtype=kv,
+            "h100-sxm", weights, tp, isl, osl,
+            Harness("burst", num_requests=int(row["num_requests"] or 1000)), kv_dtype=row_kv,
             output_tokens_per_s=float(row["value"]) * tp * dp, expert_parallel_size=ep,
             attention_data_parallel=dp,
             launch=Launch(b.max_batch_size, b.max_num_tokens, FRACTION, chunked_prefill=False,
@@ -53,14 +57,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kv", choices=("fp8", "bf16"), default="fp8",
                     help="KV-cache format of the FP8 checkpoints' runs (default fp8)")
+    ap.add_argument("--gptoss", action="store_true",
+                    help="add gpt-oss's rows too (W4A16, BF16 KV)")
+    ap.add_argument("--add", type=_terms, default=(),
+                    help="comma-separated terms to fit beside the shipped set")
     args = ap.parse_args()
-    extra = perf_overview_rows(args.kv)
+    extra = perf_overview_rows(args.kv, args.gptoss)
     rows = [m for name in ("aiconfigurator_h100.csv", *EXTRA.get("trtllm", ()))
             for m in _rows(name)] + extra
     t = time.time()
     cal = calibrate(rows, "trtllm", source_notes=NOTES, protocol=PROTOCOLS["trtllm"],
                     rounds=ROUNDS.get("trtllm", 4), progress=lambda s: print("  ", s),
-                    jobs=0, terms=screened_terms("trtllm", (), ()),
+                    jobs=0, terms=screened_terms("trtllm", (), args.add),
                     campaigns=CAMPAIGNS.get("trtllm", ()))
     for name, s in cal.holdout.overall.items():
         print(f"hold-out {name}: {s.rows} rows, median |error| {s.median_abs_error:.1%} "
