@@ -164,9 +164,6 @@ class Engine:
         self.basis_sum = np.zeros(len(TERMS)) if record else None
         self.cost: LinearCost | SpeculativeCost = tp_cost(model, precision, spec.tensor_parallel)
         if spec.speculative is not None:
-            require(not model.has_compressed_kv,
-                    f"speculative: {model.name} has sparse-attention (compressed) layers, "
-                    "which speculative steps do not cost yet")
             require(spec.mode == "fast" and not record,
                     "speculative: runs in engine.mode fast, without recording a basis")
             self.cost = SpeculativeCost(self.cost, spec.speculative)

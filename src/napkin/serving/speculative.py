@@ -98,10 +98,12 @@ class SpeculativeCost:
 
     def parts(self, shape: StepShape) -> Parts:
         """:meth:`decode_parts` or :meth:`step_parts` of a step's shape; for a model with
-        sliding windows (the shape lists each decode's context) each verification is a chunk of
-        ``k + 1`` tokens read out whole on its sequence's context — its windowed attention
-        pairs exact, ``Σ_j min(c + j, W)`` — and the drafts plain decode steps of the batch,
-        the mixed step scaled as :meth:`step_parts` scales it."""
+        sliding windows or sparse (top-k, compressed) attention — the shape lists each
+        decode's context — each verification is a chunk of ``k + 1`` tokens read out whole on
+        its sequence's context: its windowed attention pairs exact, ``Σ_j min(c + j, W)``, and
+        under DeepSeek-V3.2's DSA each query attends ``min(c + j + 1, top_k)`` latent entries
+        while the indexer scores all ``c + j + 1``, as a prefill chunk's are; the drafts plain
+        decode steps of the batch, the mixed step scaled as :meth:`step_parts` scales it."""
         if shape.dec_ctx is None and not self.cost.windows:
             if shape.chunks:
                 return self.step_parts(shape.n_dec, shape.sum_ctx, shape.chunks)
