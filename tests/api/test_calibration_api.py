@@ -43,12 +43,8 @@ def test_calibrate_matches_cli_and_writes_the_profile(cli, plain, tmp_path):
     assert all(v == 0 for k, v in written["coefficients"].items()
                if k not in ("dense", "dense_low", "dense_w4a16", "weights", "kv", "alltoall",
                             "alltoall_bytes"))
-    # dense_low left out: FP8 matmuls share the dense coefficient
-    assert written["coefficients"]["dense_low"] == written["coefficients"]["dense"] \
-        == written["coefficients"]["dense_w4a16"]
-    # all-reduces left out: the all-to-alls keep the link's own latency and bandwidth
-    assert (written["coefficients"]["alltoall"], written["coefficients"]["alltoall_bytes"]) \
-        == (10e-6, 1.0)
+    # dense_low left out: FP8 matmuls share the dense coefficient (the CLI's test: the rest)
+    assert written["coefficients"]["dense_low"] == written["coefficients"]["dense"]
     assert r.value.holdout.overall["ttft"].rows == 4
 
 

@@ -1,10 +1,11 @@
 """Bad input to the calibration screening scripts (``benchmarks/fit_profiles.py --drop/--add/
---out`` and ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case
-exits 2 before any fitting or replay, with an error line naming the option or file, and no
-traceback; so does ``benchmarks/serve_speed.py`` with a request count that is not a whole
-number >= 1, and ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit or a
-count that is not a whole number >= 1 (before extracting or running anything). The scripts
-run as a user runs them, in a fresh interpreter."""
+--out``, ``benchmarks/screen_trtllm_throughput.py --add/--kv`` and
+``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case exits 2
+before any fitting or replay, with an error line naming the option or file, and no traceback;
+so does ``benchmarks/serve_speed.py`` with a request count that is not a whole number >= 1, and
+``benchmarks/serve_speed_vs.py`` with a revision that is not a commit or a count that is not a
+whole number >= 1 (before extracting or running anything). The scripts run as a user runs
+them, in a fresh interpreter."""
 
 import subprocess
 import sys
@@ -35,6 +36,17 @@ def _refused(p: subprocess.CompletedProcess, names: str) -> None:
 ])
 def test_fit_profiles_refuses_bad_options(args, names):
     _refused(_run("fit_profiles.py", *args), names)
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["--add", "nope"], "--add"),
+    (["--add", ""], "--add"),
+    (["--add", "alltoall,inf"], "inf"),
+    (["--kv", "fp4"], "--kv"),
+    (["--gptoss", "yes"], "unrecognized"),
+])
+def test_the_trtllm_screen_refuses_bad_options(args, names):
+    _refused(_run("screen_trtllm_throughput.py", *args), names)
 
 
 def test_fit_profiles_refuses_a_file_as_out_folder(tmp_path):

@@ -167,6 +167,14 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {latency_s: soon}\n",
     "coefficients: {dense: 1, moe_layer: -1e-5}\nbackend: vllm\n",
     "coefficients: {dense: 1, token_layer: .nan}\nbackend: vllm\n",
+    "coefficients: {dense: 1, dense_w4a16: -2}\nbackend: vllm\n",
+    "coefficients: {dense: 1, dense_w4a16: .inf}\nbackend: vllm\n",
+    "coefficients: {dense: 1, alltoall: .nan}\nbackend: vllm\n",
+    "coefficients: {dense: 1, alltoall: -1e-5}\nbackend: vllm\n",
+    "coefficients: {dense: 1, alltoall_bytes: fast}\nbackend: vllm\n",
+    "coefficients: {dense: 1, allreduce: .inf}\nbackend: vllm\nfitted_terms: [allreduce]\n",
+    "coefficients: {dense: 1, allreduce: 1e-5}\nbackend: vllm\nfitted_terms: 5\n",
+    "coefficients: {dense: 1, alltoal: 1e-5}\nbackend: vllm\n",
     "coefficients: {dense: 1}\nbackend: vllm\n"
     "harness: {campaigns: [{model: x, latency_s: 99}]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\n"

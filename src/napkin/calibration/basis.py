@@ -342,16 +342,18 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
     ``allreduce`` seconds per all-reduce and ``allreduce_bytes`` × their ideal link time,
     ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
     NIC time; the roofline's are the links' and ``latency_s``."""
-    nic, a2a_link, a2a_latency_s = internode_bytes_per_s, link_bytes_per_s, latency_s
+    nic_bytes_per_s, a2a_link_bytes_per_s = internode_bytes_per_s, link_bytes_per_s
+    a2a_latency_s = latency_s
     if isinstance(device, FittedTimer):
         c = device.model.as_dict()
         inf = float("inf")
         scale, latency_s = c["allreduce_bytes"], c["allreduce"]
         link_bytes_per_s = link_bytes_per_s / scale if scale else inf
         scale, a2a_latency_s = c["alltoall_bytes"], c["alltoall"]
-        a2a_link, nic = (a2a_link / scale, nic / scale) if scale else (inf, inf)
-    return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s, nic,
-                          gpus_per_node, a2a_latency_s, a2a_link)
+        a2a_link_bytes_per_s, nic_bytes_per_s = (a2a_link_bytes_per_s / scale,
+                                                 nic_bytes_per_s / scale) if scale else (inf, inf)
+    return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
+                          nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s)
 
 
 @dataclass(frozen=True)

@@ -527,15 +527,20 @@ MXFP4, TRTLLM backend) and vLLM's under ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1`
 InferenceMAX's B200 scripts set from 2025-11 on."""
 
 
-def _runnable_weights(weights: str, gpu: str) -> str:
-    """``weights``, or :data:`FP4_WITHOUT_FP4_RATE` for a W4A4 format on a catalog GPU that has
-    no FP4 rate (a GPU napkin does not know is left to fail where it is replayed)."""
+def _fp4_rate(gpu: str) -> bool | None:
+    """Whether catalog GPU ``gpu`` has an FP4 tensor rate; None for a GPU napkin does not know
+    (left to fail where it is replayed)."""
     from napkin.catalog import accelerators
 
     acc = accelerators().get(gpu)
+    return None if acc is None else "fp4" in acc.dense_flops_per_s
+
+
+def _runnable_weights(weights: str, gpu: str) -> str:
+    """``weights``, or :data:`FP4_WITHOUT_FP4_RATE` for a W4A4 format on a catalog GPU that has
+    no FP4 rate."""
     w4a4 = weights in ("nvfp4", "mxfp4-w4a4")
-    return FP4_WITHOUT_FP4_RATE if w4a4 and acc and "fp4" not in acc.dense_flops_per_s \
-        else weights
+    return FP4_WITHOUT_FP4_RATE if w4a4 and _fp4_rate(gpu) is False else weights
 
 
 def _mxfp4_path(gpu: str) -> str:
@@ -547,11 +552,7 @@ def _mxfp4_path(gpu: str) -> str:
     of its GPT-OSS deployment guide; the perf-overview's notes: "GPT-OSS on Hopper: kv dtype
     auto, MoE backend TRITON"): those rows read as W4A16 with the checkpoint's own KV cache
     (BF16; it declares none)."""
-    from napkin.catalog import accelerators
-
-    acc = accelerators().get(gpu)
-    return MXFP4_ON_BLACKWELL if acc and "fp4" in acc.dense_flops_per_s \
-        else FP4_WITHOUT_FP4_RATE
+    return MXFP4_ON_BLACKWELL if _fp4_rate(gpu) else FP4_WITHOUT_FP4_RATE
 
 
 def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurement:
