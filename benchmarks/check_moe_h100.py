@@ -32,6 +32,7 @@ from pathlib import Path
 
 from napkin.accounting.forward import Precision
 from napkin.accounting.linear import LinearCost
+from napkin.calibration.basis import layout_timer
 from napkin.calibration.measurements import Harness, Launch, Measurement
 from napkin.calibration.profile import load_profile
 from napkin.catalog import load_accelerator, load_model
@@ -39,7 +40,7 @@ from napkin.errors import NapkinError
 from napkin.serving.engine import EngineSpec
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
-from napkin.timing import MIN_EFFICIENCY, Efficiency, LayoutTimer, RooflineTimer, check_efficiency
+from napkin.timing import MIN_EFFICIENCY, Efficiency, RooflineTimer, check_efficiency
 from napkin.validation.fit import fitted_timer
 from napkin.validation.replay import replay, roofline_timer
 from napkin.validation.trtllm_bench import bench_settings
@@ -148,7 +149,8 @@ def sglang_blog(path: Path, eff: Efficiency) -> None:
                    "sglang profile": fitted_timer(load_profile("sglang").model)(
                        m, acc, p, EngineSpec(num_blocks=1, backend="sglang"))}
         for label, device in devices.items():
-            timer = LayoutTimer.of(m, p, layout, device, acc.allreduce_bytes_per_s, 10e-6)
+            timer = layout_timer(m, p, layout, device, acc.allreduce_bytes_per_s, 10e-6,
+                                 engine="sglang")
             step = timer.step_s(cost.parts(shape), tokens, phase == "prefill")
             got = per_gpu * 8 / step
             print(f"SGLang DeepSeek-V3 {phase} {layout.label()} ({row['isl'] or row['kv_len']}),"

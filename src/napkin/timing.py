@@ -15,7 +15,14 @@ from napkin.accounting.batch import BatchShape
 from napkin.accounting.collectives import parallel_collectives
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.ops import CallCost
-from napkin.accounting.ranks import Parts, RankCost
+from napkin.accounting.overlap import (
+    ATTENTION_CORE,
+    ATTENTION_PREPARE,
+    SHARED_EXPERTS,
+    STAGGERED,
+    schedule_of,
+)
+from napkin.accounting.ranks import ROUTED_EXPERTS, Parts, RankCost
 from napkin.accounting.series import AffineRun
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
@@ -392,17 +399,27 @@ class LayoutComm:
         if self.allreduces:
             allreduce = (self.allreduces * self.latency_s + self.allreduce_bytes_per_token
                          * cost.rank_tokens(tokens) / self.link_bytes_per_s)
-        a2a = 0.0
-        per_layer = cost.alltoall_bytes(tokens)
-        if per_layer:
-            n = cost.layout.ranks
-            g = min(n, self.gpus_per_node)
-            inside = per_layer * (g - 1) / (n - 1) / self.alltoall_link_bytes_per_s
-            outside = per_layer * (n - g) / (n - 1) / self.internode_bytes_per_s
-            a2a = cost.moe_layers * ((outside if outside > inside else inside)
-                                     + 2 * self.alltoall_latency_s)
-        out = self._seconds[tokens] = (allreduce, a2a)
+        dispatch, combine = self.layer_alltoall_s(tokens)
+        out = self._seconds[tokens] = (allreduce, cost.moe_layers * (dispatch + combine))
         return out
+
+    def layer_alltoall_s(self, tokens: float) -> tuple[float, float]:
+        """(dispatch seconds, combine seconds) of one MoE layer of ``tokens`` tokens: the
+        layer's link time ``max(B·s_in/link, B·s_out/nic)`` split by the two's bytes
+        (:meth:`RankCost.dispatch_share`), each plus ``alltoall_latency_s``; (0, 0) when no
+        token crosses ranks."""
+        cost = self.cost
+        per_layer = cost.alltoall_bytes(tokens)
+        if not per_layer:
+            return 0.0, 0.0
+        n = cost.layout.ranks
+        g = min(n, self.gpus_per_node)
+        inside = per_layer * (g - 1) / (n - 1) / self.alltoall_link_bytes_per_s
+        outside = per_layer * (n - g) / (n - 1) / self.internode_bytes_per_s
+        link = outside if outside > inside else inside
+        share = cost.dispatch_share()
+        return (link * share + self.alltoall_latency_s,
+                link * (1 - share) + self.alltoall_latency_s)
 
 
 @dataclass(frozen=True)
@@ -413,24 +430,33 @@ class LayoutTimer:
     (:class:`LayoutComm`).
 
     With ``two_batch_overlap`` a step runs as two micro-batches, each reading the rank's
-    weights (:meth:`RankCost.run_parts`), and the all-to-alls of one run under the other's
-    compute: a step takes ``max(device time, all-to-all time)`` plus the all-reduces (in a
-    decode run the overlap is taken at the run's first step). A memory-bound decode step can so
-    be slower with the overlap than without: it pays the weights twice to hide the all-to-all.
+    weights (:meth:`RankCost.run_parts`), and each all-to-all of one runs under a stage of the
+    other's work (:mod:`napkin.accounting.overlap`; ``engine``'s schedule): a step takes the
+    device time of both plus what of each all-to-all outlasts the work under it, plus the
+    all-reduces (in a decode run the overlap is taken at the run's first step). A stage's time
+    is what its work adds to a micro-batch's step on ``device`` (the step's time less the
+    step's without it), per layer; a dispatch's or combine's is :meth:`LayoutComm.
+    layer_alltoall_s` at a micro-batch's tokens. A memory-bound decode step can so be slower
+    with the overlap than without: it pays the weights twice to hide part of the all-to-all.
     """
 
     device: DeviceTimer
     comm: LayoutComm
+    engine: str | None = None
+    """The serving engine whose overlap schedule applies (:func:`~napkin.accounting.overlap.
+    schedule_of`)."""
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
            device: DeviceTimer, link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
            gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
-           alltoall_link_bytes_per_s: float | None = None) -> "LayoutTimer":
+           alltoall_link_bytes_per_s: float | None = None,
+           engine: str | None = None) -> "LayoutTimer":
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
                                          internode_bytes_per_s, gpus_per_node,
-                                         alltoall_latency_s, alltoall_link_bytes_per_s))
+                                         alltoall_latency_s, alltoall_link_bytes_per_s),
+                   engine)
 
     @property
     def request_s(self) -> float:
@@ -440,15 +466,52 @@ class LayoutTimer:
     def cost(self) -> RankCost:
         return self.comm.cost
 
-    def _exposed(self, rank: Parts, tokens: float, prefill: bool) -> float:
-        """Communication time the step adds to the busiest rank's work ``rank``: all of it,
-        or with two-batch overlap the all-reduces plus what of the all-to-alls outlasts the
-        rank's own time."""
+    def _exposed(self, parts: Parts, tokens: float, prefill: bool,
+                 group: tuple[Parts, float] | None) -> float:
+        """Communication time the step adds to the busiest rank's work: all of it, or with
+        two-batch overlap the all-reduces plus :meth:`overlap_exposed_s`."""
         allreduce, a2a = self.comm.seconds(tokens)
         if a2a and self.comm.cost.layout.two_batch_overlap:
-            t = self.device.step_s(rank, self.comm.cost.rank_tokens(tokens), prefill)
-            return allreduce + (a2a - t if a2a > t else 0.0)
+            return allreduce + self.overlap_exposed_s(parts, tokens, prefill, group)
         return allreduce + a2a
+
+    def stage_s(self, parts: Parts, tokens: float, prefill: bool = False,
+                group: tuple[Parts, float] | None = None) -> dict[str, float]:
+        """Per-layer seconds of each stage of one micro-batch under two-batch overlap
+        (:meth:`RankCost.micro_batch`): what the stage adds to the micro-batch's step on
+        ``device``, over the layers that carry it (attention: every layer; experts: the MoE
+        layers)."""
+        cost = self.comm.cost
+        whole, stages = cost.micro_batch(parts, tokens, group)
+        n = cost.rank_tokens(tokens) / 2
+        base = self.device.step_s(whole, n, prefill)
+        layers = cost.stages.layers if cost.stages else 1
+        out = {}
+        for name, stage in stages.items():
+            rest = tuple(w - s if w > s else 0.0 for w, s in zip(whole, stage, strict=True))
+            per = layers if name in (ATTENTION_PREPARE, ATTENTION_CORE) else cost.moe_layers
+            out[name] = (base - self.device.step_s(rest, n, prefill)) / per
+        return out
+
+    def overlap_exposed_s(self, parts: Parts, tokens: float, prefill: bool = False,
+                          group: tuple[Parts, float] | None = None) -> float:
+        """All-to-all seconds a two-batch-overlap step shows: over the MoE layers and the two
+        micro-batches, each dispatch's and combine's time (:meth:`LayoutComm.
+        layer_alltoall_s` at half the tokens) less the stage time run under it
+        (:meth:`stage_s`), where positive — ``staggered``: dispatch under the shared experts
+        and the attention prepare, combine under the attention core; ``alternating``: dispatch
+        under the whole attention side, combine under the routed experts."""
+        t = self.stage_s(parts, tokens, prefill, group)
+        dispatch, combine = self.comm.layer_alltoall_s(tokens / 2)
+        if schedule_of(self.engine, prefill) == STAGGERED:
+            hide_dispatch, hide_combine = t[SHARED_EXPERTS] + t[ATTENTION_PREPARE], \
+                t[ATTENTION_CORE]
+        else:
+            hide_dispatch = t[ATTENTION_PREPARE] + t[ATTENTION_CORE] + t[SHARED_EXPERTS]
+            hide_combine = t[ROUTED_EXPERTS]
+        per_layer = ((dispatch - hide_dispatch if dispatch > hide_dispatch else 0.0)
+                     + (combine - hide_combine if combine > hide_combine else 0.0))
+        return 2 * self.comm.cost.moe_layers * per_layer
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False,
                group: tuple[Parts, float] | None = None) -> float:
@@ -459,7 +522,7 @@ class LayoutTimer:
         cost = self.comm.cost
         rank = cost.run_parts(parts, tokens, group)
         return self.device.step_s(rank, cost.rank_tokens(tokens), prefill,
-                                  self._exposed(rank, tokens, prefill))
+                                  self._exposed(parts, tokens, prefill, group))
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False, group: tuple[Parts, float] | None = None) -> StepSeries:
@@ -472,7 +535,8 @@ class LayoutTimer:
                                   None if parts1 is None
                                   else cost.run_parts(parts1, tokens, group),
                                   cost.rank_tokens(tokens), prefill,
-                                  self._exposed(rank0, tokens, prefill) if tokens else 0.0)
+                                  self._exposed(parts0, tokens, prefill, group) if tokens
+                                  else 0.0)
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         return self.device.effective(terms)

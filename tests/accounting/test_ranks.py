@@ -127,12 +127,14 @@ def test_dispatch_precision():
 
 
 def test_two_batch_overlap_pays_the_weights_twice_to_hide_the_all_to_all():
-    """With TBO a step is two micro-batches, each reading the rank's weights, and takes
-    max(device time, all-to-all time). DEP8 DeepSeek-V3 decode of 2,048 sequences at 2,000
-    tokens (the hand-worked step above, memory-bound): without TBO (81.7 + 16.2 + 36.0) GB /
-    3.35 TB/s + 4.48 ms = 44.46 ms; with it (2·97.9 + 36.0) GB / 3.35 TB/s = 69.2 ms — the
-    overlap loses in a memory-bound decode. A prefill of 16,384 tokens a GPU is compute-bound:
-    its weights' second read hides under the FLOPs, and so does its all-to-all."""
+    """With TBO a step is two micro-batches, each reading the rank's weights, each all-to-all
+    of one under a stage of the other's work (tests/accounting/test_overlap.py). DEP8
+    DeepSeek-V3 decode of 2,048 sequences at 2,000 tokens (the hand-worked step above,
+    memory-bound): without TBO (81.7 + 16.2 + 36.0) GB / 3.35 TB/s + 4.48 ms = 44.46 ms; with
+    it (2·97.9 + 36.0) GB / 3.35 TB/s = 69.2 ms, every all-to-all hidden (on NVLink a layer's
+    dispatch is 20 µs, under 35 µs of attention side) — the overlap loses in a memory-bound
+    decode within a node. A prefill of 16,384 tokens a GPU is compute-bound: its weights'
+    second read hides under the FLOPs, and so does its all-to-all."""
     m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
     p = Precision.of("fp8", "bf16")
     dev = RooflineTimer.of(m, acc, "fp8", Efficiency())

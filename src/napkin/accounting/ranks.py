@@ -41,6 +41,13 @@ from napkin.accounting.forward import (
     routed_weight_bytes,
     weight_bytes,
 )
+from napkin.accounting.overlap import (
+    ATTENTION_CORE,
+    ATTENTION_PREPARE,
+    SHARED_EXPERTS,
+    OverlapStages,
+    StageRates,
+)
 from napkin.accounting.routing import (
     expected_destination_ranks,
     expected_max_rank_experts_touched,
@@ -56,6 +63,9 @@ Parts = tuple[float, float, float, float, float]
 
 COMBINE_BYTES = 2
 """Bytes per hidden element of the combine (outputs return in BF16)."""
+
+ROUTED_EXPERTS = "routed"
+"""The routed experts' stage of a micro-batch (:meth:`RankCost.micro_batch`)."""
 
 
 def dispatch_bytes_per_element(compute: str) -> float:
@@ -127,6 +137,8 @@ class RankCost:
     hidden_size: int
     dispatch_bytes: float
     """Bytes per hidden element of a dispatch (:func:`dispatch_bytes_per_element`)."""
+    stages: OverlapStages | None = None
+    """The work that hides all-to-alls under two-batch overlap (MoE models)."""
     _routed: dict[float, tuple[float, float, float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
     """:meth:`routed` by token count (a simulator asks for the same few counts many times)."""
@@ -143,7 +155,8 @@ class RankCost:
         return cls(layout, tuple(ExpertGroup(e, k, f, b) for (e, k), (f, b) in per_group.items()),
                    model.kv_devices(layout.attention_tp),
                    sum(1 for b in model.blocks if b.experts is not None), model.hidden_size,
-                   dispatch_bytes_per_element(precision.weights.compute))
+                   dispatch_bytes_per_element(precision.weights.compute),
+                   OverlapStages.of(model, precision) if per_group else None)
 
     def busiest(self, g: ExpertGroup, tokens: int) -> tuple[float, float]:
         """(the busiest rank's (token, expert) load, the most experts one rank touches) of
@@ -211,6 +224,35 @@ class RankCost:
             dense, attention, weights, kv, sixteen = rank
             return dense, attention, 2 * weights, kv, sixteen
         return rank
+
+    def micro_batch(self, parts: Parts, tokens: float,
+                    group: tuple[Parts, float] | None = None) -> tuple[Parts, dict[str, Parts]]:
+        """Under two-batch overlap: one micro-batch's parts on the busiest rank — half the
+        FLOPs and KV bytes of :meth:`rank_parts`, all of its weights — and the parts of its
+        stages over all layers (:mod:`napkin.accounting.overlap`): the attention prepare and
+        core and the shared experts (their per-token FLOPs for T/(2N) tokens a rank, their
+        weights over the attention TP; the core also the step's attention FLOPs and KV bytes),
+        and the routed experts (the busiest rank's)."""
+        dense, attention, weights, kv, sixteen = self.rank_parts(parts, tokens, group)
+        stages = self.stages
+        assert stages is not None and self.groups, "two-batch overlap needs a MoE model"
+        share, tp_a = tokens / (2 * self.layout.ranks), float(self.layout.attention_tp)
+        _, _, rank_f, rank_b = self.routed(tokens)
+
+        def work(r: StageRates, att: float = 0.0, cache: float = 0.0) -> Parts:
+            return (r.flops_per_token * share, att, r.weight_bytes / tp_a, cache,
+                    r.sixteen_per_token * share)
+
+        return ((dense / 2, attention / 2, weights, kv / 2, sixteen / 2),
+                {ATTENTION_PREPARE: work(stages.prepare),
+                 ATTENTION_CORE: work(stages.core, attention / 2, kv / 2),
+                 SHARED_EXPERTS: work(stages.shared),
+                 ROUTED_EXPERTS: (rank_f / 2, 0.0, rank_b, 0.0, 0.0)})
+
+    def dispatch_share(self) -> float:
+        """The dispatch's share of an all-to-all layer's bytes: b_dispatch / (b_dispatch +
+        b_combine)."""
+        return self.dispatch_bytes / (self.dispatch_bytes + COMBINE_BYTES)
 
     def rank_tokens(self, tokens: float) -> float:
         """Tokens one attention group runs: ``T / dp_a``."""

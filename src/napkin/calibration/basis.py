@@ -336,8 +336,9 @@ class FittedTimer:
 def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
                  device: DeviceTimer, link_bytes_per_s: float, latency_s: float,
                  internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
-                 gpus_per_node: int = GPUS_PER_NODE) -> LayoutTimer:
-    """A :class:`~napkin.timing.LayoutTimer` around one rank's ``device`` timer. Under a fitted
+                 gpus_per_node: int = GPUS_PER_NODE, engine: str | None = None) -> LayoutTimer:
+    """A :class:`~napkin.timing.LayoutTimer` around one rank's ``device`` timer (``engine``:
+    whose two-batch-overlap schedule applies). Under a fitted
     model (a :class:`FittedTimer` at tensor parallel 1) the collectives take its fitted terms:
     ``allreduce`` seconds per all-reduce and ``allreduce_bytes`` × their ideal link time,
     ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
@@ -353,7 +354,8 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
         a2a_link_bytes_per_s, nic_bytes_per_s = (a2a_link_bytes_per_s / scale,
                                                  nic_bytes_per_s / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
-                          nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s)
+                          nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s,
+                          engine)
 
 
 @dataclass(frozen=True)

@@ -360,7 +360,7 @@ class Built:
         e = self.scenario.engine
         return layout_timer(self.model, self.precision, layout, timer,
                             spec.allreduce_bytes_per_s, spec.allreduce_latency_s,
-                            e.internode_gbs * GB, e.gpus_per_node)
+                            e.internode_gbs * GB, e.gpus_per_node, spec.backend)
 
     def engines(self) -> list[Engine]:
         """Fresh engine replicas (a simulation mutates them): the prefill pool first when

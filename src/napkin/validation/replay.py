@@ -294,7 +294,7 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     device = timer(model, acc, precision, replace(spec, tensor_parallel=1))
     return Engine(model, acc, precision, Efficiency(), spec, record=record,
                   timer=layout_timer(model, precision, layout, device, link,
-                                     spec.allreduce_latency_s),
+                                     spec.allreduce_latency_s, engine=m.backend),
                   basis=LayoutBasis.of(model, acc, precision, layout, link) if record else None)
 
 
