@@ -136,6 +136,10 @@ def test_a_prefill_pool_in_dep_too():
     assert b.prefill_layout.label() == "dp8 ep8 tbo"
     prefill = b.engines()[0]
     assert isinstance(prefill.timer, LayoutTimer) and prefill.dp == 8
+    assert prefill.timer.engine == "vllm"  # the scenario's backend sets the overlap schedule
+    sglang = build(_scenario(**dep, backend="sglang", two_batch_overlap=True), Path("."))
+    timer = sglang.engines()[0].timer
+    assert isinstance(timer, LayoutTimer) and timer.engine == "sglang"
     assert summarize(b.simulate()).requests == 200
     for extra, message in (
             ({"prefill_data_parallel": 3},
