@@ -32,6 +32,10 @@ PUBLISHED_TOTALS = [
     # transformers_version); 671,026,419,200 main-model parameters (an R1-0528 calculator
     # preset; Fireworks paramCount), MTP module excluded.
     pytest.param("deepseek-r1", 671_026_419_200, id="deepseek-r1"),
+    # deepseek-ai/DeepSeek-V3.1: DeepSeek-V3's geometry (NVIDIA's NVFP4 release's config.json
+    # differs from V3's only in transformers_version and the quantization block), so the same
+    # main-model count; its model card: 671B total parameters, 37B activated.
+    pytest.param("deepseek-v3.1", 671_026_419_200, id="deepseek-v3.1"),
     # Qwen/Qwen2.5-7B: GGUF general.parameter_count 7,615,616,512 (Ollama qwen2.5:7b show;
     # HF API gguf.total 7615616512).
     pytest.param("qwen2.5-7b", 7_615_616_512, id="qwen2.5-7b"),

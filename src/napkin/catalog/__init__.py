@@ -66,6 +66,10 @@ MODELS: tuple[CatalogModel, ...] = (
                  _AIC + "Qwen--Qwen3-235B-A22B_config.json"),
     CatalogModel("deepseek-r1", "deepseek-ai/DeepSeek-R1",
                  _AIC + "deepseek-ai--DeepSeek-R1_config.json"),
+    # DeepSeek-V3.1 has DeepSeek-V3's geometry; the config is NVIDIA's NVFP4 release's (no
+    # quantization_config: its hf_quant_config.json declares NVFP4 weights and an FP8 KV cache).
+    CatalogModel("deepseek-v3.1", "deepseek-ai/DeepSeek-V3.1",
+                 _AIC + "nvidia--DeepSeek-V3.1-NVFP4_config.json"),
     CatalogModel("minimax-m2.5", "MiniMaxAI/MiniMax-M2.5",
                  _AIC + "MiniMaxAI--MiniMax-M2.5_config.json"),
     CatalogModel("kimi-k2.5", "moonshotai/Kimi-K2.5",
