@@ -445,6 +445,10 @@ class LayoutTimer:
     engine: str | None = None
     """The serving engine whose overlap schedule applies (:func:`~napkin.accounting.overlap.
     schedule_of`)."""
+    pair_s: float = 0.0
+    """Seconds per routed (token, expert) pair the busiest rank permutes
+    (:meth:`RankCost.rank_pairs`; a fitted profile's ``expert_pair`` time, 0 for the
+    roofline), added to its work."""
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
@@ -452,11 +456,11 @@ class LayoutTimer:
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
            gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
            alltoall_link_bytes_per_s: float | None = None,
-           engine: str | None = None) -> "LayoutTimer":
+           engine: str | None = None, pair_s: float = 0.0) -> "LayoutTimer":
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
                                          internode_bytes_per_s, gpus_per_node,
                                          alltoall_latency_s, alltoall_link_bytes_per_s),
-                   engine)
+                   engine, pair_s)
 
     @property
     def request_s(self) -> float:
@@ -468,12 +472,14 @@ class LayoutTimer:
 
     def _exposed(self, parts: Parts, tokens: float, prefill: bool,
                  group: tuple[Parts, float] | None) -> float:
-        """Communication time the step adds to the busiest rank's work: all of it, or with
-        two-batch overlap the all-reduces plus :meth:`overlap_exposed_s`."""
+        """Time the step adds to the busiest rank's parts: its routed pairs' (``pair_s``) and
+        the communication, all of it, or with two-batch overlap the all-reduces plus
+        :meth:`overlap_exposed_s`."""
         allreduce, a2a = self.comm.seconds(tokens)
+        pairs = self.comm.cost.rank_pairs(tokens) * self.pair_s if self.pair_s else 0.0
         if a2a and self.comm.cost.layout.two_batch_overlap:
-            return allreduce + self.overlap_exposed_s(parts, tokens, prefill, group)
-        return allreduce + a2a
+            return allreduce + pairs + self.overlap_exposed_s(parts, tokens, prefill, group)
+        return allreduce + pairs + a2a
 
     def stage_s(self, parts: Parts, tokens: float, prefill: bool = False,
                 group: tuple[Parts, float] | None = None) -> dict[str, float]:

@@ -232,3 +232,48 @@ def test_a_profile_without_dense_w4a16_uses_its_dense_coefficient():
     plain = FittedTimer(StepBasis.of(model, acc, "bf16", 1, 450e9), StepModel.of({"dense": 1.7}))
     assert old.step_s(parts, 100) == pytest.approx(plain.step_s(parts, 100))
     assert old.step_s(parts, 100) == pytest.approx(1.7 * 4.5e12 / 989.4e12)
+
+
+def test_expert_pair_term_by_hand():
+    """DeepSeek-V3 routes a token to 8 experts in each of its 58 MoE layers: 464 (token, expert)
+    pairs, each moving a 7,168-element BF16 hidden vector — 464·7,168·2 B = 6.65 MB a token
+    over 3.35 TB/s, on every rank under TP (each permutes all the step's pairs); a dense model
+    has none."""
+    acc = load_accelerator("h100-sxm")
+    for tp in (1, 8):
+        basis = StepBasis.of(load_model("deepseek-v3"), acc, "fp8", tp, 450e9)
+        x = basis.terms((1e12, 1e10, 1e10, 1e9, 0.0), 100)
+        assert x[TERMS.index("expert_pair")] == pytest.approx(100 * 464 * 7168 * 2 / 3.35e12)
+    dense = StepBasis.of(load_model("qwen3-8b"), acc, "bf16", 1, 450e9)
+    assert dense.terms((1e12, 1e10, 1e10, 1e9, 0.0), 100)[TERMS.index("expert_pair")] == 0.0
+
+
+def test_a_layout_counts_the_busiest_ranks_pairs():
+    """In a layout the pair term is the busiest rank's routed pairs (RankCost.rank_pairs),
+    not one rank's tokens times k: TP 8 attention with EP 8 (vLLM's ``tp8 ep8``) at 800 tokens
+    puts ≈ 800·8/8 = 800 pairs a layer on a rank (the uniform routing's busiest a little
+    more), where the device's 800 tokens would count 6,400. A profile's coefficient c makes
+    ``pair_s`` = c·7,168·2 B / 3.35 TB/s a pair, and the device timer inside counts none."""
+    from dataclasses import replace
+
+    from napkin.calibration.basis import LayoutBasis, layout_timer
+    from napkin.specs.layout import ParallelLayout
+
+    model, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    layout = ParallelLayout(8, 1, 8)
+    basis = StepBasis.of(model, acc, "fp8", 1, 450e9)
+    sm = StepModel.of({"dense": 1.5, "weights": 1.0, "expert_pair": 6.0})
+    timer = layout_timer(model, p, layout, FittedTimer(basis, sm), 450e9, 10e-6)
+    assert timer.pair_s == pytest.approx(6.0 * 7168 * 2 / 3.35e12)
+    assert timer.device.basis == replace(basis, pair_s_per_token=0.0)
+    pairs = timer.cost.rank_pairs(800)
+    assert 800 * 58 < pairs < 1.2 * 800 * 58
+    parts = LinearCost.of(model, p).parts(StepShape(800, 800 * 1000, []))
+    plain = layout_timer(model, p, layout, FittedTimer(basis, StepModel.of(
+        {"dense": 1.5, "weights": 1.0})), 450e9, 10e-6)
+    assert timer.step_s(parts, 800) - plain.step_s(parts, 800) == pytest.approx(
+        pairs * timer.pair_s, rel=1e-9)
+    lb = LayoutBasis.of(model, acc, p, layout, 450e9)
+    x = lb.terms(parts, 800)
+    assert x[TERMS.index("expert_pair")] == pytest.approx(pairs * 7168 * 2 / 3.35e12)

@@ -167,6 +167,18 @@ def test_all_to_alls_are_tied_to_the_all_reduces_or_fixed_at_the_links_time():
     assert tied["alltoall"] == tied["allreduce"] and tied["dense"] == pytest.approx(1.0, rel=1e-3)
 
 
+def test_a_held_term_is_subtracted_not_fitted():
+    """A row of 1.5 ms of matmul at 1.0 ms ideal plus 0.5 ms of pair traffic at its ideal
+    0.1 ms × 5 (2.0 ms measured): with ``expert_pair`` held at 5 (fitted on kernel timings) the
+    fit subtracts it and dense comes out 1.5; the held value is the model's."""
+    rows = [_obs(2.0e-3, dense=1e-3, expert_pair=1e-4)]
+    c = solve(rows, StepModel.of({"dense": 1.0}), terms=["dense"],
+              held={"expert_pair": 5.0}).model.as_dict()
+    assert c["dense"] == pytest.approx(1.5, rel=1e-4) and c["expert_pair"] == 5.0
+    free = solve(rows, StepModel.of({"dense": 1.0}), terms=["dense"]).model.as_dict()
+    assert free["expert_pair"] == 0.0 and free["dense"] == pytest.approx(2.0, rel=1e-4)
+
+
 def test_a_profile_file_before_the_all_to_all_pair_ties_it_to_its_fitted_all_reduces():
     """A profile written before ``alltoall`` existed: with ``allreduce`` among its fitted terms
     its all-to-alls take that coefficient (as they did), without it the link's 10 µs."""

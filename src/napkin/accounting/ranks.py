@@ -123,6 +123,8 @@ class ExpertGroup:
     top_k: int
     flops_per_token: float
     bytes_per_expert: float
+    layers: int = 1
+    """MoE layers of this shape."""
 
 
 @dataclass(frozen=True)
@@ -142,17 +144,25 @@ class RankCost:
     _routed: dict[float, tuple[float, float, float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
     """:meth:`routed` by token count (a simulator asks for the same few counts many times)."""
+    _pairs: dict[int, float] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    """:meth:`rank_pairs` by token count."""
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout) -> "RankCost":
         """Expert groups read off ``op_rates`` (the single source of forward costs)."""
         per_group: dict[tuple[int, int], list[float]] = {}
+        layers: dict[tuple[int, int], dict[str, int]] = {}
         for r in op_rates(model, precision):
             if r.experts is not None:
                 g = per_group.setdefault(r.experts, [0.0, 0.0])
                 g[0] += r.flops_per_token
                 g[1] += r.weight_bytes
-        return cls(layout, tuple(ExpertGroup(e, k, f, b) for (e, k), (f, b) in per_group.items()),
+                # (an op's name starts with its layer group's label; gate, up and down of a
+                # group share its layers)
+                layers.setdefault(r.experts, {})[r.name.rpartition(r.module)[0]] = r.layers
+        return cls(layout, tuple(ExpertGroup(e, k, f, b, sum(layers[e, k].values()))
+                                 for (e, k), (f, b) in per_group.items()),
                    model.kv_devices(layout.attention_tp),
                    sum(1 for b in model.blocks if b.experts is not None), model.hidden_size,
                    dispatch_bytes_per_element(precision.weights.compute),
@@ -248,6 +258,19 @@ class RankCost:
                  ATTENTION_CORE: work(stages.core, attention / 2, kv / 2),
                  SHARED_EXPERTS: work(stages.shared),
                  ROUTED_EXPERTS: (rank_f / 2, 0.0, rank_b, 0.0, 0.0)})
+
+    def rank_pairs(self, tokens: float) -> float:
+        """Routed (token, expert) pairs the busiest rank permutes in a step of ``tokens``
+        tokens, over all MoE layers: its expected largest load (:meth:`busiest`) times the
+        layers of each expert shape; each rank of an expert's tensor-parallel group permutes
+        all of that group's pairs (the hidden vector is not split). 0 without routed
+        experts."""
+        t = round(tokens)
+        hit = self._pairs.get(t)
+        if hit is None:
+            hit = self._pairs[t] = (sum(self.busiest(g, t)[0] * g.layers for g in self.groups)
+                                    if t else 0.0)
+        return hit
 
     def dispatch_share(self) -> float:
         """The dispatch's share of an all-to-all layer's bytes: b_dispatch / (b_dispatch +

@@ -34,6 +34,10 @@ term               x_k (per device; T = new tokens in the step)               co
                    a dispatch and a combine per MoE layer
 ``alltoall_bytes`` the busiest rank's dispatch and combine bytes / link (NIC   × ideal time
                    across nodes)
+``expert_pair``    routed (token, expert) pairs the device permutes × hidden  × ideal time
+                   × 2 B / memory bandwidth (all of the step's T·k pairs a
+                   MoE layer under TP: each rank permutes every hidden
+                   vector; the busiest rank's under expert parallelism)
 ``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
                    0 in a decode-only step
 =================  =========================================================  ================
@@ -64,6 +68,17 @@ cannot tell them apart — times them at the link's own figures (:data:`UNFITTED
 ideal link time), which the dense rows it was fitted on hold no share of: before, it charged
 them nothing, and the MiniMax-M2.5 H100 rows of vLLM over attention DP 4 and TP 4 × EP 4
 (InferenceMAX, not fitted) read TPOT 10.2 % (bias −8.6 %) short, 3.7 % with 10 µs.
+
+``expert_pair`` is the routed-expert block's traffic per (token, expert) pair that its
+matmuls do not count: gathering each token's hidden vector into its experts' groups, the
+activation between the expert matmuls, scattering and summing the k outputs back (every MoE
+kernel of the three engines: permute, grouped GEMMs, finalize); fine-grained experts (many,
+small) pay most. Serving rows barely tell it apart from ``token``, so its coefficient is fitted
+on the engines' own H100 MoE kernel timings (:mod:`napkin.calibration.moe_kernels`) with the
+profile's matmul and weight coefficients held. The shipped profiles keep it at 0: held in the
+serving refits it made their hold-out TTFT worse (TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 →
+10.0 %; ``benchmarks/fit_profiles.py`` ``KERNEL_FORMATS``), though it halves a MoE layer's miss
+on the kernels at 1,024 tokens and more.
 
 ``token_layer`` is per-token work repeated in every layer that the matmul FLOPs do not count
 (norms, rotary, activations, residual adds, KV writes, the all-reduces' bytes under TP); a
@@ -102,7 +117,7 @@ The FLOPs and bytes come from the accounting layer
 (:meth:`napkin.accounting.linear.LinearCost.parts`); nothing here counts them again.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
@@ -125,7 +140,8 @@ from napkin.timing import (
 
 TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "dense",
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
-                          "allreduce_bytes", "alltoall", "alltoall_bytes", "eager_layer")
+                          "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
+                          "eager_layer")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
 TIED: dict[str, str] = {"dense_low": "dense", "dense_w4a16": "dense", "alltoall": "allreduce",
                         "alltoall_bytes": "allreduce_bytes"}
@@ -152,6 +168,13 @@ def parse_terms(text: str) -> tuple[str, ...]:
     return tuple(t for t in TERMS if t in names)
 
 ZERO: Parts = (0.0, 0.0, 0.0, 0.0, 0.0)
+PAIR_BYTES = 2
+"""Bytes per hidden element a routed (token, expert) pair moves (BF16 activations)."""
+
+
+def pairs_per_token(model: ModelSpec) -> int:
+    """Routed (token, expert) pairs of one token over all MoE layers: Σ top-k."""
+    return sum(b.experts.num_active for b in model.blocks if b.experts is not None)
 
 
 @dataclass(frozen=True)
@@ -179,6 +202,10 @@ class StepBasis:
     allreduces: int
     allreduce_s_per_token: float
     """Ideal link time of the all-reduce bytes of one token (s)."""
+    pair_s_per_token: float = 0.0
+    """Ideal memory time of one token's routed pairs' hidden vectors on a device
+    (:func:`pairs_per_token` × hidden × :data:`PAIR_BYTES` / bandwidth, not divided by TP);
+    0 where a :class:`~napkin.timing.LayoutTimer` counts the busiest rank's pairs itself."""
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, tensor_parallel: int,
@@ -201,6 +228,8 @@ class StepBasis:
             per_kv_byte=1.0 / (model.kv_devices(tp) * acc.mem_bytes_per_s),
             allreduces=count,
             allreduce_s_per_token=per_token / link_bytes_per_s,
+            pair_s_per_token=(pairs_per_token(model) * model.hidden_size * PAIR_BYTES
+                              / acc.mem_bytes_per_s),
         )
 
     def terms(self, parts: Parts, tokens: int, prefill: bool = False) -> tuple[float, ...]:
@@ -220,7 +249,7 @@ class StepBasis:
                 attention * self.per_attention_flop, weights * self.per_byte,
                 kv * self.per_kv_byte, float(self.allreduces),
                 tokens * self.allreduce_s_per_token, 0.0, 0.0,
-                float(self.layers) if prefill else 0.0)
+                tokens * self.pair_s_per_token, float(self.layers) if prefill else 0.0)
 
 
 @dataclass(frozen=True)
@@ -344,9 +373,12 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
     ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
     NIC time; the roofline's are the links' and ``latency_s``."""
     nic_bytes_per_s, a2a_link_bytes_per_s = internode_bytes_per_s, link_bytes_per_s
-    a2a_latency_s = latency_s
+    a2a_latency_s, pair_s = latency_s, 0.0
     if isinstance(device, FittedTimer):
         c = device.model.as_dict()
+        # the busiest rank's routed pairs, not the device's tokens' (LayoutTimer.pair_s)
+        pair_s = c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte
+        device = replace(device, basis=replace(device.basis, pair_s_per_token=0.0))
         inf = float("inf")
         scale, latency_s = c["allreduce_bytes"], c["allreduce"]
         link_bytes_per_s = link_bytes_per_s / scale if scale else inf
@@ -355,7 +387,7 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
                                                  nic_bytes_per_s / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
                           nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s,
-                          engine)
+                          engine, pair_s)
 
 
 @dataclass(frozen=True)
@@ -372,6 +404,9 @@ class LayoutBasis:
     device: StepBasis
     comm: LayoutComm
     """Zero latency and the roofline's links: its :meth:`LayoutComm.seconds` are link times."""
+    pair_s: float
+    """Ideal memory time of one routed pair's hidden vector (``expert_pair`` per pair of the
+    busiest rank, :meth:`RankCost.rank_pairs`)."""
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, precision: Precision,
@@ -380,10 +415,12 @@ class LayoutBasis:
            gpus_per_node: int = GPUS_PER_NODE) -> "LayoutBasis":
         require(not layout.two_batch_overlap,
                 f"layout {layout.label()}: two-batch overlap is not a linear basis")
-        device = StepBasis.of(model, acc, precision.weights.compute, 1, link_bytes_per_s,
-                              precision.weights.weight_only)
+        device = replace(StepBasis.of(model, acc, precision.weights.compute, 1,
+                                      link_bytes_per_s, precision.weights.weight_only),
+                         pair_s_per_token=0.0)
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, 0.0,
-                                         internode_bytes_per_s, gpus_per_node))
+                                         internode_bytes_per_s, gpus_per_node),
+                   model.hidden_size * PAIR_BYTES * device.per_byte)
 
     def terms(self, parts: Parts, tokens: int, prefill: bool = False) -> tuple[float, ...]:
         """The basis vector of one step (see :meth:`StepBasis.terms`)."""
@@ -398,4 +435,5 @@ class LayoutBasis:
         x[TERMS.index("allreduce_bytes")] = allreduce_s
         x[TERMS.index("alltoall")] = float(comm.alltoalls(tokens))
         x[TERMS.index("alltoall_bytes")] = a2a_s
+        x[TERMS.index("expert_pair")] = cost.rank_pairs(tokens) * self.pair_s
         return tuple(x)

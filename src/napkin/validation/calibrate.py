@@ -5,7 +5,7 @@ Errors are relative, ``predicted/measured − 1``; a report gives per group (GPU
 overall the median |error|, the bias (median signed error) and the shares within 10 % and 25 %.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,12 +153,14 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
               rounds: int = 4, cv_rounds: int = 2, source_notes: dict[str, dict] | None = None,
               protocol: Protocol = PROTOCOLS["steady"], progress: Progress | None = None,
               jobs: int = 1, terms: Sequence[str] = TERMS,
-              campaigns: tuple[Campaign, ...] = ()) -> Calibration:
+              campaigns: tuple[Campaign, ...] = (),
+              held: Mapping[str, float] | None = None) -> Calibration:
     """Fit a profile for ``backend`` on ``rows`` (only that backend's rows are used) and
     cross-validate it by group; ``protocol`` is how the closed loops that do not describe their
     harness ran (see :func:`napkin.calibration.protocol.assume`), recorded in the profile so
     validation replays the same way (``campaigns``: rows that ran under protocols of their
-    own); ``terms`` are the basis terms the fit may use (the rest stay 0), also recorded."""
+    own); ``terms`` are the basis terms the fit may use (the rest stay 0, or at their
+    ``held`` values: terms fitted elsewhere), also recorded."""
     mine = assume([m for m in rows if m.backend == backend], protocol, campaigns)
     require(len(mine) > 0, f"backend: no measurements of {backend!r} in the input "
             f"(found: {', '.join(sorted({m.backend for m in rows})) or 'none'})")
@@ -168,17 +170,18 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
                 f"{', '.join(sorted({m.model for m in mine}))})")
     for m in {m.model for m in mine}:
         load_model(m)  # unknown models fail here, in one line
-    fitted = fit(mine, START, rounds, terms, progress=progress, campaigns=campaigns)
+    fitted = fit(mine, START, rounds, terms, progress=progress, campaigns=campaigns,
+                 held=held)
     model, campaigns = fitted.model, fitted.campaigns(campaigns)
-    held = cross_validate(with_latencies(mine, campaigns), model, cv_rounds, terms,
-                          progress=progress, jobs=jobs, campaigns=campaigns)
+    out = cross_validate(with_latencies(mine, campaigns), model, cv_rounds, terms,
+                         progress=progress, jobs=jobs, campaigns=campaigns)
     harness = harness_dict(protocol, campaigns)
-    profile = Profile(name or backend, backend, model, domain(mine), bands(held),
+    profile = Profile(name or backend, backend, model, domain(mine), bands(out),
                       tuple(sources_of(mine, source_notes)), harness,
                       notes=f"fitted by napkin calibrate on {len(mine)} rows; bands from "
                             "leave-one-group-out (GPU, model, TP) predictions",
                       terms=tuple(terms))
-    return Calibration(profile, report(held))
+    return Calibration(profile, report(out))
 
 
 def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:

@@ -16,7 +16,7 @@ residuals a profile's error bands are built from.
 """
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -136,7 +136,8 @@ the latency its rows have beyond the others' and ``request_s`` the part they sha
 
 
 def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = TERMS,
-          f_scale: float = 0.1, latencies_s: Sequence[float] = ()) -> Fitted:
+          f_scale: float = 0.1, latencies_s: Sequence[float] = (),
+          held: Mapping[str, float] | None = None) -> Fitted:
     """Coefficients minimizing the soft-L1 loss of relative residuals, each >= 0 and the
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
     observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
@@ -149,7 +150,9 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
 
     ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
     (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
-    pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start."""
+    pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start.
+    ``held``: terms fitted elsewhere (``expert_pair``, on kernel timings), left out of
+    ``terms`` and kept at these values, a fixed time the fit subtracts."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
             "once) an output throughput to fit")
     n_lat = len(latencies_s)
@@ -164,6 +167,7 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
         features[:, parent] += features[:, i]
     fixed = {TERMS.index(t): v for t, v in UNFITTED.items()
              if t not in terms and TIED[t] not in terms}
+    fixed.update({TERMS.index(t): v for t, v in (held or {}).items() if t not in terms})
     fixed_s = sum((features[:, i] * v for i, v in fixed.items()), np.zeros(len(obs)))
     use = [TERMS.index(t) for t in terms if TERMS.index(t) not in tied]
     idle = [i for i in use if not features[:, i].any()]
@@ -201,13 +205,17 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
                   tuple(float(v) for v in full[len(TERMS) + 1:]))
 
 
-def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
+def _restricted(model: StepModel, terms: Sequence[str],
+                held: Mapping[str, float] | None = None) -> StepModel:
     """``model`` with the terms not in ``terms`` at 0, a :data:`TIED` one at its parent's
-    coefficient where that is in ``terms``, else at its :data:`UNFITTED` value."""
+    coefficient where that is in ``terms``, a ``held`` one at its value, else at its
+    :data:`UNFITTED` value."""
     c = model.as_dict()
     def left_out(t: str) -> float:
         if t in TIED and TIED[t] in terms:
             return c[TIED[t]]
+        if held and t in held:
+            return held[t]
         return UNFITTED.get(t, 0.0)
     kept = {t: c[t] if t in terms else left_out(t) for t in TERMS}
     return StepModel.of(kept, model.request_s)
@@ -215,17 +223,18 @@ def _restricted(model: StepModel, terms: Sequence[str]) -> StepModel:
 
 def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,
         terms: Sequence[str] = TERMS, progress: Progress | None = None,
-        campaigns: tuple[Campaign, ...] = ()) -> Fitted:
+        campaigns: tuple[Campaign, ...] = (), held: Mapping[str, float] | None = None
+        ) -> Fitted:
     """The fixed point of replay-then-solve, from ``start`` (its terms not in ``terms`` at 0
     from the first replay on, :data:`TIED` ones as :func:`_restricted` leaves them); the latencies
     of the fitted-latency ``campaigns`` (rows as :func:`~napkin.calibration.protocol.assume` gave
     them) start from theirs. A harness latency only adds to TTFT, so it does not move the
-    schedule the next round replays."""
-    result = Fitted(_restricted(start, terms),
+    schedule the next round replays. ``held`` terms keep their values (:func:`solve`)."""
+    result = Fitted(_restricted(start, terms, held),
                     tuple(c.protocol.latency_s for c in campaigns if c.fit_latency))
     for k in range(rounds):
         result = solve(observations(rows, result.model, campaigns), result.model, terms,
-                       latencies_s=result.latencies_s)
+                       latencies_s=result.latencies_s, held=held)
         if progress:
             progress(f"round {k + 1}/{rounds}")
     return result
@@ -251,9 +260,10 @@ def predict(rows: Sequence[Measurement], model: StepModel) -> list[Prediction]:
 
 def _fold(args: tuple[list[Measurement], list[Measurement], StepModel, int, tuple[str, ...],
                       tuple[Campaign, ...]]) -> list[Prediction]:
-    train, held, start, rounds, terms, campaigns = args
-    f = fit(train, start, rounds, terms, campaigns=campaigns)
-    return predict(with_latencies(held, f.campaigns(campaigns)), f.model)
+    train, out, start, rounds, terms, campaigns = args
+    kept = {t: v for t, v in start.as_dict().items() if t not in terms and t not in TIED}
+    f = fit(train, start, rounds, terms, campaigns=campaigns, held=kept)
+    return predict(with_latencies(out, f.campaigns(campaigns)), f.model)
 
 
 def cross_validate(rows: Sequence[Measurement], full: StepModel, rounds: int = 2,

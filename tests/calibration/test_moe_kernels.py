@@ -1,0 +1,80 @@
+"""The expert-pair coefficient fitted on MoE kernel timings: features by hand, recovery of a
+known coefficient, and the shipped table read."""
+
+import pytest
+
+from napkin.accounting.routing import expected_max_rank_tokens
+from napkin.calibration.basis import StepModel
+from napkin.calibration.moe_kernels import (
+    KernelRow,
+    features,
+    fit_expert_pair,
+    read_moe_kernels,
+)
+from napkin.errors import NapkinError
+
+# Qwen3-235B-A22B: hidden 4,096, 128 experts of 1,536, top-8, 94 MoE layers. H100 SXM:
+# 1,978.9 TFLOP/s FP8, 3.35 TB/s.
+H, INTER, EXPERTS, TOP_K = 4096, 1536, 128, 8
+
+
+def test_features_of_one_row_by_hand():
+    """1,024 tokens over EP 8 (16 experts a GPU), FP8: the busiest GPU's expected load L of
+    the 8,192 (token, expert) pairs, 6·4,096·1,536 FLOPs each at 2.0× the FP8 ideal, and its
+    16 experts, all touched, 3·4,096·1,536 B each at 1.0× the bandwidth; the pair term L·4,096·2
+    B over 3.35 TB/s."""
+    row = KernelRow("trtllm", "1.2.0rc5", "fp8_block", "qwen3-235b-a22b", 1024, 1, 8, 187e-6)
+    load = expected_max_rank_tokens(EXPERTS, TOP_K, 8, 1024)
+    assert 1024 < load < 1.2 * 1024
+    f = features(row, StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0}))
+    flops, weights = 6 * H * INTER * load, 16 * 3 * H * INTER
+    assert f.work_s == pytest.approx(2.0 * flops / 1978.9e12 + weights / 3.35e12, rel=1e-3)
+    assert f.pair_s == pytest.approx(load * H * 2 / 3.35e12, rel=1e-9)
+    assert f.measured_s == 187e-6
+
+
+def test_fit_recovers_a_known_pair_coefficient():
+    """Rows timed as work + 7.5 × pair + 30 µs: the fit finds 7.5 and 30 µs, and reads them
+    exactly in and out of sample; without the term it misses."""
+    coefficients = StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0})
+    rows = []
+    for model in ("qwen3-235b-a22b", "deepseek-v3", "mixtral-8x7b"):
+        for tokens in (16, 256, 4096, 16384):
+            for ep in (1, 8):
+                row = KernelRow("x", "1", "fp8_block", model, tokens, 1, ep, 1.0)
+                f = features(row, coefficients)
+                rows.append(KernelRow("x", "1", "fp8_block", model, tokens, 1, ep,
+                                      f.work_s + 7.5 * f.pair_s + 30e-6))
+    fit = fit_expert_pair(rows, coefficients)
+    assert fit.expert_pair == pytest.approx(7.5, rel=1e-6)
+    assert fit.fixed_s == pytest.approx(30e-6, rel=1e-6)
+    assert fit.train_error < 1e-6 and fit.holdout_error < 1e-6
+    assert fit.without_error > 0.03
+
+
+def test_shipped_kernel_table():
+    """aiconfigurator's H100 MoE kernel tables of TensorRT-LLM 1.2.0rc5, vLLM 0.19.0 and SGLang
+    0.5.9, the shapes of catalog models, balanced routing; TensorRT-LLM's FP8 block-scaled
+    Qwen3-235B-A22B layer over EP 8 at 1,024 tokens took 0.187 ms."""
+    rows = read_moe_kernels()
+    assert {r.engine for r in rows} == {"trtllm", "vllm", "sglang"}
+    hit = [r for r in rows if (r.engine, r.moe_dtype, r.model, r.tokens, r.moe_tp, r.moe_ep)
+           == ("trtllm", "fp8_block", "qwen3-235b-a22b", 1024, 1, 8)]
+    assert len(hit) == 1 and hit[0].latency_s == pytest.approx(0.186971e-3, rel=1e-5)
+
+
+def test_a_bad_kernel_row_is_one_error_line(tmp_path):
+    path = tmp_path / "k.csv"
+    head = "engine,version,moe_dtype,model,num_tokens,moe_tp_size,moe_ep_size,latency_ms\n"
+    path.write_text(head + "trtllm,1,fp8_block,deepseek-v3,ten,1,8,0.1\n")
+    with pytest.raises(NapkinError, match=r"line 2: invalid literal"):
+        read_moe_kernels(path)
+    path.write_text(head + "trtllm,1,int2,deepseek-v3,10,1,8,0.1\n")
+    with pytest.raises(NapkinError, match=r"line 2: moe_dtype: 'int2' not one of"):
+        read_moe_kernels(path)
+    path.write_text(head + "trtllm,1,fp8,deepseek-v3,10,1,8,-1\n")
+    with pytest.raises(NapkinError, match=r"line 2: num_tokens, moe_tp_size"):
+        read_moe_kernels(path)
+    path.write_text("engine,model\n")
+    with pytest.raises(NapkinError, match=r"missing columns version"):
+        read_moe_kernels(path)
