@@ -192,6 +192,50 @@ def test_disaggregated_dep_decode_candidates_and_their_prefill_pool():
     assert launch_commands(prefill, "deepseek-v3")["sglang"].count("--tp 8") == 1
 
 
+def test_prefill_pools_in_dep_are_searched_too():
+    """``search.prefill_layouts: [tp, dep tbo]``: the 1P1D DEP8 deployment above once more with
+    its prefill replica over DP attention, experts spread and two-batch overlap (SGLang's
+    large-scale EP prefill), as a candidate of its own whose scenario prefills in dp8 ep8 tbo,
+    whose label and record name both pools, and whose prefill command runs that layout; a
+    dense model and one-GPU replicas skip it. The two prefill layouts time the same
+    16,384-token prefill step differently: TP8 splits every matmul over 8 GPUs, DEP8 runs each
+    GPU's own prompts with the busiest expert rank's routed work and the all-to-alls."""
+    from napkin.report.plan_views import evaluation_record
+
+    plan = PlanFile.model_validate({
+        **_plan(0.5).model_dump(mode="json", exclude_unset=True), "model": "deepseek-v3",
+        "weights": "fp8",
+        "search": {"gpus": ["h200"], "tensor_parallel": [1], "data_parallel": [8],
+                   "expert_parallel": [True], "replicas": [1], "max_num_seqs": [64],
+                   "disaggregated": ["1P1D"], "prefill_layouts": ["tp", "dep tbo"]}})
+    dep = [c for c in candidates(plan) if c.prefill_replicas]
+    assert [c.prefill_layout for c in dep] == ["tp", "dep tbo"]
+    c = dep[1]
+    assert c.label().startswith("1P1D×h200 prefill dp8 ep8 tbo / decode dp8 ep8 ")
+    assert dep[0].label().startswith("1P1D×h200 dp8 ep8 ")  # the default says nothing more
+    built = build(c.scenario(plan, plan.workload), HERE)
+    assert built.layout.label() == "dp8 ep8" and built.prefill_layout.label() == "dp8 ep8 tbo"
+    prefill = c.prefill_pool()
+    assert (prefill.parallel.label(), prefill.replicas, prefill.gpus) == ("dp8 ep8 tbo", 1, 8)
+    assert "--enable-two-batch-overlap" in launch_commands(prefill, "deepseek-v3")["sglang"]
+    tp_pool = build(dep[0].scenario(plan, plan.workload), HERE).engines()[0]
+    dep_pool = built.engines()[0]
+    chunks = [(0, 2048, 1)] * 8
+    assert tp_pool.timer.step_s(tp_pool.cost.step_parts(0, 0, chunks), 16384, True) != \
+        dep_pool.timer.step_s(dep_pool.cost.step_parts(0, 0, chunks), 16384, True)
+    from napkin.planning.evaluate import Evaluation
+    fields = Evaluation.__dataclass_fields__
+    e = Evaluation(**{k: None for k in fields} | {"candidate": c, "status": "feasible"})
+    assert evaluation_record(e)["prefill_parallel"] == "dp8 ep8 tbo"
+    dense = _plan(0.5, tensor_parallel=[2], disaggregated=["1P1D"],
+                  prefill_layouts=["tp", "dep"])
+    assert [x.prefill_layout for x in candidates(dense) if x.prefill_replicas] == ["tp"]
+    with pytest.raises(ValueError, match="prefill_layouts"):
+        _plan(0.5, prefill_layouts=["tp", "tp"])
+    with pytest.raises(ValueError, match="prefill_layouts"):
+        _plan(0.5, prefill_layouts=["ep"])
+
+
 @pytest.mark.parametrize("text", ["1P", "0P1D", "P1D", "1p0d", "x"])
 def test_bad_disaggregated_layouts_are_refused(text):
     with pytest.raises(ValueError, match="disaggregated"):

@@ -45,6 +45,7 @@ from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.layout import ParallelLayout
 
 Backend = Literal["vllm", "trtllm", "sglang"]
+PrefillLayout = Literal["tp", "dep", "dep tbo"]
 XPYD = re.compile(r"(\d+)P(\d+)D", re.IGNORECASE)
 
 
@@ -94,6 +95,12 @@ class SearchSpace(InputModel):
     disaggregated: list[str] = Field(default_factory=list)
     """Disaggregated deployments to try as well, ``"xPyD"``: x prefill and y decode replicas
     of ``tensor_parallel × data_parallel`` GPUs each (``"1P1D"``, ``"2P3D"``)."""
+    prefill_layouts: list[PrefillLayout] = Field(default=["tp"], min_length=1)
+    """MoE models, disaggregated deployments: how the prefill replicas run over their GPUs —
+    ``tp`` (tensor parallelism over all of them), ``dep`` (data-parallel attention on each GPU
+    with the experts spread over them, as SGLang's large-scale EP prefills), ``dep tbo`` (and
+    two-batch overlap); the decode replicas run the candidate's layout. Values other than
+    ``tp`` are skipped for dense models and one-GPU replicas."""
 
     @model_validator(mode="after")
     def _xpyd(self) -> "SearchSpace":
@@ -105,6 +112,8 @@ class SearchSpace(InputModel):
 
     @model_validator(mode="after")
     def _positive(self) -> "SearchSpace":
+        if len(set(self.prefill_layouts)) != len(self.prefill_layouts):
+            raise ValueError("prefill_layouts: values repeat")
         for name in ("tensor_parallel", "data_parallel", "replicas", "max_num_seqs",
                      "max_num_batched_tokens"):
             values = getattr(self, name)
@@ -180,6 +189,8 @@ class Candidate:
     speculative: tuple[int, tuple[float, ...], float | None] | None = None
     """(draft tokens, acceptance by position, draft cost or None) of ``engine.speculative``;
     None: off."""
+    prefill_layout: str = "tp"
+    """Disaggregated: the prefill replicas' layout (:attr:`SearchSpace.prefill_layouts`)."""
 
     @property
     def parallel(self) -> ParallelLayout:
@@ -193,11 +204,16 @@ class Candidate:
         return self.parallel.ranks * (self.replicas + self.prefill_replicas)
 
     def prefill_pool(self) -> "Candidate":
-        """A disaggregated deployment's prefill replicas as a candidate of their own: tensor
-        parallelism over a decode replica's GPUs (what :class:`DisaggConfig` runs them as)."""
-        return replace(self, tensor_parallel=self.parallel.ranks, data_parallel=1,
-                       expert_parallel=False, two_batch_overlap=False,
-                       replicas=self.prefill_replicas, prefill_replicas=0)
+        """A disaggregated deployment's prefill replicas as a candidate of their own, over a
+        decode replica's GPUs (what :class:`DisaggConfig` runs them as): tensor parallelism
+        over all of them, or with ``prefill_layout`` ``dep`` data-parallel attention on each
+        with the experts spread over them (``dep tbo``: and two-batch overlap)."""
+        ranks, dep = self.parallel.ranks, self.prefill_layout != "tp"
+        return replace(self, tensor_parallel=1 if dep else ranks,
+                       data_parallel=ranks if dep else 1, expert_parallel=dep,
+                       two_batch_overlap=self.prefill_layout == "dep tbo",
+                       replicas=self.prefill_replicas, prefill_replicas=0,
+                       prefill_layout="tp")
 
     @property
     def layout(self) -> str:
@@ -208,13 +224,21 @@ class Candidate:
 
     def label(self) -> str:
         spec = f" spec{self.speculative[0]}" if self.speculative else ""
-        return (f"{self.layout}{self.gpu} {self.parallel.label()}{spec} {self.weights} "
-                f"{self.backend} seqs {self.max_num_seqs} budget {self.max_num_batched_tokens}")
+        prefill = (f"prefill {self.prefill_pool().parallel.label()} / decode "
+                   if self.prefill_replicas and self.prefill_layout != "tp" else "")
+        return (f"{self.layout}{self.gpu} {prefill}{self.parallel.label()}{spec} "
+                f"{self.weights} {self.backend} seqs {self.max_num_seqs} budget "
+                f"{self.max_num_batched_tokens}")
 
     def scenario(self, plan: PlanFile, workload: Workload) -> Scenario:
         """The candidate as a simulator scenario."""
+        pool = self.prefill_pool().parallel
         disagg = DisaggConfig(prefill_replicas=self.prefill_replicas,
-                              decode_replicas=self.replicas) if self.prefill_replicas else None
+                              decode_replicas=self.replicas,
+                              prefill_data_parallel=pool.attention_dp,
+                              prefill_expert_parallel=pool.expert_parallel > 1,
+                              prefill_two_batch_overlap=pool.two_batch_overlap
+                              ) if self.prefill_replicas else None
         engine = EngineConfig(max_num_seqs=self.max_num_seqs,
                               max_num_batched_tokens=self.max_num_batched_tokens,
                               tensor_parallel=self.tensor_parallel,
@@ -252,16 +276,17 @@ def candidates(plan: PlanFile) -> list[Candidate]:
         if s.max_gpus is None or tp * dp * reps <= s.max_gpus:
             out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep,
                                  data_parallel=dp, two_batch_overlap=tbo, speculative=spec))
-    for gpu, tp, dp, pd, w, kv, seqs, budget, backend, ep in itertools.product(
+    for gpu, tp, dp, pd, w, kv, seqs, budget, backend, ep, pl in itertools.product(
             s.gpus, s.tensor_parallel, s.data_parallel, s.disaggregated,
             s.weights or [plan.weights], s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs,
-            s.max_num_batched_tokens, s.backends, s.expert_parallel):
+            s.max_num_batched_tokens, s.backends, s.expert_parallel, s.prefill_layouts):
         x, y = xpyd(pd)
-        if not _expressible(moe, tp, dp, ep, False):
+        if not _expressible(moe, tp, dp, ep, False) or (
+                pl != "tp" and not _expressible(moe, 1, tp * dp, True, pl == "dep tbo")):
             continue
         if s.max_gpus is None or tp * dp * (x + y) <= s.max_gpus:
             out.append(Candidate(gpu, tp, y, w, kv, seqs, budget, backend, ep, x,
-                                 data_parallel=dp))
+                                 data_parallel=dp, prefill_layout=pl))
     return out
 
 

@@ -53,6 +53,8 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
             "max_num_seqs": c.max_num_seqs, "max_num_batched_tokens": c.max_num_batched_tokens,
             "backend": c.backend, "expert_parallel": c.expert_parallel,
             "data_parallel": c.data_parallel, "two_batch_overlap": c.two_batch_overlap,
+            "prefill_parallel": c.prefill_pool().parallel.label() if c.prefill_replicas
+            else "",
             "parallel": c.parallel.label() + (f" spec{c.speculative[0]}" if c.speculative
                                                else ""),
             "draft_tokens": c.speculative[0] if c.speculative else 0,
@@ -94,14 +96,14 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
         cmds = launch_commands(c, plan.model)
         notes = [f"{engine}: {cmd}" + ("   ← planned on" if engine == c.backend else "")
                  for engine, cmd in cmds.items()]
-        if c.prefill_replicas and not c.parallel.is_tensor_parallel:
+        same = c.prefill_pool().parallel == c.parallel
+        if c.prefill_replicas and not same:
             notes += [f"prefill replicas, {engine}: {cmd}" for engine, cmd in
                       launch_commands(c.prefill_pool(), plan.model).items()]
         notes.append(f"one command per replica ({c.replicas}), behind a load balancer "
                      f"({plan.router})" if not c.prefill_replicas else
                      f"{c.prefill_replicas} prefill and {c.replicas} decode replicas of "
-                     + ("this command" if c.parallel.is_tensor_parallel else
-                        "the decode command and the prefill one")
+                     + ("this command" if same else "the decode command and the prefill one")
                      + " with the engine's KV connector for disaggregated serving "
                      "(vLLM --kv-transfer-config, SGLang --disaggregation-mode)")
         sections.append(Section(
