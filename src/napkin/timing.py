@@ -491,7 +491,8 @@ class LayoutTimer:
         whole, stages = cost.micro_batch(parts, tokens, group)
         n = cost.rank_tokens(tokens) / 2
         base = self.device.step_s(whole, n, prefill)
-        layers = cost.stages.layers if cost.stages else 1
+        assert cost.stages is not None  # (a MoE model: micro_batch checked it)
+        layers = cost.stages.layers
         out = {}
         for name, stage in stages.items():
             rest = tuple(w - s if w > s else 0.0 for w, s in zip(whole, stage, strict=True))

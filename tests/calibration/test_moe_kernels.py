@@ -72,9 +72,13 @@ def test_a_bad_kernel_row_is_one_error_line(tmp_path):
     path.write_text(head + "trtllm,1,int2,deepseek-v3,10,1,8,0.1\n")
     with pytest.raises(NapkinError, match=r"line 2: moe_dtype: 'int2' not one of"):
         read_moe_kernels(path)
-    path.write_text(head + "trtllm,1,fp8,deepseek-v3,10,1,8,-1\n")
+    path.write_text(head + "trtllm,1,fp8,deepseek-v3,0,1,8,0.1\n")
     with pytest.raises(NapkinError, match=r"line 2: num_tokens, moe_tp_size"):
         read_moe_kernels(path)
+    for latency in ("-1", "0", "nan", "inf"):
+        path.write_text(head + f"trtllm,1,fp8,deepseek-v3,10,1,8,{latency}\n")
+        with pytest.raises(NapkinError, match=r"line 2: latency_ms: must be finite and > 0"):
+            read_moe_kernels(path)
     path.write_text("engine,model\n")
     with pytest.raises(NapkinError, match=r"missing columns version"):
         read_moe_kernels(path)

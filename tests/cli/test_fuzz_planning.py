@@ -168,6 +168,8 @@ def test_accepted_disaggregated_and_ep_runs_print_finite_numbers(cli, tmp_path):
     (("search", "expert_parallel"), ["maybe"], "expert_parallel"),
     *[(("search", "data_parallel"), v, "data_parallel") for v in ([0], [2, 2], [], [1.5])],
     (("search", "two_batch_overlap"), ["maybe"], "two_batch_overlap"),
+    *[(("search", "prefill_layouts"), v, "prefill_layouts")
+      for v in (["ep"], ["tp", "tp"], [], "tp", [float("nan")], [None])],
     (("search", "speculative"), [{"draft_tokens": 0}], "draft_tokens"),
     (("search", "speculative"), [{"acceptance": 2}], "acceptance"),
     (("search", "speculative"), [], "speculative"),

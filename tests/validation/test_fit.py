@@ -301,6 +301,19 @@ def test_shipped_profile_holdout_errors_do_not_regress(name):
         assert p.bands[metric].median_abs_error <= limit
 
 
+def _scored_as_training_error(name: str, backend: str, gate: dict[str, float],
+                              rows: int) -> None:
+    """``napkin validate <name>`` scores the shipped ``backend`` profile on the set's ``rows``
+    rows, says it is their training error, and stays within ``gate``."""
+    from napkin.api import calibration as api
+
+    ((label, how, rep),) = api.validate(name).value
+    assert label == f"{name} · {backend}" and "training error" in how
+    for metric, limit in gate.items():
+        assert rep.overall[metric].rows == rows
+        assert rep.overall[metric].median_abs_error <= limit
+
+
 MOE_GATE = {"ttft": 0.049, "tpot": 0.021}
 """Median |error| of the vLLM profile on the gpt-oss-120b rows (a regression gate that may only
 tighten). Until 2026-12-04 no profile was fitted on them and they checked the dense fit: 0.192 /
@@ -317,7 +330,6 @@ def test_the_gptoss_vllm_set_is_scored_as_its_training_error():
     """``h100-moe``: 43 distinct vLLM 0.18.0 rows of gpt-oss-120b on H100 at TP 2, 4 and 8, run
     by InferenceMAX's client (so FP8 KV for its FP4 experts, which run W4A16 on Hopper); the vLLM
     profile is fitted on them with ``h100``, and napkin validate says so."""
-    from napkin.api import calibration as api
     from napkin.validation.sets import FITTED, TRAINING, load_set
 
     rows = load_set("h100-moe")
@@ -326,11 +338,7 @@ def test_the_gptoss_vllm_set_is_scored_as_its_training_error():
         ("vllm", "gpt-oss-120b", "h100-sxm", "mxfp4", "fp8")}
     assert {m.tensor_parallel for m in rows} == {2, 4, 8}
     assert all(m.harness.stated and m.harness.range_style == "below" for m in rows)
-    ((label, how, rep),) = api.validate("h100-moe").value
-    assert label == "h100-moe · vllm" and "training error" in how
-    for metric, limit in MOE_GATE.items():
-        assert rep.overall[metric].rows == 43
-        assert rep.overall[metric].median_abs_error <= limit
+    _scored_as_training_error("h100-moe", "vllm", MOE_GATE, 43)
     assert load_profile("vllm").model.as_dict()["dense_w4a16"] > 2 * load_profile(
         "vllm").model.as_dict()["dense"]
 
@@ -348,7 +356,6 @@ def test_the_gptoss_trtllm_set_is_scored_as_its_training_error():
     """``h100-trtllm-gptoss``: the sample's 5 TensorRT-LLM rows of gpt-oss-120b on H100,
     labelled FP8 and read as the checkpoint's W4A16 path with a BF16 KV cache, replayed over
     attention data parallelism (MoE TP or TP × EP); fitted on, scored as training error."""
-    from napkin.api import calibration as api
     from napkin.validation.sets import TRAINING, load_set
 
     rows = load_set("h100-trtllm-gptoss")
@@ -356,10 +363,7 @@ def test_the_gptoss_trtllm_set_is_scored_as_its_training_error():
     assert {(m.backend, m.model, m.weights, m.kv_dtype) for m in rows} == {
         ("trtllm", "gpt-oss-120b", "mxfp4", "bf16")}
     assert {(m.tensor_parallel, m.attention_data_parallel) for m in rows} == {(1, 2), (1, 4)}
-    ((label, how, rep),) = api.validate("h100-trtllm-gptoss").value
-    assert label == "h100-trtllm-gptoss · trtllm" and "training error" in how
-    for metric, limit in GPTOSS_TRTLLM_GATE.items():
-        assert rep.overall[metric].median_abs_error <= limit
+    _scored_as_training_error("h100-trtllm-gptoss", "trtllm", GPTOSS_TRTLLM_GATE, 5)
 
 
 MOE_TRAINING_GATE = {"ttft": 0.109, "tpot": 0.087}
@@ -377,7 +381,6 @@ def test_the_trtllm_moe_set_is_scored_as_its_training_error():
     """``h100-trtllm-moe``: 125 TensorRT-LLM rows of Qwen3-235B-A22B-FP8 on H100, TP 4 and 8 with
     the experts over the whole group (replayed in that layout: the busiest expert rank's step);
     the TensorRT-LLM profile was fitted on them with ``h100``, and napkin validate says so."""
-    from napkin.api import calibration as api
     from napkin.validation.sets import TRAINING, load_set
 
     rows = load_set("h100-trtllm-moe")
@@ -385,12 +388,8 @@ def test_the_trtllm_moe_set_is_scored_as_its_training_error():
     assert {(m.backend, m.model, m.gpu, m.weights) for m in rows} == {
         ("trtllm", "qwen3-235b-a22b", "h100-sxm", "fp8")}
     assert {(m.tensor_parallel, m.expert_parallel_size) for m in rows} == {(4, 4), (8, 8)}
-    ((label, how, rep),) = api.validate("h100-trtllm-moe").value
-    assert label == "h100-trtllm-moe · trtllm" and "training error" in how
     assert load_profile("trtllm").domain.layouts == ("dp", "dp ep", "tp", "tp ep")
-    for metric, limit in MOE_TRAINING_GATE.items():
-        assert rep.overall[metric].rows == 125
-        assert rep.overall[metric].median_abs_error <= limit
+    _scored_as_training_error("h100-trtllm-moe", "trtllm", MOE_TRAINING_GATE, 125)
 
 
 @pytest.mark.slow

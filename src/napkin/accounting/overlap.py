@@ -42,7 +42,6 @@ from napkin.specs.modules import OpKind
 
 STAGGERED = "staggered"
 ALTERNATING = "alternating"
-SCHEDULES = (STAGGERED, ALTERNATING)
 
 OUTPUT_PROJECTIONS = frozenset({"attn/o", "attn/o_a", "attn/o_b", "attn/out_proj"})
 """Attention output projections: the end of the attention core (SGLang's ``op_core`` runs the
@@ -90,7 +89,6 @@ class OverlapStages:
     shared: StageRates
     layers: int
     """Decoder layers (the attention stages' totals are over all of them)."""
-    moe_layers: int
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision) -> "OverlapStages":
@@ -106,5 +104,4 @@ class OverlapStages:
                     s[1] += r.flops_per_token
             s[2] += r.weight_bytes
         return cls(StageRates(*sums[ATTENTION_PREPARE]), StageRates(*sums[ATTENTION_CORE]),
-                   StageRates(*sums[SHARED_EXPERTS]), len(model.blocks),
-                   sum(1 for b in model.blocks if b.experts is not None))
+                   StageRates(*sums[SHARED_EXPERTS]), len(model.blocks))

@@ -79,10 +79,12 @@ def read_moe_kernels(path: Path | None = None) -> list[KernelRow]:
                 raise NapkinError(f"{source} line {line}: {e}") from None
             require(row.moe_dtype in FORMATS, f"{source} line {line}: moe_dtype: "
                     f"{row.moe_dtype!r} not one of {', '.join(FORMATS)}")
-            require(row.tokens > 0 and row.moe_tp > 0 and row.moe_ep > 0
-                    and 0 < row.latency_s < float("inf"),
-                    f"{source} line {line}: num_tokens, moe_tp_size, moe_ep_size and "
-                    "latency_ms must be > 0")
+            require(row.tokens > 0 and row.moe_tp > 0 and row.moe_ep > 0,
+                    f"{source} line {line}: num_tokens, moe_tp_size and moe_ep_size must be "
+                    ">= 1")
+            require(0 < row.latency_s < float("inf"),
+                    f"{source} line {line}: latency_ms: must be finite and > 0, got "
+                    f"{r['latency_ms']}")
             rows.append(row)
     return rows
 
