@@ -23,7 +23,7 @@ from pathlib import Path
 
 from napkin.calibration.basis import TERMS, parse_terms
 from napkin.calibration.measurements import read_aiconfigurator_csv
-from napkin.calibration.moe_kernels import KERNELS, fit_expert_pair, read_moe_kernels
+from napkin.calibration.moe_kernels import KERNEL_TERMS, KERNELS, fit_kernels, read_moe_kernels
 from napkin.calibration.profile import load_profile
 from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
@@ -104,7 +104,8 @@ With the latency also fitted the per-MoE-layer floor fell to 0; without it the t
 was 17.2 % / 6.1 %, the campaign's TTFT −20 % and its TPOT +8 to +17 % (a floor slows every
 step that carries a prompt, and the measured decode is not slowed): the 136 ms lies outside the
 engine's steps. Not shipped."""
-NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair")
+NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
+              "expert_weights")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
                                                              "dense_low", "eager_layer",
                                                              "token", *NOT_FITTED)),
@@ -243,55 +244,29 @@ def _terms(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-KERNEL_FORMATS = ("bfloat16", "fp8_block")
-"""The expert formats whose kernel timings set ``expert_pair`` under ``--kernel-pair``: BF16 and
-FP8 with 128×128 block scales, how MoE checkpoints run on Hopper (DeepSeek, Qwen3-FP8,
-MiniMax); the tables' per-tensor FP8 kernels are cheaper per pair (TensorRT-LLM: 5.0 with them,
-15.8 on the block-scaled ones alone, 7.9 on the two kept) and their W4A16 (MXFP4) kernels are
-timed by a weight-only coefficient that the kernel rows put at twice their time (TensorRT-LLM's
-6.35, set by 5 serving rows, reads its compute-bound MoE layers +85 %), so they are left out.
-
-Screened 2026-12-04, not shipped (the shipped profiles keep ``expert_pair`` at 0), hold-out
-median |error| TTFT / TPOT of the serving refit with the term held:
-- TensorRT-LLM at 7.94 (these formats): 13.0 % / 4.9 % against 12.7 % / 4.9 %; at 15.8 (the
-  block-scaled kernels alone): 13.0 % / 5.0 %; fitted on the serving rows instead (``--add
-  expert_pair``) it comes out at 15.9 — the block-scaled kernels' own value — with a hold-out of
-  14.1 % / 5.2 %.
-- vLLM at 5.16: 10.0 % / 4.8 % against 8.9 % / 4.8 %; at 7.58: 10.6 % / 4.9 % (its only MoE
-  rows, gpt-oss's W4A16, run other kernels).
-- SGLang at 6.39: level (9.5 % / 6.1 %: no MoE rows); on the SGLang blog's DeepSeek-V3 rows
-  (``benchmarks/check_moe_h100.py``) prefill −8 %, −3 %, +5 %, −13 % (were +0 %, +6 %, +14 %,
-  −6 %) and decode +13 % (was +18 %).
-The training error of the MoE sets rises with it (TensorRT-LLM's Qwen3-235B-A22B TTFT 10.8 →
-11.8 %, its gpt-oss rows 22.6 → 28.4 %, vLLM's gpt-oss rows 4.9 → 5.5 %), while the
-perf-overview DEP8 Qwen3-235B-A22B rows it was not fitted on move 12 points closer (+50 %, +53 %,
-+88 % → +38 %, +40 %, +83 %)."""
-
-
-def held_terms(backend: str) -> tuple[dict[str, float], dict | None]:
-    """``expert_pair`` fitted on ``backend``'s H100 MoE kernel timings
-    (:func:`napkin.calibration.moe_kernels.fit_expert_pair`) at the shipped profile's matmul
-    and weight coefficients (the profile before this refit), held in the serving fit; and the
-    kernel table's entry for the profile's sources (None without kernel rows)."""
-    rows = [r for r in read_moe_kernels() if r.engine == backend
-            and r.moe_dtype in KERNEL_FORMATS]
-    if not rows:
+def held_terms(backend: str, terms: tuple[str, ...]) -> tuple[dict[str, float], dict | None]:
+    """``terms`` (of :data:`~napkin.calibration.moe_kernels.KERNEL_TERMS`) fitted on
+    ``backend``'s H100 MoE kernel timings (:func:`napkin.calibration.moe_kernels.fit_kernels`),
+    held in the serving fit; and the kernel table's entry for the profile's sources (None
+    without kernel rows or terms)."""
+    rows = [r for r in read_moe_kernels() if r.engine == backend]
+    if not rows or not terms:
         return {}, None
-    f = fit_expert_pair(rows, load_profile(backend).model)
-    print(f"   {backend} kernels: expert_pair {f.expert_pair:.3g} on {f.rows} rows, "
-          f"median |error| {f.train_error:.1%} (held out by model {f.holdout_error:.1%}; "
-          f"without the term {f.without_error:.1%})")
+    f = fit_kernels(rows, load_profile(backend).model, terms)
+    sets = ", ".join(f"{t} {v:.6g}" for t, v in f.coefficients.items())
+    print(f"   {backend} kernels: {sets} on {f.rows} rows, median |error| of a layer "
+          f"{f.train_error:.1%} (held out by model {f.holdout_error:.1%}; the shipped "
+          f"profile's {f.start_error:.1%})")
     source = {"file": KERNELS, "rows": f.rows,
               "engine_versions": sorted({r.version for r in rows}),
               "models": sorted({r.model for r in rows}), "gpus": ["h100-sxm"],
               "origin": "ai-dynamo/aiconfigurator@095f58a systems/data/h100_sxm/moe "
                         "moe_perf.parquet (one MoE layer's routed experts, balanced routing; "
-                        f"{', '.join(KERNEL_FORMATS)})",
+                        f"{', '.join(sorted({r.moe_dtype for r in rows}))})",
               "licence": "Apache-2.0",
-              "sets": f"expert_pair {f.expert_pair:.6g} (held; median |error| of a layer "
-                      f"{f.train_error:.3f}, held out by model {f.holdout_error:.3f}, without "
-                      f"the term {f.without_error:.3f})"}
-    return {"expert_pair": f.expert_pair}, source
+              "sets": f"{sets} (held; median |error| of a layer {f.train_error:.3f}, held out "
+                      f"by model {f.holdout_error:.3f}, the profile before {f.start_error:.3f})"}
+    return f.coefficients, source
 
 
 def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]
@@ -309,9 +284,12 @@ def main() -> None:
                         help="comma-separated terms to leave out of the shipped set")
     parser.add_argument("--add", type=_terms, default=(),
                         help="comma-separated terms to fit beside the shipped set")
-    parser.add_argument("--kernel-pair", action="store_true",
-                        help="hold expert_pair at its fit on the engine's H100 MoE kernel "
-                             "timings (a screen; the shipped profiles keep it at 0)")
+    parser.add_argument("--kernel-terms", type=_terms, default=KERNEL_TERMS,
+                        help="comma-separated terms fitted on the engine's H100 MoE kernel "
+                             "timings and held in the serving fit (default: "
+                             f"{','.join(KERNEL_TERMS)})")
+    parser.add_argument("--no-kernels", action="store_true",
+                        help="hold no kernel-fitted term (a screen)")
     parser.add_argument("--out", type=Path, default=OUT,
                         help="folder for <backend>.yaml (default: the shipped profiles)")
     args = parser.parse_args()
@@ -326,7 +304,9 @@ def main() -> None:
                 for m in _rows(name)]
         t = time.time()
         terms = screened_terms(backend, args.drop, args.add)
-        held, kernel_source = held_terms(backend) if args.kernel_pair else ({}, None)
+        held, kernel_source = held_terms(backend, () if args.no_kernels
+                                         else tuple(t for t in args.kernel_terms
+                                                    if t not in terms))
         cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
                         rounds=ROUNDS.get(backend, 4),
                         progress=lambda s: print("  ", s), jobs=0,

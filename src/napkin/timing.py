@@ -445,10 +445,12 @@ class LayoutTimer:
     engine: str | None = None
     """The serving engine whose overlap schedule applies (:func:`~napkin.accounting.overlap.
     schedule_of`)."""
-    pair_s: float = 0.0
-    """Seconds per routed (token, expert) pair the busiest rank permutes
-    (:meth:`RankCost.rank_pairs`; a fitted profile's ``expert_pair`` time, 0 for the
-    roofline), added to its work."""
+    routed_s: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Seconds the busiest rank's routed experts add beyond its device timing, per routed
+    (token, expert) pair it permutes (:meth:`RankCost.rank_pairs`; a fitted profile's
+    ``expert_pair`` time), per routed FLOP and per expert byte it reads
+    (:meth:`RankCost.routed`; a fitted profile's ``expert*`` coefficients less its dense ones,
+    :attr:`~napkin.calibration.basis.FittedTimer.routed_rates`); zeros for the roofline."""
 
     @classmethod
     def of(cls, model: ModelSpec, precision: Precision, layout: ParallelLayout,
@@ -456,11 +458,12 @@ class LayoutTimer:
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
            gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
            alltoall_link_bytes_per_s: float | None = None,
-           engine: str | None = None, pair_s: float = 0.0) -> "LayoutTimer":
+           engine: str | None = None,
+           routed_s: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> "LayoutTimer":
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
                                          internode_bytes_per_s, gpus_per_node,
                                          alltoall_latency_s, alltoall_link_bytes_per_s),
-                   engine, pair_s)
+                   engine, routed_s)
 
     @property
     def request_s(self) -> float:
@@ -472,14 +475,25 @@ class LayoutTimer:
 
     def _exposed(self, parts: Parts, tokens: float, prefill: bool,
                  group: tuple[Parts, float] | None) -> float:
-        """Time the step adds to the busiest rank's parts: its routed pairs' (``pair_s``) and
-        the communication, all of it, or with two-batch overlap the all-reduces plus
-        :meth:`overlap_exposed_s`."""
+        """Time the step adds to the busiest rank's parts: its routed experts' beyond the
+        device's timing (:meth:`routed_extra_s`) and the communication, all of it, or with
+        two-batch overlap the all-reduces plus :meth:`overlap_exposed_s`."""
         allreduce, a2a = self.comm.seconds(tokens)
-        pairs = self.comm.cost.rank_pairs(tokens) * self.pair_s if self.pair_s else 0.0
-        if a2a and self.comm.cost.layout.two_batch_overlap:
-            return allreduce + pairs + self.overlap_exposed_s(parts, tokens, prefill, group)
-        return allreduce + pairs + a2a
+        tbo = bool(a2a) and self.comm.cost.layout.two_batch_overlap
+        routed = self.routed_extra_s(tokens, 2 if tbo else 1)
+        if tbo:
+            return allreduce + routed + self.overlap_exposed_s(parts, tokens, prefill, group)
+        return allreduce + routed + a2a
+
+    def routed_extra_s(self, tokens: float, reads: int = 1) -> float:
+        """:attr:`routed_s` of the busiest rank in a step of ``tokens`` tokens: its pairs, its
+        routed FLOPs, its expert bytes read ``reads`` times (once per micro-batch)."""
+        pair, per_flop, per_byte = self.routed_s
+        if not (pair or per_flop or per_byte) or not tokens:
+            return 0.0
+        cost = self.comm.cost
+        _, _, flops, weight_bytes = cost.routed(tokens)
+        return pair * cost.rank_pairs(tokens) + per_flop * flops + per_byte * weight_bytes * reads
 
     def stage_s(self, parts: Parts, tokens: float, prefill: bool = False,
                 group: tuple[Parts, float] | None = None) -> dict[str, float]:
@@ -498,6 +512,12 @@ class LayoutTimer:
             rest = tuple(w - s if w > s else 0.0 for w, s in zip(whole, stage, strict=True))
             per = layers if name in (ATTENTION_PREPARE, ATTENTION_CORE) else cost.moe_layers
             out[name] = (base - self.device.step_s(rest, n, prefill)) / per
+        pair, per_flop, per_byte = self.routed_s
+        if pair or per_flop or per_byte:  # a micro-batch's: half the FLOPs and pairs, all reads
+            _, _, flops, weight_bytes = cost.routed(tokens)
+            extra = (pair * cost.rank_pairs(tokens) + per_flop * flops) / 2 \
+                + per_byte * weight_bytes
+            out[ROUTED_EXPERTS] = max(out[ROUTED_EXPERTS] + extra / cost.moe_layers, 0.0)
         return out
 
     def overlap_exposed_s(self, parts: Parts, tokens: float, prefill: bool = False,

@@ -253,7 +253,7 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     not one rank's tokens times k: TP 8 attention with EP 8 (vLLM's ``tp8 ep8``) at 800 tokens
     puts ≈ 800·8/8 = 800 pairs a layer on a rank (the uniform routing's busiest a little
     more), where the device's 800 tokens would count 6,400. A profile's coefficient c makes
-    ``pair_s`` = c·7,168·2 B / 3.35 TB/s a pair, and the device timer inside counts none."""
+    ``routed_s[0]`` = c·7,168·2 B / 3.35 TB/s a pair, and the device timer inside counts none."""
     from dataclasses import replace
 
     from napkin.calibration.basis import LayoutBasis, layout_timer
@@ -265,7 +265,7 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     basis = StepBasis.of(model, acc, "fp8", 1, 450e9)
     sm = StepModel.of({"dense": 1.5, "weights": 1.0, "expert_pair": 6.0})
     timer = layout_timer(model, p, layout, FittedTimer(basis, sm), 450e9, 10e-6)
-    assert timer.pair_s == pytest.approx(6.0 * 7168 * 2 / 3.35e12)
+    assert timer.routed_s[0] == pytest.approx(6.0 * 7168 * 2 / 3.35e12)
     assert timer.device.basis == replace(basis, pair_s_per_token=0.0)
     pairs = timer.cost.rank_pairs(800)
     assert 800 * 58 < pairs < 1.2 * 800 * 58
@@ -273,7 +273,56 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     plain = layout_timer(model, p, layout, FittedTimer(basis, StepModel.of(
         {"dense": 1.5, "weights": 1.0})), 450e9, 10e-6)
     assert timer.step_s(parts, 800) - plain.step_s(parts, 800) == pytest.approx(
-        pairs * timer.pair_s, rel=1e-9)
+        pairs * timer.routed_s[0], rel=1e-9)
     lb = LayoutBasis.of(model, acc, p, layout, 450e9)
     x = lb.terms(parts, 800)
     assert x[TERMS.index("expert_pair")] == pytest.approx(pairs * 7168 * 2 / 3.35e12)
+
+
+def test_routed_experts_have_their_own_terms():
+    """Qwen3-235B-A22B FP8 at TP 8, a 512-token decode step: the routed experts' FLOPs —
+    512 tokens · 8 experts · 6·4,096·1,536 FLOPs · 94 layers — leave ``dense_low`` for
+    ``expert_low`` (over 8 · 1,978.9 TFLOP/s), and the bytes of the experts touched —
+    94 · 128·(1 − (1 − 8/128)^512) · 3·4,096·1,536 B (FP8) — leave ``weights`` for
+    ``expert_weights`` (over 8 · 3.35 TB/s); the sums are what the basis without the split
+    holds. A profile whose expert terms follow its dense ones times the step as before; one
+    with its own expert coefficients adds (c_expert − c_dense) × their ideal times, in the
+    simulator's fast timer as in Σ c·x."""
+    from dataclasses import replace
+
+    from napkin.serving.step import StepShape
+
+    model, acc = load_model("qwen3-235b-a22b"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "fp8")
+    split = StepBasis.of(model, acc, "fp8", 8, 450e9, precision=p)
+    plain = replace(split, routed=None)
+    parts = LinearCost.of(model, p).parts(StepShape(512, 512 * 1500, []))
+    x, y = (dict(zip(TERMS, b.terms(parts, 512), strict=True)) for b in (split, plain))
+    flops = 512 * 8 * 6 * 4096 * 1536 * 94
+    touched = 128 * (1 - (1 - 8 / 128) ** 512)
+    expert_bytes = 94 * touched * 3 * 4096 * 1536
+    assert x["expert_low"] == pytest.approx(flops / (8 * 1978.9e12), rel=1e-3)
+    assert x["expert_weights"] == pytest.approx(expert_bytes / (8 * 3.35e12), rel=1e-3)
+    assert x["dense_low"] + x["expert_low"] == pytest.approx(y["dense_low"], rel=1e-12)
+    assert x["weights"] + x["expert_weights"] == pytest.approx(y["weights"], rel=1e-12)
+    assert x["expert"] == x["expert_w4a16"] == 0.0 and y["expert_low"] == 0.0
+    shipped = StepModel.of({"dense": 1.3, "dense_low": 2.2, "weights": 1.0, "layer": 6e-5})
+    assert FittedTimer(split, shipped).step_s(parts, 512) == pytest.approx(
+        FittedTimer(plain, shipped).step_s(parts, 512), rel=1e-12)
+    own = StepModel.of({**shipped.as_dict(), "expert_low": 3.0, "expert_weights": 1.25})
+    t = FittedTimer(split, own).step_s(parts, 512)
+    assert t == pytest.approx(own.time(split.terms(parts, 512)), rel=1e-12)
+    assert t - FittedTimer(plain, shipped).step_s(parts, 512) == pytest.approx(
+        0.8 * x["expert_low"] + 0.25 * x["expert_weights"], rel=1e-9)
+
+
+def test_a_profile_without_expert_terms_reads_them_as_dense():
+    """A profile file that predates the expert terms (or fitted none) times the routed
+    experts as its dense layers of the format: ``expert_low`` = ``dense_low`` (itself
+    ``dense`` where that is all it has), ``expert_weights`` = ``weights``."""
+    m = StepModel.of({"dense": 1.4, "weights": 1.1})
+    c = m.as_dict()
+    assert c["expert"] == c["expert_low"] == c["expert_w4a16"] == c["dense_low"] == 1.4
+    assert c["expert_weights"] == 1.1
+    m = StepModel.of({"dense": 1.4, "dense_low": 2.0, "weights": 1.0, "expert_low": 3.0})
+    assert m.as_dict()["expert_low"] == 3.0 and m.as_dict()["expert"] == 1.4

@@ -168,14 +168,17 @@ def test_parallel_layout_columns(tmp_path):
     model, acc = load_model("gpt-oss-120b"), load_accelerator("h200")
     tp_basis = StepBasis.of(model, acc, "bf16", 4, acc.allreduce_bytes_per_s, weight_only=True)
     for m in (rows[0], rows[2]):  # gpt-oss's MXFP4 on H200: W4A16
-        assert engine_for(m, timer).timer.basis == tp_basis
+        basis = engine_for(m, timer).timer.basis
+        assert replace(basis, routed=None) == tp_basis
+        assert basis.routed is not None and basis.routed.layout.attention_tp == 4
     ep, dep = engine_for(rows[1], timer).timer, engine_for(rows[4], timer).timer
     assert isinstance(ep, LayoutTimer) and ep.cost.layout.label() == "tp4 ep4"
     assert isinstance(dep, LayoutTimer) and dep.cost.layout.label() == "dp4 ep4"
-    # (one rank's basis; the layout counts the busiest rank's routed pairs itself)
+    # (one rank's basis; the layout counts the busiest rank's routed pairs and experts itself)
     assert ep.device.basis == replace(
         StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s, weight_only=True),
         pair_s_per_token=0.0)
+    assert ep.device.basis.routed is None
     with pytest.raises(NapkinError, match=r"vLLM's expert parallelism spans every rank"):
         engine_for(rows[3], timer)  # vLLM cannot launch MoE TP × EP; TensorRT-LLM can
     mixed = engine_for(replace(rows[3], backend="trtllm"), timer).timer

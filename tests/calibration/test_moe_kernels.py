@@ -1,55 +1,69 @@
-"""The expert-pair coefficient fitted on MoE kernel timings: features by hand, recovery of a
-known coefficient, and the shipped table read."""
+"""The routed experts' own terms fitted on MoE kernel timings: features by hand, recovery of
+known coefficients, and the shipped table read."""
 
 import pytest
 
 from napkin.accounting.routing import expected_max_rank_tokens
-from napkin.calibration.basis import StepModel
+from napkin.calibration.basis import TERMS, StepModel
 from napkin.calibration.moe_kernels import (
     KernelRow,
     features,
-    fit_expert_pair,
+    fit_kernels,
     read_moe_kernels,
 )
 from napkin.errors import NapkinError
 
 # Qwen3-235B-A22B: hidden 4,096, 128 experts of 1,536, top-8, 94 MoE layers. H100 SXM:
-# 1,978.9 TFLOP/s FP8, 3.35 TB/s.
+# 1,978.9 TFLOP/s FP8, 989.4 BF16, 3.35 TB/s.
 H, INTER, EXPERTS, TOP_K = 4096, 1536, 128, 8
 
 
 def test_features_of_one_row_by_hand():
     """1,024 tokens over EP 8 (16 experts a GPU), FP8: the busiest GPU's expected load L of
-    the 8,192 (token, expert) pairs, 6·4,096·1,536 FLOPs each at 2.0× the FP8 ideal, and its
-    16 experts, all touched, 3·4,096·1,536 B each at 1.0× the bandwidth; the pair term L·4,096·2
-    B over 3.35 TB/s."""
+    the 8,192 (token, expert) pairs, 6·4,096·1,536 FLOPs each over the FP8 peak in
+    ``expert_low``, its 16 experts, all touched, 3·4,096·1,536 B each over the bandwidth in
+    ``expert_weights``, one ``moe_layer``, the pair term L·4,096·2 B over 3.35 TB/s; a profile
+    whose expert terms follow its dense ones times the layer at 2.0 × FLOPs + 1.0 × bytes."""
     row = KernelRow("trtllm", "1.2.0rc5", "fp8_block", "qwen3-235b-a22b", 1024, 1, 8, 187e-6)
     load = expected_max_rank_tokens(EXPERTS, TOP_K, 8, 1024)
     assert 1024 < load < 1.2 * 1024
-    f = features(row, StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0}))
+    f = features(row)
+    x = dict(zip(TERMS, f.x, strict=True))
     flops, weights = 6 * H * INTER * load, 16 * 3 * H * INTER
-    assert f.work_s == pytest.approx(2.0 * flops / 1978.9e12 + weights / 3.35e12, rel=1e-3)
-    assert f.pair_s == pytest.approx(load * H * 2 / 3.35e12, rel=1e-9)
+    assert x["expert_low"] == pytest.approx(flops / 1978.9e12, rel=1e-3)
+    assert x["expert_weights"] == pytest.approx(weights / 3.35e12, rel=1e-3)
+    assert x["moe_layer"] == 1.0 and x["expert"] == x["dense_low"] == 0.0
+    assert x["expert_pair"] == pytest.approx(load * H * 2 / 3.35e12, rel=1e-9)
     assert f.measured_s == 187e-6
+    profile = StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0})
+    assert f.time(profile) == pytest.approx(2.0 * flops / 1978.9e12 + weights / 3.35e12,
+                                            rel=1e-3)
+    bf16 = dict(zip(TERMS, features(KernelRow("x", "1", "bfloat16", "qwen3-235b-a22b", 1024,
+                                              1, 8, 1.0)).x, strict=True))
+    assert bf16["expert"] == pytest.approx(flops / 989.4e12, rel=1e-3)
+    assert bf16["expert_weights"] == pytest.approx(2 * weights / 3.35e12, rel=1e-3)
 
 
-def test_fit_recovers_a_known_pair_coefficient():
-    """Rows timed as work + 7.5 × pair + 30 µs: the fit finds 7.5 and 30 µs, and reads them
-    exactly in and out of sample; without the term it misses."""
-    coefficients = StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0})
+def test_fit_recovers_known_coefficients():
+    """Rows timed as 2.5 × the BF16 ideal FLOPs, 3.0 × the FP8 ones, 1.2 × the ideal reads and
+    30 µs a layer: the fit finds them and reads the rows exactly in and out of sample (by
+    model); at the dense profile's coefficients it misses."""
+    truth = StepModel.of({"expert": 2.5, "expert_low": 3.0, "expert_weights": 1.2,
+                          "moe_layer": 30e-6})
     rows = []
     for model in ("qwen3-235b-a22b", "deepseek-v3", "mixtral-8x7b"):
-        for tokens in (16, 256, 4096, 16384):
-            for ep in (1, 8):
-                row = KernelRow("x", "1", "fp8_block", model, tokens, 1, ep, 1.0)
-                f = features(row, coefficients)
-                rows.append(KernelRow("x", "1", "fp8_block", model, tokens, 1, ep,
-                                      f.work_s + 7.5 * f.pair_s + 30e-6))
-    fit = fit_expert_pair(rows, coefficients)
-    assert fit.expert_pair == pytest.approx(7.5, rel=1e-6)
-    assert fit.fixed_s == pytest.approx(30e-6, rel=1e-6)
+        for dtype in ("bfloat16", "fp8_block"):
+            for tokens in (16, 256, 4096, 16384):
+                for ep in (1, 8):
+                    f = features(KernelRow("x", "1", dtype, model, tokens, 1, ep, 1.0))
+                    rows.append(KernelRow("x", "1", dtype, model, tokens, 1, ep, f.time(truth)))
+    fit = fit_kernels(rows, StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0}))
+    assert set(fit.coefficients) == {"expert", "expert_low", "expert_weights", "moe_layer"}
+    for term, value in (("expert", 2.5), ("expert_low", 3.0), ("expert_weights", 1.2),
+                        ("moe_layer", 30e-6)):
+        assert fit.coefficients[term] == pytest.approx(value, rel=1e-6)
     assert fit.train_error < 1e-6 and fit.holdout_error < 1e-6
-    assert fit.without_error > 0.03
+    assert fit.start_error > 0.03
 
 
 def test_shipped_kernel_table():

@@ -38,6 +38,13 @@ term               x_k (per device; T = new tokens in the step)               co
                    × 2 B / memory bandwidth (all of the step's T·k pairs a
                    MoE layer under TP: each rank permutes every hidden
                    vector; the busiest rank's under expert parallelism)
+``expert``,        the routed experts' share of the matmul FLOPs (MoE         × ideal time
+``expert_low``,    models), taken out of ``dense`` / ``dense_low`` /
+``expert_w4a16``   ``dense_w4a16``: / (tp · peak of the format); the busiest
+                   rank's in a layout
+``expert_weights`` the routed experts' bytes read (the experts the step's      × ideal time
+                   tokens touch), taken out of ``weights``: / (tp · memory
+                   bandwidth); the busiest rank's in a layout
 ``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
                    0 in a decode-only step
 =================  =========================================================  ================
@@ -79,6 +86,19 @@ profile's matmul and weight coefficients held. The shipped profiles keep it at 0
 serving refits it made their hold-out TTFT worse (TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 →
 10.0 %; ``benchmarks/fit_profiles.py`` ``KERNEL_FORMATS``), though it halves a MoE layer's miss
 on the kernels at 1,024 tokens and more.
+
+The routed experts have terms of their own (``expert``, ``expert_low``, ``expert_w4a16``,
+``expert_weights``) because their grouped GEMMs do not run at the dense layers' efficiency:
+each rank's tokens split into many small matrices, block-scaled FP8 rescales per tile, W4A16
+kernels unpack per expert. On the engines' own H100 timings of one MoE layer
+(:mod:`napkin.calibration.moe_kernels`, 12,045 rows of TensorRT-LLM, vLLM and SGLang) a
+profile that timed them as dense work read the layer 29–35 % short at the median, and the
+error grew with the tokens (FP8 block-scaled at ≥ 4,096 tokens: −43 % to −57 %); fitted there,
+the layer's median miss held out by model is 12–14 %. Serving rows hold too few MoE steps to
+set them, so the shipped profiles hold them at their kernel fit; a profile without them (fitted
+before they existed) times the routed experts as its dense terms of the format (:data:`TIED`).
+The simulator's timer charges them as dense work plus ``(c_expert − c_dense)`` times their
+ideal time (:attr:`FittedTimer.routed_rates`), which is the same sum.
 
 ``token_layer`` is per-token work repeated in every layer that the matmul FLOPs do not count
 (norms, rotary, activations, residual adds, KV writes, the all-reduces' bytes under TP); a
@@ -122,7 +142,7 @@ from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
 from napkin.accounting.forward import Precision
-from napkin.accounting.ranks import Parts
+from napkin.accounting.ranks import Parts, RankCost
 from napkin.errors import NapkinError, require
 from napkin.specs.dtypes import SIXTEEN_BIT
 from napkin.specs.hardware import Accelerator
@@ -141,13 +161,29 @@ from napkin.timing import (
 TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "dense",
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
+                          "expert", "expert_low", "expert_w4a16", "expert_weights",
                           "eager_layer")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
-TIED: dict[str, str] = {"dense_low": "dense", "dense_w4a16": "dense", "alltoall": "allreduce",
+TIED: dict[str, str] = {"expert": "dense", "expert_low": "dense_low",
+                        "expert_w4a16": "dense_w4a16", "expert_weights": "weights",
+                        "dense_low": "dense", "dense_w4a16": "dense", "alltoall": "allreduce",
                         "alltoall_bytes": "allreduce_bytes"}
 """Terms that take another's coefficient where a fit has none of their own (left out, or no
-row has their work) but fits the other: matmuls of other weight formats take ``dense``'s,
-all-to-alls the all-reduces'."""
+row has their work) but fits the other: the routed experts' matmuls and reads take those of
+the dense layers of their format, matmuls of other weight formats take ``dense``'s,
+all-to-alls the all-reduces'. A child comes before its parent (``expert_low`` →
+``dense_low`` → ``dense``), so that folding children into parents in this order and reading
+parents back in the reverse one resolves chains."""
+
+
+def resolve_tied(values: dict[str, float]) -> dict[str, float]:
+    """``values`` with each :data:`TIED` term it lacks at its parent's value (chains followed;
+    a term whose chain reaches no value stays missing)."""
+    out = dict(values)
+    for t, of in reversed(TIED.items()):
+        if t not in out and of in out:
+            out[t] = out[of]
+    return out
 UNFITTED: dict[str, float] = {"alltoall": 10e-6, "alltoall_bytes": 1.0}
 """What a term is where neither it nor the term it is tied to is fitted: an all-to-all's time
 at the link's latency (10 µs, the roofline's, ``EngineSpec.allreduce_latency_s``) and its
@@ -206,12 +242,19 @@ class StepBasis:
     """Ideal memory time of one token's routed pairs' hidden vectors on a device
     (:func:`pairs_per_token` × hidden × :data:`PAIR_BYTES` / bandwidth, not divided by TP);
     0 where a :class:`~napkin.timing.LayoutTimer` counts the busiest rank's pairs itself."""
+    routed: RankCost | None = None
+    """The tensor-parallel group's routed experts (MoE models, when built with a precision):
+    their FLOPs and expert bytes of a step's tokens go to the ``expert*`` terms instead of the
+    dense ones; None where a :class:`~napkin.timing.LayoutTimer` times the busiest rank's."""
 
     @classmethod
     def of(cls, model: ModelSpec, acc: Accelerator, compute: str, tensor_parallel: int,
-           link_bytes_per_s: float, weight_only: bool = False) -> "StepBasis":
+           link_bytes_per_s: float, weight_only: bool = False,
+           precision: Precision | None = None) -> "StepBasis":
         """``weight_only``: the weights are a weight-only format
-        (:attr:`~napkin.specs.dtypes.WeightFormat.weight_only`) computed at ``compute``."""
+        (:attr:`~napkin.specs.dtypes.WeightFormat.weight_only`) computed at ``compute``;
+        ``precision`` (the same formats): given, a MoE model's routed experts get their own
+        terms (:attr:`routed`)."""
         tp = tensor_parallel
         require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
         require(link_bytes_per_s > 0, "allreduce_gbs: the link bandwidth must be > 0")
@@ -230,7 +273,29 @@ class StepBasis:
             allreduce_s_per_token=per_token / link_bytes_per_s,
             pair_s_per_token=(pairs_per_token(model) * model.hidden_size * PAIR_BYTES
                               / acc.mem_bytes_per_s),
+            routed=(RankCost.of(model, precision, ParallelLayout(tp))
+                    if precision is not None and model.is_moe else None),
         )
+
+    @property
+    def expert_slots(self) -> tuple[int, int, int, int]:
+        """Indices in :data:`TERMS` of (the dense matmul term of this format, the routed
+        experts' matmul term of this format, ``weights``, ``expert_weights``)."""
+        fmt = "_low" if self.low_precision else "_w4a16" if self.weight_only else ""
+        return (TERMS.index("dense" + fmt), TERMS.index("expert" + fmt),
+                TERMS.index("weights"), TERMS.index("expert_weights"))
+
+    def split_routed(self, x: list[float], flops: float, weight_bytes: float) -> None:
+        """Move ``flops`` routed-expert FLOPs and ``weight_bytes`` expert bytes (on this
+        basis's device) out of the dense matmul and ``weights`` terms of ``x`` into the
+        ``expert*`` ones (what is moved is at most what the terms hold)."""
+        dense, expert, weights, expert_weights = self.expert_slots
+        f = min(flops * self.per_dense_flop, x[dense])
+        b = min(weight_bytes * self.per_byte, x[weights])
+        x[dense] -= f
+        x[expert] += f
+        x[weights] -= b
+        x[expert_weights] += b
 
     def terms(self, parts: Parts, tokens: int, prefill: bool = False) -> tuple[float, ...]:
         """The basis vector of one step (see the module table); zeros for an empty step.
@@ -241,15 +306,19 @@ class StepBasis:
         matmul = dense * self.per_dense_flop
         sixteen_s = sixteen * self.per_attention_flop
         apart = self.low_precision or self.weight_only
-        return (1.0, float(self.layers), float(self.moe_layers), float(tokens),
-                float(tokens * self.layers),
-                sixteen_s if apart else matmul + sixteen_s,
-                matmul if self.low_precision else 0.0,
-                matmul if self.weight_only else 0.0,
-                attention * self.per_attention_flop, weights * self.per_byte,
-                kv * self.per_kv_byte, float(self.allreduces),
-                tokens * self.allreduce_s_per_token, 0.0, 0.0,
-                tokens * self.pair_s_per_token, float(self.layers) if prefill else 0.0)
+        x = [1.0, float(self.layers), float(self.moe_layers), float(tokens),
+             float(tokens * self.layers),
+             sixteen_s if apart else matmul + sixteen_s,
+             matmul if self.low_precision else 0.0,
+             matmul if self.weight_only else 0.0,
+             attention * self.per_attention_flop, weights * self.per_byte,
+             kv * self.per_kv_byte, float(self.allreduces),
+             tokens * self.allreduce_s_per_token, 0.0, 0.0,
+             tokens * self.pair_s_per_token, 0.0, 0.0, 0.0, 0.0,
+             float(self.layers) if prefill else 0.0]
+        if self.routed is not None:
+            self.split_routed(x, *self.routed.routed(tokens)[:2])
+        return tuple(x)
 
 
 @dataclass(frozen=True)
@@ -268,14 +337,14 @@ class StepModel:
 
     @classmethod
     def of(cls, values: dict[str, float], request_s: float = 0.0) -> "StepModel":
-        """From named coefficients; a missing term is 0, except ``dense_low`` and
-        ``dense_w4a16``, which are then the ``dense`` coefficient (one matmul efficiency for
-        every format), and the all-to-all pair, which is :data:`UNFITTED`."""
+        """From named coefficients; a missing term is 0, except a :data:`TIED` one, which is
+        then its parent's coefficient (``dense_low`` and ``dense_w4a16`` the ``dense`` one: one
+        matmul efficiency for every format; the routed experts' terms those of the dense
+        layers), and the all-to-all pair, which is :data:`UNFITTED`."""
         unknown = set(values) - set(TERMS)
         require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
                 f"{', '.join(TERMS)}")
-        values = {**UNFITTED, **{t: values.get("dense", 0.0) for t, of in TIED.items()
-                                 if of == "dense"}, **values}
+        values = resolve_tied({**UNFITTED, "dense": 0.0, **values})
         return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s)
 
     def as_dict(self) -> dict[str, float]:
@@ -317,13 +386,40 @@ class FittedTimer:
         Read off :meth:`StepModel.time` of :meth:`StepBasis.terms` (both linear in the step's
         tokens and parts) at unit steps, so the formula stays in one place; the simulator then
         times a step with seven products instead of summing the basis vector."""
-        base, two = self.basis.terms(ZERO, 1), self.basis.terms(ZERO, 2)
+        basis = replace(self.basis, routed=None)
+        base, two = basis.terms(ZERO, 1), basis.terms(ZERO, 2)
         def rate(x: tuple[float, ...]) -> float:  # the model time of x − base, term by term
             return self.model.time(tuple(a - b for a, b in zip(x, base, strict=True)))
         per_token = rate(two)
         units = [tuple(float(i == k) for i in range(len(ZERO))) for k in range(len(ZERO))]
         return (self.model.time(base) - per_token, per_token,
-                *(rate(self.basis.terms(u, 1)) for u in units))
+                *(rate(basis.terms(u, 1)) for u in units))
+
+    @cached_property
+    def routed_rates(self) -> tuple[float, float]:
+        """Seconds per routed-expert FLOP and per expert byte on this timer's device beyond
+        what :attr:`rates` charge them as dense work: ``(c_expert − c_dense) / (tp · peak)``
+        and ``(c_expert_weights − c_weights) / (tp · bandwidth)`` (the ``expert*`` terms of the
+        weights' format; 0 and 0 for a profile whose expert terms follow the dense ones)."""
+        c, b = self.model.coefficients, self.basis
+        dense, expert, weights, expert_weights = b.expert_slots
+        return ((c[expert] - c[dense]) * b.per_dense_flop,
+                (c[expert_weights] - c[weights]) * b.per_byte)
+
+    def routed_s(self, flops: float, weight_bytes: float) -> float:
+        """What routed-expert work of ``flops`` FLOPs and ``weight_bytes`` expert bytes adds to
+        a step beyond its dense timing (:attr:`routed_rates`; negative where the routed kernels
+        beat the dense ones)."""
+        per_flop, per_byte = self.routed_rates
+        return per_flop * flops + per_byte * weight_bytes
+
+    def _routed_step_s(self, tokens: int) -> float:
+        """:meth:`routed_s` of a step of ``tokens`` tokens on the tensor-parallel group (0
+        without :attr:`StepBasis.routed`)."""
+        routed = self.basis.routed
+        if routed is None or self.routed_rates == (0.0, 0.0):
+            return 0.0
+        return self.routed_s(*routed.routed(tokens)[:2])
 
     @cached_property
     def floor_s(self) -> float:
@@ -342,7 +438,7 @@ class FittedTimer:
         fixed, per_token, r0, r1, r2, r3, r4 = self.rates
         dense, attention, weights, kv, sixteen = parts
         t = (fixed + per_token * tokens + r0 * dense + r1 * attention + r2 * weights + r3 * kv
-             + r4 * sixteen + extra_s)
+             + r4 * sixteen + extra_s + self._routed_step_s(tokens))
         return self.floor_s if prefill and self.floor_s > t else t
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
@@ -373,12 +469,15 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
     ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
     NIC time; the roofline's are the links' and ``latency_s``."""
     nic_bytes_per_s, a2a_link_bytes_per_s = internode_bytes_per_s, link_bytes_per_s
-    a2a_latency_s, pair_s = latency_s, 0.0
+    a2a_latency_s, routed_s = latency_s, (0.0, 0.0, 0.0)
     if isinstance(device, FittedTimer):
         c = device.model.as_dict()
-        # the busiest rank's routed pairs, not the device's tokens' (LayoutTimer.pair_s)
-        pair_s = c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte
-        device = replace(device, basis=replace(device.basis, pair_s_per_token=0.0))
+        # the busiest rank's routed pairs and experts, not the device's tokens'
+        # (LayoutTimer.routed_s)
+        device = replace(device, basis=replace(device.basis, pair_s_per_token=0.0,
+                                               routed=None))
+        routed_s = (c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte,
+                    *device.routed_rates)
         inf = float("inf")
         scale, latency_s = c["allreduce_bytes"], c["allreduce"]
         link_bytes_per_s = link_bytes_per_s / scale if scale else inf
@@ -387,19 +486,20 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
                                                  nic_bytes_per_s / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
                           nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s,
-                          engine, pair_s)
+                          engine, routed_s)
 
 
 @dataclass(frozen=True)
 class LayoutBasis:
     """The basis of a step in a :class:`ParallelLayout`, as :class:`LayoutTimer` times it: the
     busiest rank's parts (:meth:`RankCost.rank_parts`) through ``device`` (a basis at tensor
-    parallel 1), its collective slots holding the layout's — ``allreduce`` the attention
-    all-reduces and ``allreduce_bytes`` their ideal link seconds, ``alltoall`` a dispatch and
-    a combine per MoE layer and ``alltoall_bytes`` their ideal link (or NIC) seconds (``comm``
-    at zero latency). Linear in the step's parts at a given token count,
-    as fitting needs; a fitted model's :func:`layout_timer` gives exactly ``coefficients ·
-    terms`` (without two-batch overlap, whose max is not linear)."""
+    parallel 1), its routed experts' FLOPs and bytes (:meth:`RankCost.routed`) moved to the
+    ``expert*`` terms (:meth:`StepBasis.split_routed`), its collective slots holding the
+    layout's — ``allreduce`` the attention all-reduces and ``allreduce_bytes`` their ideal
+    link seconds, ``alltoall`` a dispatch and a combine per MoE layer and ``alltoall_bytes``
+    their ideal link (or NIC) seconds (``comm`` at zero latency). Linear in the step's parts at
+    a given token count, as fitting needs; a fitted model's :func:`layout_timer` gives exactly
+    ``coefficients · terms`` (without two-batch overlap, whose max is not linear)."""
 
     device: StepBasis
     comm: LayoutComm
@@ -436,4 +536,6 @@ class LayoutBasis:
         x[TERMS.index("alltoall")] = float(comm.alltoalls(tokens))
         x[TERMS.index("alltoall_bytes")] = a2a_s
         x[TERMS.index("expert_pair")] = cost.rank_pairs(tokens) * self.pair_s
+        if cost.groups:
+            self.device.split_routed(x, *cost.routed(tokens)[2:])
         return tuple(x)

@@ -1,25 +1,29 @@
-"""The routed-expert block's time per (token, expert) pair, fitted on engines' MoE kernel timings.
+"""The routed experts' own efficiency, fitted on engines' MoE kernel timings.
 
-A MoE layer's routed experts cost more than their matmuls and weight reads: each token's hidden
-vector is gathered into its k experts' groups, the activation runs between the grouped GEMMs,
-and the k outputs are scattered back and summed. Those passes scale with the routed pairs, not
-with the FLOPs, so fine-grained experts (many, small) lose most. The step-time basis times them
-with ``expert_pair`` (:mod:`napkin.calibration.basis`): the busiest rank's pairs × hidden × 2 B
-over the memory bandwidth, times a coefficient.
+A MoE layer's routed experts do not run at the efficiency of the dense layers' matmuls: their
+grouped GEMMs split each rank's tokens into many small matrices (lower tensor-core occupancy,
+block-scaled FP8 rescaling per tile), each token's hidden vector is gathered into its k experts'
+groups and the k outputs scattered back and summed, and a router, a top-k and a permutation run
+every layer. The step-time basis therefore times the routed experts with their own terms
+(:mod:`napkin.calibration.basis`): ``expert`` / ``expert_low`` / ``expert_w4a16`` (the routed
+FLOPs over the format's peak, as ``dense*`` are for the rest), ``expert_weights`` (the expert
+bytes read over the bandwidth), beside ``moe_layer`` (a fixed time per MoE layer) and
+``expert_pair`` (per routed pair).
 
-Serving rows cannot set that coefficient apart from the per-token time, so it is fitted here,
-on the engines' own timings of one MoE layer's routed experts on H100 (aiconfigurator's
-collected kernel tables: ``num_tokens`` tokens routed top-k over ``moe_tp_size × moe_ep_size``
-GPUs, balanced, latency in ms; ``catalog/measurements/aiconfigurator_h100_moe_kernels.csv``,
-the shapes of catalog models). Each row is timed as napkin times that layer — the busiest
-rank's routed FLOPs and expert bytes (:meth:`~napkin.accounting.ranks.RankCost.routed`) at a
-profile's matmul and weight coefficients, held — and the rest is fitted as
+Serving rows cannot set those apart from the dense terms (few MoE rows, and each mixes both),
+so they are fitted here, on the engines' own timings of one MoE layer's routed experts on H100
+(aiconfigurator's collected kernel tables: ``num_tokens`` tokens routed top-k over
+``moe_tp_size × moe_ep_size`` GPUs, balanced, latency in ms;
+``catalog/measurements/aiconfigurator_h100_moe_kernels.csv``, the shapes of catalog models).
+Each row is one layer of the busiest rank — its routed FLOPs and expert bytes
+(:meth:`~napkin.accounting.ranks.RankCost.routed`) and pairs (:meth:`~napkin.accounting.ranks.
+RankCost.rank_pairs`), over all MoE layers divided by their count — as basis terms
+(:func:`features`), and
 
-    t_kernel − t_matmuls_and_weights = c_pair · x_pair + t_0
+    t_kernel = Σ_term c_term · x_term     (terms: the expert ones, ``moe_layer``, optionally
+                                           ``expert_pair``)
 
-(non-negative least squares on relative residuals; ``t_0`` is the kernel chain's fixed time,
-which the serving fit carries in its per-layer terms and is not kept). Held out by model, the
-fit reports the median |error| of the layer time with and without the pair term.
+is fitted by non-negative least squares on relative residuals, and held out by model.
 """
 
 import csv
@@ -43,7 +47,6 @@ COLUMNS = ("engine", "version", "moe_dtype", "model", "num_tokens", "moe_tp_size
 FORMATS = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8", "w4a16_mxfp4": "mxfp4"}
 """The kernel tables' expert formats as napkin weight formats (FP8 per-tensor and 128×128
 block-scaled alike; MXFP4 on H100 runs W4A16)."""
-WORK_TERMS = ("dense", "dense_low", "dense_w4a16", "weights")
 
 
 @dataclass(frozen=True)
@@ -89,78 +92,90 @@ def read_moe_kernels(path: Path | None = None) -> list[KernelRow]:
     return rows
 
 
+KERNEL_TERMS = ("expert", "expert_low", "expert_w4a16", "expert_weights", "moe_layer")
+"""The terms a kernel fit sets (:func:`fit_kernels`): the routed experts' matmuls of each
+compute class, their reads and the fixed time of a MoE layer."""
+
+
 @dataclass(frozen=True)
 class KernelFeatures:
-    """A row timed as napkin times one MoE layer: (matmul and weight seconds at a profile's
-    coefficients, the pair term's ideal seconds, the measured seconds)."""
+    """A row as basis terms of one MoE layer of the busiest rank (:data:`TERMS` order) and
+    its measured seconds."""
 
-    work_s: float
-    pair_s: float
+    x: tuple[float, ...]
     measured_s: float
 
+    def time(self, model: StepModel) -> float:
+        """The layer's time under ``model``: Σ c·x."""
+        return float(np.dot(model.coefficients, self.x))
 
-def features(row: KernelRow, coefficients: StepModel) -> KernelFeatures:
+
+def features(row: KernelRow) -> KernelFeatures:
     """One MoE layer of ``row``'s catalog model on H100 SXM in the layout of its GPUs
     (``moe_tp × moe_ep`` ranks, experts over ``moe_ep`` groups): the busiest rank's routed
-    FLOPs and expert bytes (over all MoE layers, divided by their count) through
-    :meth:`StepBasis.terms` at ``coefficients``' matmul and weight terms, and its routed pairs
-    × hidden × :data:`PAIR_BYTES` / bandwidth."""
+    FLOPs in the ``expert*`` term of the format (over the format's peak), its expert bytes in
+    ``expert_weights`` (over the bandwidth), ``moe_layer`` 1 and its routed pairs × hidden ×
+    :data:`PAIR_BYTES` / bandwidth in ``expert_pair`` (all over the MoE layers' count)."""
     model, acc = load_model(row.model), load_accelerator("h100-sxm")
     precision = Precision.of(FORMATS[row.moe_dtype], "bf16")
-    ranks = row.moe_tp * row.moe_ep
-    cost = RankCost.of(model, precision, ParallelLayout(1, ranks, row.moe_ep))
-    _, _, rank_f, rank_b = cost.routed(row.tokens)
+    cost = RankCost.of(model, precision, ParallelLayout(1, row.moe_tp * row.moe_ep,
+                                                        row.moe_ep))
+    _, _, flops, weight_bytes = cost.routed(row.tokens)
     basis = StepBasis.of(model, acc, precision.weights.compute, 1, acc.allreduce_bytes_per_s,
                          precision.weights.weight_only)
-    x = basis.terms((rank_f, 0.0, rank_b, 0.0, 0.0), row.tokens)
-    c = coefficients.as_dict()
-    work = sum(c[t] * x[TERMS.index(t)] for t in WORK_TERMS) / cost.moe_layers
-    pairs = cost.rank_pairs(row.tokens) / cost.moe_layers
-    return KernelFeatures(work, pairs * model.hidden_size * PAIR_BYTES / acc.mem_bytes_per_s,
-                          row.latency_s)
+    x = [0.0] * len(TERMS)
+    _, expert, _, expert_weights = basis.expert_slots
+    layers = cost.moe_layers
+    x[expert] = flops * basis.per_dense_flop / layers
+    x[expert_weights] = weight_bytes * basis.per_byte / layers
+    x[TERMS.index("moe_layer")] = 1.0
+    x[TERMS.index("expert_pair")] = (cost.rank_pairs(row.tokens) / layers * model.hidden_size
+                                     * PAIR_BYTES / acc.mem_bytes_per_s)
+    return KernelFeatures(tuple(x), row.latency_s)
 
 
 @dataclass(frozen=True)
-class PairFit:
-    """The fitted pair coefficient and fixed time, and the fit's errors (median |relative
-    error| of the layer time): training, held out by model, and without the pair term."""
+class KernelFit:
+    """Coefficients fitted on one engine's kernel rows and the fit's errors (median |relative
+    error| of the layer time): training, held out by model, and under the model the fit
+    started from (the profile's, for comparison)."""
 
-    expert_pair: float
-    fixed_s: float
+    coefficients: dict[str, float]
     rows: int
     train_error: float
     holdout_error: float
-    without_error: float
+    start_error: float
 
 
-def _solve(f: list[KernelFeatures]) -> tuple[float, float]:
+def _solve(f: list[KernelFeatures], columns: list[int]) -> np.ndarray:
     y = np.array([k.measured_s for k in f])
-    a = np.array([[k.pair_s, 1.0] for k in f]) / y[:, None]
-    target = 1.0 - np.array([k.work_s for k in f]) / y
-    (pair, fixed), _ = nnls(a, target)
-    return float(pair), float(fixed)
+    a = np.array([[k.x[i] for i in columns] for k in f]) / y[:, None]
+    c, _ = nnls(a, np.ones(len(f)))
+    return c
 
 
-def _error(f: list[KernelFeatures], pair: float, fixed: float) -> np.ndarray:
-    return np.array([abs((k.work_s + pair * k.pair_s + fixed) / k.measured_s - 1) for k in f])
+def _errors(f: list[KernelFeatures], columns: list[int], c: np.ndarray) -> np.ndarray:
+    return np.array([abs(sum(v * k.x[i] for v, i in zip(c, columns, strict=True))
+                         / k.measured_s - 1) for k in f])
 
 
-def fit_expert_pair(rows: list[KernelRow], coefficients: StepModel) -> PairFit:
-    """:data:`KernelFeatures` of ``rows`` (one engine's) at ``coefficients``, the pair
-    coefficient and fixed time fitted (module docstring), held out by model."""
+def fit_kernels(rows: list[KernelRow], start: StepModel,
+                terms: tuple[str, ...] = KERNEL_TERMS) -> KernelFit:
+    """``terms`` fitted on ``rows`` (one engine's; a term no row exercises — an expert format
+    the table lacks — is left out), held out by model; ``start``'s time of each row is the
+    comparison (its expert terms as its profile resolves them)."""
     require(len(rows) > 0, "kernel rows: none to fit")
-    f = [features(r, coefficients) for r in rows]
-    pair, fixed = _solve(f)
+    f = [features(r) for r in rows]
+    columns = [TERMS.index(t) for t in terms if any(k.x[TERMS.index(t)] for k in f)]
+    c = _solve(f, columns)
     models = np.array([r.model for r in rows])
-    held = []
+    held: list[float] = []
     for m in sorted(set(models)):
-        out = models == m
-        train = [k for k, o in zip(f, out, strict=True) if not o]
-        if not train:
-            continue
-        p, c = _solve(train)
-        held += list(_error([k for k, o in zip(f, out, strict=True) if o], p, c))
-    _, fixed_only = _solve([KernelFeatures(k.work_s, 0.0, k.measured_s) for k in f])
-    return PairFit(pair, fixed, len(rows), float(np.median(_error(f, pair, fixed))),
-                   float(np.median(held)) if held else float("nan"),
-                   float(np.median(_error(f, 0.0, fixed_only))))
+        train = [k for k, o in zip(f, models == m, strict=True) if not o]
+        if train:
+            out = [k for k, o in zip(f, models == m, strict=True) if o]
+            held += list(_errors(out, columns, _solve(train, columns)))
+    start_error = np.median([abs(k.time(start) / k.measured_s - 1) for k in f])
+    return KernelFit({TERMS[i]: float(v) for i, v in zip(columns, c, strict=True)}, len(rows),
+                     float(np.median(_errors(f, columns, c))),
+                     float(np.median(held)) if held else float("nan"), float(start_error))

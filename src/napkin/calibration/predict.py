@@ -45,7 +45,7 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
     """See the module docstring; ``model_id`` (catalog id) is checked against the domain."""
     link = acc.allreduce_bytes_per_s
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link,
-                         precision.weights.weight_only)
+                         precision.weights.weight_only, precision)
     cost = tp_cost(model, precision, tensor_parallel)
     sm = profile.model
 
@@ -87,7 +87,7 @@ def calibrated_decode(profile: Profile, model: ModelSpec, acc: Accelerator,
     is a mean of steps)."""
     link = acc.allreduce_bytes_per_s
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link,
-                         precision.weights.weight_only)
+                         precision.weights.weight_only, precision)
     cost = tp_cost(model, precision, tensor_parallel)
     band = profile.bands.get("tpot")
     out = []

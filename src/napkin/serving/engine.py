@@ -158,7 +158,8 @@ class Engine:
             spec.allreduce_latency_s)
         self.basis = (basis or StepBasis.of(model, acc, compute, spec.tensor_parallel,
                                             spec.allreduce_bytes_per_s,
-                                            precision.weights.weight_only)) if record else None
+                                            precision.weights.weight_only,
+                                            precision)) if record else None
         """With ``record``: the basis each step's terms are summed in (``basis``: a layout's,
         :class:`LayoutBasis`; default the tensor-parallel group's)."""
         self.basis_sum = np.zeros(len(TERMS)) if record else None

@@ -349,7 +349,7 @@ class Built:
         timer: StepTimer | None = None
         if self.profile is not None:
             basis = StepBasis.of(self.model, self.acc, compute, tp, spec.allreduce_bytes_per_s,
-                                 self.precision.weights.weight_only)
+                                 self.precision.weights.weight_only, self.precision)
             timer = FittedTimer(basis, self.profile.model)
         elif self.scenario.frontend_ms or not plain:
             timer = replace(RooflineTimer.of(

@@ -63,7 +63,8 @@ def fitted_timer(model: StepModel) -> TimerFactory:
     def make(spec_model: ModelSpec, acc: Accelerator, precision: Precision,
              spec: EngineSpec) -> StepTimer:
         basis = StepBasis.of(spec_model, acc, precision.weights.compute, spec.tensor_parallel,
-                             spec.allreduce_bytes_per_s, precision.weights.weight_only)
+                             spec.allreduce_bytes_per_s, precision.weights.weight_only,
+                             precision)
         return FittedTimer(basis, model)
     return make
 
@@ -161,8 +162,13 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     for g in range(n_lat):
         latency[campaign == g, g] = 1.0
     features = np.hstack([np.array([o.features for o in obs]), latency])
-    tied = {TERMS.index(t): TERMS.index(of) for t, of in TIED.items() if of in terms
-            and (t not in terms or not features[:, TERMS.index(t)].any())}
+    tied: dict[int, int] = {}
+    for t, of in reversed(TIED.items()):  # parents first: a chain ties to its fitted root
+        i, parent = TERMS.index(t), TERMS.index(of)
+        if t not in (held or {}) and (of in terms or parent in tied) \
+                and (t not in terms or not features[:, i].any()):
+            tied[i] = parent
+    tied = dict(reversed(tied.items()))  # children first, as TIED lists them
     for i, parent in tied.items():  # one coefficient for both columns
         features[:, parent] += features[:, i]
     fixed = {TERMS.index(t): v for t, v in UNFITTED.items()
@@ -196,7 +202,7 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     if FLOOR in idle:
         full[FLOOR] = 0.0
     full[use] = res.x / scale
-    for i, parent in tied.items():
+    for i, parent in reversed(tied.items()):  # parents first
         full[i] = full[parent]
     for i, v in fixed.items():
         full[i] = v
@@ -211,13 +217,16 @@ def _restricted(model: StepModel, terms: Sequence[str],
     coefficient where that is in ``terms``, a ``held`` one at its value, else at its
     :data:`UNFITTED` value."""
     c = model.as_dict()
-    def left_out(t: str) -> float:
-        if t in TIED and TIED[t] in terms:
-            return c[TIED[t]]
-        if held and t in held:
-            return held[t]
-        return UNFITTED.get(t, 0.0)
-    kept = {t: c[t] if t in terms else left_out(t) for t in TERMS}
+    kept: dict[str, float] = {}
+    for t in TERMS:  # (a parent comes before its tied children in TERMS)
+        if t in terms:
+            kept[t] = c[t]
+        elif held and t in held:
+            kept[t] = held[t]
+        elif t in TIED and (TIED[t] in terms or TIED[t] in TIED):
+            kept[t] = kept[TIED[t]]
+        else:
+            kept[t] = UNFITTED.get(t, 0.0)
     return StepModel.of(kept, model.request_s)
 
 
@@ -261,7 +270,8 @@ def predict(rows: Sequence[Measurement], model: StepModel) -> list[Prediction]:
 def _fold(args: tuple[list[Measurement], list[Measurement], StepModel, int, tuple[str, ...],
                       tuple[Campaign, ...]]) -> list[Prediction]:
     train, out, start, rounds, terms, campaigns = args
-    kept = {t: v for t, v in start.as_dict().items() if t not in terms and t not in TIED}
+    c = start.as_dict()  # held: the terms not fitted, but a tied one only where set apart
+    kept = {t: v for t, v in c.items() if t not in terms and not (t in TIED and v == c[TIED[t]])}
     f = fit(train, start, rounds, terms, campaigns=campaigns, held=kept)
     return predict(with_latencies(out, f.campaigns(campaigns)), f.model)
 
