@@ -111,12 +111,19 @@ FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allred
                                                              "token", *NOT_FITTED)),
                 "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *NOT_FITTED)),
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
-                                                              *NOT_FITTED))}
+                                                              "moe_layer", *NOT_FITTED))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
 
-``expert_pair`` is not fitted on serving rows: it stays 0, or with ``--kernel-pair`` is held
-at its fit on the engine's MoE kernel timings (:func:`held_terms`; screened 2026-12-04, see
-:data:`KERNEL_FORMATS`).
+The routed experts' terms (``expert``, ``expert_low``, ``expert_w4a16``, ``expert_weights``) are
+not fitted on serving rows: they are held at their fit on the engine's H100 MoE kernel timings
+(:func:`held_terms`, ``--kernel-terms``; with ``--no-kernels`` they follow the dense terms).
+Screened 2026-12-04 (hold-out median |error| TTFT / TPOT): SGLang with ``moe_layer`` held too
+(its rows are dense: it fits no ``moe_layer``) 9.5 % / 6.1 %, as without — shipped;
+TensorRT-LLM with ``moe_layer`` held 13.5 % / 7.3 % against 12.7 % / 4.9 % (``dense_w4a16`` →
+18.9: its gpt-oss rows are slower than its MXFP4 kernels) and vLLM 8.6 % / 6.5 % against
+8.9 % / 4.8 % — both shipped without (:data:`KERNEL_HELD`).
+``expert_pair`` stays 0 (held in the serving refits at its kernel fit, 5–8, it made the
+hold-out TTFT worse: TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 → 10.0 %; 2026-12-04).
 No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
 TensorRT-LLM gpt-oss rows run behind data-parallel attention, too few to set it, so
 TensorRT-LLM and SGLang time their all-to-alls as their fitted all-reduces (as before the pair
@@ -244,6 +251,11 @@ def _terms(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+KERNEL_HELD = {"sglang": KERNEL_TERMS}
+"""The backends whose shipped profile holds the kernel-fitted terms (with ``moe_layer``, which
+SGLang's dense serving rows cannot set); see :data:`FITTED_TERMS` for the screens."""
+
+
 def held_terms(backend: str, terms: tuple[str, ...]) -> tuple[dict[str, float], dict | None]:
     """``terms`` (of :data:`~napkin.calibration.moe_kernels.KERNEL_TERMS`) fitted on
     ``backend``'s H100 MoE kernel timings (:func:`napkin.calibration.moe_kernels.fit_kernels`),
@@ -284,10 +296,11 @@ def main() -> None:
                         help="comma-separated terms to leave out of the shipped set")
     parser.add_argument("--add", type=_terms, default=(),
                         help="comma-separated terms to fit beside the shipped set")
-    parser.add_argument("--kernel-terms", type=_terms, default=KERNEL_TERMS,
+    parser.add_argument("--kernel-terms", type=_terms, default=None,
                         help="comma-separated terms fitted on the engine's H100 MoE kernel "
                              "timings and held in the serving fit (default: "
-                             f"{','.join(KERNEL_TERMS)})")
+                             f"{','.join(KERNEL_TERMS)} for {', '.join(KERNEL_HELD)}, none "
+                             "for the others)")
     parser.add_argument("--no-kernels", action="store_true",
                         help="hold no kernel-fitted term (a screen)")
     parser.add_argument("--out", type=Path, default=OUT,
@@ -304,9 +317,10 @@ def main() -> None:
                 for m in _rows(name)]
         t = time.time()
         terms = screened_terms(backend, args.drop, args.add)
-        held, kernel_source = held_terms(backend, () if args.no_kernels
-                                         else tuple(t for t in args.kernel_terms
-                                                    if t not in terms))
+        kernel_terms = (() if args.no_kernels else args.kernel_terms
+                        if args.kernel_terms is not None else KERNEL_HELD.get(backend, ()))
+        held, kernel_source = held_terms(backend, tuple(t for t in kernel_terms
+                                                        if t not in terms))
         cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
                         rounds=ROUNDS.get(backend, 4),
                         progress=lambda s: print("  ", s), jobs=0,
