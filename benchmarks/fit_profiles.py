@@ -120,8 +120,10 @@ not fitted on serving rows: they are held at their fit on the engine's H100 MoE 
 Screened 2026-12-04 (hold-out median |error| TTFT / TPOT): SGLang with ``moe_layer`` held too
 (its rows are dense: it fits no ``moe_layer``) 9.5 % / 6.1 %, as without — shipped;
 TensorRT-LLM with ``moe_layer`` held 13.5 % / 7.3 % against 12.7 % / 4.9 % (``dense_w4a16`` →
-18.9: its gpt-oss rows are slower than its MXFP4 kernels) and vLLM 8.6 % / 6.5 % against
-8.9 % / 4.8 % — both shipped without (:data:`KERNEL_HELD`).
+18.9: its gpt-oss rows are slower than its MXFP4 kernels), with ``moe_layer`` fitted on the
+serving rows (``--kernel-terms expert,expert_low,expert_w4a16,expert_weights``) 12.8 % /
+5.7 %; vLLM 8.6 % / 6.5 % and 8.9 % / 5.8 % against 8.9 % / 4.8 % — both shipped without
+(:data:`KERNEL_HELD`).
 ``expert_pair`` stays 0 (held in the serving refits at its kernel fit, 5–8, it made the
 hold-out TTFT worse: TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 → 10.0 %; 2026-12-04).
 No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
@@ -257,15 +259,16 @@ SGLang's dense serving rows cannot set); see :data:`FITTED_TERMS` for the screen
 
 
 def held_terms(backend: str, terms: tuple[str, ...]) -> tuple[dict[str, float], dict | None]:
-    """``terms`` (of :data:`~napkin.calibration.moe_kernels.KERNEL_TERMS`) fitted on
-    ``backend``'s H100 MoE kernel timings (:func:`napkin.calibration.moe_kernels.fit_kernels`),
-    held in the serving fit; and the kernel table's entry for the profile's sources (None
-    without kernel rows or terms)."""
+    """``terms`` (of :data:`~napkin.calibration.moe_kernels.KERNEL_TERMS`) at their fit with
+    all of those terms on ``backend``'s H100 MoE kernel timings
+    (:func:`napkin.calibration.moe_kernels.fit_kernels`), held in the serving fit; and the
+    kernel table's entry for the profile's sources (None without kernel rows or terms)."""
     rows = [r for r in read_moe_kernels() if r.engine == backend]
     if not rows or not terms:
         return {}, None
-    f = fit_kernels(rows, load_profile(backend).model, terms)
-    sets = ", ".join(f"{t} {v:.6g}" for t, v in f.coefficients.items())
+    f = fit_kernels(rows, load_profile(backend).model)
+    held = {t: v for t, v in f.coefficients.items() if t in terms}
+    sets = ", ".join(f"{t} {v:.6g}" for t, v in held.items())
     print(f"   {backend} kernels: {sets} on {f.rows} rows, median |error| of a layer "
           f"{f.train_error:.1%} (held out by model {f.holdout_error:.1%}; the shipped "
           f"profile's {f.start_error:.1%})")
@@ -278,7 +281,7 @@ def held_terms(backend: str, terms: tuple[str, ...]) -> tuple[dict[str, float], 
               "licence": "Apache-2.0",
               "sets": f"{sets} (held; median |error| of a layer {f.train_error:.3f}, held out "
                       f"by model {f.holdout_error:.3f}, the profile before {f.start_error:.3f})"}
-    return f.coefficients, source
+    return held, source
 
 
 def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]

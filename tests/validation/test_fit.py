@@ -179,6 +179,28 @@ def test_a_held_term_is_subtracted_not_fitted():
     assert free["expert_pair"] == 0.0 and free["dense"] == pytest.approx(2.0, rel=1e-4)
 
 
+def test_routed_expert_terms_chain_to_the_dense_ones_or_are_held():
+    """A dense FP8 row (1.0 ms at 0.5 ms ideal) and a MoE FP8 row whose routed experts are
+    0.2 ms ideal of FLOPs and 0.3 ms of reads: left out of the fit, ``expert_low`` follows
+    ``dense_low`` and, with ``dense_low`` left out too, ``dense`` (the chain expert_low →
+    dense_low → dense); ``expert_weights`` follows ``weights``. Held at their kernel fit
+    (3.0 and 1.2) they are subtracted: the MoE row's 0.5 ms ideal of dense FP8 work plus
+    3.0 × 0.2 + 1.2 × 0.3 ms = 1.96 ms measured leaves dense_low at 2.0 from both rows."""
+    rows = [_obs(1.0e-3, dense_low=0.5e-3),
+            _obs(1.96e-3, dense_low=0.5e-3, expert_low=0.2e-3, expert_weights=0.3e-3)]
+    fitted = [t for t in TERMS if not t.startswith("expert")]
+    held = solve(rows, StepModel.of({"dense": 1.0}), terms=fitted,
+                 held={"expert_low": 3.0, "expert_weights": 1.2}).model.as_dict()
+    assert held["dense_low"] == pytest.approx(2.0, rel=1e-3)
+    assert (held["expert_low"], held["expert_weights"]) == (3.0, 1.2)
+    assert held["expert"] == held["dense"]  # no BF16 expert work: tied, not held
+    tied = solve(rows, StepModel.of({"dense": 1.0}), terms=fitted).model.as_dict()
+    assert tied["expert_low"] == tied["dense_low"] and tied["expert_weights"] == tied["weights"]
+    chain = solve(rows, StepModel.of({"dense": 1.0}),
+                  terms=[t for t in fitted if t != "dense_low"]).model.as_dict()
+    assert chain["expert_low"] == chain["dense_low"] == chain["dense"] > 1.0
+
+
 def test_a_profile_file_before_the_all_to_all_pair_ties_it_to_its_fitted_all_reduces():
     """A profile written before ``alltoall`` existed: with ``allreduce`` among its fitted terms
     its all-to-alls take that coefficient (as they did), without it the link's 10 µs."""
