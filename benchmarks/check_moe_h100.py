@@ -10,10 +10,12 @@ gives none) requests of its fixed lengths through the ``trtllm`` policy, in the 
 (``DEPn`` = attention data parallel n with expert parallelism over n GPUs), with the batch cap and
 token budget ``trtllm-bench`` derives when given none (:mod:`napkin.validation.trtllm_bench`;
 chunked prefill off, ``kv_cache_free_gpu_mem_fraction`` ``--kv-fraction``, 0.95 as the table's
-notes say of "many cases"), the FP8 checkpoints' KV cache in ``--kv`` (the table does not say:
-``auto`` takes what the checkpoint declares; FP8 is how napkin reads TensorRT-LLM's FP8 rows
-elsewhere, ``measurements.TRTLLM_FP8_KV``; gpt-oss runs ``kv_cache_config.dtype: auto`` on
-Hopper, BF16, either way), under the roofline
+notes say of "many cases"), the FP8 checkpoints' KV cache in ``--kv`` (default FP8:
+``trtllm-bench`` gives an FP8 checkpoint whose ``hf_quant_config.json`` names no KV
+quantization an FP8 KV cache — TensorRT-LLM's benchmarking guide, "FP8 | null | FP8: set to
+FP8 via benchmark"; with ``--kv bf16`` the Qwen3-235B-A22B rows read +0.3 %, +20.6 %, +2.8 %
+instead of +50 %, +53 %, +88 %, a fit of the assumption napkin does not make; gpt-oss runs
+``kv_cache_config.dtype: auto`` on Hopper, BF16, either way), under the roofline
 at MFU 1 / MBU 1 (the ceiling), the roofline at ``--mfu/--mbu``, and the shipped TensorRT-LLM
 profile; the table prints napkin/published − 1 for each. Each blog row is one step of the
 busiest rank at the stated load (a phase measured with the other assumed unlimited runs at a
