@@ -413,13 +413,17 @@ class FittedTimer:
         per_flop, per_byte = self.routed_rates
         return per_flop * flops + per_byte * weight_bytes
 
+    @cached_property
+    def times_routed(self) -> bool:
+        """Whether a step's routed experts add to :attr:`rates`' time (a MoE basis with
+        :attr:`StepBasis.routed` under a model whose expert terms differ from its dense
+        ones)."""
+        return self.basis.routed is not None and self.routed_rates != (0.0, 0.0)
+
     def _routed_step_s(self, tokens: int) -> float:
-        """:meth:`routed_s` of a step of ``tokens`` tokens on the tensor-parallel group (0
-        without :attr:`StepBasis.routed`)."""
-        routed = self.basis.routed
-        if routed is None or self.routed_rates == (0.0, 0.0):
-            return 0.0
-        return self.routed_s(*routed.routed(tokens)[:2])
+        """:meth:`routed_s` of a step of ``tokens`` tokens on the tensor-parallel group."""
+        assert self.basis.routed is not None
+        return self.routed_s(*self.basis.routed.routed(tokens)[:2])
 
     @cached_property
     def floor_s(self) -> float:
@@ -438,7 +442,9 @@ class FittedTimer:
         fixed, per_token, r0, r1, r2, r3, r4 = self.rates
         dense, attention, weights, kv, sixteen = parts
         t = (fixed + per_token * tokens + r0 * dense + r1 * attention + r2 * weights + r3 * kv
-             + r4 * sixteen + extra_s + self._routed_step_s(tokens))
+             + r4 * sixteen + extra_s)
+        if self.times_routed:
+            t += self._routed_step_s(tokens)
         return self.floor_s if prefill and self.floor_s > t else t
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
