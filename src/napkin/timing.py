@@ -493,7 +493,8 @@ class LayoutTimer:
             return 0.0
         cost = self.comm.cost
         _, _, flops, weight_bytes = cost.routed(tokens)
-        return pair * cost.rank_pairs(tokens) + per_flop * flops + per_byte * weight_bytes * reads
+        pairs = pair * cost.rank_pairs(tokens) if pair else 0.0
+        return pairs + per_flop * flops + per_byte * weight_bytes * reads
 
     def stage_s(self, parts: Parts, tokens: float, prefill: bool = False,
                 group: tuple[Parts, float] | None = None) -> dict[str, float]:
@@ -515,8 +516,8 @@ class LayoutTimer:
         pair, per_flop, per_byte = self.routed_s
         if pair or per_flop or per_byte:  # a micro-batch's: half the FLOPs and pairs, all reads
             _, _, flops, weight_bytes = cost.routed(tokens)
-            extra = (pair * cost.rank_pairs(tokens) + per_flop * flops) / 2 \
-                + per_byte * weight_bytes
+            pairs = pair * cost.rank_pairs(tokens) if pair else 0.0
+            extra = (pairs + per_flop * flops) / 2 + per_byte * weight_bytes
             out[ROUTED_EXPERTS] = max(out[ROUTED_EXPERTS] + extra / cost.moe_layers, 0.0)
         return out
 
