@@ -253,6 +253,16 @@ def _terms(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _kernel_terms(text: str) -> tuple[str, ...]:
+    """:func:`_terms` restricted to :data:`~napkin.calibration.moe_kernels.KERNEL_TERMS`."""
+    terms = _terms(text)
+    other = [t for t in terms if t not in KERNEL_TERMS]
+    if other:
+        raise argparse.ArgumentTypeError(f"{', '.join(other)} not fitted on kernels; allowed: "
+                                         f"a comma-separated subset of {', '.join(KERNEL_TERMS)}")
+    return terms
+
+
 KERNEL_HELD = {"sglang": KERNEL_TERMS}
 """The backends whose shipped profile holds the kernel-fitted terms (with ``moe_layer``, which
 SGLang's dense serving rows cannot set); see :data:`FITTED_TERMS` for the screens."""
@@ -299,7 +309,7 @@ def main() -> None:
                         help="comma-separated terms to leave out of the shipped set")
     parser.add_argument("--add", type=_terms, default=(),
                         help="comma-separated terms to fit beside the shipped set")
-    parser.add_argument("--kernel-terms", type=_terms, default=None,
+    parser.add_argument("--kernel-terms", type=_kernel_terms, default=None,
                         help="comma-separated terms fitted on the engine's H100 MoE kernel "
                              "timings and held in the serving fit (default: "
                              f"{','.join(KERNEL_TERMS)} for {', '.join(KERNEL_HELD)}, none "

@@ -1,5 +1,5 @@
 """Bad input to the calibration screening scripts (``benchmarks/fit_profiles.py --drop/--add/
---out``, ``benchmarks/screen_trtllm_throughput.py --add/--kv`` and
+--kernel-terms/--no-kernels/--out``, ``benchmarks/screen_trtllm_throughput.py --add/--kv`` and
 ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case exits 2
 before any fitting or replay, with an error line naming the option or file, and no traceback;
 so does ``benchmarks/serve_speed.py`` with a request count that is not a whole number >= 1, and
@@ -33,6 +33,11 @@ def _refused(p: subprocess.CompletedProcess, names: str) -> None:
     (["vllm", "--add", ""], "--add"),
     (["vllm", "--add", "dense,nan"], "nan"),
     (["tgi"], "tgi"),
+    (["sglang", "--kernel-terms", "nope"], "--kernel-terms"),
+    (["sglang", "--kernel-terms", ""], "--kernel-terms"),
+    (["sglang", "--kernel-terms", "expert,nan"], "nan"),
+    (["sglang", "--kernel-terms", "dense,expert"], "dense not fitted on kernels"),
+    (["sglang", "--no-kernels", "yes"], "unrecognized"),
 ])
 def test_fit_profiles_refuses_bad_options(args, names):
     _refused(_run("fit_profiles.py", *args), names)
