@@ -445,7 +445,7 @@ class LayoutTimer:
     engine: str | None = None
     """The serving engine whose overlap schedule applies (:func:`~napkin.accounting.overlap.
     schedule_of`)."""
-    routed_s: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    routed_rates: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Seconds the busiest rank's routed experts add beyond its device timing, per routed
     (token, expert) pair it permutes (:meth:`RankCost.rank_pairs`; a fitted profile's
     ``expert_pair`` time), per routed FLOP and per expert byte it reads
@@ -459,11 +459,11 @@ class LayoutTimer:
            gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
            alltoall_link_bytes_per_s: float | None = None,
            engine: str | None = None,
-           routed_s: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> "LayoutTimer":
+           routed_rates: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> "LayoutTimer":
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
                                          internode_bytes_per_s, gpus_per_node,
                                          alltoall_latency_s, alltoall_link_bytes_per_s),
-                   engine, routed_s)
+                   engine, routed_rates)
 
     @property
     def request_s(self) -> float:
@@ -486,9 +486,9 @@ class LayoutTimer:
         return allreduce + routed + a2a
 
     def routed_extra_s(self, tokens: float, reads: int = 1) -> float:
-        """:attr:`routed_s` of the busiest rank in a step of ``tokens`` tokens: its pairs, its
+        """:attr:`routed_rates` of the busiest rank in a step of ``tokens`` tokens: its pairs, its
         routed FLOPs, its expert bytes read ``reads`` times (once per micro-batch)."""
-        pair, per_flop, per_byte = self.routed_s
+        pair, per_flop, per_byte = self.routed_rates
         if not (pair or per_flop or per_byte) or not tokens:
             return 0.0
         cost = self.comm.cost
@@ -513,11 +513,9 @@ class LayoutTimer:
             rest = tuple(w - s if w > s else 0.0 for w, s in zip(whole, stage, strict=True))
             per = layers if name in (ATTENTION_PREPARE, ATTENTION_CORE) else cost.moe_layers
             out[name] = (base - self.device.step_s(rest, n, prefill)) / per
-        pair, per_flop, per_byte = self.routed_s
-        if pair or per_flop or per_byte:  # a micro-batch's: half the FLOPs and pairs, all reads
-            _, _, flops, weight_bytes = cost.routed(tokens)
-            pairs = pair * cost.rank_pairs(tokens) if pair else 0.0
-            extra = (pairs + per_flop * flops) / 2 + per_byte * weight_bytes
+        # a micro-batch's routed extra: half of a step's whose two micro-batches read the weights
+        extra = self.routed_extra_s(tokens, reads=2) / 2
+        if extra:
             out[ROUTED_EXPERTS] = max(out[ROUTED_EXPERTS] + extra / cost.moe_layers, 0.0)
         return out
 

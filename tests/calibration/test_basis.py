@@ -253,7 +253,8 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     not one rank's tokens times k: TP 8 attention with EP 8 (vLLM's ``tp8 ep8``) at 800 tokens
     puts ≈ 800·8/8 = 800 pairs a layer on a rank (the uniform routing's busiest a little
     more), where the device's 800 tokens would count 6,400. A profile's coefficient c makes
-    ``routed_s[0]`` = c·7,168·2 B / 3.35 TB/s a pair, and the device timer inside counts none."""
+    ``routed_rates[0]`` = c·7,168·2 B / 3.35 TB/s a pair, and the device timer inside counts
+    none."""
     from dataclasses import replace
 
     from napkin.calibration.basis import LayoutBasis, layout_timer
@@ -265,7 +266,7 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     basis = StepBasis.of(model, acc, "fp8", 1, 450e9)
     sm = StepModel.of({"dense": 1.5, "weights": 1.0, "expert_pair": 6.0})
     timer = layout_timer(model, p, layout, FittedTimer(basis, sm), 450e9, 10e-6)
-    assert timer.routed_s[0] == pytest.approx(6.0 * 7168 * 2 / 3.35e12)
+    assert timer.routed_rates[0] == pytest.approx(6.0 * 7168 * 2 / 3.35e12)
     assert timer.device.basis == replace(basis, pair_s_per_token=0.0)
     pairs = timer.cost.rank_pairs(800)
     assert 800 * 58 < pairs < 1.2 * 800 * 58
@@ -273,7 +274,7 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     plain = layout_timer(model, p, layout, FittedTimer(basis, StepModel.of(
         {"dense": 1.5, "weights": 1.0})), 450e9, 10e-6)
     assert timer.step_s(parts, 800) - plain.step_s(parts, 800) == pytest.approx(
-        pairs * timer.routed_s[0], rel=1e-9)
+        pairs * timer.routed_rates[0], rel=1e-9)
     lb = LayoutBasis.of(model, acc, p, layout, 450e9)
     x = lb.terms(parts, 800)
     assert x[TERMS.index("expert_pair")] == pytest.approx(pairs * 7168 * 2 / 3.35e12)
@@ -326,3 +327,32 @@ def test_a_profile_without_expert_terms_reads_them_as_dense():
     assert c["expert_weights"] == 1.1
     m = StepModel.of({"dense": 1.4, "dense_low": 2.0, "weights": 1.0, "expert_low": 3.0})
     assert m.as_dict()["expert_low"] == 3.0 and m.as_dict()["expert"] == 1.4
+
+
+def test_a_layout_times_the_busiest_ranks_routed_experts_by_their_own_terms():
+    """DeepSeek-V3 FP8 over DP 8 × EP 8, 2,048 decodes at 2,000 tokens: with its own expert
+    coefficients (expert_low 3.0 against dense_low 2.0, expert_weights 1.25 against 1.0) the
+    layout's step is Σ c·x of its basis, whose ``expert_low`` / ``expert_weights`` hold the
+    busiest rank's routed FLOPs and bytes (RankCost.routed) over the peak and bandwidth; it
+    exceeds the tied profile's by 1.0 × the first plus 0.25 × the second."""
+    from napkin.accounting.ranks import RankCost
+    from napkin.calibration.basis import LayoutBasis, layout_timer
+    from napkin.specs.layout import ParallelLayout
+
+    model, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
+    p = Precision.of("fp8", "bf16")
+    layout = ParallelLayout(1, 8, 8)
+    parts = LinearCost.of(model, p).parts(StepShape(2048, 2048 * 2000, []))
+    tied = StepModel.of({"dense": 1.3, "dense_low": 2.0, "weights": 1.0, "layer": 5e-5})
+    own = StepModel.of({**tied.as_dict(), "expert_low": 3.0, "expert_weights": 1.25})
+    basis = StepBasis.of(model, acc, "fp8", 1, 450e9, precision=p)
+    times = {name: layout_timer(model, p, layout, FittedTimer(basis, m), 450e9, 10e-6)
+             .step_s(parts, 2048) for name, m in (("tied", tied), ("own", own))}
+    x = dict(zip(TERMS, LayoutBasis.of(model, acc, p, layout, 450e9).terms(parts, 2048),
+                 strict=True))
+    _, _, flops, expert_bytes = RankCost.of(model, p, layout).routed(2048)
+    assert x["expert_low"] == pytest.approx(flops / 1978.9e12, rel=1e-3)
+    assert x["expert_weights"] == pytest.approx(expert_bytes / 3.35e12, rel=1e-3)
+    assert times["own"] == pytest.approx(own.time(tuple(x.values())), rel=1e-9)
+    assert times["own"] - times["tied"] == pytest.approx(
+        x["expert_low"] + 0.25 * x["expert_weights"], rel=1e-9)

@@ -80,12 +80,10 @@ them nothing, and the MiniMax-M2.5 H100 rows of vLLM over attention DP 4 and TP 
 matmuls do not count: gathering each token's hidden vector into its experts' groups, the
 activation between the expert matmuls, scattering and summing the k outputs back (every MoE
 kernel of the three engines: permute, grouped GEMMs, finalize); fine-grained experts (many,
-small) pay most. Serving rows barely tell it apart from ``token``, so its coefficient is fitted
-on the engines' own H100 MoE kernel timings (:mod:`napkin.calibration.moe_kernels`) with the
-profile's matmul and weight coefficients held. The shipped profiles keep it at 0: held in the
-serving refits it made their hold-out TTFT worse (TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 →
-10.0 %; ``benchmarks/fit_profiles.py`` ``KERNEL_FORMATS``), though it halves a MoE layer's miss
-on the kernels at 1,024 tokens and more.
+small) pay most. Serving rows barely tell it apart from ``token``. The shipped profiles keep
+it at 0: fitted on the engines' own H100 MoE kernel timings at the dense coefficients (5–8) and
+held in the serving refits it made their hold-out TTFT worse (TensorRT-LLM 12.7 → 13.0 %, vLLM
+8.9 → 10.0 %); the expert terms below now carry what it did on the kernels.
 
 The routed experts have terms of their own (``expert``, ``expert_low``, ``expert_w4a16``,
 ``expert_weights``) because their grouped GEMMs do not run at the dense layers' efficiency:
@@ -184,6 +182,8 @@ def resolve_tied(values: dict[str, float]) -> dict[str, float]:
         if t not in out and of in out:
             out[t] = out[of]
     return out
+
+
 UNFITTED: dict[str, float] = {"alltoall": 10e-6, "alltoall_bytes": 1.0}
 """What a term is where neither it nor the term it is tied to is fitted: an all-to-all's time
 at the link's latency (10 µs, the roofline's, ``EngineSpec.allreduce_latency_s``) and its
@@ -475,14 +475,14 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
     ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
     NIC time; the roofline's are the links' and ``latency_s``."""
     nic_bytes_per_s, a2a_link_bytes_per_s = internode_bytes_per_s, link_bytes_per_s
-    a2a_latency_s, routed_s = latency_s, (0.0, 0.0, 0.0)
+    a2a_latency_s, routed_rates = latency_s, (0.0, 0.0, 0.0)
     if isinstance(device, FittedTimer):
         c = device.model.as_dict()
         # the busiest rank's routed pairs and experts, not the device's tokens'
-        # (LayoutTimer.routed_s)
+        # (LayoutTimer.routed_rates)
         device = replace(device, basis=replace(device.basis, pair_s_per_token=0.0,
                                                routed=None))
-        routed_s = (c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte,
+        routed_rates = (c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte,
                     *device.routed_rates)
         inf = float("inf")
         scale, latency_s = c["allreduce_bytes"], c["allreduce"]
@@ -492,7 +492,7 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
                                                  nic_bytes_per_s / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
                           nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s,
-                          engine, routed_s)
+                          engine, routed_rates)
 
 
 @dataclass(frozen=True)

@@ -152,8 +152,9 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
     (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
     pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start.
-    ``held``: terms fitted elsewhere (``expert_pair``, on kernel timings), left out of
-    ``terms`` and kept at these values, a fixed time the fit subtracts."""
+    ``held``: terms fitted elsewhere (the routed experts', on kernel timings), left out of
+    ``terms`` and kept at these values, a fixed time the fit subtracts; a held :data:`TIED`
+    term is not tied."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
             "once) an output throughput to fit")
     n_lat = len(latencies_s)
