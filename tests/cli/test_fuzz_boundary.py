@@ -241,7 +241,7 @@ def test_window_s_is_positive_and_bounded(cli, tmp_path):
     trace = _file(tmp_path, {"arrivals": {"kind": "trace", "format": "csv", "path": "t.csv",
                                           "arrival_column": "t", "input_column": "i",
                                           "output_column": "o"}}, "trace.yaml")
-    _refused(cli("serve", "demand", trace), "window-s: 1e+308 s of arrivals")
+    _refused(cli("serve", "demand", trace), "window-s: the workload's arrivals: span 1e+308 s")
     code, out, _ = cli("serve", "demand", trace, "--window-s", "1e308", "--format", "json")
     assert code == 0 and len(json.loads(out)["windows"]) == 2
 

@@ -68,8 +68,9 @@ def window_edges(arrivals: Any, reqs: RequestSet, window_s: float | None) -> lis
     end = float(reqs.arrival_s[-1]) if len(reqs) else 0.0
     n = end / step
     require(n < MAX_WINDOWS,
-            f"window-s: {end:.4g} s of arrivals in {step:g}-s windows is {n:.3g} windows; at "
-            f"most {MAX_WINDOWS:,} (give --window-s >= {end / (MAX_WINDOWS - 1):.4g})")
+            f"window-s: the workload's arrivals: span {end:.4g} s, {n:.3g} windows of {step:g} s;"
+            f" at most {MAX_WINDOWS:,} (give --window-s >= {end / (MAX_WINDOWS - 1):.4g}, or "
+            "arrivals that end sooner)")
     return [i * step for i in range(int(n) + 2)]
 
 
