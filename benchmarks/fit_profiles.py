@@ -21,7 +21,12 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from napkin.calibration.basis import TERMS, parse_terms
+from napkin.calibration.basis import FIT_TERMS, TERMS, parse_terms
+from napkin.calibration.elementwise_kernels import (
+    PROFILES,
+    fit_elementwise,
+    read_elementwise_profiles,
+)
 from napkin.calibration.measurements import read_aiconfigurator_csv
 from napkin.calibration.moe_kernels import KERNEL_TERMS, KERNELS, fit_kernels, read_moe_kernels
 from napkin.calibration.profile import load_profile
@@ -105,14 +110,32 @@ was 17.2 % / 6.1 %, the campaign's TTFT −20 % and its TPOT +8 to +17 % (a floo
 step that carries a prompt, and the measured decode is not slowed): the 136 ms lies outside the
 engine's steps. Not shipped."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
-              "expert_weights")
-FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
-                                                             "dense_low", "eager_layer",
-                                                             "token", *NOT_FITTED)),
-                "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *NOT_FITTED)),
-                "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
+              "expert_weights", "norms", "elementwise")
+FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "dense_low",
+                                                             "eager_layer", *NOT_FITTED)),
+                "trtllm": tuple(t for t in TERMS if t not in NOT_FITTED),
+                "sglang": tuple(t for t in TERMS if t not in ("eager_layer",
                                                               "moe_layer", *NOT_FITTED))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
+
+``token_layer`` (seconds per token and layer, whole on every rank) gave way to ``norms`` and
+``elementwise`` (the elementwise kernels' bytes, whole on every rank and divided over TP) and
+the frontend's time per prompt token (``request_token``) became fittable (2026-12-04). vLLM's
+hold-out median |error| TTFT / TPOT over its 181 H100 rows, by term set (every set with the
+shipped others): ``token_layer`` (before) 8.9 % / 4.8 %; ``elementwise`` as one term (norms and
+activation together, fitted) 17.1 % / 5.1 %; with ``allreduce_bytes`` 15.6 % / 4.7 %
+(``elementwise`` → 0, ``allreduce_bytes`` 2.06); with ``request_token`` 18.8 % / 5.4 % (6.9 µs
+a prompt token outside the engine: what the rows want is inside the steps, where it delays the
+other clients too); with ``token`` 11.3 % / 4.7 % (7.4 µs a token); ``norms`` and
+``elementwise`` fitted 16.6 % / 4.7 % (``norms`` 6.8, ``elementwise`` 0); both held at their
+fit on Vidur's per-operator profiles (:func:`elementwise_held`, 1.87 and 2.11) with ``token``
+12.1 % / 5.3 % (9.3 µs), and with ``allreduce_bytes`` too 9.9 % / 4.2 % (``token`` 5.0 µs,
+``allreduce_bytes`` 1.0) — shipped. The rows (TP 2–8) want about 15 µs a token that neither
+the elementwise kernels (0.05–0.1 µs a token and layer in Vidur's profiles) nor the
+all-reduces explain, and no vLLM row at TP 1 of a small model can tell where it belongs.
+TensorRT-LLM with ``elementwise`` free: 12.7 % / 4.9 %, ``elementwise`` → 0 (its kernels are
+fused; unchanged, not shipped). SGLang with ``elementwise`` free: 9.5 % / 6.1 % (0.56,
+``token`` → 0) and with ``request_token``: 9.6 % / 6.1 % (→ 0), both as before; not shipped.
 
 The routed experts' terms (``expert``, ``expert_low``, ``expert_w4a16``, ``expert_weights``) are
 not fitted on serving rows: they are held at their fit on the engine's H100 MoE kernel timings
@@ -263,6 +286,9 @@ def _kernel_terms(text: str) -> tuple[str, ...]:
     return terms
 
 
+ELEMENTWISE_HELD = ("vllm",)
+"""The backends whose shipped profile holds ``norms`` and ``elementwise`` at their fit on Vidur's
+per-operator profiles (:func:`elementwise_held`); see :data:`FITTED_TERMS` for the screens."""
 KERNEL_HELD = {"sglang": KERNEL_TERMS}
 """The backends whose shipped profile holds the kernel-fitted terms (with ``moe_layer``, which
 SGLang's dense serving rows cannot set); see :data:`FITTED_TERMS` for the screens."""
@@ -294,10 +320,31 @@ def held_terms(backend: str, terms: tuple[str, ...]) -> tuple[dict[str, float], 
     return held, source
 
 
+def elementwise_held() -> tuple[dict[str, float], dict]:
+    """``norms`` and ``elementwise`` at their fit on Vidur's per-operator profiles
+    (:func:`napkin.calibration.elementwise_kernels.fit_elementwise`), and the table's entry
+    for the profile's sources."""
+    rows = read_elementwise_profiles()
+    f = fit_elementwise(rows)
+    sets = f"norms {f.norms:.6g}, elementwise {f.elementwise:.6g}"
+    print(f"   elementwise kernels: {sets} on {f.rows} rows, median |error| of a layer "
+          f"{f.train_error:.1%} (held out by model {f.by_model_error:.1%}, by GPU "
+          f"{f.by_gpu_error:.1%})")
+    source = {"file": PROFILES, "rows": f.rows, "engine_versions": ["Sarathi-Serve (vLLM fork)"],
+              "models": sorted({r.model for r in rows}), "gpus": sorted({r.gpu for r in rows}),
+              "origin": "microsoft/vidur@7d47513 data/profiling/compute/<gpu>/<model>/mlp.csv "
+                        "(per-operator medians of one layer's norms, residual add, rotary and "
+                        "MLP activation at TP 1-8)",
+              "licence": "MIT",
+              "sets": f"{sets} (held; median |error| of a layer {f.train_error:.3f}, held out "
+                      f"by model {f.by_model_error:.3f}, by GPU {f.by_gpu_error:.3f})"}
+    return f.coefficients, source
+
+
 def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]
                    ) -> tuple[str, ...]:
     """The backend's :data:`FITTED_TERMS` without ``drop`` and with ``add``, in TERMS order."""
-    return tuple(t for t in TERMS
+    return tuple(t for t in FIT_TERMS
                  if (t in FITTED_TERMS[backend] or t in add) and t not in drop)
 
 
@@ -316,6 +363,9 @@ def main() -> None:
                              "for the others)")
     parser.add_argument("--no-kernels", action="store_true",
                         help="hold no kernel-fitted term (a screen)")
+    parser.add_argument("--elementwise", choices=("held", "off"), default=None,
+                        help="norms and elementwise held at their fit on Vidur's per-operator "
+                             f"profiles, or not (default: held for {', '.join(ELEMENTWISE_HELD)})")
     parser.add_argument("--out", type=Path, default=OUT,
                         help="folder for <backend>.yaml (default: the shipped profiles)")
     args = parser.parse_args()
@@ -334,12 +384,16 @@ def main() -> None:
                         if args.kernel_terms is not None else KERNEL_HELD.get(backend, ()))
         held, kernel_source = held_terms(backend, tuple(t for t in kernel_terms
                                                         if t not in terms))
+        sources = () if kernel_source is None else (kernel_source,)
+        if (args.elementwise or ("held" if backend in ELEMENTWISE_HELD else "off")) == "held":
+            ew, ew_source = elementwise_held()
+            held = {**held, **{t: v for t, v in ew.items() if t not in terms}}
+            sources = (*sources, ew_source)
         cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
                         rounds=ROUNDS.get(backend, 4),
                         progress=lambda s: print("  ", s), jobs=0,
                         terms=terms, campaigns=CAMPAIGNS.get(backend, ()), held=held)
-        profile = cal.profile if kernel_source is None else replace(
-            cal.profile, sources=(*cal.profile.sources, kernel_source))
+        profile = replace(cal.profile, sources=(*cal.profile.sources, *sources))
         profile.save(args.out / f"{backend}.yaml")
         o = cal.holdout.overall
         print(f"{backend}: {o['ttft'].rows} rows; hold-out median |error| TTFT "

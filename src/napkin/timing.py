@@ -236,7 +236,7 @@ class RooflineTimer:
     number of devices the KV cache is split over (``ModelSpec.kv_devices``: fewer than tp when
     KV heads are replicated) and tensor parallelism adds two ring all-reduces of the step's
     ``tokens × hidden`` 16-bit activations per layer, each ``2(t−1)/t·volume / link +
-    latency``. ``request_s`` (outside the engine) is 0."""
+    latency``. ``request_s`` and ``request_token_s`` (outside the engine) are 0 unless given."""
 
     acc: Accelerator
     compute: str
@@ -245,6 +245,7 @@ class RooflineTimer:
     allreduce_s_per_token: float = 0.0
     allreduce_fixed_s: float = 0.0
     request_s: float = 0.0
+    request_token_s: float = 0.0
     kv_devices: float = 1.0
 
     @classmethod
@@ -327,6 +328,7 @@ class DeviceTimer(Protocol):
     tensor parallel 1), as :class:`LayoutTimer` asks it."""
 
     request_s: float
+    request_token_s: float
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False, extra_s: float = 0.0) -> StepSeries:
@@ -468,6 +470,10 @@ class LayoutTimer:
     @property
     def request_s(self) -> float:
         return self.device.request_s
+
+    @property
+    def request_token_s(self) -> float:
+        return self.device.request_token_s
 
     @property
     def cost(self) -> RankCost:

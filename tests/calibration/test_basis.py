@@ -27,7 +27,11 @@ def test_decode_step_terms_by_hand():
     assert (terms["step"], terms["layer"], terms["token"]) == (1.0, 36.0, 8.0)
     assert terms["allreduce"] == 0 and terms["allreduce_bytes"] == 0  # tp 1: none
     assert terms["moe_layer"] == 0  # a dense model
-    assert terms["token_layer"] == 8 * 36  # tokens × layers
+    # norms: per layer 8·h = 32,768 elements on every rank (the two residual-add + RMSNorm
+    # kernels); elementwise: 2·(32 + 8)·128 = 10,240 (rotary) + 3 · 12,288 = 36,864 (the SwiGLU
+    # activation reads gate and up, writes its product); × 2 B × 36 layers a token
+    assert terms["norms"] == pytest.approx(8 * 32_768 * 2 * 36 / 3.35e12)
+    assert terms["elementwise"] == pytest.approx(8 * (10_240 + 36_864) * 2 * 36 / 3.35e12)
 
 
 @pytest.mark.parametrize(("model_id", "moe_layers"), [
@@ -119,7 +123,7 @@ def test_fitted_timer_equals_the_basis_dot_product_for_every_term(compute, model
     has its moe_layer term); an empty step costs nothing."""
     model, acc = load_model(model_id), load_accelerator("h100-sxm")
     basis = StepBasis.of(model, acc, compute, 2, 450e9)
-    seconds = ("step", "layer", "moe_layer", "token", "token_layer", "allreduce", "eager_layer")
+    seconds = ("step", "layer", "moe_layer", "token", "allreduce", "eager_layer")
     sm = StepModel(tuple(1e-3 * (k + 1) if t in seconds else 0.5 + k / 10
                          for k, t in enumerate(TERMS)), 0.01)
     timer = FittedTimer(basis, sm)
@@ -191,8 +195,9 @@ def test_shipped_vllm_profile_charges_its_fixed_layer_time_at_any_tp():
         basis = StepBasis.of(model, acc, "fp8", tp, 450e9)
         timer = FittedTimer(basis, m)
         zero = (0.0, 0.0, 0.0, 0.0, 0.0)
-        per_token = c["token"] + c["token_layer"] * 80 + c["allreduce_bytes"] * (
-            basis.allreduce_s_per_token)
+        per_token = (c["token"] + c["norms"] * basis.norms_s_per_token
+                     + c["elementwise"] * basis.elementwise_s_per_token
+                     + c["allreduce_bytes"] * basis.allreduce_s_per_token)
         return timer.step_s(zero, 1) - per_token
 
     want = c["step"] + 80 * c["layer"]
@@ -267,7 +272,8 @@ def test_a_layout_counts_the_busiest_ranks_pairs():
     sm = StepModel.of({"dense": 1.5, "weights": 1.0, "expert_pair": 6.0})
     timer = layout_timer(model, p, layout, FittedTimer(basis, sm), 450e9, 10e-6)
     assert timer.routed_rates[0] == pytest.approx(6.0 * 7168 * 2 / 3.35e12)
-    assert timer.device.basis == replace(basis, pair_s_per_token=0.0)
+    assert timer.device.basis == replace(basis, pair_s_per_token=0.0).at_attention_tp(
+        model, 8)
     pairs = timer.cost.rank_pairs(800)
     assert 800 * 58 < pairs < 1.2 * 800 * 58
     parts = LinearCost.of(model, p).parts(StepShape(800, 800 * 1000, []))
@@ -356,3 +362,35 @@ def test_a_layout_times_the_busiest_ranks_routed_experts_by_their_own_terms():
     assert times["own"] == pytest.approx(own.time(tuple(x.values())), rel=1e-9)
     assert times["own"] - times["tied"] == pytest.approx(
         x["expert_low"] + 0.25 * x["expert_weights"], rel=1e-9)
+
+
+def test_doubling_tp_moves_each_term_as_the_engine_splits_the_work():
+    """Llama-3.1-8B BF16 on H100 (h 4,096, I 14,336, 32 layers, 32 query and 8 KV heads of 128),
+    a step of 100 decodes at 1,000 tokens of context, at TP 1, 2 and 4, term by term:
+
+    - ``step``, ``layer``, ``token``: every rank runs every step, layer and token's host work —
+      unchanged;
+    - ``dense``, ``attention``, ``weights``: each rank holds 1/tp of the heads and of the MLP —
+      halved per doubling; ``kv``: 8 KV heads split over up to 8 ranks — halved;
+    - ``norms``: 32 × 8·4,096 elements × 2 B a token, whole on every rank (2,097,152 B);
+      ``elementwise``: 32 × 53,248 / tp elements × 2 B — 3,407,872 B at TP 1, halved per
+      doubling;
+    - ``allreduce``: none on one GPU, 2 a layer (64) under TP; ``allreduce_bytes``: 64 ×
+      2(tp − 1)/tp × 4,096 × 2 B a token over the link — 0, 524,288 B, 786,432 B."""
+    model, acc = load_model("llama-3.1-8b"), load_accelerator("h100-sxm")
+    cost = LinearCost.of(model, Precision.of())
+    parts = cost.parts(StepShape(100, 100_000, []))
+    link, bw = 450e9, 3.35e12
+    x = {tp: dict(zip(TERMS, StepBasis.of(model, acc, "bf16", tp, link).terms(parts, 100),
+                      strict=True)) for tp in (1, 2, 4)}
+    for term in ("step", "layer", "token", "norms"):
+        assert x[1][term] == x[2][term] == x[4][term]
+    for term in ("dense", "attention", "weights", "kv", "elementwise"):
+        assert x[2][term] == pytest.approx(x[1][term] / 2)
+        assert x[4][term] == pytest.approx(x[1][term] / 4)
+    assert x[1]["norms"] == pytest.approx(100 * 2_097_152 / bw)
+    assert x[1]["elementwise"] == pytest.approx(100 * 3_407_872 / bw)
+    assert (x[1]["allreduce"], x[2]["allreduce"], x[4]["allreduce"]) == (0, 64, 64)
+    for tp, per_token in ((1, 0), (2, 524_288), (4, 786_432)):
+        assert per_token == 64 * 2 * (tp - 1) / tp * 4096 * 2
+        assert x[tp]["allreduce_bytes"] == pytest.approx(100 * per_token / link)

@@ -177,7 +177,7 @@ def test_parallel_layout_columns(tmp_path):
     # (one rank's basis; the layout counts the busiest rank's routed pairs and experts itself)
     assert ep.device.basis == replace(
         StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s, weight_only=True),
-        pair_s_per_token=0.0)
+        pair_s_per_token=0.0).at_attention_tp(model, 4)
     assert ep.device.basis.routed is None
     with pytest.raises(NapkinError, match=r"vLLM's expert parallelism spans every rank"):
         engine_for(rows[3], timer)  # vLLM cannot launch MoE TP × EP; TensorRT-LLM can

@@ -118,15 +118,17 @@ def test_fast_and_exact_agree_on_a_linear_attention_hybrid(caching):
        seed=st.integers(0, 10_000), n=st.integers(1, 30), blocks=st.integers(70, 300),
        seqs=st.integers(1, 12), budget_extra=st.integers(0, 400), caching=st.booleans(),
        backend=st.sampled_from(["vllm", "trtllm", "sglang"]),
-       request_ms=st.sampled_from([0.0, 7.0]), stop_after=st.integers(0, 40),
+       request_ms=st.sampled_from([0.0, 7.0]), token_us=st.sampled_from([0.0, 0.0, 50.0]),
+       stop_after=st.integers(0, 40),
        grid_s=st.sampled_from([0.0, 0.05, 0.5]))
 def test_one_engine_loop_equals_the_event_loop(model_id, kind, seed, n, blocks, seqs,
                                                budget_extra, caching, backend, request_ms,
-                                               stop_after, grid_s):
+                                               token_us, stop_after, grid_s):
     """One engine on open-loop arrivals runs without the event heap (``_one_engine``); the
     general heap loop (``_event_loop``) is the reference: the same records bit for bit, the
     same engine state and the same early stop. Arrival times rounded to a ``grid_s`` grid come
-    in bursts at one instant (an idle engine starts after all of them)."""
+    in bursts at one instant (an idle engine starts after all of them); a latency per prompt
+    token reorders when they reach the engine."""
     from napkin.serving.simulate import _event_loop, _one_engine, _OpenFeed
 
     wl = _workload(kind, seed, n)
@@ -140,12 +142,13 @@ def test_one_engine_loop_equals_the_event_loop(model_id, kind, seed, n, blocks, 
     def run(loop: str):
         engine = Engine(model, load_accelerator("l4"), Precision.of(),
                         Efficiency(0.5, 0.7, 1e-4), spec)
-        engine.timer = dataclasses.replace(engine.timer, request_s=request_ms / 1e3)
+        engine.timer = dataclasses.replace(engine.timer, request_s=request_ms / 1e3,
+                                           request_token_s=token_us / 1e6)
         source = generate(parse_workload(wl))
         if grid_s:
             times = source.requests.arrival_s
             times[:] = np.round(times / grid_s) * grid_s
-        feed = _OpenFeed(source, engine.timer.request_s)
+        feed = _OpenFeed(source, engine.timer.request_s, engine.timer.request_token_s)
         seen = []
 
         def stop(req) -> bool:
@@ -155,3 +158,37 @@ def test_one_engine_loop_equals_the_event_loop(model_id, kind, seed, n, blocks, 
                 else _event_loop([engine], feed, "round_robin", None, stop, None))
 
     assert_same_run(run("one"), run("heap"))
+
+
+@pytest.mark.parametrize("loop", ["open", "closed"])
+def test_a_latency_per_prompt_token_lets_a_short_prompt_reach_the_engine_first(loop):
+    """``request_s`` 5 ms and ``request_token_s`` 10 µs: a 1,000-token prompt sent at t = 0
+    reaches an idle engine at 5 + 10 = 15 ms, a 100-token prompt sent at 1 ms at 1 + 5 + 1 =
+    7 ms, so the short one is scheduled first, at 7 ms; each keeps its own id and arrival time
+    (its TTFT counts the latency). Closed loop: one client's requests, each sent when the last
+    one finished, reach the engine 5 ms + 10 µs × its prompt after it is sent."""
+    model = load_model("qwen3-0.6b")
+    engine = Engine(model, load_accelerator("l4"), Precision.of(), Efficiency(0.5, 0.7, 1e-4),
+                    EngineSpec(num_blocks=200, max_num_seqs=8, max_num_batched_tokens=2048))
+    engine.timer = dataclasses.replace(engine.timer, request_s=5e-3, request_token_s=10e-6)
+    if loop == "open":
+        source = generate(parse_workload({"seed": 0, "classes": {"a": {
+            "input_tokens": 100, "output_tokens": 4}},
+            "arrivals": {"kind": "poisson", "rate_per_s": 1.0, "num_requests": 2}}))
+        source.requests.arrival_s[:] = [0.0, 1e-3]
+        source.requests.input_tokens[:] = [1000, 100]
+        r = simulate([engine], source).records
+        by_rid = {int(rid): k for k, rid in enumerate(r.rid)}
+        long, short = by_rid[0], by_rid[1]
+        assert (r.arrival_s[long], r.arrival_s[short]) == (0.0, 1e-3)
+        assert r.first_scheduled_s[short] == pytest.approx(7e-3)
+        assert r.first_scheduled_s[long] >= 15e-3 - 1e-12
+        assert r.first_token_s[short] < r.first_token_s[long]
+        return
+    source = generate(parse_workload({"seed": 0, "classes": {"a": {
+        "input_tokens": 300, "output_tokens": 3}},
+        "arrivals": {"kind": "closed_loop", "clients": 1, "num_requests": 3}}))
+    r = simulate([engine], source).records
+    assert r.first_scheduled_s[0] == pytest.approx(5e-3 + 300 * 10e-6)
+    for k in (1, 2):  # sent when the previous one finished
+        assert r.first_scheduled_s[k] - r.finish_s[k - 1] == pytest.approx(5e-3 + 3e-3)

@@ -52,17 +52,18 @@ def _both(make_engine, make_source, stop_after: int = 0, replicas: int = 1,
        backend=st.sampled_from(["vllm", "trtllm", "trtllm-max-utilization", "sglang"]),
        chunked=st.booleans(),
        threshold=st.sampled_from([0, 64]), rate=st.sampled_from([5.0, 40.0, 400.0]),
-       request_ms=st.sampled_from([0.0, 7.0]), grid_s=st.sampled_from([0.0, 0.05]),
+       request_ms=st.sampled_from([0.0, 7.0]), token_us=st.sampled_from([0.0, 0.0, 50.0]),
+       grid_s=st.sampled_from([0.0, 0.05]),
        stop_after=st.integers(0, 40), replicas=st.sampled_from([1, 1, 2, 3]),
        router=st.sampled_from(["round_robin", "least_outstanding"]))
 def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget_extra, bs,
-                                         backend, chunked, threshold, rate, request_ms, grid_s,
-                                         stop_after, replicas, router):
+                                         backend, chunked, threshold, rate, request_ms, token_us,
+                                         grid_s, stop_after, replicas, router):
     """Random open-loop workloads, pools small enough to preempt (down to one request's
     blocks), chunking on and off, a long-prefill threshold, same-instant bursts, a per-request
-    latency, early stops, and one to three replicas behind either router: records, every
-    engine's state and unfinished requests agree exactly with the engine's methods (one
-    engine) and the general event loop (several)."""
+    latency and one per prompt token (which reorders arrivals), early stops, and one to three
+    replicas behind either router: records, every engine's state and unfinished requests agree
+    exactly with the engine's methods (one engine) and the general event loop (several)."""
     budget = seqs + budget_extra + (0 if chunked else 500)
     wl = {"seed": seed, "classes": {
         "a": {"input_tokens": {"dist": "uniform", "low": 1, "high": 300},
@@ -81,7 +82,8 @@ def test_the_flat_loop_equals_the_engine(model_id, seed, n, blocks, seqs, budget
     def make_engine() -> Engine:
         engine = Engine(model, load_accelerator("l4"), Precision.of(),
                         Efficiency(0.5, 0.7, 1e-4), spec)
-        engine.timer = dataclasses.replace(engine.timer, request_s=request_ms / 1e3)
+        engine.timer = dataclasses.replace(engine.timer, request_s=request_ms / 1e3,
+                                           request_token_s=token_us / 1e6)
         return engine
 
     def make_source():

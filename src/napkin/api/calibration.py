@@ -38,14 +38,17 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     weight bytes/(tp·bandwidth), KV bytes/(tp·bandwidth) (× ideal time: a dense coefficient
     of 2 is an MFU of 0.5), all-reduces (s each) and ring all-reduce bytes/link bandwidth,
     and a floor for a step with a prefill chunk (``eager_layer``, s per layer: that step takes
-    at least this × layers); plus ``request_s`` per request outside the engine. For a fixed
+    at least this × layers), the elementwise kernels' bytes (``norms`` whole on every rank,
+    ``elementwise`` divided by tp; × ideal time); plus ``request_s`` per request and
+    ``request_token_s`` per prompt token outside the engine. For a fixed
     schedule (and the side of each step's floor) a request's TTFT and TPOT are linear in the
     c_k, so the fit alternates ``rounds`` times: replay every
     measured run through the serving simulator, then solve non-negative least squares on the
     relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
-    layer, moe_layer, token, token_layer, dense, dense_low, dense_w4a16, attention, weights, kv,
-    allreduce, allreduce_bytes, alltoall, alltoall_bytes, eager_layer; the rest stay 0, or tied
-    to the matching term).
+    layer, moe_layer, token, norms, elementwise, dense, dense_low, dense_w4a16, attention,
+    weights, kv, allreduce, allreduce_bytes, alltoall, alltoall_bytes, expert_pair, expert,
+    expert_low, expert_w4a16, expert_weights, eager_layer and request_token; the rest stay 0,
+    or tied to the matching term).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
     ``key=value,…``); ``campaign``: rows that ran otherwise, each
     ``MODEL[@VERSION][/GPU]:key=value,…`` over ``harness`` (a file mixing benchmark

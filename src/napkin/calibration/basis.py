@@ -15,7 +15,13 @@ term               x_k (per device; T = new tokens in the step)               co
 ``layer``          decoder layers                                             s per layer
 ``moe_layer``      decoder layers with routed experts (MoE)                   s per MoE layer
 ``token``          T                                                          s per token
-``token_layer``    T · decoder layers                                         s per token-layer
+``norms``          T · replicated elementwise bytes of a token (norms and     × ideal time
+                   residual adds, whole on every rank) / memory bandwidth
+                   (:func:`~napkin.accounting.elementwise.
+                   elementwise_bytes_per_token`)
+``elementwise``    T · sharded elementwise bytes of a token on the rank (the  × ideal time
+                   MLP activation and rotary, divided by tp) / memory
+                   bandwidth
 ``dense``          matmul FLOPs / (tp · dense peak of the weight format),     × ideal time
                    16-bit compute (BF16, FP16); for sub-16-bit formats the
                    matmuls of parts kept in BF16 / (tp · BF16 peak)
@@ -98,14 +104,20 @@ before they existed) times the routed experts as its dense terms of the format (
 The simulator's timer charges them as dense work plus ``(c_expert − c_dense)`` times their
 ideal time (:attr:`FittedTimer.routed_rates`), which is the same sum.
 
-``token_layer`` is per-token work repeated in every layer that the matmul FLOPs do not count
-(norms, rotary, activations, residual adds, KV writes, the all-reduces' bytes under TP); a
-per-token time that does not grow with depth (``token``) carries a 32-layer model's cost at an
-80-layer model's rate. Fitted on vLLM's H100 rows of Qwen3-32B (64 layers) and Llama-3.1-70B
-(80), ``token`` alone came out at 13.6 µs per token, which made an 8,192-token prefill step of
-Llama-3.1-8B (32 layers) cost 111 ms more than its matmuls; ``token_layer`` at 0.21 µs per
-token-layer gives the two fitted models the same per-token time (13–17 µs) and Llama-3.1-8B
-6.8 µs, with a training error no worse (TTFT 9.3 % / TPOT 4.9 % against 9.5 % / 5.1 %).
+``norms`` and ``elementwise`` time the kernels between the matmuls, by the bytes they move
+(:mod:`napkin.accounting.elementwise`): norms and residual adds run on the whole hidden vector
+on every tensor-parallel rank (``norms``, unchanged by TP), the MLP's activation and rotary on
+the rank's ``1/tp`` of the intermediate and the heads (``elementwise``). Serving rows cannot set
+them apart from the per-token and per-layer terms, so a profile holds them at their fit on
+per-operator timings across TP 1–8 (:mod:`napkin.calibration.elementwise_kernels`: about twice
+the ideal time each; a layer's kernels within 3 % held out by model, 11 % by GPU). They replace
+``token_layer`` (seconds per token and layer, charged whole to every rank whatever the TP),
+which vLLM's fit had set at 0.21–0.23 µs: on an 8k-token prefill step of Llama-3.1-8B on TP 8
+that was 55 of 71 ms. Its H100 rows (TP 2–8, 32 B to 120 B models) still ask for a per-token
+time the kernels do not explain; the vLLM profile now fits it as ``token`` (host work per
+token, once per step whatever the TP: 5 µs) beside the all-reduces' bytes, which vanish on one
+GPU (hold-out TTFT / TPOT 9.9 % / 4.2 % against 8.9 % / 4.8 % with ``token_layer``; seven term
+sets screened, ``benchmarks/fit_profiles.py``).
 
 ``moe_layer`` is the routed-expert block's fixed time in a step (router, top-k, token
 permutation, the grouped GEMMs' launches and tails, the finalize), whatever its bytes: on
@@ -139,6 +151,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from napkin.accounting.collectives import parallel_collectives
+from napkin.accounting.elementwise import elementwise_bytes_per_token
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import Parts, RankCost
 from napkin.errors import NapkinError, require
@@ -156,7 +169,7 @@ from napkin.timing import (
     StepSeries,
 )
 
-TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "dense",
+TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "norms", "elementwise", "dense",
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
                           "expert", "expert_low", "expert_w4a16", "expert_weights",
@@ -192,16 +205,24 @@ FLOOR = TERMS.index("eager_layer")
 """The one term that bounds a step's time from below instead of adding to it."""
 
 
+REQUEST_TOKEN = "request_token"
+"""What a fit names :attr:`StepModel.request_token_s` (the frontend's seconds per prompt token)
+among the terms it may use."""
+FIT_TERMS: tuple[str, ...] = (*TERMS, REQUEST_TOKEN)
+"""What a fit may use: the basis terms and the per-prompt-token latency (``request_s``, the
+per-request one, is always fitted)."""
+
+
 def parse_terms(text: str) -> tuple[str, ...]:
-    """A comma-separated subset of :data:`TERMS` (``all``: every term), in TERMS order."""
+    """A comma-separated subset of :data:`FIT_TERMS` (``all``: every one), in that order."""
     names = [t.strip() for t in text.split(",") if t.strip()]
     if names == ["all"]:
-        return TERMS
-    unknown = [t for t in names if t not in TERMS]
+        return FIT_TERMS
+    unknown = [t for t in names if t not in FIT_TERMS]
     require(bool(names) and not unknown,
             f"terms: {', '.join(unknown) or 'none given'} not basis terms; allowed: all or a "
-            f"comma-separated subset of {', '.join(TERMS)}")
-    return tuple(t for t in TERMS if t in names)
+            f"comma-separated subset of {', '.join(FIT_TERMS)}")
+    return tuple(t for t in FIT_TERMS if t in names)
 
 ZERO: Parts = (0.0, 0.0, 0.0, 0.0, 0.0)
 PAIR_BYTES = 2
@@ -238,6 +259,12 @@ class StepBasis:
     allreduces: int
     allreduce_s_per_token: float
     """Ideal link time of the all-reduce bytes of one token (s)."""
+    norms_s_per_token: float
+    """Ideal memory time of one token's replicated elementwise bytes on a device (norms and
+    residual adds: :func:`~napkin.accounting.elementwise.elementwise_bytes_per_token`)."""
+    elementwise_s_per_token: float
+    """Ideal memory time of one token's sharded elementwise bytes on a device (the MLP
+    activation and rotary at the attention's tensor-parallel size)."""
     pair_s_per_token: float = 0.0
     """Ideal memory time of one token's routed pairs' hidden vectors on a device
     (:func:`pairs_per_token` × hidden × :data:`PAIR_BYTES` / bandwidth, not divided by TP);
@@ -271,11 +298,21 @@ class StepBasis:
             per_kv_byte=1.0 / (model.kv_devices(tp) * acc.mem_bytes_per_s),
             allreduces=count,
             allreduce_s_per_token=per_token / link_bytes_per_s,
+            norms_s_per_token=elementwise_bytes_per_token(model, tp)[0] / acc.mem_bytes_per_s,
+            elementwise_s_per_token=(elementwise_bytes_per_token(model, tp)[1]
+                                     / acc.mem_bytes_per_s),
             pair_s_per_token=(pairs_per_token(model) * model.hidden_size * PAIR_BYTES
                               / acc.mem_bytes_per_s),
             routed=(RankCost.of(model, precision, ParallelLayout(tp))
                     if precision is not None and model.is_moe else None),
         )
+
+    def at_attention_tp(self, model: ModelSpec, attention_tp: int) -> "StepBasis":
+        """This (one device's) basis with its elementwise bytes a token at a layout's attention
+        tensor-parallel size: a layout's rank runs its own tokens' norms whole and their
+        activations and rotary over the attention's ranks."""
+        return replace(self, elementwise_s_per_token=(
+            elementwise_bytes_per_token(model, attention_tp)[1] * self.per_byte))
 
     @property
     def expert_slots(self) -> tuple[int, int, int, int]:
@@ -307,7 +344,7 @@ class StepBasis:
         sixteen_s = sixteen * self.per_attention_flop
         apart = self.low_precision or self.weight_only
         x = [1.0, float(self.layers), float(self.moe_layers), float(tokens),
-             float(tokens * self.layers),
+             tokens * self.norms_s_per_token, tokens * self.elementwise_s_per_token,
              sixteen_s if apart else matmul + sixteen_s,
              matmul if self.low_precision else 0.0,
              matmul if self.weight_only else 0.0,
@@ -323,10 +360,15 @@ class StepBasis:
 
 @dataclass(frozen=True)
 class StepModel:
-    """Fitted coefficients (one per :data:`TERMS` entry) and the per-request latency."""
+    """Fitted coefficients (one per :data:`TERMS` entry) and the latency a request spends
+    outside the engine before its first step: ``request_s + request_token_s × prompt tokens``
+    (the frontend: HTTP, tokenization, input processing)."""
 
     coefficients: tuple[float, ...]
     request_s: float = 0.0
+    request_token_s: float = 0.0
+    """Seconds per prompt token outside the engine (tokenizing and handing the prompt over):
+    not divided by TP, and not a step's time — it delays only its own request."""
 
     def __post_init__(self) -> None:
         require(len(self.coefficients) == len(TERMS),
@@ -334,18 +376,25 @@ class StepModel:
         require(all(c >= 0 and c == c and c != float("inf") for c in self.coefficients),
                 "coefficients: must be finite and >= 0")
         require(0 <= self.request_s < float("inf"), "request_s: must be finite and >= 0")
+        require(0 <= self.request_token_s < float("inf"),
+                "request_token_s: must be finite and >= 0")
 
     @classmethod
-    def of(cls, values: dict[str, float], request_s: float = 0.0) -> "StepModel":
+    def of(cls, values: dict[str, float], request_s: float = 0.0,
+           request_token_s: float = 0.0) -> "StepModel":
         """From named coefficients; a missing term is 0, except a :data:`TIED` one, which is
         then its parent's coefficient (``dense_low`` and ``dense_w4a16`` the ``dense`` one: one
         matmul efficiency for every format; the routed experts' terms those of the dense
         layers), and the all-to-all pair, which is :data:`UNFITTED`."""
         unknown = set(values) - set(TERMS)
+        require("token_layer" not in values, "coefficients: token_layer (seconds per token "
+                "and layer, charged whole to every rank) is replaced by norms and elementwise "
+                "(× the ideal time of the elementwise bytes, split over TP as the kernels "
+                "are): refit the profile")
         require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
                 f"{', '.join(TERMS)}")
         values = resolve_tied({**UNFITTED, "dense": 0.0, **values})
-        return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s)
+        return cls(tuple(float(values.get(t, 0.0)) for t in TERMS), request_s, request_token_s)
 
     def as_dict(self) -> dict[str, float]:
         return dict(zip(TERMS, self.coefficients, strict=True))
@@ -376,6 +425,10 @@ class FittedTimer:
     @property
     def request_s(self) -> float:
         return self.model.request_s
+
+    @property
+    def request_token_s(self) -> float:
+        return self.model.request_token_s
 
     @cached_property
     def rates(self) -> tuple[float, ...]:
@@ -481,7 +534,8 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
         # the busiest rank's routed pairs and experts, not the device's tokens'
         # (LayoutTimer.routed_rates)
         device = replace(device, basis=replace(device.basis, pair_s_per_token=0.0,
-                                               routed=None))
+                                               routed=None).at_attention_tp(
+                                                   model, layout.attention_tp))
         routed_rates = (c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte,
                     *device.routed_rates)
         inf = float("inf")
@@ -523,7 +577,7 @@ class LayoutBasis:
                 f"layout {layout.label()}: two-batch overlap is not a linear basis")
         device = replace(StepBasis.of(model, acc, precision.weights.compute, 1,
                                       link_bytes_per_s, precision.weights.weight_only),
-                         pair_s_per_token=0.0)
+                         pair_s_per_token=0.0).at_attention_tp(model, layout.attention_tp)
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, 0.0,
                                          internode_bytes_per_s, gpus_per_node),
                    model.hidden_size * PAIR_BYTES * device.per_byte)

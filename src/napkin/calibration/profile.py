@@ -163,6 +163,8 @@ class Profile:
             "name": self.name, "backend": self.backend, "notes": self.notes,
             "coefficients": {k: float(f"{v:.6g}") for k, v in self.model.as_dict().items()},
             "request_s": float(f"{self.model.request_s:.6g}"),
+            **({"request_token_s": float(f"{self.model.request_token_s:.6g}")}
+               if self.model.request_token_s else {}),
             "fitted_terms": list(self.terms),
             "domain": {"gpus": list(d.gpus), "models": list(d.models),
                        "tensor_parallel": list(d.tensor_parallel),
@@ -192,7 +194,8 @@ class Profile:
             # a tied term a file predates takes its parent's coefficient if that was fitted
             coefficients = {**{t: coefficients[of] for t, of in TIED.items()
                                if of in fitted and of in coefficients}, **coefficients}
-            model = StepModel.of(coefficients, float(data.get("request_s", 0.0)))
+            model = StepModel.of(coefficients, _seconds(data, "request_s"),
+                                 _seconds(data, "request_token_s"))
             dom = data.get("domain") or {}
             domain = Domain(tuple(dom.get("gpus", ())), tuple(dom.get("models", ())),
                             tuple(dom.get("tensor_parallel", (1, 1))),
@@ -221,6 +224,14 @@ class Profile:
 
 class _FieldError(ValueError):
     """A profile field outside the coefficients with a bad value (its message names it)."""
+
+
+def _seconds(data: dict, field: str) -> float:
+    """A latency field of a profile file (absent: 0), a number of seconds."""
+    value = data.get(field, 0.0)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _FieldError(f"{field}: must be a number of seconds, got {value!r}")
+    return float(value)
 
 
 def _kinds(value: Any) -> tuple[str, ...]:

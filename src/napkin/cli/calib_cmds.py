@@ -44,10 +44,12 @@ def calibrate(
                           "dispatch_intervals, latency_s).")] = "steady",
     terms: Annotated[str, typer.Option(
         "--terms", help="Basis terms the fit may use: all, or a comma-separated subset of "
-                        "step, layer, moe_layer, token, token_layer, dense, dense_low, "
-                        "dense_w4a16, attention, weights, kv, allreduce, allreduce_bytes, "
-                        "alltoall, alltoall_bytes, eager_layer (the rest stay 0, or tied to "
-                        "the matching term).")] = "all",
+                        "step, layer, moe_layer, token, norms, elementwise, dense, "
+                        "dense_low, dense_w4a16, attention, weights, kv, allreduce, "
+                        "allreduce_bytes, alltoall, alltoall_bytes, expert_pair, expert, "
+                        "expert_low, expert_w4a16, expert_weights, eager_layer, request_token "
+                        "(seconds per prompt token outside the engine; the rest stay 0, or "
+                        "tied to the matching term).")] = "all",
     campaign: Annotated[list[str] | None, typer.Option(
         "--campaign", help="Rows that ran under another harness: "
                            "MODEL[@VERSION][/GPU]:key=value,… over --harness (repeatable); "

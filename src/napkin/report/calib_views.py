@@ -78,10 +78,13 @@ def profile_section(p: Profile) -> Section:
         return "0 (not fitted)"
     rows = [[k, shown(k, v)] for k, v in p.model.as_dict().items()]
     rows.append(["request_s", f"{p.model.request_s:.4g}"])
+    rows.append(["request_token_s", f"{p.model.request_token_s:.4g}"
+                 if "request_token" in p.terms else "0 (not fitted)"])
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
-                   ["dense/dense_low/dense_w4a16/attention/weights/kv/allreduce_bytes/"
-                    "alltoall_bytes: multiples of the ideal (datasheet) time, 1/efficiency; "
-                    "step, layer, token, allreduce, alltoall, request: seconds per event; "
+                   ["dense/dense_low/dense_w4a16/attention/weights/kv/elementwise/"
+                    "allreduce_bytes/alltoall_bytes: multiples of the ideal (datasheet) time, "
+                    "1/efficiency; step, layer, token, allreduce, alltoall, request: seconds "
+                    "per event; request_token: seconds per prompt token outside the engine; "
                     "eager_layer: seconds per layer, the least time of a step with a prefill "
                     "chunk"])
 

@@ -237,5 +237,8 @@ def _harness_note(p: Profile) -> str:
         return ""
     span = (f"{min(lat) * 1e3:.0f}" if len(lat) == 1 else
             f"{min(lat) * 1e3:.0f}–{max(lat) * 1e3:.0f}")
-    return (f"; TTFT counts {p.model.request_s * 1e3:.1f} ms outside the engine (request_s), "
+    frontend = f"{p.model.request_s * 1e3:.1f} ms" + (
+        f" + {p.model.request_token_s * 1e6:.2f} µs a prompt token" if p.model.request_token_s
+        else "")
+    return (f"; TTFT counts {frontend} outside the engine (request_s), "
             f"not the {span} ms of harness latency its benchmark campaigns carried")

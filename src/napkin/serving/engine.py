@@ -63,9 +63,12 @@ SERIES, SERIES_DTYPE = packed_layout(SERIES_COLUMNS)
 
 
 class StepTimer(Protocol):
-    """What the engine asks of a step-time model (roofline or fitted)."""
+    """What the engine asks of a step-time model (roofline or fitted): step times, and the
+    latency outside the engine before a request's first step, ``request_s + request_token_s ×
+    prompt tokens``."""
 
     request_s: float
+    request_token_s: float
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries: ...

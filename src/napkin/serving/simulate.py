@@ -2,8 +2,9 @@
 
 Events are ordered by (time, kind, sequence): at equal times an arrival is routed before an
 engine finishes its step, so a request arriving exactly at a step boundary joins the next step.
-A request reaches the engines ``request_s`` after it arrives (the timer's per-request latency
-outside the engine: HTTP, tokenization; 0 for the roofline), so it counts in its TTFT.
+A request reaches the engines ``request_s + request_token_s × prompt tokens`` after it arrives
+(the timer's latency outside the engine: HTTP, tokenization; 0 for the roofline), so it counts
+in its TTFT; a per-token part can make a short prompt that arrived later reach them first.
 A router picks the replica for each arrival: ``round_robin``, ``least_outstanding`` (running +
 waiting) or ``least_kv`` (KV blocks in use after the steps completed by then).
 
@@ -130,13 +131,13 @@ class _Log:
         return SimRecords(**columns)
 
 
-TYPED = {"d": np.float64, "i": np.int32}
+TYPED = {"d": np.float64, "i": np.int32, "q": np.int64}
 """Typed-array codes of the open-loop columns and their numpy types (token counts are at most
 ``MAX_REQUEST_TOKENS`` = 10⁸ < 2³¹, so 32 bits hold them)."""
 
 
 def _typed(code: str, values: np.ndarray) -> array:
-    """A numpy column as a typed array (``d``: float64, ``i``: int32)."""
+    """A numpy column as a typed array (``d``: float64, ``i``: int32, ``q``: int64)."""
     out = array(code)
     out.frombytes(np.ascontiguousarray(values, dtype=TYPED[code]).tobytes())
     return out
@@ -149,16 +150,26 @@ class _OpenFeed:
     a time is several times slower, and a list of Python numbers takes four times the
     memory)."""
 
-    def __init__(self, src: OpenLoop, delay_s: float) -> None:
+    def __init__(self, src: OpenLoop, delay_s: float, token_delay_s: float = 0.0) -> None:
         reqs = src.requests
         self.n = len(reqs)
         self.labels = tuple(reqs.labels)
-        self.arrival_s = _typed("d", reqs.arrival_s)
-        self.times = _typed("d", reqs.arrival_s + delay_s) if delay_s else self.arrival_s
-        self.inputs = _typed("i", reqs.input_tokens)
-        self.outputs = _typed("i", reqs.output_tokens)
-        self.label = _typed("i", reqs.label)
+        reach = reqs.arrival_s + delay_s + token_delay_s * reqs.input_tokens
+        # a per-prompt-token delay can reorder arrivals: the cursor reads them as they reach
+        order = np.argsort(reach, kind="stable") if token_delay_s else None
+        if order is not None and bool((order == np.arange(self.n)).all()):
+            order = None
+        pick = (lambda a: a) if order is None else (lambda a: a[order])
+        self.rid = None if order is None else _typed("q", order)
+        """The request id of each position, where the delays reordered them (else its index)."""
+        self.arrival_s = _typed("d", pick(reqs.arrival_s))
+        self.times = _typed("d", pick(reach)) if delay_s or token_delay_s else self.arrival_s
+        self.inputs = _typed("i", pick(reqs.input_tokens))
+        self.outputs = _typed("i", pick(reqs.output_tokens))
+        self.label = _typed("i", pick(reqs.label))
         self.hashes, self.hash_block_tokens = reqs.prefix_hashes, reqs.hash_block_tokens
+        if order is not None and self.hashes is not None:
+            self.hashes = [self.hashes[k] for k in order]
         self.shared = src.shared_prefix
         self.named = self.hashes is not None or any(self.shared)
         """Some request names its blocks for the prefix cache (else :meth:`take` skips that)."""
@@ -170,14 +181,15 @@ class _OpenFeed:
         """The request of arrival ``payload`` (its index: both loops pass their cursor)."""
         i: int = payload  # type: ignore[assignment]  # (an int: no int() call a request)
         label = self.label[i]
+        rid = i if self.rid is None else self.rid[i]
         if not self.named:
-            return Request(i, self.arrival_s[i], self.inputs[i], self.outputs[i], label)
+            return Request(rid, self.arrival_s[i], self.inputs[i], self.outputs[i], label)
         key = None
         if self.hashes is not None and self.hashes[i]:
             key = ("src", self.hashes[i], self.hash_block_tokens)
         elif self.shared[label]:
             key = ("shared", self.labels[label], self.shared[label])
-        return Request(i, self.arrival_s[i], self.inputs[i], self.outputs[i], label, key)
+        return Request(rid, self.arrival_s[i], self.inputs[i], self.outputs[i], label, key)
 
     def finished(self, req: Request, t: float) -> list[tuple[float, object]]:
         return []
@@ -235,8 +247,9 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     require(n_pre < len(engines), "decode_replicas: must be >= 1")
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
-    delay = engines[0].timer.request_s
-    feed = _OpenFeed(source, delay) if isinstance(source, OpenLoop) else _ClientFeed(source)
+    timer = engines[0].timer
+    feed = (_OpenFeed(source, timer.request_s, timer.request_token_s)
+            if isinstance(source, OpenLoop) else _ClientFeed(source))
     with _collection_paused():
         if (isinstance(feed, _OpenFeed) and not disagg and router != "least_kv"
                 and all(flatloop.applies(e) for e in engines)):
@@ -286,7 +299,7 @@ def _event_loop(engines: list[Engine], feed: "_OpenFeed | _ClientFeed", router: 
     back = engines[n_pre:]
     link_free = [0.0] * n_pre
     outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
-    delay = engines[0].timer.request_s
+    delay, token_delay = engines[0].timer.request_s, engines[0].timer.request_token_s
     heap: list[tuple[float, int, int, object]] = []
     seq = 0
     version = [0] * len(engines)  # an engine event is stale once its version moved on
@@ -302,8 +315,11 @@ def _event_loop(engines: list[Engine], feed: "_OpenFeed | _ClientFeed", router: 
         heapq.heappush(heap, (t, kind, seq, payload))
         seq += 1
 
+    def reach(t: float, req: object) -> float:  # when a client's request reaches the engines
+        return t + delay + token_delay * req.prompt  # type: ignore[attr-defined]
+
     for t, payload in feed.first():
-        push(t + delay, ARRIVAL, payload)
+        push(reach(t, payload), ARRIVAL, payload)
     while True:
         if cursor < n_open and (not heap or times[cursor] <= heap[0][0]):
             t, kind, payload = times[cursor], ARRIVAL, cursor
@@ -357,7 +373,7 @@ def _event_loop(engines: list[Engine], feed: "_OpenFeed | _ClientFeed", router: 
             if stop is not None and stop(req):
                 return SimRun(log.records(), tuple(engines), feed.labels, stopped=True)
             for t_next, p in feed.finished(req, engine.clock):
-                push(t_next + delay, ARRIVAL, p)
+                push(reach(t_next, p), ARRIVAL, p)
         if progress is not None:
             progress(engine.clock, finished)
         if engine.has_work():

@@ -133,6 +133,10 @@ class SpeculativeTimer:
     def request_s(self) -> float:
         return self.inner.request_s
 
+    @property
+    def request_token_s(self) -> float:
+        return self.inner.request_token_s
+
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
         real = self.inner.step_s(parts, tokens if prefill else tokens * self.q, prefill)
         return real / self.tokens_per_step

@@ -26,6 +26,7 @@ from scipy.optimize import least_squares
 from napkin.accounting.forward import Precision
 from napkin.calibration.basis import (
     FLOOR,
+    REQUEST_TOKEN,
     TERMS,
     TIED,
     UNFITTED,
@@ -76,7 +77,8 @@ class Observation:
     metric: str
     measured_s: float
     features: np.ndarray
-    """Basis sums (``len(TERMS)``) then the request term (1 for TTFT, 0 for TPOT)."""
+    """Basis sums (``len(TERMS)``), then the request term (1 for TTFT, 0 for TPOT) and the
+    request-token term (the prompt tokens that weigh ``request_token_s``)."""
     offset_s: float = 0.0
     """Time in the measured value that no coefficient scales (a harness's own latency)."""
     campaign: int = -1
@@ -114,14 +116,14 @@ def observations(rows: Sequence[Measurement], model: StepModel,
         g = fitted.index(m.harness.campaign) if m.harness.campaign in fitted else -1
         if m.mean_ttft_s:
             offset = r.ttft_offset_s - (m.harness.latency_s if g >= 0 else 0.0)
-            out.append(Observation("ttft", m.mean_ttft_s, np.append(r.ttft_features,
-                                                                        r.ttft_request_weight),
-                                   offset, g))
+            out.append(Observation("ttft", m.mean_ttft_s, np.append(
+                r.ttft_features, (r.ttft_request_weight, r.ttft_prompt_weight)), offset, g))
         if m.mean_tpot_s and m.output_tokens > 1:
-            out.append(Observation("tpot", m.mean_tpot_s, np.append(r.tpot_features, 0.0)))
+            out.append(Observation("tpot", m.mean_tpot_s,
+                                   np.append(r.tpot_features, (0.0, 0.0))))
         if m.output_tokens_per_s and r.span_features is not None and r.output_tokens:
             out.append(Observation("throughput", r.output_tokens / m.output_tokens_per_s,
-                                   np.append(r.span_features, 1.0)))
+                                   np.append(r.span_features, (1.0, r.span_prompt_tokens))))
     return out
 
 
@@ -154,7 +156,8 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     pulled towards 0 by :data:`LATENCY_PULL`; one without observations keeps its start.
     ``held``: terms fitted elsewhere (the routed experts', on kernel timings), left out of
     ``terms`` and kept at these values, a fixed time the fit subtracts; a held :data:`TIED`
-    term is not tied."""
+    term is not tied. ``request_s`` is always fitted, ``request_token_s`` where ``terms``
+    names :data:`~napkin.calibration.basis.REQUEST_TOKEN` (else it stays 0)."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
             "once) an output throughput to fit")
     n_lat = len(latencies_s)
@@ -176,29 +179,33 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
              if t not in terms and TIED[t] not in terms}
     fixed.update({TERMS.index(t): v for t, v in (held or {}).items() if t not in terms})
     fixed_s = sum((features[:, i] * v for i, v in fixed.items()), np.zeros(len(obs)))
-    use = [TERMS.index(t) for t in terms if TERMS.index(t) not in tied]
+    use = [TERMS.index(t) for t in terms if t in TERMS and TERMS.index(t) not in tied]
     idle = [i for i in use if not features[:, i].any()]
-    lat = [len(TERMS) + 1 + g for g in range(n_lat) if (campaign == g).any()]
-    use = [i for i in use if i not in idle] + [len(TERMS)] + lat
+    req, tok = len(TERMS), len(TERMS) + 1  # the request and request-token columns
+    lat = [tok + 1 + g for g in range(n_lat) if (campaign == g).any()]
+    per_token = [tok] if REQUEST_TOKEN in terms and features[:, tok].any() else []
+    use = [i for i in use if i not in idle] + [req] + per_token + lat
     measured = np.array([o.measured_s for o in obs])
     a = features[:, use] / measured[:, None]
     target = 1.0 - (np.array([o.offset_s for o in obs]) + fixed_s) / measured
     pull = np.zeros((len(lat), len(use)))
     for k, i in enumerate(lat):
-        typical = float(np.median(measured[campaign == i - len(TERMS) - 1]))
+        typical = float(np.median(measured[campaign == i - tok - 1]))
         pull[k, len(use) - len(lat) + k] = LATENCY_PULL / typical
     a, target = np.vstack([a, pull]), np.append(target, np.zeros(len(lat)))
     scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
-    names = [TERMS[i] for i in use[:len(use) - len(lat) - 1]] + ["request"] + ["latency"] * len(lat)
+    names = [TERMS[i] if i < req else "request" for i in use[:len(use) - len(lat)]] + [
+        "latency"] * len(lat)
     low = np.array([PHYSICAL_FLOOR.get(n, 0.0) for n in names]) * scale
     high = np.array([60.0 if n == "latency" else np.inf for n in names]) * scale
-    x0 = np.concatenate([start.coefficients, [start.request_s], latencies_s])[use] * scale
+    x0 = np.concatenate([start.coefficients, [start.request_s, start.request_token_s],
+                         latencies_s])[use] * scale
     res = least_squares(lambda x: (a / scale) @ x - target,
                         np.clip(x0, low * (1 + 1e-9), high * (1 - 1e-9)),
                         jac=lambda x: a / scale, bounds=(low, high), loss="soft_l1",
                         f_scale=f_scale, method="trf")
-    full = np.zeros(len(TERMS) + 1 + n_lat)
-    full[len(TERMS) + 1:] = latencies_s  # a campaign without TTFTs keeps its start
+    full = np.zeros(tok + 1 + n_lat)
+    full[tok + 1:] = latencies_s  # a campaign without TTFTs keeps its start
     full[idle] = np.array(start.coefficients)[idle]
     if FLOOR in idle:
         full[FLOOR] = 0.0
@@ -207,9 +214,9 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
         full[i] = full[parent]
     for i, v in fixed.items():
         full[i] = v
-    return Fitted(StepModel(tuple(float(v) for v in full[:len(TERMS)]),
-                            float(full[len(TERMS)])),
-                  tuple(float(v) for v in full[len(TERMS) + 1:]))
+    return Fitted(StepModel(tuple(float(v) for v in full[:req]), float(full[req]),
+                            float(full[tok])),
+                  tuple(float(v) for v in full[tok + 1:]))
 
 
 def _restricted(model: StepModel, terms: Sequence[str],
@@ -228,7 +235,8 @@ def _restricted(model: StepModel, terms: Sequence[str],
             kept[t] = kept[TIED[t]]
         else:
             kept[t] = UNFITTED.get(t, 0.0)
-    return StepModel.of(kept, model.request_s)
+    return StepModel.of(kept, model.request_s,
+                        model.request_token_s if REQUEST_TOKEN in terms else 0.0)
 
 
 def fit(rows: Sequence[Measurement], start: StepModel = START, rounds: int = 4,

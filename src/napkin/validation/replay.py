@@ -193,6 +193,9 @@ class Replayed:
     ttft_request_weight: float = 1.0
     """How many times ``request_s`` enters the mean TTFT (more than once when the harness
     counts a wait for earlier requests' lives into it)."""
+    ttft_prompt_weight: float = 0.0
+    """How many times ``request_token_s`` enters the mean TTFT: the counted requests' mean
+    prompt tokens × :attr:`ttft_request_weight`."""
     ttft_offset_s: float = 0.0
     """The harness's own latency in the mean TTFT (no coefficient scales it)."""
     output_tokens: int = 0
@@ -200,7 +203,11 @@ class Replayed:
     span_features: np.ndarray | None = None
     """With ``record`` on a ``burst`` harness: the engine's basis summed over every step, so
     that the span (first arrival to last finish, the engine never idle between) =
-    ``request_s`` + ``span_features · coefficients`` — what a throughput is fitted on."""
+    ``request_s`` + ``request_token_s`` × the shortest prompt + ``span_features ·
+    coefficients`` — what a throughput is fitted on."""
+    span_prompt_tokens: float = 0.0
+    """The prompt tokens that weigh ``request_token_s`` in the span: the shortest prompt's,
+    which reaches the engine first."""
 
 
 def steady_cycle_s(engine: Engine, clients: int, isl: int, osl: int) -> float:
@@ -327,8 +334,9 @@ def replay(m: Measurement, timer: TimerFactory, record: bool = False,
         life_basis = (r.ttft_basis + steps)[keep].mean(axis=0)
         whole = engine.basis_sum.copy() if h.kind == "burst" and not warm \
             and engine.basis_sum is not None else None
+        prompt = float(r.input_tokens[keep].mean())
         return Replayed(out.mean_ttft_s, out.mean_tpot_s, out.output_tokens_per_s,
                         out.requests, r.ttft_basis[keep].mean(axis=0) + wait * life_basis,
-                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait, h.latency_s, tokens,
-                        whole)
+                        r.tpot_basis[multi].mean(axis=0), 1.0 + wait, (1.0 + wait) * prompt,
+                        h.latency_s, tokens, whole, float(r.input_tokens[keep].min()))
     return out
