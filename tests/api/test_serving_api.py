@@ -106,19 +106,20 @@ def test_simulate_refuses_before_any_run_or_export(tmp_path):
 
 
 def test_sweep_finds_the_deterministic_servers_maximum(cli, tmp_path):
-    """As tests/serving/test_sweep.py derives it: even arrivals to a one-at-a-time server of
-    service time 1/μ ≈ 1.004 s over 60 s are 90 % within the 2 s TTFT bound while
-    r ≤ μ · (1 + 1.9/54); the bracket is within 3 %."""
+    """As tests/serving/test_sweep.py derives it: a one-at-a-time server of service time
+    1/μ ≈ 1.004 s sustains at most μ (its capacity: no queue above it stops growing); the
+    bracket is within 3 %."""
     scenario = {**SCENARIO, "workload": {**WORKLOAD, "arrivals": {
         "kind": "windows", "spacing": "even", "windows": [{"duration_s": 60, "rate_per_s": 0.5}]}}}
     r = serving.sweep(scenario, rates=[0.5, 2.0])
     _, out, _ = cli("serve", "sweep", _file(tmp_path, scenario), "--rates", "0.5,2",
                     "--format", "json")
     assert r.data == json.loads(out)
-    expected = (1 / 1.004) * (1 + 1.9 / 54)
+    mu = 1 / 1.004
     lo, hi = r.value.bracket
     assert r.value.max_sustainable == lo and hi / lo <= 1.03 + 1e-9
-    assert lo == pytest.approx(expected, rel=0.03) and lo <= expected * 1.01
+    assert r.value.capacity == pytest.approx(mu, rel=0.01)
+    assert lo == pytest.approx(mu, rel=0.03) and lo <= r.value.capacity
 
 
 def test_sweep_errors_name_the_field():

@@ -368,8 +368,8 @@ def test_doubling_tp_moves_each_term_as_the_engine_splits_the_work():
     """Llama-3.1-8B BF16 on H100 (h 4,096, I 14,336, 32 layers, 32 query and 8 KV heads of 128),
     a step of 100 decodes at 1,000 tokens of context, at TP 1, 2 and 4, term by term:
 
-    - ``step``, ``layer``, ``token``: every rank runs every step, layer and token's host work —
-      unchanged;
+    - ``step``, ``layer``, ``token``, ``token_layer``: every rank runs every step, layer and
+      token's host work — unchanged (``token_layer`` is tokens × layers, 3,200);
     - ``dense``, ``attention``, ``weights``: each rank holds 1/tp of the heads and of the MLP —
       halved per doubling; ``kv``: 8 KV heads split over up to 8 ranks — halved;
     - ``norms``: 32 × 8·4,096 elements × 2 B a token, whole on every rank (2,097,152 B);
@@ -383,8 +383,9 @@ def test_doubling_tp_moves_each_term_as_the_engine_splits_the_work():
     link, bw = 450e9, 3.35e12
     x = {tp: dict(zip(TERMS, StepBasis.of(model, acc, "bf16", tp, link).terms(parts, 100),
                       strict=True)) for tp in (1, 2, 4)}
-    for term in ("step", "layer", "token", "norms"):
+    for term in ("step", "layer", "token", "token_layer", "norms"):
         assert x[1][term] == x[2][term] == x[4][term]
+    assert x[1]["token_layer"] == 100 * 32
     for term in ("dense", "attention", "weights", "kv", "elementwise"):
         assert x[2][term] == pytest.approx(x[1][term] / 2)
         assert x[4][term] == pytest.approx(x[1][term] / 4)

@@ -167,7 +167,6 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\nharness: {latency_s: soon}\n",
     "coefficients: {dense: 1, moe_layer: -1e-5}\nbackend: vllm\n",
     "coefficients: {dense: 1, token_layer: .nan}\nbackend: vllm\n",
-    "coefficients: {dense: 1, token_layer: 2e-7}\nbackend: vllm\n",
     "coefficients: {dense: 1, elementwise: .nan}\nbackend: vllm\n",
     "coefficients: {dense: 1, norms: -1}\nbackend: vllm\n",
     "coefficients: {dense: 1}\nbackend: vllm\nrequest_token_s: -1e-6\n",

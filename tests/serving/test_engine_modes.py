@@ -192,3 +192,22 @@ def test_a_latency_per_prompt_token_lets_a_short_prompt_reach_the_engine_first(l
     assert r.first_scheduled_s[0] == pytest.approx(5e-3 + 300 * 10e-6)
     for k in (1, 2):  # sent when the previous one finished
         assert r.first_scheduled_s[k] - r.finish_s[k - 1] == pytest.approx(5e-3 + 3e-3)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), blocks=st.integers(40, 120), seqs=st.integers(2, 12))
+def test_prefix_hits_never_exceed_the_prompts(seed, blocks, seqs):
+    """Sessions re-sending their history to a pool small enough to preempt: a preempted
+    request re-admitted finds its own blocks again, which saves recompute but serves no more of
+    its prompt; each request's hits are at most its prompt, and the hit fraction at most 1."""
+    from napkin.serving.metrics import SLO, summarize
+
+    wl = _workload("sessions", seed, 24)
+    spec = EngineSpec(num_blocks=blocks, max_num_seqs=seqs, max_num_batched_tokens=seqs + 512,
+                      enable_prefix_caching=True)
+    engine = Engine(load_model("qwen3-0.6b"), load_accelerator("l4"), Precision.of(),
+                    Efficiency(0.5, 0.7, 1e-4), spec)
+    run = simulate([engine], generate(parse_workload(wl)))
+    r = run.records
+    assert (r.cached_tokens <= r.input_tokens).all()
+    assert 0 <= summarize(run, SLO()).prefix_hit_frac <= 1

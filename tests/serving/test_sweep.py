@@ -83,17 +83,22 @@ def _service_s() -> float:
 
 def test_max_sustainable_rate_of_a_deterministic_server():
     """Even arrivals at rate r > μ to a one-at-a-time server of service time 1/μ: request k
-    (of n = 60 r) waits k·(1/μ − 1/r), so those with waits ≤ 2 s − 0.1 s (the TTFT bound less
-    the first step) are k ≤ 1.9/(1/μ − 1/r); 90 % of n meet it while
-    0.9 · 60 · (r/μ − 1) ≤ 1.9, i.e. r ≤ μ · (1 + 1.9/54)."""
+    (of n = 60 r) waits k·(1/μ − 1/r), so a 60 s run keeps 90 % of its requests within the
+    2 s TTFT bound up to r = μ · (1 + 1.9/54) — its queue has not had time to build, and in a
+    run 4× longer the bound would be μ · (1 + 1.9/216). In steady state no rate above μ is
+    sustainable: the sweep's capacity is μ (every request queued at once, one served each
+    1/μ) and its answer is μ within the bisection's 0.5 %, whatever the run's length."""
     mu = 1 / _service_s()
     assert mu == pytest.approx(1 / 1.004, rel=0.01)
-    expected = mu * (1 + 1.9 / 54)
     result = sweep(_scenario(0.5), Path("."), loads=[0.5, 2.0], rel_tol=0.005)
     assert result.unit == "requests/s" and result.base_load == pytest.approx(0.5)
-    assert result.max_sustainable == pytest.approx(expected, rel=0.01)
+    assert result.capacity == pytest.approx(mu, rel=1e-3)
+    assert mu * (1 - 0.006) <= result.max_sustainable <= mu
     lo, hi = result.bracket
     assert hi is not None and hi / lo <= 1.005 + 1e-9
+    finite_run_answer = mu * (1 + 1.9 / 54)  # what the 60 s run alone would accept
+    over = [p for p in result.points if p.load >= finite_run_answer]
+    assert all(p.over_capacity and not p.sustainable(0.9) for p in over)
     assert [p.load for p in result.points] == sorted(p.load for p in result.points)
 
 
@@ -136,10 +141,14 @@ def test_a_load_the_search_only_decides_stops_at_its_thirteenth_miss():
     """The deterministic server at 2 requests/s (n = 120, allowed misses 10 % = 12): request k
     waits k·(1/μ − 1/2) ≈ 0.504·k s, so k = 0…3 meet the 2 s TTFT (0.504·k + 0.1 ≤ 2) and
     k = 4, 5, … miss; the run stops when the 13th miss (k = 16) finishes: 17 requests. Run in
-    full when asked for, it finishes all 120."""
+    full when asked for, it finishes all 120. (2 requests/s is twice the server's capacity, which
+    decides it without a run: the early stop is shown with the capacity test set aside.)"""
     from napkin.serving.sweep import _Runner
 
     r = _Runner(_scenario(2.0), Path("."), (0, 1))
+    over = r.run(2.0, decide=True)
+    assert over.over_capacity and over.summaries == () and not over.sustainable(0.9)
+    r.capacity = None
     decided = r.run(2.0, decide=True)
     assert decided.stopped and not decided.sustainable(0.9)
     assert len(decided.summaries) == 1  # the second seed is not run
@@ -150,11 +159,14 @@ def test_a_load_the_search_only_decides_stops_at_its_thirteenth_miss():
     assert r.run(2.0, decide=True) is full  # a full point answers a decision too
 
 
-def test_a_sweep_reports_its_stopped_points_without_their_partial_figures():
+def test_a_sweep_reports_its_stopped_points_without_their_partial_figures(monkeypatch):
     """The search's unsustainable loads stop early; the table shows them decided (SLO met below
-    the share, no figures) and the JSON keeps their partial summaries marked stopped."""
+    the share, no figures) and the JSON keeps their partial summaries marked stopped. (With the
+    capacity test set aside, so that the loads above capacity are run and stop.)"""
     from napkin.report.serve_views import sweep_doc
+    from napkin.serving.sweep import _Runner
 
+    monkeypatch.setattr(_Runner, "_capacity", lambda self, built: None)
     built = build(_scenario(0.5), Path("."))
     result = sweep(_scenario(0.5), Path("."), rel_tol=0.05)
     stopped = [p for p in result.points if p.stopped]
@@ -182,3 +194,45 @@ def test_the_miss_budget_is_exact_at_the_share():
         r.first_token_s, r.finish_s = 5.0, 5.5  # TTFT 5 s > the 2 s bound: a miss
         fired.append(stop(r))
     assert fired == [False] * 12 + [True]
+
+
+def _lenient(duration_s: float) -> Scenario:
+    """Qwen3-0.6B on an L4 (roofline at MFU 0.5 / MBU 0.7), 16 sequences, fixed 400 / 150
+    tokens, Poisson arrivals, an SLO a short overloaded run still meets (5 s TTFT)."""
+    return Scenario.model_validate({
+        "name": "lenient", "model": "qwen3-0.6b", "gpu": "l4", "calibration": "roofline",
+        "mfu": 0.5, "mbu": 0.7, "engine": {"max_num_seqs": 16, "max_num_batched_tokens": 2048},
+        "slo": {"ttft_s": 5.0, "tpot_s": 1.0, "share": 0.9},
+        "workload": {"seed": 0, "classes": {"chat": {"input_tokens": 400, "output_tokens": 150}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 5,
+                                  "duration_s": duration_s}}})
+
+
+def test_the_sustainable_rate_does_not_rest_on_the_run_length():
+    """A 30 s run at 12 requests/s (above the ≈ 10.5/s the engine serves with a queue that never
+    empties) builds only (1 − 10.5/12) × 30 ≈ 4 s of wait by its end, within the 5 s TTFT bound,
+    so a finite-run test accepted 12.7/s there and 10.5/s in a 120 s run (−17 %). In steady
+    state neither is above the capacity, and the two agree within 3 %."""
+    short = sweep(_lenient(30), Path("."), rel_tol=0.01, extra_points=False)
+    long = sweep(_lenient(120), Path("."), rel_tol=0.01, extra_points=False)
+    for r in (short, long):
+        assert r.capacity is not None and r.max_sustainable <= r.capacity
+        assert r.capacity == pytest.approx(10.5, rel=0.03)
+    assert long.max_sustainable == pytest.approx(short.max_sustainable, rel=0.03)
+
+
+@pytest.mark.parametrize(("seqs", "rate", "ttft_s"), [(4, 2.0, 30.0), (16, 5.0, 5.0),
+                                                       (64, 20.0, 60.0), (8, 1.0, 0.5)])
+def test_no_sustainable_rate_exceeds_the_all_at_once_throughput(seqs, rate, ttft_s):
+    """Whatever the SLO (lenient enough for an overload to pass a short run, or tight), the
+    sweep's answer is at most its capacity."""
+    s = _lenient(20)
+    s = s.model_copy(update={
+        "engine": s.engine.model_copy(update={"max_num_seqs": seqs}),
+        "slo": s.slo.model_copy(update={"ttft_s": ttft_s}),
+        "workload": s.workload.model_copy(update={"arrivals": s.workload.arrivals.model_copy(
+            update={"rate_per_s": rate})})})
+    r = sweep(s, Path("."), rel_tol=0.02, extra_points=False)
+    assert r.capacity is not None
+    assert r.max_sustainable is None or r.max_sustainable <= r.capacity
+    assert all(not p.sustainable(r.share) for p in r.points if p.load > r.capacity)

@@ -15,6 +15,7 @@ term               x_k (per device; T = new tokens in the step)               co
 ``layer``          decoder layers                                             s per layer
 ``moe_layer``      decoder layers with routed experts (MoE)                   s per MoE layer
 ``token``          T                                                          s per token
+``token_layer``    T · decoder layers (whole on every rank whatever the TP)   s per token-layer
 ``norms``          T · replicated elementwise bytes of a token (norms and     × ideal time
                    residual adds, whole on every rank) / memory bandwidth
                    (:func:`~napkin.accounting.elementwise.
@@ -110,14 +111,15 @@ on every tensor-parallel rank (``norms``, unchanged by TP), the MLP's activation
 the rank's ``1/tp`` of the intermediate and the heads (``elementwise``). Serving rows cannot set
 them apart from the per-token and per-layer terms, so a profile holds them at their fit on
 per-operator timings across TP 1–8 (:mod:`napkin.calibration.elementwise_kernels`: about twice
-the ideal time each; a layer's kernels within 3 % held out by model, 11 % by GPU). They replace
-``token_layer`` (seconds per token and layer, charged whole to every rank whatever the TP),
-which vLLM's fit had set at 0.21–0.23 µs: on an 8k-token prefill step of Llama-3.1-8B on TP 8
-that was 55 of 71 ms. Its H100 rows (TP 2–8, 32 B to 120 B models) still ask for a per-token
-time the kernels do not explain; the vLLM profile now fits it as ``token`` (host work per
-token, once per step whatever the TP: 5 µs) beside the all-reduces' bytes, which vanish on one
-GPU (hold-out TTFT / TPOT 9.9 % / 4.2 % against 8.9 % / 4.8 % with ``token_layer``; seven term
-sets screened, ``benchmarks/fit_profiles.py``).
+the ideal time each; a layer's kernels within 3 % held out by model, 11 % by GPU). They took
+over from ``token_layer`` (seconds per token and layer, charged whole to every rank whatever the
+TP, still a term a fit may use), which vLLM's fit had set at 0.21–0.23 µs: on an 8k-token
+prefill step of Llama-3.1-8B on TP 8 that was 55 of 71 ms. Its H100 rows (TP 2–8, 32 B to 120 B
+models) still ask for a per-token time the kernels do not explain; the vLLM profile now fits it
+as ``token`` (host work per token, once per step whatever the TP: 5 µs) beside the all-reduces'
+bytes, which vanish on one GPU (hold-out TTFT / TPOT 9.9 % / 4.2 % against 8.9 % / 4.8 % with
+``token_layer`` alone and 13.0 % / 4.5 % with it in place of ``token``; nine term sets screened,
+``benchmarks/fit_profiles.py``).
 
 ``moe_layer`` is the routed-expert block's fixed time in a step (router, top-k, token
 permutation, the grouped GEMMs' launches and tails, the finalize), whatever its bytes: on
@@ -169,7 +171,8 @@ from napkin.timing import (
     StepSeries,
 )
 
-TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "norms", "elementwise", "dense",
+TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", "norms",
+                          "elementwise", "dense",
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
                           "expert", "expert_low", "expert_w4a16", "expert_weights",
@@ -344,7 +347,8 @@ class StepBasis:
         sixteen_s = sixteen * self.per_attention_flop
         apart = self.low_precision or self.weight_only
         x = [1.0, float(self.layers), float(self.moe_layers), float(tokens),
-             tokens * self.norms_s_per_token, tokens * self.elementwise_s_per_token,
+             float(tokens * self.layers), tokens * self.norms_s_per_token,
+             tokens * self.elementwise_s_per_token,
              sixteen_s if apart else matmul + sixteen_s,
              matmul if self.low_precision else 0.0,
              matmul if self.weight_only else 0.0,
@@ -387,10 +391,6 @@ class StepModel:
         matmul efficiency for every format; the routed experts' terms those of the dense
         layers), and the all-to-all pair, which is :data:`UNFITTED`."""
         unknown = set(values) - set(TERMS)
-        require("token_layer" not in values, "coefficients: token_layer (seconds per token "
-                "and layer, charged whole to every rank) is replaced by norms and elementwise "
-                "(× the ideal time of the elementwise bytes, split over TP as the kernels "
-                "are): refit the profile")
         require(not unknown, f"coefficients: unknown terms {sorted(unknown)}; allowed: "
                 f"{', '.join(TERMS)}")
         values = resolve_tied({**UNFITTED, "dense": 0.0, **values})

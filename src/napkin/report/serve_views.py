@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
 from napkin.report.views import checkpoint_notes, unquantized_input
-from napkin.serving.metrics import Latency, SimSummary, latency_bands
+from napkin.serving.metrics import TREND_SHARE, Latency, SimSummary, latency_bands
 from napkin.serving.scenario import Built
 from napkin.units import GiB, fmt_seconds
 
@@ -189,7 +189,8 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
         worst = min(p.summaries, key=lambda s: s.slo_met_frac)
         met = [s.slo_met_frac for s in p.summaries]
         spread = f"{min(met):.1%}" if len(met) == 1 else f"{min(met):.1%}–{max(met):.1%}"
-        flag = "overloaded" if worst.overload_factor is not None else ""
+        flag = ("over capacity" if p.over_capacity else "queue growing" if p.growing
+                else "overloaded" if worst.overload_factor is not None else "")
         rows.append([f"{p.load:,.4g}", spread,
                      fmt_seconds(max(s.ttft.p95_s for s in p.summaries), 3),
                      fmt_seconds(max(s.tpot.p95_s for s in p.summaries), 3),
@@ -210,6 +211,12 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
     notes = [verdict, f"the scenario's own load is {result.base_load:,.4g} {unit}; seeds "
              f"{', '.join(map(str, result.seeds))}; percentiles and throughput are the worst "
              "seed's", f"step times: calibration {built.calibration}"]
+    if result.capacity is not None:
+        notes.append(f"capacity {result.capacity:,.4g} {unit} (the scenario's requests all "
+                     "queued at once): no higher load is sustainable; a load whose last "
+                     "quarter of arrivals waits longer for its first step than its second "
+                     f"quarter by more than {TREND_SHARE:.0%} of the TTFT bound has a queue "
+                     "still growing, and is not sustainable either")
     if any(p.stopped for p in result.points):
         notes.append("stopped early: a load the search only had to decide, stopped once more "
                      f"than {1 - result.share:.0%} of a seed's requests had missed the SLO (its "
@@ -221,9 +228,10 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
                        "output tokens/s", "goodput, req/s", "sustainable", ""], rows, notes)
     data = {"unit": unit, "base_load": result.base_load, "share": result.share,
             "seeds": list(result.seeds), "max_sustainable": result.max_sustainable,
-            "bracket": list(result.bracket),
+            "bracket": list(result.bracket), "capacity": result.capacity,
             "points": [{"load": p.load, "sustainable": p.sustainable(result.share),
-                        "stopped": p.stopped, "summaries": list(p.summaries)}
+                        "stopped": p.stopped, "over_capacity": p.over_capacity,
+                        "queue_growing": p.growing, "summaries": list(p.summaries)}
                        for p in result.points]}
     return Document("Load sweep", scenario_inputs(built),
                     {"slo_share": result.share, "calibration": built.calibration},

@@ -558,9 +558,11 @@ class Engine:
             pool.allocate(blocks)
             req.computed = known
             req.transferred = 0  # a preemption recomputes here
-            req.hit_tokens += cached
             if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
                 req.first_scheduled_s = self.clock
+                # hits of its prompt when first admitted (a preempted request's re-admission
+                # finds its own blocks again: recompute saved, not prompt tokens served)
+                req.hit_tokens = min(cached, req.prompt)
             req.queue_wait_s += self.clock - req.enqueue_s
             self.running[req.rid] = req
             self.prefilling[req.rid] = req

@@ -13,12 +13,32 @@ A load the search tries only to decide (not one asked for, nor the curve's extra
 as soon as it is decided unsustainable: once more than (1 − share) of a seed's counted requests
 have missed the SLO (:func:`slo_miss_stop`), the rest of that seed and the remaining seeds are
 not run, and the point says so (``stopped``; its figures cover the requests finished by then).
+
+A finite run of an overloaded deployment can still meet the SLO: its queue has not had time to
+build. So a load is sustainable only in steady state, on two more tests:
+
+- **capacity**: an open-loop load is at most the deployment's all-at-once throughput
+  (:attr:`SweepResult.capacity`: the requests/s of the scenario's own requests, every one
+  queued at t = 0 — what the engines serve with a queue that never empties); a higher offered
+  rate grows the queue without bound, however long its run;
+- **trend**: the mean wait to first schedule of the last quarter of arrivals exceeds the second
+  quarter's by at most :data:`~napkin.serving.metrics.TREND_SHARE` of the SLO's TTFT bound in
+  every seed (:attr:`~napkin.serving.metrics.SimSummary.wait_trend_s`): past the start from an
+  empty engine, a sustainable load's waits are stationary, while an overload's grow with the
+  run.
+
+With both, the answer no longer rests on how long the run is: under a lenient SLO (5 s TTFT) a
+30 s Poisson run accepted 12.7 requests/s where a 120 s run accepted 10.5; with them, 10.40
+and 10.28 (``tests/serving/test_sweep.py``), and the MLPerf Mixtral Server scenario reads
+43.6 samples/s a GPU at its 120 s and at 480 s.
 """
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from napkin.errors import NapkinError, require
 from napkin.serving.arrivals import OpenLoop
@@ -28,7 +48,9 @@ from napkin.serving.request import Request
 from napkin.serving.scenario import Built, Scenario, build
 from napkin.serving.workload import MAX_REQUESTS, Workload, expected_requests, load_workload
 
-
+CAPACITY_FILLS = 8
+"""The all-at-once run behind :attr:`SweepResult.capacity` queues at least this many times the
+engines' sequence slots, so that they stay full for several request lives."""
 @dataclass(frozen=True)
 class SweepPoint:
     """One offered load, over the seeds."""
@@ -41,13 +63,23 @@ class SweepPoint:
     """The last seed's run stopped once more than (1 − share) of its counted requests had
     missed the SLO (:func:`slo_miss_stop`): unsustainable, its summary covers the requests
     finished by then, and later seeds were not run."""
+    over_capacity: bool = False
+    """The offered rate is above the deployment's all-at-once throughput
+    (:attr:`SweepResult.capacity`): unsustainable in steady state, whatever the run shows."""
 
     @property
     def worst_slo_met_frac(self) -> float:
         return min(s.slo_met_frac for s in self.summaries)
 
+    @property
+    def growing(self) -> bool:
+        """Some seed's queue was still growing at the end of its run
+        (:attr:`~napkin.serving.metrics.SimSummary.queue_growing`)."""
+        return any(s.queue_growing for s in self.summaries)
+
     def sustainable(self, share: float) -> bool:
-        return not self.stopped and self.worst_slo_met_frac >= share
+        return (not self.stopped and not self.over_capacity and not self.growing
+                and self.worst_slo_met_frac >= share)
 
 
 @dataclass(frozen=True)
@@ -65,6 +97,10 @@ class SweepResult:
     """None: not even the lowest load tried was sustainable."""
     bracket: tuple[float, float | None]
     """(highest sustainable, lowest unsustainable above it; None if none was found)."""
+    capacity: float | None = None
+    """The deployment's all-at-once throughput in the load's unit (open loops: requests/s of
+    the scenario's requests, every one queued at t = 0; None for closed loops and sessions,
+    whose load waits for its answers), an upper bound on :attr:`max_sustainable`."""
 
 
 def _resolved(scenario: Scenario, base_dir: Path) -> tuple[Workload, Path]:
@@ -85,6 +121,31 @@ class _Runner:
         self.closed = is_closed_loop(self.workload)
         self.seeds = tuple(seeds)
         self.points: dict[float, SweepPoint] = {}
+        self.capacity = self._capacity(first)
+
+    def _capacity(self, built: Built) -> float | None:
+        """The requests/s ``built``'s engines serve while a queue of its own requests never
+        empties (open loops; None otherwise): its requests, repeated to at least
+        :data:`CAPACITY_FILLS` times the engines' sequence slots, all queued at t = 0, and the
+        completions counted between the first finish and the last admission (the engines full
+        throughout: no start from empty, no drain)."""
+        src = built.source
+        if not isinstance(src, OpenLoop) or len(src.requests) == 0:
+            return None
+        req = src.requests
+        slots = len(built.engines()) * built.spec.max_num_seqs
+        tiles = -(-CAPACITY_FILLS * slots // len(req))
+        burst = replace(src, requests=replace(
+            req, arrival_s=np.zeros(len(req) * tiles),
+            input_tokens=np.tile(req.input_tokens, tiles),
+            output_tokens=np.tile(req.output_tokens, tiles),
+            label=np.tile(req.label, tiles) if len(req.label) else req.label,
+            prefix_hashes=None if req.prefix_hashes is None else req.prefix_hashes * tiles))
+        r = replace(built, source=burst).simulate().records
+        first, last = float(r.finish_s.min()), float(r.first_scheduled_s.max())
+        if last > first:
+            return int(((r.finish_s > first) & (r.finish_s <= last)).sum()) / (last - first)
+        return len(r.rid) / max(float(r.finish_s.max()), 1e-12)
 
     def unit(self) -> str:
         if self.closed:
@@ -112,7 +173,10 @@ class _Runner:
         are skipped (a point stopped so is run again in full when asked without ``decide``)."""
         load = self.snap(load)
         known = self.points.get(load)
-        if known is None or (known.stopped and not decide):
+        over = self.capacity is not None and load > self.capacity
+        if decide and over and known is None:  # decided without running
+            return SweepPoint(load, (), over_capacity=True)
+        if known is None or (known.stopped and not decide) or not known.summaries:
             wl = scale_load(self.workload, load / self.base)
             share = self.scenario.slo.share
             out, stopped = [], False
@@ -123,7 +187,7 @@ class _Runner:
                 stopped = run.stopped
                 if decide and (stopped or out[-1].slo_met_frac < share):
                     break
-            self.points[load] = SweepPoint(load, tuple(out), stopped)
+            self.points[load] = SweepPoint(load, tuple(out), stopped, over)
         return self.points[load]
 
 
@@ -239,5 +303,5 @@ def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = No
             r.run(lo * f)
     points = tuple(sorted(r.points.values(), key=lambda p: p.load))
     return SweepResult(scenario.name, r.unit(), r.base, share, r.seeds, points, lo,
-                       (lo if lo is not None else 0.0, hi))
+                       (lo if lo is not None else 0.0, hi), r.capacity)
 
