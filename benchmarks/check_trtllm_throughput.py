@@ -5,7 +5,10 @@ on A100) on H100, H200, L40S and A100, output tokens/s of the whole TP group.
 
 Each row is replayed as a burst (every request at t = 0) of ``N`` requests of the fixed lengths
 through the trtllm policy and profile (fitted on H100 TTFT/TPOT only: the other GPUs are
-carried through their datasheet figures). GH200 is skipped (not in the catalog). Prints the
+carried through their datasheet figures). GH200 is skipped: the table's GH200-480GB is the
+96 GB HBM3 part, and the catalog's ``gh200`` the 144 GB HBM3e one. The rows run TensorRT-LLM
+0.17's compiled engines, so the profile (fitted on the 1.x PyTorch backend) warns and drops
+its eager-prefill floor for them (:mod:`napkin.specs.releases`). Prints the
 error per row and the median |error| per GPU. Takes minutes.
 
 Usage: python benchmarks/check_trtllm_throughput.py [path/to/trtllm_v0.17_throughput.csv] [N]

@@ -233,7 +233,8 @@ def test_a_bad_domain_value_is_named_alone(cli, tmp_path, domain, field):
     "calibration=1", "calibration=nope", "calibration=", "engine.backend=tgi",
     "engine.capacity_scheduler=x", "engine.capacity_scheduler=max_utilization",
     "engine.chunked_prefill=maybe", "engine.tensor_parallel=3", "engine.tensor_parallel=0",
-    "mfu=0.5", "frontend_ms=1",
+    "mfu=0.5", "frontend_ms=1", "engine.version=latest", "engine.version=.nan",
+    "engine.version=.inf", "engine.version=[1]", "engine.version=" + "9" * 80,
 ])
 def test_bad_scenario_calibration_keys(cli, setting):
     _refused(cli("serve", "simulate", SCENARIO, "--set", setting))

@@ -399,6 +399,13 @@ class StepModel:
     def as_dict(self) -> dict[str, float]:
         return dict(zip(TERMS, self.coefficients, strict=True))
 
+    def without_floor(self) -> "StepModel":
+        """This model with no ``eager_layer`` floor (an engine whose prefill steps run as one
+        compiled graph: :attr:`~napkin.serving.engine.EngineSpec.eager_prefill`)."""
+        c = list(self.coefficients)
+        c[FLOOR] = 0.0
+        return replace(self, coefficients=tuple(c))
+
     def time(self, terms: tuple[float, ...]) -> float:
         """One step's time from its basis vector, in seconds: ``max(Σ_{k ≠ floor} c_k·x_k,
         c_floor·x_floor)`` (the floor: ``eager_layer``, see the module docstring)."""

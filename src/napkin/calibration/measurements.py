@@ -21,6 +21,7 @@ from typing import Literal, NoReturn
 from napkin.catalog.checkpoints import checkpoint_int4, checkpoint_quantization
 from napkin.errors import NapkinError
 from napkin.specs.dtypes import SIXTEEN_BIT
+from napkin.specs.releases import release
 
 HarnessKind = Literal["closed_loop", "poisson", "burst"]
 RangeStyle = Literal["symmetric", "below"]
@@ -68,13 +69,10 @@ class Harness:
 
 def version_at_least(version: str, floor: tuple[int, ...]) -> bool:
     """Whether a release string (``0.5.10.post1``) is ``floor`` or later; an empty or
-    non-numeric one (``nightly-dev-…``) is not known to be."""
-    parts = []
-    for piece in version.split("."):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return len(parts) >= len(floor) and tuple(parts[:len(floor)]) >= floor
+    non-numeric one (``nightly-dev-…``) is not known to be
+    (:func:`napkin.specs.releases.release`)."""
+    parts = release(version) or ()
+    return len(parts) >= len(floor) and parts[:len(floor)] >= floor
 
 
 @dataclass(frozen=True)

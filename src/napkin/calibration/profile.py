@@ -27,6 +27,7 @@ from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
+from napkin.specs.releases import generation, release, releases
 from napkin.specs.yaml_text import load_yaml
 
 BAND_COVERAGE = 0.8
@@ -78,6 +79,9 @@ class Domain:
     layouts: tuple[str, ...] = ()
     """The fitted rows' layout kinds (:attr:`ParallelLayout.kind`: ``tp``, ``tp ep``, ``dp``,
     ``dp ep``); empty (a profile fitted before layouts were recorded): ``tp`` only."""
+    versions: tuple[str, ...] = ()
+    """The engine releases of the fitted rows (a profile file without them: those its sources
+    list); empty: not recorded, not checked."""
 
     @classmethod
     def architectures(cls, models: list[ModelSpec]) -> dict[str, Any]:
@@ -91,10 +95,12 @@ class Domain:
     def outside(self, gpu: str, model: str, tensor_parallel: int, weights: str,
                 input_tokens: int | None = None, output_tokens: int | None = None,
                 concurrency: int | None = None, spec: ModelSpec | None = None,
-                layout: ParallelLayout | None = None) -> list[str]:
+                layout: ParallelLayout | None = None,
+                version: tuple[str, str] | None = None) -> list[str]:
         """Reasons a query lies outside the domain (empty: inside); ``spec``, the query's model,
-        is placed against the fitted architectures, ``layout`` against the fitted layouts."""
-        out = []
+        is placed against the fitted architectures, ``layout`` against the fitted layouts,
+        ``version`` (backend, release) against the fitted releases."""
+        out = self.version_outside(*version) if version else []
         fitted = self.layouts or ("tp",)
         if layout is not None and layout.kind not in fitted:
             out.append(f"layout {layout.label()} (fitted on {', '.join(fitted)} layouts: the "
@@ -115,6 +121,27 @@ class Domain:
             if value is not None and not lo <= value <= hi:
                 out.append(f"{name} {value} (fitted on {lo}–{hi})")
         return out
+
+    def version_outside(self, backend: str, version: str) -> list[str]:
+        """Reasons ``backend`` ``version`` lies outside the fitted releases (empty: inside, or
+        nothing to compare): another execution generation
+        (:func:`napkin.specs.releases.generation`), or a minor release before the oldest or
+        after the newest fitted one (patch releases and release candidates of a fitted minor
+        release are inside)."""
+        def minor(r: tuple[int, ...]) -> tuple[int, int]:
+            return (r[0], r[1] if len(r) > 1 else 0)
+        fitted = sorted((minor(r), v) for v in self.versions if (r := release(v)) is not None)
+        mine = release(version)
+        if not fitted or mine is None:
+            return []
+        span = fitted[0][1] if len(fitted) == 1 else f"{fitted[0][1]}–{fitted[-1][1]}"
+        gen, seen = generation(backend, version), {generation(backend, v) for _, v in fitted}
+        if gen is not None and gen not in seen:
+            return [f"engine version {version}: {gen} (fitted on {span}: "
+                    f"{', '.join(sorted(g for g in seen if g))})"]
+        if not fitted[0][0] <= minor(mine) <= fitted[-1][0]:
+            return [f"engine version {version} (fitted on {span})"]
+        return []
 
     def architecture_outside(self, spec: ModelSpec) -> list[str]:
         """Reasons ``spec``'s architecture lies outside the fitted ones (empty: inside)."""
@@ -173,7 +200,8 @@ class Profile:
                        **({"attention": list(d.attention)} if d.attention else {}),
                        **({"routed_experts": list(d.routed_experts)}
                           if d.routed_experts is not None else {}),
-                       **({"layouts": list(d.layouts)} if d.layouts else {})},
+                       **({"layouts": list(d.layouts)} if d.layouts else {}),
+                       **({"versions": list(d.versions)} if d.versions else {})},
             "bands": {k: {"ratio_low": round(b.ratio_low, 4), "ratio_high": round(b.ratio_high, 4),
                           "median_abs_error": round(b.median_abs_error, 4), "rows": b.rows,
                           "coverage": BAND_COVERAGE} for k, b in self.bands.items()},
@@ -203,7 +231,8 @@ class Profile:
                             tuple(dom.get("input_tokens", (1, 1))),
                             tuple(dom.get("output_tokens", (1, 1))),
                             tuple(dom.get("weights", ())), _kinds(dom.get("attention")),
-                            _span(dom.get("routed_experts")), _layouts(dom.get("layouts")))
+                            _span(dom.get("routed_experts")), _layouts(dom.get("layouts")),
+                            _versions(dom.get("versions"), data.get("sources")))
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
                              float(b["median_abs_error"]), int(b["rows"]))
                      for k, b in (data.get("bands") or {}).items()}
@@ -224,6 +253,17 @@ class Profile:
 
 class _FieldError(ValueError):
     """A profile field outside the coefficients with a bad value (its message names it)."""
+
+
+def _versions(value: Any, sources: Any) -> tuple[str, ...]:
+    """The fitted engine releases: the domain's list, else those the sources list (a profile
+    written before the domain recorded them); names that are not releases left out."""
+    if value is None:
+        value = [v for src in sources or () if isinstance(src, dict)
+                 for v in src.get("engine_versions") or ()]
+    if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
+        raise _FieldError(f"domain.versions: must be a list of release strings, got {value!r}")
+    return releases(str(v) for v in value)
 
 
 def _seconds(data: dict, field: str) -> float:

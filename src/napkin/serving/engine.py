@@ -120,6 +120,11 @@ class EngineSpec:
     speculative: Speculation | None = None
     """Speculative decoding (MTP, EAGLE, a draft model) as virtual steps
     (:mod:`napkin.serving.speculative`); None: plain decoding."""
+    eager_prefill: bool = True
+    """A step that carries a prefill chunk launches its layers' kernels from the host, so a
+    fitted profile's ``eager_layer`` floor bounds it (TensorRT-LLM's PyTorch backend); False:
+    the whole step is one compiled engine (TensorRT-LLM before 1.0,
+    :func:`napkin.specs.releases.eager_prefill`) and the floor does not apply."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")

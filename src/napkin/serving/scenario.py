@@ -40,6 +40,7 @@ from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
+from napkin.specs.releases import eager_prefill, release
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
@@ -159,6 +160,21 @@ class EngineConfig(InputModel):
     heads, and divide or be a multiple of the KV heads. Adds two all-reduces per layer to a step."""
     backend: Literal["vllm", "trtllm", "sglang"] = "vllm"
     """The engine whose calibration profile ``calibration: auto`` picks."""
+    version: str | None = None
+    """The engine release (``0.12.0``, ``1.0.0rc3``; None: current). A profile warns when it
+    lies outside the releases it was fitted on, or in another execution generation
+    (:mod:`napkin.specs.releases`); TensorRT-LLM before 1.0 (compiled engines) runs no
+    eager prefill steps, so a profile's ``eager_layer`` floor does not apply."""
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _release(cls, v: object) -> object:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            v = str(v)  # YAML and --set read 0.17 as a number (quote 1.10: it reads 1.1)
+        if isinstance(v, str) and (len(v) > 64 or release(v) is None
+                              or not v.lstrip("v")[:1].isdigit() or " " in v):
+            raise ValueError("a release such as 0.12.0 or 1.0.0rc3")
+        return v
     capacity_scheduler: Literal["default", "max_utilization", "guaranteed_no_evict"] = "default"
     """TensorRT-LLM only: ``max_utilization`` allocates on demand and evicts, as vLLM."""
     chunked_prefill: bool = True
@@ -350,7 +366,8 @@ class Built:
         if self.profile is not None:
             basis = StepBasis.of(self.model, self.acc, compute, tp, spec.allreduce_bytes_per_s,
                                  self.precision.weights.weight_only, self.precision)
-            timer = FittedTimer(basis, self.profile.model)
+            model = self.profile.model
+            timer = FittedTimer(basis, model if spec.eager_prefill else model.without_floor())
         elif self.scenario.frontend_ms or not plain:
             timer = replace(RooflineTimer.of(
                 self.model, self.acc, compute, self.eff, tp, spec.allreduce_bytes_per_s,
@@ -613,6 +630,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         speculative=speculation(model, e.speculative),
         batch_wait_timeout_iters=e.batch_wait_timeout_iters,
         batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,
+        eager_prefill=eager_prefill(e.backend, e.version or ""),
     )
     return spec, num_blocks * e.block_size * kv_token, derivation
 
@@ -636,6 +654,8 @@ def _calibration(scenario: Scenario, model: ModelSpec, gpu: str, weights: str,
     e = scenario.engine
     inp, out = longest or (None, None)
     outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights, inp, out,
-                                     spec=model, layout=layout)
+                                     spec=model, layout=layout,
+                                     version=(e.backend, e.version)
+                                     if e.version and e.backend == profile.backend else None)
     return profile, tuple(f"outside profile {profile.name!r}: {w}" for w in outside)
 

@@ -24,6 +24,7 @@ from napkin.calibration.protocol import (
 )
 from napkin.catalog import load_model
 from napkin.errors import require
+from napkin.specs.releases import releases
 from napkin.validation.fit import START, Prediction, Progress, cross_validate, fit, predict
 from napkin.validation.replay import check_layout
 
@@ -123,7 +124,8 @@ def domain(rows: Sequence[Measurement]) -> Domain:
                   tuple(sorted({m.weights for m in rows})),
                   **Domain.architectures([load_model(name) for name in models]),
                   layouts=tuple(sorted({check_layout(m, load_model(m.model)).kind
-                                        for m in rows})))
+                                        for m in rows})),
+                  versions=releases(m.backend_version for m in rows))
 
 
 def sources_of(rows: Sequence[Measurement], notes: dict[str, dict] | None = None) -> list[dict]:

@@ -30,6 +30,7 @@ from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
+from napkin.specs.releases import eager_prefill, generation
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, GiB, MiB
 
@@ -58,6 +59,9 @@ class BackendDefaults:
     reserve_gib: float = 1.0
     chunked_prefill: bool = True
     source: str = ""
+    eager_prefill: bool = True
+    """A step with a prefill chunk launches its layers from the host
+    (:func:`napkin.specs.releases.eager_prefill`: all but TensorRT-LLM's compiled engines)."""
 
 
 BACKENDS: dict[str, BackendDefaults] = {
@@ -80,7 +84,8 @@ BACKENDS: dict[str, BackendDefaults] = {
 def backend_defaults(backend: str, version: str = "", device_memory_bytes: float = 0.0,
                      tp: int = 1) -> BackendDefaults:
     """A backend's launch defaults; for SGLang 0.5.3 and later those its server derives from
-    the GPU's memory (:func:`sglang_gpu_memory_defaults`)."""
+    the GPU's memory (:func:`sglang_gpu_memory_defaults`); for TensorRT-LLM's compiled engines
+    (before 1.0) no eager prefill steps."""
     try:
         d = BACKENDS[backend]
     except KeyError:
@@ -90,6 +95,9 @@ def backend_defaults(backend: str, version: str = "", device_memory_bytes: float
         chunk, fraction = sglang_gpu_memory_defaults(device_memory_bytes, tp)
         return replace(d, max_num_batched_tokens=chunk, memory_fraction=fraction,
                        source=f"SGLang ≥ 0.5.3 server defaults for this GPU ({d.source})")
+    if not eager_prefill(backend, version):
+        return replace(d, eager_prefill=False,
+                       source=f"{d.source}; {generation(backend, version)}: no eager steps")
     return d
 
 
@@ -294,7 +302,7 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                       max_num_batched_tokens=d.max_num_batched_tokens * dp,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
                       backend=m.backend, chunked_prefill=d.chunked_prefill,
-                      **engine_flags(m.launch))
+                      eager_prefill=d.eager_prefill, **engine_flags(m.launch))
     if layout.is_tensor_parallel:
         return Engine(model, acc, precision, Efficiency(), spec,
                       timer=timer(model, acc, precision, spec), record=record)
