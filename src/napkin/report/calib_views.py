@@ -78,6 +78,8 @@ def profile_section(p: Profile) -> Section:
         return "0 (not fitted)"
     rows = [[k, shown(k, v)] for k, v in p.model.as_dict().items()]
     rows.append(["request_s", f"{p.model.request_s:.4g}"])
+    if p.domain.versions:
+        rows.append(["engine releases", ", ".join(p.domain.versions)])
     rows.append(["request_token_s", f"{p.model.request_token_s:.4g}"
                  if "request_token" in p.terms else "0 (not fitted)"])
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,

@@ -118,7 +118,11 @@ def sim_doc(reports: list[SimReport]) -> Document:
                 f"{fmt_seconds(bands[f'tpot_{k}_high_s'], 3)}"
                 for k in ("mean", "p50", "p90", "p95", "p99")]])
             t, o = p.bands.get("ttft"), p.bands.get("tpot")
-            notes.append(f"{r.name}: calibration profile {p.name!r} ({p.backend}); bands are "
+            fitted = p.domain.versions
+            releases = (f", release {fitted[0]}" if len(fitted) == 1 else
+                        f", releases {fitted[0]}–{fitted[-1]}" if fitted else "")
+            notes.append(f"{r.name}: calibration profile {p.name!r} ({p.backend}{releases}); "
+                         "bands are "
                          f"the {BAND_COVERAGE:.0%} hold-out interval"
                          + (f", TTFT ×{t.ratio_low:.2f}–{t.ratio_high:.2f}" if t else "")
                          + (f", TPOT ×{o.ratio_low:.2f}–{o.ratio_high:.2f}" if o else "")
