@@ -34,11 +34,13 @@ from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
 from napkin.errors import NapkinError
 from napkin.validation.calibrate import calibrate
+from napkin.validation.trtllm_bench import V017_TABLE, v017_throughput_rows
 
 OUT = Path(__file__).resolve().parents[1] / "src/napkin/catalog/profiles"
 PROTOCOLS = {"vllm": PROTOCOLS_BY_NAME["burst"],
              "trtllm": PROTOCOLS_BY_NAME["burst"],
-             "sglang": Protocol(ramp_cycles=0.0)}
+             "sglang": Protocol(ramp_cycles=0.0),
+             "trtllm-compiled": PROTOCOLS_BY_NAME["burst"]}
 """How the sample's closed loops that do not describe their harness ran, per backend (its
 dated Llama-3.1-70B vLLM runs follow InferenceMAX's client and are read as such). Screened by
 the training error of a 3-round fit, median |error| TTFT / TPOT (2026-12-01):
@@ -109,12 +111,22 @@ With the latency also fitted the per-MoE-layer floor fell to 0; without it the t
 was 17.2 % / 6.1 %, the campaign's TTFT −20 % and its TPOT +8 to +17 % (a floor slows every
 step that carries a prompt, and the measured decode is not slowed): the 136 ms lies outside the
 engine's steps. Not shipped."""
+COMPILED_TERMS = ("step", "layer", "token", "dense", "dense_low", "attention", "weights", "kv",
+                  "allreduce", "allreduce_bytes")
+"""``trtllm-compiled``: TensorRT-LLM 0.17's compiled engines, fitted on the v0.17 perf-overview's
+offline throughput (:func:`napkin.validation.trtllm_bench.v017_throughput_rows`: Llama 3.1
+8B/70B/405B on H100, H200, L40S, A100; 158 rows): its dense models run no routed experts,
+elementwise kernels of their own or eager prefill steps. Hold-out by (GPU, model, TP) 8.8 %
+(bias +1.6 %); leave-one-GPU-out A100 10.1 %, H100 6.4 %, H200 8.4 %, L40S 18.8 % (bias +18.8 %:
+PCIe, no NVLink), pooled 9.1 % (2026-12-04, 300-request bursts). The 1.x profile on the same
+rows: 16.4 % (bias −14.5 %)."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
               "expert_weights", "norms", "elementwise")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "dense_low",
                                                              "eager_layer", "token_layer",
                                                              *NOT_FITTED)),
                 "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *NOT_FITTED)),
+                "trtllm-compiled": COMPILED_TERMS,
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
                                                               "moe_layer", *NOT_FITTED))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
@@ -244,7 +256,12 @@ profile was not refitted)."""
 ROUNDS = {"trtllm": 8}
 """Replay-then-solve rounds: TensorRT-LLM's fit has an ``eager_layer`` floor, and which steps it
 binds on moves from round to round, so it takes more rounds to settle (4 for the others)."""
-NOTES = {"aiconfigurator_h100.csv": {
+NOTES = {V017_TABLE: {
+    "origin": "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @258c754 (v0.17: "
+              "trtllm-bench offline throughput, compiled engines; Llama 3.1 8B/70B/405B on H100, "
+              "H200, L40S, A100)",
+    "licence": "Apache-2.0"},
+    "aiconfigurator_h100.csv": {
     "origin": "ai-dynamo/aiconfigurator silicon_sample.csv (H100 SXM, dense models, agg)",
     "licence": "Apache-2.0"},
     "aiconfigurator_h100_trtllm_moe.csv": {
@@ -374,35 +391,37 @@ def main() -> None:
     args = parser.parse_args()
     unknown = [b for b in args.backends if b not in PROTOCOLS]
     if unknown:
-        parser.error(f"backends: {', '.join(unknown)} unknown; allowed: vllm, trtllm, sglang")
+        parser.error(f"backends: {', '.join(unknown)} unknown; allowed: vllm, trtllm, sglang, "
+                     "trtllm-compiled")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out: {args.out} is a file; give a folder")
     args.out.mkdir(parents=True, exist_ok=True)
-    for backend in args.backends or ["vllm", "trtllm", "sglang"]:
-        rows = [m for name in ("aiconfigurator_h100.csv", *EXTRA.get(backend, ()))
-                for m in _rows(name)]
+    for name in args.backends or ["vllm", "trtllm", "sglang", "trtllm-compiled"]:
+        backend = "trtllm" if name == "trtllm-compiled" else name
+        rows = (v017_throughput_rows() if name == "trtllm-compiled" else
+                [m for f in ("aiconfigurator_h100.csv", *EXTRA.get(name, ())) for m in _rows(f)])
         t = time.time()
-        terms = screened_terms(backend, args.drop, args.add)
+        terms = screened_terms(name, args.drop, args.add)
         kernel_terms = (() if args.no_kernels else args.kernel_terms
-                        if args.kernel_terms is not None else KERNEL_HELD.get(backend, ()))
-        held, kernel_source = held_terms(backend, tuple(t for t in kernel_terms
-                                                        if t not in terms))
+                        if args.kernel_terms is not None else KERNEL_HELD.get(name, ()))
+        held, kernel_source = held_terms(name, tuple(t for t in kernel_terms
+                                                     if t not in terms))
         sources = () if kernel_source is None else (kernel_source,)
-        if (args.elementwise or ("held" if backend in ELEMENTWISE_HELD else "off")) == "held":
+        if (args.elementwise or ("held" if name in ELEMENTWISE_HELD else "off")) == "held":
             ew, ew_source = elementwise_held()
             held = {**held, **{t: v for t, v in ew.items() if t not in terms}}
             sources = (*sources, ew_source)
-        cal = calibrate(rows, backend, source_notes=NOTES, protocol=PROTOCOLS[backend],
-                        rounds=ROUNDS.get(backend, 4),
+        cal = calibrate(rows, backend, name, source_notes=NOTES, protocol=PROTOCOLS[name],
+                        rounds=ROUNDS.get(name, 4),
                         progress=lambda s: print("  ", s), jobs=0,
-                        terms=terms, campaigns=CAMPAIGNS.get(backend, ()), held=held)
+                        terms=terms, campaigns=CAMPAIGNS.get(name, ()), held=held)
         profile = replace(cal.profile, sources=(*cal.profile.sources, *sources))
-        profile.save(args.out / f"{backend}.yaml")
+        profile.save(args.out / f"{name}.yaml")
         o = cal.holdout.overall
-        print(f"{backend}: {o['ttft'].rows} rows; hold-out median |error| TTFT "
-              f"{o['ttft'].median_abs_error:.1%} (bias {o['ttft'].bias:+.1%}), TPOT "
-              f"{o['tpot'].median_abs_error:.1%} (bias {o['tpot'].bias:+.1%}); "
-              f"{time.time() - t:.0f} s")
+        print(f"{name}: {max(v.rows for v in o.values())} rows; hold-out median |error| "
+              + ", ".join(f"{k} {v.median_abs_error:.1%} (bias {v.bias:+.1%})"
+                          for k, v in o.items() if v.rows)
+              + f"; {time.time() - t:.0f} s")
         print("  ", profile.model.as_dict(), "request_s", profile.model.request_s)
 
 

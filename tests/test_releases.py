@@ -62,19 +62,25 @@ def _trtllm(version: str | None) -> Scenario:
 
 
 def test_a_scenarios_engine_version_warns_and_sets_the_eager_floor():
-    """TensorRT-LLM 0.17 runs compiled engines: the profile (fitted on the PyTorch backend) warns,
-    and its eager-prefill floor (``eager_layer`` × layers) does not apply; 1.2 is inside and
-    keeps it."""
+    """TensorRT-LLM 0.17 runs compiled engines: the 1.x profile, named, warns and its
+    eager-prefill floor (``eager_layer`` × layers) does not apply; 1.2 is inside and keeps it;
+    ``calibration: auto`` picks the compiled-engine profile for 0.17, inside its releases."""
     from pathlib import Path
 
-    old, new = build(_trtllm("0.17"), Path(".")), build(_trtllm("1.2.0"), Path("."))
+    def named(version: str | None) -> Scenario:
+        return _trtllm(version).model_copy(update={"calibration": "trtllm"})
+
+    old, new = build(named("0.17"), Path(".")), build(named("1.2.0"), Path("."))
     assert any("engine version 0.17: compiled TensorRT engines" in w for w in old.warnings)
     assert not any("engine version" in w for w in new.warnings)
     floor = load_profile("trtllm").model.coefficients[FLOOR]
     assert floor > 0
     assert old.engines()[0].timer.model.coefficients[FLOOR] == 0
     assert new.engines()[0].timer.model.coefficients[FLOOR] == floor
-    assert build(_trtllm(None), Path(".")).engines()[0].timer.model.coefficients[FLOOR] == floor
+    assert build(named(None), Path(".")).engines()[0].timer.model.coefficients[FLOOR] == floor
+    auto = build(_trtllm("0.17"), Path("."))
+    assert auto.profile.name == "trtllm-compiled"
+    assert not any("engine version" in w for w in auto.warnings)
 
 
 @pytest.mark.parametrize("bad", ["latest", "1" * 70, "1.0 rc", "true", "-1"])
@@ -90,3 +96,44 @@ def test_a_bad_engine_version_names_the_field(tmp_path, bad):
         load_scenario(path, [f"engine.version={bad}"])
     scenario, _ = load_scenario(path, ["engine.version=0.17"])
     assert scenario.engine.version == "0.17"
+
+
+def test_auto_picks_the_compiled_engine_profile_for_old_tensorrt_llm():
+    from napkin.calibration.profile import auto_profile
+
+    assert auto_profile("trtllm", "0.17") == "trtllm-compiled"
+    assert auto_profile("trtllm", "1.2.0rc6") == "trtllm"
+    assert auto_profile("trtllm", None) == "trtllm"
+    assert auto_profile("vllm", "0.6.3") == "vllm"  # no V0 profile: the V1 one warns
+    assert build(_trtllm("0.17"), __import__("pathlib").Path(".")).profile.name == \
+        "trtllm-compiled"
+
+
+def test_the_v017_rows_carry_trtllm_benchs_settings():
+    """Llama-3.1-8B FP8 on one H100, 128/128: KV 32 · 2 · 8 · 128 · 1 B = 64 KiB a token; the
+    heuristic's memory 81,559 MiB (79.65 GiB) − 8.03e9 B of weights (7.48 GiB) = 72.2 GiB ×
+    0.95 / (64 KiB · 256 tokens) ≈ 4,180 requests → capped at 4,096 (a multiple of 256 above
+    1,024), a token budget of 4,096 · (1 + 128/128) = 8,192; chunked prefill off."""
+    from napkin.validation.trtllm_bench import v017_throughput_rows
+
+    row = next(m for m in v017_throughput_rows()
+               if (m.gpu, m.model, m.tensor_parallel, m.input_tokens, m.output_tokens)
+               == ("h100-sxm", "llama-3.1-8b", 1, 128, 128))
+    assert (row.backend, row.backend_version, row.weights, row.kv_dtype) == \
+        ("trtllm", "0.17", "fp8", "fp8")
+    assert row.output_tokens_per_s == pytest.approx(28836.77)
+    assert row.launch is not None
+    assert (row.launch.max_num_seqs, row.launch.max_num_batched_tokens,
+            row.launch.chunked_prefill) == (4096, 8192, False)
+    assert row.harness.kind == "burst" and row.harness.num_requests == 1000
+
+
+def test_the_compiled_engine_profile_holds_out_within_its_gate():
+    """Fitted on v0.17's 158 rows (H100, H200, L40S, A100): held out by (GPU, model, TP) its
+    throughput is within 7.5 % at the median (2026-12-04; leave-one-GPU-out 6.4–10.1 %, L40S
+    18.8 %: ``benchmarks/fit_profiles.py`` COMPILED_TERMS); it knows it ran 0.17."""
+    p = load_profile("trtllm-compiled")
+    assert p.backend == "trtllm" and p.domain.versions == ("0.17",)
+    band = p.bands["throughput"]
+    assert band.rows == 158 and band.median_abs_error <= 0.075
+    assert p.model.coefficients[FLOOR] == 0

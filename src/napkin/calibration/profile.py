@@ -27,7 +27,7 @@ from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
-from napkin.specs.releases import generation, release, releases
+from napkin.specs.releases import eager_prefill, generation, release, releases
 from napkin.specs.yaml_text import load_yaml
 
 BAND_COVERAGE = 0.8
@@ -329,6 +329,21 @@ def _shipped(name: str) -> Profile:
     builds hundreds of scenarios on the same profile)."""
     text = resources.files("napkin.catalog").joinpath("profiles", f"{name}.yaml")
     return Profile.from_dict(load_yaml(text.read_text()), name)
+
+
+COMPILED_PROFILES = {"trtllm": "trtllm-compiled"}
+"""Shipped profiles of an engine's older execution generation (TensorRT-LLM's compiled engines
+before 1.0, fitted on v0.17's published throughput), which ``calibration: auto`` picks for a
+release of that generation (:func:`auto_profile`)."""
+
+
+def auto_profile(backend: str, version: str | None) -> str:
+    """The shipped profile ``calibration: auto`` picks for ``backend`` at ``version`` (None:
+    current): the backend's own, or its compiled-engine profile for a release of that
+    generation (:func:`napkin.specs.releases.eager_prefill` false)."""
+    if version and backend in COMPILED_PROFILES and not eager_prefill(backend, version):
+        return COMPILED_PROFILES[backend]
+    return backend
 
 
 def load_profile(name_or_path: str) -> Profile:

@@ -127,7 +127,14 @@ def sim_doc(reports: list[SimReport]) -> Document:
                          + (f", TTFT ×{t.ratio_low:.2f}–{t.ratio_high:.2f}" if t else "")
                          + (f", TPOT ×{o.ratio_low:.2f}–{o.ratio_high:.2f}" if o else "")
                          + _harness_note(p))
-        elif p is None:
+        elif p is not None:
+            t = p.bands.get("throughput")
+            notes.append(f"{r.name}: calibration profile {p.name!r} ({p.backend}); no TTFT or "
+                         "TPOT band: fitted and held out on offline throughput only"
+                         + (f" (median |error| {t.median_abs_error:.1%}, {BAND_COVERAGE:.0%} of "
+                            f"measured/predicted ratios in ×{t.ratio_low:.2f}–{t.ratio_high:.2f})"
+                            if t else ""))
+        else:
             notes.append(f"{r.name}: calibration roofline (MFU {r.built.eff.mfu:g}, MBU "
                          f"{r.built.eff.mbu:g}, {r.built.eff.overhead_s * 1e3:g} ms per step); "
                          "no error band")

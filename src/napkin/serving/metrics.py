@@ -224,10 +224,10 @@ def latency_bands(s: SimSummary, profile: Profile | None) -> dict[str, float]:
     (the wider of the two), for the mean and every percentile. The bands were measured on mean
     TTFT/TPOT; applying them to percentiles assumes the error is a common scale factor.
     Empty for the roofline (no hold-out residuals)."""
-    if profile is None or not profile.bands:
+    wide = [b for k, b in (profile.bands.items() if profile else ()) if k in ("ttft", "tpot")]
+    if profile is None or not wide:  # the roofline, or a profile held out on throughput only
         return {}
     out: dict[str, float] = {}
-    wide = list(profile.bands.values())
     e2e = (min(b.ratio_low for b in wide), max(b.ratio_high for b in wide))
     for metric, lat in (("ttft", s.ttft), ("tpot", s.tpot), ("e2e", s.e2e)):
         band = profile.bands.get(metric)

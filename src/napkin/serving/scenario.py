@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.calibration.basis import FittedTimer, StepBasis, layout_timer
-from napkin.calibration.profile import Profile, load_profile
+from napkin.calibration.profile import Profile, auto_profile, load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
@@ -650,7 +650,8 @@ def _calibration(scenario: Scenario, model: ModelSpec, gpu: str, weights: str,
     if given:
         raise NapkinError(f"{given[0]}: applies with calibration: roofline only (calibration is "
                           f"{name!r}; a profile's fitted coefficients set the step times)")
-    profile = load_profile(scenario.engine.backend if name == "auto" else name)
+    profile = load_profile(auto_profile(scenario.engine.backend, scenario.engine.version)
+                           if name == "auto" else name)
     e = scenario.engine
     inp, out = longest or (None, None)
     outside = profile.domain.outside(gpu, scenario.model, e.tensor_parallel, weights, inp, out,

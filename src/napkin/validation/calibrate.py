@@ -103,7 +103,7 @@ def bands(preds: Sequence[Prediction]) -> dict[str, Band]:
     """Measured/predicted ratio quantiles (an 80 % interval) of the hold-out predictions."""
     out = {}
     tail = (1 - BAND_COVERAGE) / 2
-    for m in METRICS:
+    for m in (*METRICS, THROUGHPUT):
         got, want = pairs(preds, m)
         if len(want):
             ratio = want / got
