@@ -87,3 +87,32 @@ def test_calibration_errors_name_the_field(plain, tmp_path):
         calibration.validate("no-such-set")
     with pytest.raises(NapkinError, match=r"^sets:"):
         calibration.validate([])
+
+
+@pytest.mark.parametrize(("by", "keys", "label"), [
+    ("tp", [(1,), (2,)], "tp 1"), ("engine", [("vllm",)], "vllm"),
+    ("gpu", None, None), ("model", None, None), ("version", None, None)])
+def test_validate_groups_by_the_key_asked(cli, plain, by, keys, label):
+    """``--by``: the same predictions, grouped by TP (two groups: the file's tp 1 and 2
+    rows), engine (one), GPU, model or release; each group's rows add up to the whole and its
+    median is that of its own rows; the CLI's JSON says how it grouped."""
+    r = calibration.validate(plain, calibration="vllm", by=by)
+    ((_, _, rep),) = r.value
+    assert rep.by == by
+    if keys is not None:
+        assert list(rep.groups) == keys
+    assert sum(s["tpot"].rows for s in rep.groups.values()) == rep.overall["tpot"].rows == 4
+    for g, s in rep.groups.items():
+        own = [p.tpot_s / p.row.mean_tpot_s - 1 for p in rep.predictions
+               if p.row.group_by(by) == g]
+        assert s["tpot"].median_abs_error == pytest.approx(np.median(np.abs(own)))
+    _, out, _ = cli("validate", plain, "--calibration", "vllm", "--by", by, "--format", "json")
+    doc = json.loads(out)
+    assert doc == r.data
+    if label is not None:
+        assert label in out
+
+
+def test_validate_refuses_an_unknown_grouping(plain):
+    with pytest.raises(NapkinError, match=r"^by: must be one of group, gpu, engine"):
+        calibration.validate(plain, calibration="vllm", by="rack")

@@ -128,7 +128,7 @@ SURFACE: dict[str, str] = {
         "harness='steady', terms='all', campaign=(), jobs=0, progress=None"),
     'validate': (
         'sets=None, *, calibration=None, gpu=None, model=None, tp=None, weights=None, '
-        'jobs=0, progress=None'),
+        "jobs=0, progress=None, by='group'"),
     'list_examples': '',
     'run_examples': 'ids=None',
     'train': (

@@ -530,3 +530,35 @@ def test_sglang_launch_defaults_follow_the_gpu_from_0_5_3():
         old = backend_defaults("sglang", version, b200, 8)
         assert (old.max_num_batched_tokens, old.memory_fraction) == (8192, 0.88)
     assert backend_defaults("vllm", "0.12.0", b200, 8).memory_fraction == 0.9
+
+
+def test_leave_one_tp_out_folds_hold_out_every_row_of_a_tp_together():
+    """``by="tp"``: one fold per tensor-parallel size (the rows' TP 1 and 2), each predicting
+    all of that TP's rows from a refit on the other's; every row predicted once."""
+    from napkin.validation.fit import START, cross_validate
+
+    rows = _measured(ROWS[:6])
+    folds: list[str] = []
+    preds = cross_validate(rows, START, rounds=1, progress=folds.append, by="tp")
+    assert folds == ["fold 1/2: tp 1", "fold 2/2: tp 2"]
+    assert sorted(p.row.source for p in preds) == sorted(m.source for m in rows)
+
+
+LEAVE_ONE_TP_OUT = {"vllm": (0.134, 0.045), "trtllm": (0.126, 0.056), "sglang": (0.095, 0.061)}
+"""Leave-one-TP-out hold-out on the shipped H100 set (``napkin validate h100 --by tp``, about
+three minutes on two cores), median |error| of TTFT and TPOT, 2026-12-04: a regression gate
+that may only tighten. The issue's target is 12 % / 8 %: TPOT meets it everywhere, TTFT for
+SGLang only (each fold predicts a TP size none of its rows ran: vLLM's held-out TP 1 is one
+Qwen3-32B FP8 row, +136 %; its TP 8 fold 15.3 %)."""
+
+
+@pytest.mark.slow
+def test_leave_one_tp_out_hold_out_does_not_regress():
+    from napkin.api import calibration as api
+
+    for label, how, rep in api.validate("h100", by="tp").value:
+        backend = label.split(" · ")[1]
+        assert "leave-one-tp-out" in how
+        ttft, tpot = LEAVE_ONE_TP_OUT[backend]
+        assert rep.overall["ttft"].median_abs_error <= ttft + 1e-4
+        assert rep.overall["tpot"].median_abs_error <= tpot + 1e-4

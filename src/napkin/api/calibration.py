@@ -84,7 +84,7 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
 def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None = None,
              gpu: str | None = None, model: str | None = None, tp: int | None = None,
              weights: str | None = None, jobs: int = 0,
-             progress: Callable[[str], None] | None = None) -> Result:
+             progress: Callable[[str], None] | None = None, by: str = "group") -> Result:
     """Replay measured serving runs through the simulator and report the errors of its
     predicted mean TTFT and TPOT: relative errors predicted/measured − 1, overall and per
     (GPU, model, TP) group the median |error|, the bias (median signed error) and the shares
@@ -98,10 +98,13 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     Without it each backend's shipped profile scores its rows: by leave-one-group-out refits
     (each group predicted by a refit on the others) on a set or file the profile may have
     been fitted on, as fitted on a shipped set no profile saw. ``jobs``: processes for the
-    refits (0: one per core); ``progress(line)`` reports each fold.
+    refits (0: one per core); ``progress(line)`` reports each fold. ``by``: how the errors
+    are grouped and the refits' folds held out (:data:`~napkin.calibration.measurements.
+    GROUPINGS`: ``group`` = GPU, model and TP; ``gpu``: leave-one-GPU-out; ``tp``:
+    leave-one-TP-out; ``model``, ``engine``, ``version``).
     ``value``: tuple of (set · backend, how it was scored, ValidationReport).
     """
-    from napkin.calibration.measurements import read_measurements
+    from napkin.calibration.measurements import GROUPINGS, read_measurements
     from napkin.calibration.profile import load_profile
     from napkin.report.calib_views import validate_doc
     from napkin.validation.calibrate import holdout
@@ -109,6 +112,7 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     from napkin.validation.sets import FITTED, SETS, TRAINING, load_set
 
     _jobs(jobs)
+    require(by in GROUPINGS, f"by: must be one of {', '.join(GROUPINGS)}, got {by!r}")
     names = list(SETS) if sets is None else [sets] if isinstance(sets, str) else list(sets)
     require(len(names) >= 1, "sets: give at least one set or file (None: every shipped set)")
     results = []
@@ -122,19 +126,21 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
             profile = load_profile(calibration)
             mine = [m for m in rows if m.backend == profile.backend] or rows
             results.append((f"{name} · {profile.backend}", f"profile {calibration}, as fitted",
-                            score(mine, profile)))
+                            score(mine, profile, by)))
             continue
         for backend in sorted({m.backend for m in rows}):
             mine = [m for m in rows if m.backend == backend]
             if name in TRAINING:  # fitted on with h100: the training error
-                rep = score(mine, load_profile(backend))
+                rep = score(mine, load_profile(backend), by)
                 how = f"profile {backend} as fitted, on rows it was fitted on: training error"
             elif name in SETS and name not in FITTED:  # no profile saw it: score as fitted
-                rep = score(mine, load_profile(backend))
+                rep = score(mine, load_profile(backend), by)
                 how = f"profile {backend} as fitted (not fitted on this set)"
             else:
-                rep = holdout(mine, load_profile(backend), progress=progress, jobs=jobs)
-                how = f"leave-one-group-out refits of profile {backend}"
+                rep = holdout(mine, load_profile(backend), progress=progress, jobs=jobs,
+                              by=by)
+                how = (f"leave-one-group-out refits of profile {backend}" if by == "group" else
+                       f"leave-one-{by}-out refits of profile {backend}")
             results.append((f"{name} · {backend}", how, rep))
     found = tuple(results)
 

@@ -141,6 +141,26 @@ class Measurement:
         """The cross-validation group: (GPU, model, tensor-parallel size)."""
         return (self.gpu, self.model, self.tensor_parallel)
 
+    def group_by(self, by: str) -> tuple[str | int, ...]:
+        """The row's group under a :data:`GROUPINGS` key: ``group`` (GPU, model, TP), ``gpu``,
+        ``engine`` (backend), ``version`` (backend and release), ``tp`` or ``model``."""
+        return {"group": self.group, "gpu": (self.gpu,), "engine": (self.backend,),
+                "version": (self.backend, self.backend_version or "unknown"),
+                "tp": (self.tensor_parallel,), "model": (self.model,)}[by]
+
+
+GROUPINGS = ("group", "gpu", "engine", "version", "tp", "model")
+"""How validation groups rows (and, refitting, which rows a fold holds out together)."""
+
+
+def group_label(by: str, g: tuple[str | int, ...]) -> str:
+    """A group of :meth:`Measurement.group_by` in words."""
+    if by == "group":
+        return f"{g[1]} on {g[0]}, tp {g[2]}"
+    if by == "tp":
+        return f"tp {g[0]}"
+    return " ".join(str(x) for x in g)
+
 
 # --- Readers -------------------------------------------------------------------------------
 #

@@ -76,11 +76,14 @@ def validate(
     plot: Annotated[Path | None, PlotOption(
         help="Predicted-vs-measured figure (PNG, SVG or PDF).")] = None,
     jobs: JobsOpt = 0,
+    by: Annotated[str, typer.Option(
+        "--by", help="Group the errors, and hold out the refits' folds, by: group (GPU, model "
+                     "and TP), gpu, engine, version, tp or model.")] = "group",
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Replay measurements through the simulator and report the errors."""
     result = api.validate(sets or None, calibration=calibration, gpu=gpu, model=model, tp=tp,
-                          weights=weights, jobs=jobs, progress=_say(fmt))
+                          weights=weights, jobs=jobs, progress=_say(fmt), by=by)
     if plot is not None:
         result.plot(plot)
     emit(result, fmt)

@@ -3,11 +3,11 @@
 from typing import Any
 
 from napkin.calibration.basis import TIED, UNFITTED
-from napkin.calibration.measurements import Harness
+from napkin.calibration.measurements import Harness, group_label
 from napkin.calibration.profile import Profile
 from napkin.calibration.protocol import campaigns_of
 from napkin.report.document import Document, Section
-from napkin.validation.calibrate import METRICS, ErrorStats, ValidationReport
+from napkin.validation.calibrate import ErrorStats, ValidationReport
 
 
 def _pct(x: float) -> str:
@@ -37,9 +37,10 @@ def report_sections(title: str, rep: ValidationReport) -> list[Section]:
     """The overall and per-group error tables and the worst rows."""
     cols = ["group", "metric", "rows", "median |error|", "bias", "within 10 %", "within 25 %"]
     rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in rep.overall]
-    for (gpu, model, tp), stats in rep.groups.items():
+    for g, stats in rep.groups.items():
+        first = next(iter(stats), None)
         for m in stats:
-            rows.append([f"{model} on {gpu}, tp {tp}" if m == METRICS[0] else "", m.upper(),
+            rows.append([group_label(rep.by, g) if m == first else "", m.upper(),
                          *_stats_cells(stats[m])])
     worst = [[p.row.source, m.upper(), f"{e:+.1%}",
               f"{p.row.input_tokens}/{p.row.output_tokens}, {_load(p.row.harness)}, "
@@ -52,7 +53,9 @@ def report_sections(title: str, rep: ValidationReport) -> list[Section]:
 def report_json(rep: ValidationReport) -> dict[str, Any]:
     return {
         "overall": {m: _stats_json(rep.overall[m]) for m in rep.overall},
-        "groups": [{"gpu": g[0], "model": g[1], "tensor_parallel": g[2],
+        "by": rep.by,
+        "groups": [{**({"gpu": g[0], "model": g[1], "tensor_parallel": g[2]}
+                       if rep.by == "group" else {"group": group_label(rep.by, g)}),
                     **{m: _stats_json(s[m]) for m in s}} for g, s in rep.groups.items()],
         "rows": [{"source": p.row.source, "backend": p.row.backend, "model": p.row.model,
                   "gpu": p.row.gpu, "tensor_parallel": p.row.tensor_parallel,

@@ -74,20 +74,22 @@ class ValidationReport:
     """Errors overall and per group, and the worst rows."""
 
     overall: dict[str, ErrorStats]
-    groups: dict[tuple[str, str, int], dict[str, ErrorStats]]
+    groups: dict[tuple[str | int, ...], dict[str, ErrorStats]]
     worst: list[tuple[Prediction, str, float]]
     predictions: list[Prediction]
+    by: str = "group"
+    """How :attr:`groups` group the rows (:data:`~napkin.calibration.measurements.GROUPINGS`)."""
 
 
-def report(preds: Sequence[Prediction], worst: int = 5) -> ValidationReport:
+def report(preds: Sequence[Prediction], worst: int = 5, by: str = "group") -> ValidationReport:
     """Score ``preds`` (see the module docstring): TTFT and TPOT, and the output throughput
-    when any row reports one."""
+    when any row reports one; per group of :meth:`Measurement.group_by` ``by``."""
     metrics = METRICS + ((THROUGHPUT,) if any(p.row.output_tokens_per_s for p in preds)
                          else ())
     overall = {m: ErrorStats.of(*pairs(preds, m)) for m in metrics}
     groups = {}
-    for g in sorted({p.row.group for p in preds}):
-        sub = [p for p in preds if p.row.group == g]
+    for g in sorted({p.row.group_by(by) for p in preds}, key=str):
+        sub = [p for p in preds if p.row.group_by(by) == g]
         groups[g] = {m: ErrorStats.of(*pairs(sub, m)) for m in metrics}
     rows = []
     for p in preds:
@@ -96,7 +98,7 @@ def report(preds: Sequence[Prediction], worst: int = 5) -> ValidationReport:
             if len(want):
                 rows.append((p, m, float(got[0] / want[0] - 1)))
     rows.sort(key=lambda r: -abs(r[2]))
-    return ValidationReport(overall, groups, rows[:worst], list(preds))
+    return ValidationReport(overall, groups, rows[:worst], list(preds), by)
 
 
 def bands(preds: Sequence[Prediction]) -> dict[str, Band]:
@@ -186,9 +188,11 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
     return Calibration(profile, report(out))
 
 
-def validate(rows: Sequence[Measurement], profile: Profile) -> ValidationReport:
-    """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting)."""
-    return report(predict(_assumed(rows, profile), profile.model))
+def validate(rows: Sequence[Measurement], profile: Profile, by: str = "group"
+             ) -> ValidationReport:
+    """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting),
+    grouped ``by`` (:data:`~napkin.calibration.measurements.GROUPINGS`)."""
+    return report(predict(_assumed(rows, profile), profile.model), by=by)
 
 
 def _assumed(rows: Sequence[Measurement], profile: Profile) -> list[Measurement]:
@@ -198,10 +202,12 @@ def _assumed(rows: Sequence[Measurement], profile: Profile) -> list[Measurement]
 
 
 def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
-            progress: Progress | None = None, jobs: int = 1) -> ValidationReport:
-    """Leave-one-group-out errors: each group predicted by a refit (from ``profile``'s
-    coefficients) on the other groups."""
+            progress: Progress | None = None, jobs: int = 1, by: str = "group"
+            ) -> ValidationReport:
+    """Leave-one-group-out errors: each group (``by``: GPU, model and TP together by default;
+    ``gpu``, ``tp``, ``model``, ``engine`` or ``version`` alone) predicted by a refit (from
+    ``profile``'s coefficients) on the other groups."""
     rows = _assumed(rows, profile)
     return report(cross_validate(rows, profile.model, cv_rounds, profile.terms,
                                  progress=progress, jobs=jobs,
-                                 campaigns=campaigns_of(profile.harness)))
+                                 campaigns=campaigns_of(profile.harness), by=by), by=by)

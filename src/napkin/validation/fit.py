@@ -34,7 +34,7 @@ from napkin.calibration.basis import (
     StepBasis,
     StepModel,
 )
-from napkin.calibration.measurements import Measurement
+from napkin.calibration.measurements import Measurement, group_label
 from napkin.calibration.protocol import Campaign, with_latencies
 from napkin.errors import require
 from napkin.serving.engine import EngineSpec, StepTimer
@@ -290,16 +290,18 @@ def _fold(args: tuple[list[Measurement], list[Measurement], StepModel, int, tupl
 
 def cross_validate(rows: Sequence[Measurement], full: StepModel, rounds: int = 2,
                    terms: Sequence[str] = TERMS, progress: Progress | None = None,
-                   jobs: int = 1, campaigns: tuple[Campaign, ...] = ()) -> list[Prediction]:
-    """Leave-one-group-out predictions (groups: GPU, model, TP), refit from ``full`` (and the
-    fitted-latency ``campaigns``' latencies, refitted too; a held-out group's campaign keeps
-    its latency when no other group has rows of it); folds run in ``jobs`` processes (0: one
-    per core)."""
-    groups = sorted({m.group for m in rows})
+                   jobs: int = 1, campaigns: tuple[Campaign, ...] = (),
+                   by: str = "group") -> list[Prediction]:
+    """Leave-one-group-out predictions (groups: :meth:`Measurement.group_by` ``by``; default
+    GPU, model, TP; ``gpu``: leave-one-GPU-out, ``tp``: leave-one-TP-out …), refit from
+    ``full`` (and the fitted-latency ``campaigns``' latencies, refitted too; a held-out group's
+    campaign keeps its latency when no other group has rows of it); folds run in ``jobs``
+    processes (0: one per core)."""
+    groups = sorted({m.group_by(by) for m in rows}, key=str)
     if len(groups) < 2:
         return predict(rows, full)
-    tasks = [([m for m in rows if m.group != g], [m for m in rows if m.group == g], full,
-              rounds, tuple(terms), campaigns) for g in groups]
+    tasks = [([m for m in rows if m.group_by(by) != g], [m for m in rows if m.group_by(by) == g],
+              full, rounds, tuple(terms), campaigns) for g in groups]
     jobs = jobs or os.cpu_count() or 1
     out: list[Prediction] = []
     if jobs == 1:
@@ -310,7 +312,7 @@ def cross_validate(rows: Sequence[Measurement], full: StepModel, rounds: int = 2
     for n, (g, preds) in enumerate(zip(groups, results, strict=True)):
         out += preds
         if progress:
-            progress(f"fold {n + 1}/{len(groups)}: {g[1]} on {g[0]}, tp {g[2]}")
+            progress(f"fold {n + 1}/{len(groups)}: {group_label(by, g)}")
     if jobs != 1:
         pool.shutdown()
     return out
