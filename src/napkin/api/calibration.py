@@ -91,7 +91,7 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     within 10 % and 25 %, and the worst rows.
 
     ``sets``: shipped sets (``h100``, ``h100-moe``, ``h100-trtllm-moe``, ``h100-trtllm-gptoss``,
-    ``splitwise``) or files
+    ``splitwise``, ``trtllm-v0.17``) or files
     (``gpu``, ``model``, ``tp``, ``weights`` describe JSON results); default: every shipped
     set. With ``calibration`` (a profile name or file) that profile scores its backend's rows
     as fitted.
@@ -109,7 +109,7 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     from napkin.report.calib_views import validate_doc
     from napkin.validation.calibrate import holdout
     from napkin.validation.calibrate import validate as score
-    from napkin.validation.sets import FITTED, SETS, TRAINING, load_set
+    from napkin.validation.sets import FITTED, SET_PROFILES, SETS, TRAINING, load_set
 
     _jobs(jobs)
     require(by in GROUPINGS, f"by: must be one of {', '.join(GROUPINGS)}, got {by!r}")
@@ -130,17 +130,17 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
             continue
         for backend in sorted({m.backend for m in rows}):
             mine = [m for m in rows if m.backend == backend]
+            prof = SET_PROFILES.get(name, backend)
             if name in TRAINING:  # fitted on with h100: the training error
-                rep = score(mine, load_profile(backend), by)
-                how = f"profile {backend} as fitted, on rows it was fitted on: training error"
+                rep = score(mine, load_profile(prof), by)
+                how = f"profile {prof} as fitted, on rows it was fitted on: training error"
             elif name in SETS and name not in FITTED:  # no profile saw it: score as fitted
-                rep = score(mine, load_profile(backend), by)
-                how = f"profile {backend} as fitted (not fitted on this set)"
+                rep = score(mine, load_profile(prof), by)
+                how = f"profile {prof} as fitted (not fitted on this set)"
             else:
-                rep = holdout(mine, load_profile(backend), progress=progress, jobs=jobs,
-                              by=by)
-                how = (f"leave-one-group-out refits of profile {backend}" if by == "group" else
-                       f"leave-one-{by}-out refits of profile {backend}")
+                rep = holdout(mine, load_profile(prof), progress=progress, jobs=jobs, by=by)
+                how = (f"leave-one-group-out refits of profile {prof}" if by == "group" else
+                       f"leave-one-{by}-out refits of profile {prof}")
             results.append((f"{name} · {backend}", how, rep))
     found = tuple(results)
 

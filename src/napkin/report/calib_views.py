@@ -36,11 +36,12 @@ def _load(h: Harness) -> str:
 def report_sections(title: str, rep: ValidationReport) -> list[Section]:
     """The overall and per-group error tables and the worst rows."""
     cols = ["group", "metric", "rows", "median |error|", "bias", "within 10 %", "within 25 %"]
-    rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in rep.overall]
+    scored = [m for m in rep.overall if rep.overall[m].rows] or list(rep.overall)
+    rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in scored]
     for g, stats in rep.groups.items():
-        first = next(iter(stats), None)
-        for m in stats:
-            rows.append([group_label(rep.by, g) if m == first else "", m.upper(),
+        shown = [m for m in scored if stats[m].rows]
+        for m in shown:
+            rows.append([group_label(rep.by, g) if m == shown[0] else "", m.upper(),
                          *_stats_cells(stats[m])])
     worst = [[p.row.source, m.upper(), f"{e:+.1%}",
               f"{p.row.input_tokens}/{p.row.output_tokens}, {_load(p.row.harness)}, "

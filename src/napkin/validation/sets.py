@@ -9,7 +9,9 @@ TensorRT-LLM rows of the MoE Qwen3-235B-A22B on H100 and ``h100-trtllm-gptoss`` 
 TensorRT-LLM profile is fitted on together with ``h100``; those three are scored as fitted (their
 training error). ``splitwise`` is splitwise-sim's prefill and decode times of Llama-2-70B on
 A100 and H100 (MIT), which no shipped profile is fitted on: a check on another GPU and an
-older engine."""
+older engine. ``trtllm-v0.17`` is TensorRT-LLM v0.17's published offline throughput (Llama 3.1
+8B/70B/405B on H100, H200, L40S, A100; Apache-2.0), which the ``trtllm-compiled`` profile is
+fitted on (:data:`SET_PROFILES`): cross-validated, ``--by gpu`` leaves one GPU out."""
 
 from importlib import resources
 
@@ -19,13 +21,15 @@ from napkin.calibration.measurements import (
     read_splitwise_csv,
 )
 from napkin.errors import NapkinError
+from napkin.validation.trtllm_bench import V017_TABLE, v017_throughput_rows
 
 SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
                         "h100-moe": "aiconfigurator_h100_moe.csv",
                         "h100-trtllm-moe": "aiconfigurator_h100_trtllm_moe.csv",
                         "h100-trtllm-gptoss": "aiconfigurator_h100_trtllm_gptoss.csv",
-                        "splitwise": "splitwise_perf_model.csv"}
-FITTED: tuple[str, ...] = ("h100",)
+                        "splitwise": "splitwise_perf_model.csv",
+                        "trtllm-v0.17": V017_TABLE}
+FITTED: tuple[str, ...] = ("h100", "trtllm-v0.17")
 """Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
 are scored under the shipped profiles as they are."""
 TRAINING: tuple[str, ...] = ("h100-moe", "h100-trtllm-moe", "h100-trtllm-gptoss")
@@ -33,10 +37,16 @@ TRAINING: tuple[str, ...] = ("h100-moe", "h100-trtllm-moe", "h100-trtllm-gptoss"
 training error; the cross-validated residuals are in the profile's bands)."""
 
 
+SET_PROFILES: dict[str, str] = {"trtllm-v0.17": "trtllm-compiled"}
+"""Sets scored by a profile other than their backend's own."""
+
+
 def load_set(name: str) -> list[Measurement]:
     """The rows of shipped set ``name``."""
     if name not in SETS:
         raise NapkinError(f"set: unknown {name!r}; shipped: {', '.join(SETS)}")
+    if name == "trtllm-v0.17":
+        return v017_throughput_rows()
     path = resources.files("napkin.catalog").joinpath("measurements", SETS[name])
     reader = read_splitwise_csv if name == "splitwise" else read_aiconfigurator_csv
     return reader(str(path))
