@@ -122,35 +122,40 @@ PCIe, no NVLink), pooled 9.1 % (2026-12-04, 300-request bursts). The 1.x profile
 rows: 16.4 % (bias −14.5 %)."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
               "expert_weights", "norms", "elementwise")
-FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "dense_low",
-                                                             "eager_layer", "token_layer",
-                                                             *NOT_FITTED)),
+FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
+                                                             "dense_low", "eager_layer",
+                                                             "token", *NOT_FITTED)),
                 "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *NOT_FITTED)),
                 "trtllm-compiled": COMPILED_TERMS,
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
                                                               "moe_layer", *NOT_FITTED))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
 
-``token_layer`` (seconds per token and layer, whole on every rank) gave way to ``norms`` and
-``elementwise`` (the elementwise kernels' bytes, whole on every rank and divided over TP; it
-stays a term a fit may use) and the frontend's time per prompt token (``request_token``) became
-fittable (2026-12-04). vLLM's hold-out median |error| TTFT / TPOT over its 181 H100 rows, by
-term set (every set with the shipped others): ``token_layer`` (before) 8.9 % / 4.8 %;
-``elementwise`` as one term (norms and activation together, fitted) 17.1 % / 5.1 %; with
-``allreduce_bytes`` 15.6 % / 4.7 % (``elementwise`` → 0, ``allreduce_bytes`` 2.06); with
+Split terms screened (2026-12-04): ``norms`` and ``elementwise`` (the elementwise kernels'
+bytes, whole on every rank and divided over TP) and the frontend's time per prompt token
+(``request_token``) became terms a fit may use, in place of or beside ``token_layer`` (seconds
+per token and layer, whole on every rank). vLLM's hold-out median |error| TTFT / TPOT over its
+181 H100 rows, by term set (every set with the shipped others): ``token_layer`` (shipped) 8.9 %
+/ 4.8 %; ``elementwise`` as one term (norms and activation together, fitted) 17.1 % / 5.1 %;
+with ``allreduce_bytes`` 15.6 % / 4.7 % (``elementwise`` → 0, ``allreduce_bytes`` 2.06); with
 ``request_token`` 18.8 % / 5.4 % (6.9 µs a prompt token outside the engine: what the rows want
 is inside the steps, where it delays the other clients too); with ``token`` 11.3 % / 4.7 % (7.4
 µs a token); ``norms`` and ``elementwise`` fitted 16.6 % / 4.7 % (``norms`` 6.8, ``elementwise``
 0); both held at their fit on Vidur's per-operator profiles (:func:`elementwise_held`, 1.87 and
 2.11) with ``token`` 12.1 % / 5.3 % (9.3 µs), and with ``allreduce_bytes`` too 9.9 % / 4.2 %
-(``token`` 5.0 µs, ``allreduce_bytes`` 1.0) — shipped; the same with ``token_layer`` free beside
-``token`` (it goes to 0), and 13.0 % / 4.5 % with ``token_layer`` in its place (0.08 µs). The
-rows (TP 2–8) want about 15 µs a token that neither the elementwise kernels (0.05–0.1 µs a token
-and layer in Vidur's profiles) nor the all-reduces explain, and no vLLM row at TP 1 of a small
-model can tell where it belongs. TensorRT-LLM with ``elementwise`` free: 12.7 % / 4.9 %,
-``elementwise`` → 0 (its kernels are fused; unchanged, not shipped). SGLang with ``elementwise``
-free: 9.5 % / 6.1 % (0.56, ``token`` → 0) and with ``request_token``: 9.6 % / 6.1 % (→ 0), both
-as before; not shipped.
+(``token`` 5.0 µs, ``allreduce_bytes`` 1.0); the same with ``token_layer`` free beside ``token``
+(it goes to 0), and 13.0 % / 4.5 % with ``token_layer`` in its place (0.08 µs). The best split
+set (held kernels, ``token``, ``allreduce_bytes``) was shipped for a day and taken back: held
+out by TP size (``napkin validate h100 --by tp``, the measure issue 34 sets) it read 13.4 % /
+4.5 % against ``token_layer``'s 10.1 % / 5.0 % (by model 22.3 % / 11.4 % against 12.8 % / 21.4
+%), and on the external check its vLLM rows went 21.0 % / 11.2 % → 32.8 % / 13.3 % (deep MoE
+models read faster) while the Llama-3.1-8B FP8 H200 rows it was meant for stayed at +174 % /
++149 %. The rows (TP 2–8) want about 15 µs a token that neither the elementwise kernels
+(0.05–0.1 µs a token and layer in Vidur's profiles) nor the all-reduces explain, and it scales
+with depth; no vLLM row at TP 1 of a small model can tell where it belongs. TensorRT-LLM with
+``elementwise`` free: 12.7 % / 4.9 %, ``elementwise`` → 0 (its kernels are fused; not shipped).
+SGLang with ``elementwise`` free: 9.5 % / 6.1 % (0.56, ``token`` → 0) and with
+``request_token``: 9.6 % / 6.1 % (→ 0), both as before; not shipped.
 
 The routed experts' terms (``expert``, ``expert_low``, ``expert_w4a16``, ``expert_weights``) are
 not fitted on serving rows: they are held at their fit on the engine's H100 MoE kernel timings
@@ -306,7 +311,7 @@ def _kernel_terms(text: str) -> tuple[str, ...]:
     return terms
 
 
-ELEMENTWISE_HELD = ("vllm",)
+ELEMENTWISE_HELD: tuple[str, ...] = ()
 """The backends whose shipped profile holds ``norms`` and ``elementwise`` at their fit on Vidur's
 per-operator profiles (:func:`elementwise_held`); see :data:`FITTED_TERMS` for the screens."""
 KERNEL_HELD = {"sglang": KERNEL_TERMS}

@@ -109,16 +109,14 @@ ideal time (:attr:`FittedTimer.routed_rates`), which is the same sum.
 (:mod:`napkin.accounting.elementwise`): norms and residual adds run on the whole hidden vector
 on every tensor-parallel rank (``norms``, unchanged by TP), the MLP's activation and rotary on
 the rank's ``1/tp`` of the intermediate and the heads (``elementwise``). Serving rows cannot set
-them apart from the per-token and per-layer terms, so a profile holds them at their fit on
-per-operator timings across TP 1–8 (:mod:`napkin.calibration.elementwise_kernels`: about twice
-the ideal time each; a layer's kernels within 3 % held out by model, 11 % by GPU). They took
-over from ``token_layer`` (seconds per token and layer, charged whole to every rank whatever the
-TP, still a term a fit may use), which vLLM's fit had set at 0.21–0.23 µs: on an 8k-token
-prefill step of Llama-3.1-8B on TP 8 that was 55 of 71 ms. Its H100 rows (TP 2–8, 32 B to 120 B
-models) still ask for a per-token time the kernels do not explain; the vLLM profile now fits it
-as ``token`` (host work per token, once per step whatever the TP: 5 µs) beside the all-reduces'
-bytes, which vanish on one GPU (hold-out TTFT / TPOT 9.9 % / 4.2 % against 8.9 % / 4.8 % with
-``token_layer`` alone and 13.0 % / 4.5 % with it in place of ``token``; nine term sets screened,
+them apart from the per-token and per-layer terms; fitted on per-operator timings across TP 1–8
+(:mod:`napkin.calibration.elementwise_kernels`: about twice the ideal time each; a layer's
+kernels within 3 % held out by model, 11 % by GPU) they are a fit's to hold
+(``benchmarks/fit_profiles.py --elementwise held``). No shipped profile holds them: vLLM's,
+whose rows ask for about 15 µs a token beyond the matmuls at TP 2–8 and 32 B–120 B models, keeps
+``token_layer`` (0.23 µs a token and layer, whole on every rank): held out by TP size it reads
+10.1 % / 4.8 % TTFT / TPOT where the best split set (the held kernels, a host time per token and
+the all-reduces' bytes) read 13.4 % / 4.5 % (nine term sets screened,
 ``benchmarks/fit_profiles.py``).
 
 ``moe_layer`` is the routed-expert block's fixed time in a step (router, top-k, token
