@@ -116,10 +116,12 @@ COMPILED_TERMS = ("step", "layer", "token", "dense", "dense_low", "attention", "
 """``trtllm-compiled``: TensorRT-LLM 0.17's compiled engines, fitted on the v0.17 perf-overview's
 offline throughput (:func:`napkin.validation.trtllm_bench.v017_throughput_rows`: Llama 3.1
 8B/70B/405B on H100, H200, L40S, A100; 158 rows): its dense models run no routed experts,
-elementwise kernels of their own or eager prefill steps. Hold-out by (GPU, model, TP) 8.8 %
-(bias +1.6 %); leave-one-GPU-out A100 10.1 %, H100 6.4 %, H200 8.4 %, L40S 18.8 % (bias +18.8 %:
-PCIe, no NVLink), pooled 9.1 % (2026-12-04, 300-request bursts). The 1.x profile on the same
-rows: 16.4 % (bias −14.5 %)."""
+elementwise kernels of their own or eager prefill steps. Shipped fit (1,000-request bursts,
+2026-12-04): held out by (GPU, model, TP) 7.5 % (bias +1.7 %), by GPU (``napkin validate
+trtllm-v0.17 --by gpu``) 7.2 % pooled: A100 4.1 %, H100 6.0 %, H200 6.5 %, L40S 19.7 % (bias
++19.7 %: the one PCIe GPU, no NVLink); each GPU refitted from scratch instead of from the
+shipped coefficients (300-request bursts): 9.1 % pooled, L40S 18.8 %. The 1.x profile on the
+same rows: 12.8 % (bias −6.7 %)."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
               "expert_weights", "norms", "elementwise")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
