@@ -3,8 +3,8 @@ per-operator profiles (``catalog/measurements/vidur_elementwise.csv``, MIT), by 
 tensor-parallel size: the measured time of a layer's kernels at 4,096 tokens (replicated and
 sharded), their ideal memory time (:func:`napkin.calibration.elementwise_kernels.ideal_s`), and
 the fit's error — in training, held out by model and held out by GPU
-(:func:`napkin.calibration.elementwise_kernels.fit_elementwise`, the coefficients the vLLM
-profile holds).
+(:func:`napkin.calibration.elementwise_kernels.fit_elementwise`, the coefficients
+``benchmarks/fit_profiles.py --elementwise held`` holds in a refit).
 
 Usage: python benchmarks/check_elementwise_kernels.py
 """
