@@ -71,5 +71,5 @@ def test_a_bad_row_is_one_line(tmp_path, line, message):
 def test_a_table_without_its_columns(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("gpu,model\nh100-sxm,llama-2-7b\n")
-    with pytest.raises(NapkinError, match="missing columns tensor_parallel"):
+    with pytest.raises(NapkinError, match="columns: missing tensor_parallel"):
         read_elementwise_profiles(path)

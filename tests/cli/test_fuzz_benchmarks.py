@@ -38,6 +38,10 @@ def _refused(p: subprocess.CompletedProcess, names: str) -> None:
     (["sglang", "--kernel-terms", "expert,nan"], "nan"),
     (["sglang", "--kernel-terms", "dense,expert"], "dense not fitted on kernels"),
     (["sglang", "--no-kernels", "yes"], "unrecognized"),
+    (["vllm", "--elementwise", "maybe"], "--elementwise"),
+    (["vllm", "--elementwise", ""], "--elementwise"),
+    (["trtllm-compiled", "--add", "request_token,nan"], "nan"),
+    (["trtllm-compiledx"], "trtllm-compiledx"),
 ])
 def test_fit_profiles_refuses_bad_options(args, names):
     _refused(_run("fit_profiles.py", *args), names)

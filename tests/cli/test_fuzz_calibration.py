@@ -205,6 +205,9 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {routed_experts: [1.5, 8]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {layouts: tp}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {layouts: [dep]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {versions: 0.17}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {versions: [[1, 2]]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {versions: {a: 1}}\n",
     "[",
 ])
 def test_bad_profile_files(cli, tmp_path, body):
@@ -311,3 +314,8 @@ def test_plain_csv_launch_flags_replay_to_finite_numbers(cli, tmp_path, column, 
     code, out, err = cli("validate", str(path), "--calibration", backend, "--format", "json")
     assert code == 0, err
     assert_finite(json.loads(out))
+
+
+@pytest.mark.parametrize("by", ["rack", "", "GPU", "tp,gpu", "nan"])
+def test_validate_refuses_an_unknown_grouping(cli, by):
+    _refused(cli("validate", "h100", "--calibration", "vllm", "--by", by), "by")

@@ -61,3 +61,42 @@ def test_untuned_quantization_gets_the_defaults():
     s = bench_settings(load_model("gpt-oss-120b"), Precision.of("mxfp4-w4a8", "bf16"), H100,
                        4, 1000, 1000, attention_dp=True)
     assert (s.max_batch_size, s.max_num_tokens, s.tuned) == (2048, 8192, False)
+
+
+V017_HEADER = "source,metric,model,tp,gpu,precision,isl,osl,value\n"
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ("s,m,LLaMA v3.1 8B,x,H100-80GB,FP8,128,128,1000", "tp, isl, osl and value must be numbers"),
+    ("s,m,LLaMA v3.1 8B,1,H100-80GB,FP8,128,128,nan", "must be positive"),
+    ("s,m,LLaMA v3.1 8B,1,H100-80GB,FP8,128,128,inf", "must be positive"),
+    ("s,m,LLaMA v3.1 8B,0,H100-80GB,FP8,128,128,1000", "must be positive"),
+    ("s,m,LLaMA v3.1 8B,1,H100-80GB,FP8,-1,128,1000", "must be positive"),
+    ("s,m,GPT-5,1,H100-80GB,FP8,128,128,1000", "model: 'GPT-5' not one of"),
+    ("s,m,LLaMA v3.1 8B,1,H100-80GB,FP8,128,128,1000,extra", "more fields"),
+])
+def test_a_bad_v017_row_is_one_line(tmp_path, row, message):
+    """The v0.17 throughput table's reader: a bad row names the file, its line and what is
+    wrong (rows of GPUs outside the catalog are skipped, not refused)."""
+    from napkin.errors import NapkinError
+    from napkin.validation.trtllm_bench import v017_throughput_rows
+
+    path = tmp_path / "t.csv"
+    path.write_text(V017_HEADER + row + "\n")
+    with pytest.raises(NapkinError, match=message):
+        v017_throughput_rows(path)
+    path.write_text(V017_HEADER + row.replace("H100-80GB", "GH200-480GB") + "\n")
+    if "more fields" not in message:
+        assert v017_throughput_rows(path) == []
+
+
+def test_a_v017_table_without_its_columns(tmp_path):
+    from napkin.errors import NapkinError
+    from napkin.validation.trtllm_bench import v017_throughput_rows
+
+    path = tmp_path / "t.csv"
+    path.write_text("model,tp\nLLaMA v3.1 8B,1\n")
+    with pytest.raises(NapkinError, match="columns: missing gpu"):
+        v017_throughput_rows(path)
+    with pytest.raises(NapkinError, match="no such file"):
+        v017_throughput_rows(tmp_path / "none.csv")

@@ -25,7 +25,6 @@ about as ``1/tp`` (Llama-2-7B on H100 at 4,096 tokens: the two norms 0.067 ms ea
 the activation 0.139 → 0.026 ms): the split :mod:`napkin.accounting.elementwise` counts.
 """
 
-import csv
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,6 +33,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from napkin.accounting.elementwise import elementwise_bytes_per_token
+from napkin.calibration.measurements import csv_table
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError, require
 
@@ -62,31 +62,27 @@ class KernelTiming:
 def read_elementwise_profiles(path: Path | None = None) -> list[KernelTiming]:
     """Rows of a per-operator table (default: the shipped one); a malformed row is one error
     line naming the file, the line and the column."""
-    source = (resources.files("napkin.catalog").joinpath("measurements", PROFILES)
-              if path is None else path)
+    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", PROFILES))
+                  ) if path is None else path
     rows = []
-    with source.open() as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        require(not missing, f"{source}: missing columns {', '.join(missing)}")
-        for line, r in enumerate(reader, start=2):
-            column = "tensor_parallel"
-            try:
-                tp = int(r[column])
-                column = "tokens"
-                tokens = int(r[column])
-                times = {}
-                for column in (*REPLICATED, *SHARDED):
-                    times[column] = float(r[column]) * 1e-3
-            except (TypeError, ValueError):
-                raise NapkinError(f"{source} line {line}: {column}: not a number "
-                                  f"({r.get(column)!r})") from None
-            require(tp >= 1 and tokens >= 1 and all(0 < t < 1 for t in times.values()),
-                    f"{source} line {line}: tensor_parallel and tokens must be >= 1 and "
-                    "times in (0, 1000) ms")
-            rows.append(KernelTiming(r["gpu"], r["model"], tp, tokens,
-                                     sum(times[c] for c in REPLICATED),
-                                     sum(times[c] for c in SHARDED)))
+    for line, r in csv_table(source, COLUMNS):
+        column = "tensor_parallel"
+        try:
+            tp = int(r[column])
+            column = "tokens"
+            tokens = int(r[column])
+            times = {}
+            for column in (*REPLICATED, *SHARDED):
+                times[column] = float(r[column]) * 1e-3
+        except ValueError:
+            raise NapkinError(f"{source} line {line}: {column}: not a number "
+                              f"({r[column]!r})") from None
+        require(tp >= 1 and tokens >= 1 and all(0 < t < 1 for t in times.values()),
+                f"{source} line {line}: tensor_parallel and tokens must be >= 1 and times in "
+                "(0, 1000) ms")
+        rows.append(KernelTiming(r["gpu"], r["model"], tp, tokens,
+                                 sum(times[c] for c in REPLICATED),
+                                 sum(times[c] for c in SHARDED)))
     return rows
 
 

@@ -399,6 +399,16 @@ def _csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, dict[st
     return header, rows
 
 
+def csv_table(path: str | Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """The ``(line number, row)`` pairs of a CSV file holding at least ``columns``; an
+    unreadable file, bad CSV, a ragged row or a missing column is one error line naming the
+    file (and the line)."""
+    path = Path(path)
+    header, rows = _csv_rows(path, _read_text(path))
+    _require_columns(path, header, columns)
+    return rows
+
+
 def _require_columns(path: Path, header: list[str], required: tuple[str, ...]) -> None:
     """Error naming the columns of ``required`` that ``header`` lacks."""
     missing = [c for c in required if c not in header]

@@ -26,7 +26,6 @@ RankCost.rank_pairs`), over all MoE layers divided by their count — as basis t
 is fitted by non-negative least squares on relative residuals, and held out by model.
 """
 
-import csv
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -37,6 +36,7 @@ from scipy.optimize import nnls
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import RankCost
 from napkin.calibration.basis import PAIR_BYTES, TERMS, StepBasis, StepModel
+from napkin.calibration.measurements import csv_table
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError, require
 from napkin.specs.layout import ParallelLayout
@@ -66,29 +66,24 @@ class KernelRow:
 def read_moe_kernels(path: Path | None = None) -> list[KernelRow]:
     """Rows of a kernel table (default: the shipped one); a malformed row is one error line
     naming the file, the line and the column."""
-    source = (resources.files("napkin.catalog").joinpath("measurements", KERNELS)
-              if path is None else path)
+    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", KERNELS))
+                  ) if path is None else path
     rows = []
-    with source.open() as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        require(not missing, f"{source}: missing columns {', '.join(missing)}")
-        for line, r in enumerate(reader, start=2):
-            try:
-                row = KernelRow(r["engine"], r["version"], r["moe_dtype"], r["model"],
-                                int(r["num_tokens"]), int(r["moe_tp_size"]),
-                                int(r["moe_ep_size"]), float(r["latency_ms"]) * 1e-3)
-            except ValueError as e:
-                raise NapkinError(f"{source} line {line}: {e}") from None
-            require(row.moe_dtype in FORMATS, f"{source} line {line}: moe_dtype: "
-                    f"{row.moe_dtype!r} not one of {', '.join(FORMATS)}")
-            require(row.tokens > 0 and row.moe_tp > 0 and row.moe_ep > 0,
-                    f"{source} line {line}: num_tokens, moe_tp_size and moe_ep_size must be "
-                    ">= 1")
-            require(0 < row.latency_s < float("inf"),
-                    f"{source} line {line}: latency_ms: must be finite and > 0, got "
-                    f"{r['latency_ms']}")
-            rows.append(row)
+    for line, r in csv_table(source, COLUMNS):
+        try:
+            row = KernelRow(r["engine"], r["version"], r["moe_dtype"], r["model"],
+                            int(r["num_tokens"]), int(r["moe_tp_size"]),
+                            int(r["moe_ep_size"]), float(r["latency_ms"]) * 1e-3)
+        except ValueError as e:
+            raise NapkinError(f"{source} line {line}: {e}") from None
+        require(row.moe_dtype in FORMATS, f"{source} line {line}: moe_dtype: "
+                f"{row.moe_dtype!r} not one of {', '.join(FORMATS)}")
+        require(row.tokens > 0 and row.moe_tp > 0 and row.moe_ep > 0,
+                f"{source} line {line}: num_tokens, moe_tp_size and moe_ep_size must be >= 1")
+        require(0 < row.latency_s < float("inf"),
+                f"{source} line {line}: latency_ms: must be finite and > 0, got "
+                f"{r['latency_ms']}")
+        rows.append(row)
     return rows
 
 

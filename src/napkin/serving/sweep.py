@@ -133,7 +133,7 @@ class _Runner:
         if not isinstance(src, OpenLoop) or len(src.requests) == 0:
             return None
         req = src.requests
-        slots = len(built.engines()) * built.spec.max_num_seqs
+        slots = sum(e.spec.max_num_seqs for e in built.engines())
         tiles = -(-CAPACITY_FILLS * slots // len(req))
         burst = replace(src, requests=replace(
             req, arrival_s=np.zeros(len(req) * tiles),

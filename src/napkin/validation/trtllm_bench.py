@@ -23,14 +23,13 @@ at least ``ISL + max_batch_size``. With attention data parallelism each rank sch
 batch of up to ``max_batch_size``.
 """
 
-import csv
 import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from napkin.accounting.forward import Precision, weight_bytes
-from napkin.calibration.measurements import Harness, Launch, Measurement
+from napkin.calibration.measurements import Harness, Launch, Measurement, csv_table
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError, require
 from napkin.specs.hardware import Accelerator
@@ -118,6 +117,7 @@ V017_GPUS = {"H100-80GB": "h100-sxm", "H200-141GB": "h200", "L40S": "l40s",
 """The table's GPUs in the catalog (its GH200-480GB is the 96 GB HBM3 part, which is not)."""
 V017_MODELS = {"LLaMA v3.1 8B": "llama-3.1-8b", "LLaMA v3.1 70B": "llama-3.1-70b",
                "LLaMA v3.1 405B": "llama-3.1-405b"}
+V017_COLUMNS = ("model", "tp", "gpu", "precision", "isl", "osl", "value")
 V017_REQUESTS = 1000
 """Requests a row's burst is replayed with (the table does not say)."""
 V017_KV_FRACTION = 0.95
@@ -132,30 +132,30 @@ def v017_throughput_rows(path: Path | None = None,
     --quantization FP8`` quantizes the cache with the weights), FP16 rows (A100) BF16-sized;
     ``output_tokens_per_s`` the whole TP group's. A malformed row is one error line naming the
     file, the line and the column."""
-    source = (resources.files("napkin.catalog").joinpath("measurements", V017_TABLE)
-              if path is None else path)
+    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", V017_TABLE))
+                  ) if path is None else path
     out = []
-    with source.open() as f:
-        for line, row in enumerate(csv.DictReader(f), start=2):
-            gpu = V017_GPUS.get(row.get("gpu") or "")
-            if gpu is None:
-                continue
-            try:
-                tp, isl, osl = int(row["tp"]), int(row["isl"]), int(row["osl"])
-                value = float(row["value"])
-                model = V017_MODELS[row["model"]]
-            except (KeyError, TypeError, ValueError) as e:
-                raise NapkinError(f"{source} line {line}: a bad or missing field ({e})") from None
-            require(tp >= 1 and isl >= 1 and osl >= 1 and 0 < value < float("inf"),
-                    f"{source} line {line}: tp, isl, osl and value must be positive")
-            weights = "fp8" if row["precision"] == "FP8" else "bf16"
-            precision = Precision.of(weights, weights)
-            bench = bench_settings(load_model(model), precision, load_accelerator(gpu), tp, isl,
-                                   osl, V017_KV_FRACTION)
-            launch = Launch(bench.max_batch_size, bench.max_num_tokens, V017_KV_FRACTION,
-                            chunked_prefill=False, source="trtllm-bench build heuristic")
-            out.append(Measurement(f"{V017_TABLE}:{line}", "trtllm", "0.17", model, gpu,
-                                   weights, tp, isl, osl,
-                                   Harness("burst", num_requests=requests), kv_dtype=weights,
-                                   output_tokens_per_s=value, launch=launch))
+    for line, row in csv_table(source, V017_COLUMNS):
+        gpu = V017_GPUS.get(row["gpu"])
+        if gpu is None:
+            continue
+        where = f"{source} line {line}"
+        require(row["model"] in V017_MODELS, f"{where}: model: {row['model']!r} not one of "
+                f"{', '.join(V017_MODELS)}")
+        try:
+            tp, isl, osl = int(row["tp"]), int(row["isl"]), int(row["osl"])
+            value = float(row["value"])
+        except ValueError as e:
+            raise NapkinError(f"{where}: tp, isl, osl and value must be numbers ({e})") from None
+        require(tp >= 1 and isl >= 1 and osl >= 1 and 0 < value < float("inf"),
+                f"{where}: tp, isl, osl and value must be positive (value finite)")
+        model = V017_MODELS[row["model"]]
+        weights = "fp8" if row["precision"] == "FP8" else "bf16"
+        bench = bench_settings(load_model(model), Precision.of(weights, weights),
+                               load_accelerator(gpu), tp, isl, osl, V017_KV_FRACTION)
+        launch = Launch(bench.max_batch_size, bench.max_num_tokens, V017_KV_FRACTION,
+                        chunked_prefill=False, source="trtllm-bench build heuristic")
+        out.append(Measurement(f"{V017_TABLE}:{line}", "trtllm", "0.17", model, gpu, weights,
+                               tp, isl, osl, Harness("burst", num_requests=requests),
+                               kv_dtype=weights, output_tokens_per_s=value, launch=launch))
     return out
