@@ -7,7 +7,8 @@ gpt-oss-120b rows. Each backend's rows are fitted
 (replay → bounded least squares, 4 rounds) and cross-validated leave-one-group-out (GPU, model,
 TP); the hold-out residuals become the profile's error bands. Prints the hold-out errors.
 
-Usage: python benchmarks/fit_profiles.py [vllm trtllm sglang]   (minutes per backend)
+Usage: python benchmarks/fit_profiles.py [vllm trtllm sglang trtllm-compiled vllm-0.2]
+(minutes per backend; default: all)
 
 A screen of other terms writes elsewhere, for ``external_check.py --profile``::
 
@@ -34,13 +35,15 @@ from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
 from napkin.errors import NapkinError
 from napkin.validation.calibrate import calibrate
+from napkin.validation.sets import load_set
 from napkin.validation.trtllm_bench import V017_TABLE, v017_throughput_rows
 
 OUT = Path(__file__).resolve().parents[1] / "src/napkin/catalog/profiles"
 PROTOCOLS = {"vllm": PROTOCOLS_BY_NAME["burst"],
              "trtllm": PROTOCOLS_BY_NAME["burst"],
              "sglang": Protocol(ramp_cycles=0.0),
-             "trtllm-compiled": PROTOCOLS_BY_NAME["burst"]}
+             "trtllm-compiled": PROTOCOLS_BY_NAME["burst"],
+             "vllm-0.2": PROTOCOLS_BY_NAME["burst"]}
 """How the sample's closed loops that do not describe their harness ran, per backend (its
 dated Llama-3.1-70B vLLM runs follow InferenceMAX's client and are read as such). Screened by
 the training error of a 3-round fit, median |error| TTFT / TPOT (2026-12-01):
@@ -117,11 +120,43 @@ COMPILED_TERMS = ("step", "layer", "token", "dense", "dense_low", "attention", "
 offline throughput (:func:`napkin.validation.trtllm_bench.v017_throughput_rows`: Llama 3.1
 8B/70B/405B on H100, H200, L40S, A100; 158 rows): its dense models run no routed experts,
 elementwise kernels of their own or eager prefill steps. Shipped fit (1,000-request bursts,
-2026-12-04): held out by (GPU, model, TP) 7.5 % (bias +1.7 %), by GPU (``napkin validate
-trtllm-v0.17 --by gpu``) 7.2 % pooled: A100 4.1 %, H100 6.0 %, H200 6.5 %, L40S 19.7 % (bias
-+19.7 %: the one PCIe GPU, no NVLink); each GPU refitted from scratch instead of from the
-shipped coefficients (300-request bursts): 9.1 % pooled, L40S 18.8 %. The 1.x profile on the
+2026-12-04, bursts all at t = 0, seconds at the GPU's clock): held out by (GPU, model, TP) 7.4 %
+(bias +1.4 %), by GPU (``napkin validate trtllm-v0.17 --by gpu``) 7.7 % pooled: A100 4.9 %,
+H100 6.5 %, H200 6.5 %, L40S 21.5 % (bias +21.5 %: the one PCIe GPU, no NVLink); with every
+GPU's seconds read as the H100's, 7.2 % (A100 4.1 %, L40S 19.8 %), and with only the per-step,
+per-layer and collective seconds at the clock (per-token ones not) 7.6 % — the clock is kept for
+splitwise's sake (:data:`V02_TERMS`). Earlier, each GPU refitted from scratch instead of from
+the shipped coefficients (300-request bursts): 9.1 % pooled, L40S 18.8 %. The 1.x profile on the
 same rows: 12.8 % (bias −6.7 %)."""
+V02_TERMS = ("layer", "norms", "dense", "attention", "weights", "kv", "allreduce_hop")
+"""``vllm-0.2``: vLLM as of late 2023 (eager steps, no CUDA graphs; NCCL's ring all-reduces),
+fitted on splitwise-sim's Llama-2-70B prompt and decode times on DGX-A100 and DGX-H100 at TP
+2, 4 and 8 (:func:`~napkin.calibration.measurements.read_splitwise_csv`; 90 rows, a batch's
+prompts replayed as one iteration). One model: ``layer`` and ``step``, ``token_layer`` and
+``token`` are one column each here; the per-layer ones are kept (an eager engine launches every
+layer's kernels). Screened 2026-12-04 (4 rounds; hold-out median |error| TTFT / TPOT,
+leave-one-GPU-out, then leave-one-TP-out), the seconds terms at the GPU's clock
+(:attr:`~napkin.specs.hardware.Accelerator.fixed_time_scale`, A100 1.40×) unless said:
+
+- ``step``, ``layer``, ``token_layer``, roofline terms and ``allreduce`` (a time per
+  all-reduce, as the current engines' profiles), not at the clock (the replay of a burst then
+  started with its first request alone): by GPU 20.9 % / 18.4 %, by TP 21.0 % / 18.1 % (the
+  fixed time a step, set by the other GPU, is 1.47× off on the held-out one); the same with
+  ``allreduce_hop`` in place of ``allreduce`` 20.0 % / 19.5 %, 18.6 % / 16.0 %;
+- ``layer``, ``token_layer``, roofline terms and ``allreduce``: 12.4 % / 9.9 %, 13.2 % / 15.0 %;
+- the same with ``allreduce_hop`` (a time per all-reduce and extra rank: NCCL's ring) in place
+  of ``allreduce``: 10.7 % / 2.4 %, 12.4 % / 5.8 %; with ``allreduce`` too, the same (every row
+  has 160 all-reduces: it trades with ``layer``); with ``allreduce_bytes`` too (before the
+  burst fix, as the next three) 12.1 % / 2.3 %, 17.2 % / 3.6 %; ``elementwise`` too (→ 0)
+  11.6 % / 2.5 %, 13.4 % / 5.0 %; ``request_token`` too 11.6 % / 2.5 %, 15.3 % / 6.1 %;
+- ``norms`` in place of ``token_layer`` (shipped: the per-token time whole on every rank read at
+  the GPU's memory bandwidth, not its clock; ``attention`` falls from 3.4 to 1.0): 9.6 % / 2.4 %,
+  10.9 % / 5.0 %; with ``elementwise`` too (→ 0, before the burst fix) 9.8 % / 2.6 %, 12.6 % /
+  4.8 %; ``elementwise`` in its place 13.2 % / 2.9 %, 22.4 % / 6.2 %.
+
+The batched prompts (2–64 of 512 tokens) read 10–40 % short: the engine's prompt phase took
+1.2–1.6× a single prompt's time per token at 8–32 prompts, more than their attention and
+launches explain; the single prompts of 128–2,048 tokens are within 10–20 %."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
               "expert_weights", "norms", "elementwise")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
@@ -129,6 +164,7 @@ FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allred
                                                              "token", *NOT_FITTED)),
                 "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *NOT_FITTED)),
                 "trtllm-compiled": COMPILED_TERMS,
+                "vllm-0.2": V02_TERMS,
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
                                                               "moe_layer", *NOT_FITTED))}
 """The basis terms each backend's fit may use, chosen by the hold-out error (2026-12-01).
@@ -156,6 +192,9 @@ models read faster) while the Llama-3.1-8B FP8 H200 rows it was meant for stayed
 (0.05–0.1 µs a token and layer in Vidur's profiles) nor the all-reduces explain, and it scales
 with depth; no vLLM row at TP 1 of a small model can tell where it belongs. TensorRT-LLM with
 ``elementwise`` free: 12.7 % / 4.9 %, ``elementwise`` → 0 (its kernels are fused; not shipped).
+TensorRT-LLM with ``allreduce_hop`` (a ring's time per extra rank) beside ``allreduce``: 12.8 %
+/ 5.3 %, the hop at 0.4 µs (its one-shot all-reduce kernels take the same time at any TP; not
+shipped).
 SGLang with ``elementwise`` free: 9.5 % / 6.1 % (0.56, ``token`` → 0) and with
 ``request_token``: 9.6 % / 6.1 % (→ 0), both as before; not shipped.
 
@@ -263,7 +302,12 @@ profile was not refitted)."""
 ROUNDS = {"trtllm": 8}
 """Replay-then-solve rounds: TensorRT-LLM's fit has an ``eager_layer`` floor, and which steps it
 binds on moves from round to round, so it takes more rounds to settle (4 for the others)."""
-NOTES = {V017_TABLE: {
+NOTES = {"splitwise_perf_model.csv": {
+    "origin": "Mutinifni/splitwise-sim data/perf_model.csv (Llama-2-70B prompt and token "
+              "times on DGX-A100 and DGX-H100, TP 2/4/8; a late-2023 internal vLLM branch, "
+              "vllm-project/vllm#2472)",
+    "licence": "MIT"},
+    V017_TABLE: {
     "origin": "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @258c754 (v0.17: "
               "trtllm-bench offline throughput, compiled engines; Llama 3.1 8B/70B/405B on H100, "
               "H200, L40S, A100)",
@@ -285,6 +329,8 @@ NOTES = {V017_TABLE: {
     "licence": "Apache-2.0"}}
 
 
+BACKEND = {"trtllm-compiled": "trtllm", "vllm-0.2": "vllm"}
+"""The engine of each profile not named for one."""
 EXTRA = {"trtllm": ("aiconfigurator_h100_trtllm_moe.csv", "aiconfigurator_h100_trtllm_gptoss.csv"),
          "vllm": ("aiconfigurator_h100_moe.csv",)}
 """Shipped measurement files a backend's fit adds to ``aiconfigurator_h100.csv``."""
@@ -378,7 +424,8 @@ def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("backends", nargs="*",
-                        help="backends to fit: vllm, trtllm, sglang (default: all three)")
+                        help="profiles to fit: vllm, trtllm, sglang, trtllm-compiled, vllm-0.2 "
+                             "(default: all)")
     parser.add_argument("--drop", type=_terms, default=(),
                         help="comma-separated terms to leave out of the shipped set")
     parser.add_argument("--add", type=_terms, default=(),
@@ -398,14 +445,14 @@ def main() -> None:
     args = parser.parse_args()
     unknown = [b for b in args.backends if b not in PROTOCOLS]
     if unknown:
-        parser.error(f"backends: {', '.join(unknown)} unknown; allowed: vllm, trtllm, sglang, "
-                     "trtllm-compiled")
+        parser.error(f"backends: {', '.join(unknown)} unknown; allowed: {', '.join(PROTOCOLS)}")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out: {args.out} is a file; give a folder")
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in args.backends or ["vllm", "trtllm", "sglang", "trtllm-compiled"]:
-        backend = "trtllm" if name == "trtllm-compiled" else name
+    for name in args.backends or list(PROTOCOLS):
+        backend = BACKEND.get(name, name)
         rows = (v017_throughput_rows() if name == "trtllm-compiled" else
+                load_set("splitwise") if name == "vllm-0.2" else
                 [m for f in ("aiconfigurator_h100.csv", *EXTRA.get(name, ())) for m in _rows(f)])
         t = time.time()
         terms = screened_terms(name, args.drop, args.add)

@@ -104,7 +104,9 @@ def test_auto_picks_the_compiled_engine_profile_for_old_tensorrt_llm():
     assert auto_profile("trtllm", "0.17") == "trtllm-compiled"
     assert auto_profile("trtllm", "1.2.0rc6") == "trtllm"
     assert auto_profile("trtllm", None) == "trtllm"
-    assert auto_profile("vllm", "0.6.3") == "vllm"  # no V0 profile: the V1 one warns
+    assert auto_profile("vllm", "0.6.3") == "vllm"  # no profile of 0.3–0.7: the V1 one warns
+    assert auto_profile("vllm", "0.2.7") == "vllm-0.2"  # eager steps, NCCL's ring all-reduces
+    assert auto_profile("vllm", "0.3.0") == "vllm"
     assert build(_trtllm("0.17"), __import__("pathlib").Path(".")).profile.name == \
         "trtllm-compiled"
 

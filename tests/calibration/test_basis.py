@@ -376,7 +376,8 @@ def test_doubling_tp_moves_each_term_as_the_engine_splits_the_work():
       ``elementwise``: 32 × 53,248 / tp elements × 2 B — 3,407,872 B at TP 1, halved per
       doubling;
     - ``allreduce``: none on one GPU, 2 a layer (64) under TP; ``allreduce_bytes``: 64 ×
-      2(tp − 1)/tp × 4,096 × 2 B a token over the link — 0, 524,288 B, 786,432 B."""
+      2(tp − 1)/tp × 4,096 × 2 B a token over the link — 0, 524,288 B, 786,432 B;
+      ``allreduce_hop``: 64 × (tp − 1) — 0, 64, 192 (a ring's latency-bound steps)."""
     model, acc = load_model("llama-3.1-8b"), load_accelerator("h100-sxm")
     cost = LinearCost.of(model, Precision.of())
     parts = cost.parts(StepShape(100, 100_000, []))
@@ -392,6 +393,7 @@ def test_doubling_tp_moves_each_term_as_the_engine_splits_the_work():
     assert x[1]["norms"] == pytest.approx(100 * 2_097_152 / bw)
     assert x[1]["elementwise"] == pytest.approx(100 * 3_407_872 / bw)
     assert (x[1]["allreduce"], x[2]["allreduce"], x[4]["allreduce"]) == (0, 64, 64)
+    assert (x[1]["allreduce_hop"], x[2]["allreduce_hop"], x[4]["allreduce_hop"]) == (0, 64, 192)
     for tp, per_token in ((1, 0), (2, 524_288), (4, 786_432)):
         assert per_token == 64 * 2 * (tp - 1) / tp * 4096 * 2
         assert x[tp]["allreduce_bytes"] == pytest.approx(100 * per_token / link)

@@ -54,7 +54,29 @@ term               x_k (per device; T = new tokens in the step)               co
                    bandwidth); the busiest rank's in a layout
 ``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
                    0 in a decode-only step
+``allreduce_hop``  all-reduces × (tp − 1): a ring all-reduce (NCCL's) takes   s per all-reduce
+                   2(tp − 1) latency-bound steps                              and extra rank
 =================  =========================================================  ================
+
+Every term in seconds (``step``, ``layer``, ``moe_layer``, ``token``, ``token_layer``,
+``allreduce``, ``alltoall``, ``eager_layer``, ``allreduce_hop``) is a fixed time — kernel
+launches, small kernels, a collective's latency — and is read at the reference GPU's clock: its
+``x_k`` is multiplied by :attr:`~napkin.specs.hardware.Accelerator.fixed_time_scale` (the H100
+SXM's 1,980 MHz SM clock / this GPU's; 1 where the catalog has no clock). splitwise-sim's
+Llama-2-70B decode times on DGX-A100 and DGX-H100 (a 2023 vLLM, no CUDA graphs, NCCL
+all-reduces) decompose, at TP 2, 4 and 8, into a fixed time a step of 14.5 ms (H100) and 21.3
+ms (A100), 1.47×, and a time per all-reduce and extra rank of 9.4 and 13.7 µs, 1.45×, beside
+the weights' read; the clocks' ratio is 1.40. Fitted on one GPU and held out on the other, the
+``vllm-0.2`` profile reads 9.6 % / 2.4 % TTFT / TPOT (``napkin validate splitwise --by gpu``);
+without the scale (and a time per all-reduce) about 21 % / 18 % (``benchmarks/fit_profiles.py``,
+``V02_TERMS``).
+
+``allreduce_hop`` is what a ring all-reduce costs beyond ``allreduce`` as the group grows:
+the engines' own one-shot all-reduce kernels for small messages (vLLM's custom all-reduce
+since 0.3, TensorRT-LLM's) take about the same time at any TP, NCCL's ring 2(tp − 1) steps. On
+the 2023 vLLM's decode the time a step beyond the weights grows from TP 2 to 4 to 8 as
+1 : 3 : 7 extra ranks (H100: 16, 19, 25 ms over 160 all-reduces), which a time per all-reduce
+alone cannot follow (held out by TP 15.0 % TPOT without the term, 5.8 % with).
 
 and a request spends ``request_s`` outside the engine (HTTP, tokenization, scheduling) before
 its first step. A dense coefficient of 2 is an MFU of 0.5; a weights coefficient of 1.25 is an
@@ -174,7 +196,7 @@ TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", 
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
                           "expert", "expert_low", "expert_w4a16", "expert_weights",
-                          "eager_layer")
+                          "eager_layer", "allreduce_hop")
 """Basis terms of a step, in the order of :meth:`StepBasis.of` and ``coefficients``."""
 TIED: dict[str, str] = {"expert": "dense", "expert_low": "dense_low",
                         "expert_w4a16": "dense_w4a16", "expert_weights": "weights",
@@ -270,6 +292,12 @@ class StepBasis:
     """Ideal memory time of one token's routed pairs' hidden vectors on a device
     (:func:`pairs_per_token` × hidden × :data:`PAIR_BYTES` / bandwidth, not divided by TP);
     0 where a :class:`~napkin.timing.LayoutTimer` counts the busiest rank's pairs itself."""
+    time_scale: float = 1.0
+    """What the seconds terms' ``x_k`` are multiplied by on this GPU
+    (:attr:`~napkin.specs.hardware.Accelerator.fixed_time_scale`)."""
+    extra_ranks: int = 0
+    """tp − 1: a ring all-reduce's latency-bound steps beyond a one-shot's (``allreduce_hop``
+    per all-reduce)."""
     routed: RankCost | None = None
     """The tensor-parallel group's routed experts (MoE models, when built with a precision):
     their FLOPs and expert bytes of a step's tokens go to the ``expert*`` terms instead of the
@@ -304,6 +332,8 @@ class StepBasis:
                                      / acc.mem_bytes_per_s),
             pair_s_per_token=(pairs_per_token(model) * model.hidden_size * PAIR_BYTES
                               / acc.mem_bytes_per_s),
+            time_scale=acc.fixed_time_scale,
+            extra_ranks=tp - 1,
             routed=(RankCost.of(model, precision, ParallelLayout(tp))
                     if precision is not None and model.is_moe else None),
         )
@@ -344,17 +374,19 @@ class StepBasis:
         matmul = dense * self.per_dense_flop
         sixteen_s = sixteen * self.per_attention_flop
         apart = self.low_precision or self.weight_only
-        x = [1.0, float(self.layers), float(self.moe_layers), float(tokens),
-             float(tokens * self.layers), tokens * self.norms_s_per_token,
+        ts = self.time_scale
+        x = [ts, ts * self.layers, ts * self.moe_layers, ts * tokens,
+             ts * tokens * self.layers, tokens * self.norms_s_per_token,
              tokens * self.elementwise_s_per_token,
              sixteen_s if apart else matmul + sixteen_s,
              matmul if self.low_precision else 0.0,
              matmul if self.weight_only else 0.0,
              attention * self.per_attention_flop, weights * self.per_byte,
-             kv * self.per_kv_byte, float(self.allreduces),
+             kv * self.per_kv_byte, ts * self.allreduces,
              tokens * self.allreduce_s_per_token, 0.0, 0.0,
              tokens * self.pair_s_per_token, 0.0, 0.0, 0.0, 0.0,
-             float(self.layers) if prefill else 0.0]
+             ts * self.layers if prefill else 0.0,
+             ts * self.allreduces * self.extra_ranks]
         if self.routed is not None:
             self.split_routed(x, *self.routed.routed(tokens)[:2])
         return tuple(x)
@@ -531,7 +563,9 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
     model (a :class:`FittedTimer` at tensor parallel 1) the collectives take its fitted terms:
     ``allreduce`` seconds per all-reduce and ``allreduce_bytes`` × their ideal link time,
     ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
-    NIC time; the roofline's are the links' and ``latency_s``."""
+    NIC time (the seconds at the GPU's :attr:`StepBasis.time_scale`, an all-reduce's with
+    ``allreduce_hop`` per extra rank of the attention's group); the roofline's are the links'
+    and ``latency_s``."""
     nic_bytes_per_s, a2a_link_bytes_per_s = internode_bytes_per_s, link_bytes_per_s
     a2a_latency_s, routed_rates = latency_s, (0.0, 0.0, 0.0)
     if isinstance(device, FittedTimer):
@@ -543,10 +577,11 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
                                                    model, layout.attention_tp))
         routed_rates = (c["expert_pair"] * model.hidden_size * PAIR_BYTES * device.basis.per_byte,
                     *device.routed_rates)
-        inf = float("inf")
-        scale, latency_s = c["allreduce_bytes"], c["allreduce"]
+        inf, ts = float("inf"), device.basis.time_scale
+        scale = c["allreduce_bytes"]
+        latency_s = ts * (c["allreduce"] + c["allreduce_hop"] * (layout.attention_tp - 1))
         link_bytes_per_s = link_bytes_per_s / scale if scale else inf
-        scale, a2a_latency_s = c["alltoall_bytes"], c["alltoall"]
+        scale, a2a_latency_s = c["alltoall_bytes"], ts * c["alltoall"]
         a2a_link_bytes_per_s, nic_bytes_per_s = (a2a_link_bytes_per_s / scale,
                                                  nic_bytes_per_s / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
@@ -596,9 +631,11 @@ class LayoutBasis:
         x = list(self.device.terms(cost.rank_parts(parts, tokens), cost.rank_tokens(tokens),
                                    prefill))
         allreduce_s, a2a_s = comm.seconds(tokens)
-        x[TERMS.index("allreduce")] = float(comm.allreduces)
+        ts = self.device.time_scale
+        x[TERMS.index("allreduce")] = ts * comm.allreduces
+        x[TERMS.index("allreduce_hop")] = ts * comm.allreduces * (comm.cost.layout.attention_tp - 1)
         x[TERMS.index("allreduce_bytes")] = allreduce_s
-        x[TERMS.index("alltoall")] = float(comm.alltoalls(tokens))
+        x[TERMS.index("alltoall")] = ts * comm.alltoalls(tokens)
         x[TERMS.index("alltoall_bytes")] = a2a_s
         x[TERMS.index("expert_pair")] = cost.rank_pairs(tokens) * self.pair_s
         if cost.groups:

@@ -27,7 +27,7 @@ from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
-from napkin.specs.releases import eager_prefill, generation, release, releases
+from napkin.specs.releases import generation, release, releases
 from napkin.specs.yaml_text import load_yaml
 
 BAND_COVERAGE = 0.8
@@ -331,18 +331,26 @@ def _shipped(name: str) -> Profile:
     return Profile.from_dict(load_yaml(text.read_text()), name)
 
 
-COMPILED_PROFILES = {"trtllm": "trtllm-compiled"}
-"""Shipped profiles of an engine's older execution generation (TensorRT-LLM's compiled engines
-before 1.0, fitted on v0.17's published throughput), which ``calibration: auto`` picks for a
-release of that generation (:func:`auto_profile`)."""
+RELEASE_PROFILES: dict[str, tuple[tuple[tuple[int, ...], str], ...]] = {
+    "trtllm": (((1, 0), "trtllm-compiled"),),
+    "vllm": (((0, 3), "vllm-0.2"),),
+}
+"""Per backend, (first release not covered, shipped profile) of its older releases, oldest
+bound first: TensorRT-LLM's compiled engines before 1.0 (``trtllm-compiled``, fitted on
+v0.17's published throughput), vLLM before 0.3 (``vllm-0.2``: eager steps without CUDA graphs,
+NCCL's ring all-reduces; fitted on splitwise-sim's late-2023 A100 and H100 times), which
+``calibration: auto`` picks for such a release (:func:`auto_profile`)."""
 
 
 def auto_profile(backend: str, version: str | None) -> str:
-    """The shipped profile ``calibration: auto`` picks for ``backend`` at ``version`` (None:
-    current): the backend's own, or its compiled-engine profile for a release of that
-    generation (:func:`napkin.specs.releases.eager_prefill` false)."""
-    if version and backend in COMPILED_PROFILES and not eager_prefill(backend, version):
-        return COMPILED_PROFILES[backend]
+    """The shipped profile ``calibration: auto`` picks for ``backend`` at ``version`` (None or
+    not a release: current): the first of :data:`RELEASE_PROFILES` whose bound the release is
+    below, else the backend's own."""
+    r = release(version) if version else None
+    if r is not None:
+        for bound, name in RELEASE_PROFILES.get(backend, ()):
+            if r < bound:
+                return name
     return backend
 
 

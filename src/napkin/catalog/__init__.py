@@ -207,6 +207,7 @@ def _accelerator(e: dict) -> Accelerator:
         notes=e.get("notes", ""),
         confidence=e.get("confidence", "high"),
         device_memory_bytes=(e["device_memory_mib"] * MiB if "device_memory_mib" in e else None),
+        sm_clock_hz=e["sm_clock_mhz"] * 1e6 if "sm_clock_mhz" in e else None,
     )
 
 

@@ -120,6 +120,11 @@ class EngineSpec:
     speculative: Speculation | None = None
     """Speculative decoding (MTP, EAGLE, a draft model) as virtual steps
     (:mod:`napkin.serving.speculative`); None: plain decoding."""
+    reserve_full_prompt: bool = True
+    """vLLM ≥ 0.19 (``scheduler_reserve_full_isl``, on by default; vllm-project/vllm#37307):
+    a waiting request is admitted only when blocks for its whole current sequence (prompt and
+    outputs so far, less its prefix hits) are free, not just for its first chunk; False: vLLM
+    before 0.19 (:func:`napkin.specs.releases.reserves_full_prompt`). Other policies ignore it."""
     eager_prefill: bool = True
     """A step that carries a prefill chunk launches its layers' kernels from the host, so a
     fitted profile's ``eager_layer`` floor bounds it (TensorRT-LLM's PyTorch backend); False:
@@ -188,6 +193,7 @@ class Engine:
                             and spec.capacity_scheduler != "max_utilization")
         # the spec's and policy's switches the hot paths read, looked up once
         self.ratio = self.policy.reservation == "ratio"  # SGLang's admission by ratio
+        self.full_prompt = self.policy.full_prompt_gate and spec.reserve_full_prompt
         self.fast = spec.mode == "fast"
         self.caching = spec.enable_prefix_caching
         self.clip = self.policy.clip_max_new_tokens
@@ -517,11 +523,14 @@ class Engine:
             while blocks > pool.free:
                 victim = next((r for r in reversed(self.running.values())
                                if r.rid not in self.decoding and r.rid not in scheduled), None)
+                if victim is req and self.policy.preempt_self:
+                    self._preempt(req)  # vLLM pops running[-1]: the request itself
+                    preempted = True
                 if victim is None or victim is req:
                     break
                 self._preempt(victim)
                 preempted = True
-            if blocks > pool.free:
+            if blocks > pool.free or req.rid not in self.running:
                 break
             pool.allocate(blocks)
             chunks.append((req, new))
@@ -547,6 +556,8 @@ class Engine:
                 blocks = -(-(req.prompt + req.max_out) // bs)
                 req.reserved = blocks
             if blocks + evictable_hits > pool.free:
+                break
+            if self.full_prompt and -(-req.num_tokens // bs) - hit + evictable_hits > pool.free:
                 break
             if self.ratio:
                 ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)

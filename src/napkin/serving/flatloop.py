@@ -106,6 +106,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     chunk = engine._chunk  # a request's tokens this step (threshold, budget, whole prompts)
     max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
     clip, ratio, reserve_all = engine.clip, engine.ratio, engine.reserve_all
+    preempt_self, full_prompt = engine.policy.preempt_self, engine.full_prompt
     new_token_ratio = engine.policy.new_token_ratio
     phases = (DECODES, PREFILLS) if engine.policy.mixed_batches else (PREFILLS, DECODES)
     num_blocks = pool.num_blocks
@@ -274,6 +275,12 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                             victim = next((r for r in reversed(running.values())
                                            if r.rid not in decoding and r.rid not in scheduled),
                                           None)
+                            if victim is req and preempt_self:  # vLLM: running[-1], itself
+                                used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                                    engine, req, clock, steps, num_steps, used, busy_s,
+                                    kv_token_seconds, peak, (dec_base, dec_left, dec_over),
+                                    preemptions)
+                                preempted = True
                             if victim is None or victim is req:
                                 break
                             used, preemptions, dec_base, dec_left, dec_over = _preempt(
@@ -281,7 +288,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                                 kv_token_seconds, peak, (dec_base, dec_left, dec_over),
                                 preemptions)
                             preempted = True
-                        if blocks > num_blocks - used:
+                        if blocks > num_blocks - used or req.rid not in running:
                             break
                         used += blocks
                         chunks.append((req, new))
@@ -304,6 +311,8 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                         blocks = -(-(req.prompt + req.max_out) // bs)
                         req.reserved = blocks
                     if blocks > num_blocks - used:
+                        break
+                    if full_prompt and -(-req.num_tokens // bs) > num_blocks - used:
                         break
                     if ratio:
                         future = new_token_ratio(steps - engine.ratio_reset_step) * min(

@@ -5,7 +5,11 @@ The engine (:mod:`napkin.serving.engine`) keeps the clock, the KV pool and the s
 
 - ``vllm`` (v1): KV blocks allocated on demand as tokens are computed; prefill chunks mixed into
   decode steps under one token budget; when a decode's new block does not fit, the most
-  recently admitted request is preempted (recompute).
+  recently admitted request is preempted (recompute), and so is a partial prefill whose next
+  chunk does not fit when it is itself the most recent (``Scheduler.schedule`` pops
+  ``running[-1]``: ``preempt_self``); from 0.19 a waiting request is admitted only when blocks
+  for its whole sequence are free (``scheduler_reserve_full_isl``, on by default:
+  :attr:`~napkin.serving.engine.EngineSpec.reserve_full_prompt`).
 - ``trtllm`` (TensorRT-LLM's ``GUARANTEED_NO_EVICT`` capacity scheduler, the default): a request
   is admitted only when the blocks of its whole maximum length (prompt + max output) are free,
   and they are reserved at admission, so nothing is ever evicted; in-flight batching mixes
@@ -37,6 +41,12 @@ class Policy:
     min_new_token_ratio: float = 0.1
     ratio_decay_steps: int = 600
     clip_max_new_tokens: int = 4096
+    preempt_self: bool = False
+    """A partial prefill short of blocks, with no later-admitted request left to preempt, is
+    preempted itself (and nothing is admitted that step) rather than waiting with its blocks."""
+    full_prompt_gate: bool = False
+    """Admission may require blocks for the request's whole sequence
+    (:attr:`~napkin.serving.engine.EngineSpec.reserve_full_prompt`)."""
 
     def new_token_ratio(self, steps_since_reset: int) -> float:
         """SGLang's decaying share of a request's remaining output held in reserve."""
@@ -46,7 +56,8 @@ class Policy:
 
 
 POLICIES: dict[str, Policy] = {
-    "vllm": Policy("vllm", "on_demand", mixed_batches=True),
+    "vllm": Policy("vllm", "on_demand", mixed_batches=True, preempt_self=True,
+                   full_prompt_gate=True),
     "trtllm": Policy("trtllm", "max_length", mixed_batches=True),
     "sglang": Policy("sglang", "ratio", mixed_batches=False),
 }

@@ -40,7 +40,7 @@ from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
-from napkin.specs.releases import eager_prefill, release
+from napkin.specs.releases import eager_prefill, release, reserves_full_prompt
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
@@ -631,6 +631,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         batch_wait_timeout_iters=e.batch_wait_timeout_iters,
         batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,
         eager_prefill=eager_prefill(e.backend, e.version or ""),
+        reserve_full_prompt=reserves_full_prompt(e.backend, e.version or ""),
     )
     return spec, num_blocks * e.block_size * kv_token, derivation
 

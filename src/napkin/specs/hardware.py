@@ -35,6 +35,9 @@ class Accelerator:
     notes: str = ""
     confidence: str = "high"
     device_memory_bytes: float | None = None
+    sm_clock_hz: float | None = None
+    """The SM's maximum clock (nvidia-smi ``Max Clocks: SM``), source ``sources["clock"]``;
+    None where no public source gives it (then :attr:`fixed_time_scale` is 1)."""
 
     def __post_init__(self) -> None:
         if self.device_memory_bytes is None:  # unknown: what the vendor markets
@@ -45,6 +48,16 @@ class Accelerator:
         """Per-direction link bandwidth a ring all-reduce sees: half the catalog's
         bidirectional interconnect figure, or 32 GB/s (PCIe 4 ×16) where none is listed."""
         return self.interconnect_bytes_per_s / 2 if self.interconnect_bytes_per_s else 32 * GB
+
+    @property
+    def fixed_time_scale(self) -> float:
+        """How much longer a fixed time (a kernel launch, a small kernel, a collective's
+        latency) takes here than on the reference GPU the fitted profiles' seconds are in (an
+        H100 SXM at :data:`REFERENCE_SM_CLOCK_HZ`): that clock / this GPU's SM clock; 1 where
+        the clock is unknown. splitwise-sim's A100 and H100 decode times have a fixed time a
+        step 1.47× and a time per all-reduce and extra rank 1.45× longer on A100, against a
+        clock ratio of 1.40 (:mod:`napkin.calibration.basis`)."""
+        return REFERENCE_SM_CLOCK_HZ / self.sm_clock_hz if self.sm_clock_hz else 1.0
 
     @property
     def device_memory_known(self) -> bool:
@@ -61,6 +74,12 @@ class Accelerator:
                 f"gpu: {self.id} has no dense {compute} rate in the catalog (has: {have}); "
                 "pick another --weights format or give --gpu-tflops"
             ) from None
+
+
+REFERENCE_SM_CLOCK_HZ = 1980e6
+"""The H100 SXM's maximum SM clock (nvidia-smi ``Max Clocks: SM 1980 MHz``,
+thamada/nvidia-smi ``gls/H100SXMx8_smi.py``): the GPU whose clock a fitted profile's seconds
+are read at (:attr:`Accelerator.fixed_time_scale`)."""
 
 
 OVERRIDE_RANGE = (1e-3, 1e6)

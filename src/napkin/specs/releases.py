@@ -62,3 +62,11 @@ def eager_prefill(backend: str, version: str) -> bool:
 def releases(versions: Iterable[str]) -> tuple[str, ...]:
     """The distinct version strings that name a release (:func:`release`), sorted."""
     return tuple(sorted({v for v in versions if release(v) is not None}))
+
+
+def reserves_full_prompt(backend: str, version: str) -> bool:
+    """Whether the engine admits a waiting request only when blocks for its whole sequence are
+    free: vLLM from 0.19.0 (``scheduler_reserve_full_isl``, on by default, vllm-project/vllm
+    #37307); an unknown version is taken as current. Other backends: their own policies."""
+    r = release(version)
+    return backend == "vllm" and (r is None or r >= (0, 19))

@@ -21,7 +21,7 @@ from napkin.calibration.measurements import Harness, Launch, Measurement, versio
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
-from napkin.serving.arrivals import generate
+from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
 from napkin.serving.scenario import activation_peak_bytes
 from napkin.serving.simulate import simulate
@@ -30,7 +30,7 @@ from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
-from napkin.specs.releases import eager_prefill, generation
+from napkin.specs.releases import eager_prefill, generation, reserves_full_prompt
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, GiB, MiB
 
@@ -256,6 +256,19 @@ def _workload(h: Harness, isl: int, osl: int, seed: int,
     return {"seed": seed, "classes": classes, "arrivals": arrivals}, warm
 
 
+Arrivals = OpenLoop | ClosedLoop | Sessions
+
+
+def _at_once(loop: Arrivals, h: Harness) -> Arrivals:
+    """A ``burst`` harness's requests all at t = 0 (:class:`Harness`): one instant, so an idle
+    engine's first step takes every one its budget holds (drawn at a rate of 1e9/s, the first
+    arrival started a step alone); other harnesses as drawn."""
+    if h.kind != "burst" or not isinstance(loop, OpenLoop):
+        return loop
+    reqs = loop.requests
+    return OpenLoop(replace(reqs, arrival_s=np.zeros_like(reqs.arrival_s)), loop.shared_prefix)
+
+
 def check_layout(m: Measurement, model: ModelSpec) -> ParallelLayout:
     """The row's :class:`ParallelLayout` (``tp_size`` attention TP × ``attention_dp_size``
     groups; ``moe_ep_size`` expert-parallel groups, each expert split over the rest: MoE TP ×
@@ -302,7 +315,9 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                       max_num_batched_tokens=d.max_num_batched_tokens * dp,
                       tensor_parallel=m.tensor_parallel, allreduce_bytes_per_s=link,
                       backend=m.backend, chunked_prefill=d.chunked_prefill,
-                      eager_prefill=d.eager_prefill, **engine_flags(m.launch))
+                      eager_prefill=d.eager_prefill,
+                      reserve_full_prompt=reserves_full_prompt(m.backend, m.backend_version),
+                      **engine_flags(m.launch))
     if layout.is_tensor_parallel:
         return Engine(model, acc, precision, Efficiency(), spec,
                       timer=timer(model, acc, precision, spec), record=record)
@@ -323,7 +338,7 @@ def replay(m: Measurement, timer: TimerFactory, record: bool = False,
         ramp = h.ramp_cycles * steady_cycle_s(engine, h.concurrency or 1, m.input_tokens,
                                               m.output_tokens)
     workload, warm = _workload(h, m.input_tokens, m.output_tokens, seed, ramp or 0.0)
-    run = simulate([engine], generate(parse_workload(workload, m.source)))
+    run = simulate([engine], _at_once(generate(parse_workload(workload, m.source)), h))
     r = run.records
     keep = r.rid >= warm
     ttft = (r.first_token_s - r.arrival_s)[keep]

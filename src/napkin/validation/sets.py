@@ -8,10 +8,11 @@ TensorRT-LLM rows of the MoE Qwen3-235B-A22B on H100 and ``h100-trtllm-gptoss`` 
 1.3.0rc1 rows of gpt-oss-120b on H100 (W4A16, attention data parallel), which the shipped
 TensorRT-LLM profile is fitted on together with ``h100``; those three are scored as fitted (their
 training error). ``splitwise`` is splitwise-sim's prefill and decode times of Llama-2-70B on
-A100 and H100 (MIT), which no shipped profile is fitted on: a check on another GPU and an
-older engine. ``trtllm-v0.17`` is TensorRT-LLM v0.17's published offline throughput (Llama 3.1
-8B/70B/405B on H100, H200, L40S, A100; Apache-2.0), which the ``trtllm-compiled`` profile is
-fitted on (:data:`SET_PROFILES`): cross-validated, ``--by gpu`` leaves one GPU out."""
+A100 and H100 (MIT; a late-2023 vLLM), which the ``vllm-0.2`` profile is fitted on
+(cross-validated; ``--by gpu`` leaves one GPU out). ``trtllm-v0.17`` is TensorRT-LLM v0.17's
+published offline throughput (Llama 3.1 8B/70B/405B on H100, H200, L40S, A100; Apache-2.0),
+which the ``trtllm-compiled`` profile is fitted on (:data:`SET_PROFILES`): cross-validated,
+``--by gpu`` leaves one GPU out."""
 
 from importlib import resources
 
@@ -29,7 +30,7 @@ SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
                         "h100-trtllm-gptoss": "aiconfigurator_h100_trtllm_gptoss.csv",
                         "splitwise": "splitwise_perf_model.csv",
                         "trtllm-v0.17": V017_TABLE}
-FITTED: tuple[str, ...] = ("h100", "trtllm-v0.17")
+FITTED: tuple[str, ...] = ("h100", "splitwise", "trtllm-v0.17")
 """Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
 are scored under the shipped profiles as they are."""
 TRAINING: tuple[str, ...] = ("h100-moe", "h100-trtllm-moe", "h100-trtllm-gptoss")
@@ -37,7 +38,7 @@ TRAINING: tuple[str, ...] = ("h100-moe", "h100-trtllm-moe", "h100-trtllm-gptoss"
 training error; the cross-validated residuals are in the profile's bands)."""
 
 
-SET_PROFILES: dict[str, str] = {"trtllm-v0.17": "trtllm-compiled"}
+SET_PROFILES: dict[str, str] = {"trtllm-v0.17": "trtllm-compiled", "splitwise": "vllm-0.2"}
 """Sets scored by a profile other than their backend's own."""
 
 
