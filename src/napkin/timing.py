@@ -133,6 +133,10 @@ class StepSeries:
         return (f"{type(self).__name__}(c0={self.c0!r}, dc={self.dc!r}, m0={self.m0!r}, "
                 f"dm={self.dm!r}, overhead_s={self.overhead_s!r})")
 
+    def plus(self, extra_s: float) -> "StepSeries":
+        """The same run with every step ``extra_s`` longer."""
+        return type(self)(self.c0, self.dc, self.m0, self.dm, self.overhead_s + extra_s)
+
     @classmethod
     def of(cls, flops0: float, dflops: float, bytes0: float, dbytes: float, acc: Accelerator,
            compute: str, eff: Efficiency) -> "StepSeries":

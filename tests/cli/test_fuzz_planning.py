@@ -119,11 +119,28 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
     ("engine.speculative.draft_tokens=1", "draft_cost"),  # a model without MTP, no cost
     ("engine.speculative.colour=1", "colour"),
     *[(f"engine.internode_gbs={v}", "internode_gbs") for v in ("0", "-1", ".nan", ".inf", "x")],
+    ("engine.kv_offload.host_gib=8", "kv_offload"),  # without prefix caching
+    *[(f"engine.kv_offload.host_gib={v}", "host_gib")
+      for v in ("0", "-1", ".nan", ".inf", "x", "1e9")],
+    ("engine.kv_offload=3", "kv_offload"),
     *[(f"slo.share={v}", "slo.share") for v in ("0", "1.5", ".nan", "x")],
     *[(f"slo.e2e_s={v}", "slo.e2e_s") for v in ("0", "-1", ".nan", ".inf", "x")],
 ])
 def test_bad_scenario_keys(cli, tmp_path, setting, field):
     _refused(cli("serve", "simulate", _file(tmp_path, SCENARIO), "--set", setting), field)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", ".nan", ".inf", "x", "1e9"])
+def test_a_bad_host_tier_bandwidth_is_refused(cli, tmp_path, value):
+    _refused(cli("serve", "simulate", _file(tmp_path, SCENARIO), "--set",
+                 "engine.enable_prefix_caching=true", "--set", "engine.kv_offload.host_gib=8",
+                 "--set", f"engine.kv_offload.load_gbs={value}"), "load_gbs")
+
+
+def test_a_host_tier_too_small_for_a_block_is_refused(cli, tmp_path):
+    _refused(cli("serve", "simulate", _file(tmp_path, SCENARIO), "--set",
+                 "engine.enable_prefix_caching=true", "--set", "engine.kv_offload.host_gib=1e-6"),
+             "engine.kv_offload.host_gib")
 
 
 def test_disaggregated_with_replicas_is_refused(cli, tmp_path):

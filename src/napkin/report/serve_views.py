@@ -166,6 +166,8 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("mean KV tokens held", lambda r: f"{s(r).mean_kv_tokens:,.0f}"),
         row("KV state held", lambda r: f"{s(r).kv_state_gib_s:,.1f} GiB·s"),
         row("prefix-cache hits", lambda r: f"{s(r).prefix_hit_frac:.1%} of input tokens"),
+        *([row("host KV tier: loaded", lambda r: _host_tier(r))]
+          if any(r.built.scenario.engine.kv_offload for r in reports) else []),
         row("engine steps / simulated units", lambda r: f"{s(r).steps:,} / "
             f"{s(r).sim_units:,}"),
         row("pools: replicas, busy, peak KV", lambda r: "; ".join(
@@ -186,6 +188,14 @@ def sim_doc(reports: list[SimReport]) -> Document:
                            "warnings": list(r.built.warnings)} for r in reports]}
     return Document("Serving simulation", {"scenarios": ", ".join(names)}, shared,
                     [lat, totals], data)
+
+def _host_tier(r: SimReport) -> str:
+    """A run's host KV tier: its size and what it loaded back (tokens, engine seconds)."""
+    o, m = r.built.scenario.engine.kv_offload, r.summary
+    if o is None:
+        return "none"
+    return (f"{o.host_gib:g} GiB; {m.host_kv_loaded_tokens:,} tokens in "
+            f"{fmt_seconds(m.host_kv_load_s)}")
 
 
 def sweep_doc(result: SweepResult, built: Built) -> Document:

@@ -120,6 +120,14 @@ class EngineSpec:
     speculative: Speculation | None = None
     """Speculative decoding (MTP, EAGLE, a draft model) as virtual steps
     (:mod:`napkin.serving.speculative`); None: plain decoding."""
+    host_kv_blocks: int = 0
+    """A host KV tier of this many blocks (vLLM's KV offloading to CPU memory, LMCache, SGLang's
+    HiCache; prefix caching only): blocks the GPU evicts from its prefix cache are kept there,
+    and a later request whose prefix continues into them loads them back instead of recomputing
+    (:class:`~napkin.serving.kvpool.KVPool`). 0: none."""
+    host_kv_bytes_per_s: float = 0.0
+    """Bandwidth a device loads host KV at, bytes/s per direction; 0: the GPU's host link
+    (:attr:`~napkin.specs.hardware.Accelerator.host_load_bytes_per_s`)."""
     reserve_full_prompt: bool = True
     """vLLM ≥ 0.19 (``scheduler_reserve_full_isl``, on by default; vllm-project/vllm#37307):
     a waiting request is admitted only when blocks for its whole current sequence (prompt and
@@ -154,6 +162,10 @@ class EngineSpec:
         require(not (self.enable_prefix_caching
                      and policy(self.backend).reservation != "on_demand"),
                 f"enable_prefix_caching: supported with backend vllm only, not {self.backend}")
+        require(self.host_kv_blocks >= 0 and self.host_kv_bytes_per_s >= 0,
+                "host_kv_blocks, host_kv_bytes_per_s: must be >= 0")
+        require(self.host_kv_blocks == 0 or self.enable_prefix_caching,
+                "kv_offload: needs enable_prefix_caching")
 
 
 class Engine:
@@ -198,7 +210,7 @@ class Engine:
         self.caching = spec.enable_prefix_caching
         self.clip = self.policy.clip_max_new_tokens
         self.ratio_reset_step = 0
-        self.pool = KVPool(spec.num_blocks, self.caching)
+        self.pool = KVPool(spec.num_blocks, self.caching, spec.host_kv_blocks)
         self.clock = 0.0
         self.steps = 0
         self.waiting: deque[Request] = deque()
@@ -226,6 +238,13 @@ class Engine:
         """After every unit, one :data:`SERIES` row: the clock, blocks in use, running and
         waiting requests (32 bytes a unit; read as columns by :attr:`series_t` and the rest)."""
         self.kv_bytes_per_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
+        self.host_block_s = (self.kv_bytes_per_token * self.bs
+                             / model.kv_devices(spec.tensor_parallel)
+                             / (spec.host_kv_bytes_per_s or acc.host_load_bytes_per_s))
+        """Seconds a device takes to load one block of its share of the KV from the host tier."""
+        self.host_loaded_blocks = 0
+        self.host_load_s = 0.0
+        self.loading_s = 0.0  # host loads of the unit being planned (added to its step)
         limit = model.max_position_embeddings
         self.max_request_tokens = min(limit, spec.num_blocks * self.bs) if limit else \
             spec.num_blocks * self.bs
@@ -545,7 +564,10 @@ class Engine:
             req = self.waiting[0]
             keys = self._keys(req, (req.num_tokens - 1) // bs) if caching else []
             hit = pool.hits(keys) if keys else 0
-            cached = hit * bs
+            host = pool.host_hits(keys[hit:]) if pool.host_blocks and hit < len(keys) else 0
+            if host and (hit + host) * bs <= req.transferred:
+                host = 0  # its transferred KV covers them: nothing to load
+            cached = (hit + host) * bs
             known = cached if cached > req.transferred else req.transferred  # sent KV counts
             new = self._chunk(req, known, budget)
             if new == 0:
@@ -571,6 +593,10 @@ class Engine:
             if hit:
                 pool.acquire(keys[:hit])
                 req.hashed = list(keys[:hit])
+            if host:  # copied back into fresh blocks, registered with the prompt's
+                pool.load(keys[hit:hit + host])
+                self.loading_s += host * self.host_block_s
+                self.host_loaded_blocks += host
             pool.allocate(blocks)
             req.computed = known
             req.transferred = 0  # a preemption recomputes here
@@ -633,6 +659,10 @@ class Engine:
             shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
             kv0 += r.computed
         series, basis = self._series(n_dec, shape, k)
+        if self.loading_s:  # host KV loads ahead of the step's forward (not overlapped)
+            series = series.plus(self.loading_s)
+            self.host_load_s += self.loading_s
+            self.loading_s = 0.0
         self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
         return self.plan
 

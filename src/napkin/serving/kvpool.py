@@ -7,6 +7,11 @@ takes never-cached free blocks first and then evicts cached ones least-recently-
 (vLLM v1 keeps one LRU free queue for both kinds; taking uncached ones first can only keep more
 hits, so hit rates here are an upper bound of vLLM's for the same pool — a deliberate
 simplification that keeps allocation O(1).)
+
+A host tier (``host_blocks`` > 0: vLLM's KV offloading to CPU memory, LMCache, SGLang's
+HiCache) keeps the cached blocks the GPU evicts, least recently stored first out when it is
+full; a prefix lookup continues into it past the GPU's hits (:meth:`KVPool.host_hits`), and a
+request loads those blocks back into fresh GPU blocks (the engine times the copy).
 """
 
 from collections import OrderedDict
@@ -18,10 +23,13 @@ from napkin.errors import require
 class KVPool:
     """Block accounting of one engine's KV cache."""
 
-    def __init__(self, num_blocks: int, prefix_caching: bool = False) -> None:
+    def __init__(self, num_blocks: int, prefix_caching: bool = False,
+                 host_blocks: int = 0) -> None:
         require(num_blocks >= 1, f"kv pool: needs at least one block, got {num_blocks}")
         self.num_blocks = num_blocks
         self.prefix_caching = prefix_caching
+        self.host_blocks = host_blocks
+        self.host: OrderedDict[Hashable, None] = OrderedDict()  # offloaded blocks, LRU first
         self.private_used = 0  # blocks held by requests, not in the prefix cache
         self.refs: dict[Hashable, int] = {}  # cached block -> requests holding it
         self.evictable: OrderedDict[Hashable, None] = OrderedDict()  # cached, refcount 0
@@ -42,6 +50,8 @@ class KVPool:
             for _ in range(n - spare):
                 key, _ = self.evictable.popitem(last=False)
                 del self.refs[key]
+                if self.host_blocks:
+                    self._offload(key)
         self.private_used += n
         self.used += n
         return True
@@ -68,6 +78,31 @@ class KVPool:
                 break
             n += 1
         return n
+
+    def _offload(self, key: Hashable) -> None:
+        """Keep an evicted block in the host tier (the least recently stored one leaves a full
+        tier)."""
+        host = self.host
+        host[key] = None
+        host.move_to_end(key)
+        if len(host) > self.host_blocks:
+            host.popitem(last=False)
+
+    def host_hits(self, keys: Iterable[Hashable]) -> int:
+        """Length of the leading run of ``keys`` in the host tier (the lookup past the GPU's
+        hits)."""
+        n = 0
+        for key in keys:
+            if key not in self.host:
+                break
+            n += 1
+        return n
+
+    def load(self, keys: Iterable[Hashable]) -> None:
+        """Host blocks copied back to the GPU: refreshed as recently used (the host keeps its
+        copy)."""
+        for key in keys:
+            self.host.move_to_end(key)
 
     def acquire(self, keys: Iterable[Hashable]) -> None:
         """Reference cached blocks (a prefix hit); evictable ones become used again."""

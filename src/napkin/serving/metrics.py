@@ -110,6 +110,8 @@ class SimSummary:
     mean_kv_tokens: float
     kv_state_gib_s: float
     prefix_hit_frac: float
+    """Share of the input tokens whose KV came from the prefix cache (the GPU's or, with a host
+    tier, loaded from host memory)."""
     steps: int
     sim_units: int
     offered_requests_per_s: float
@@ -121,6 +123,10 @@ class SimSummary:
     wait_growth_s: float
     """Mean wait to first schedule of the last quarter of arrivals minus the first quarter's:
     a queue that keeps growing while requests arrive."""
+    host_kv_loaded_tokens: int = 0
+    """Tokens of KV loaded back from the host tier (``engine.kv_offload``)."""
+    host_kv_load_s: float = 0.0
+    """Engine time spent loading them (summed over replicas)."""
     wait_trend_s: float = 0.0
     """Mean wait to first schedule of the last quarter of arrivals minus the second quarter's:
     the growth once the run is past its start from an empty engine (a sustainable load's waits
@@ -204,6 +210,8 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
         pools=pool_summaries(run, span if n else 0.0),
         wait_growth_s=_wait_growth(r.arrival_s, r.first_scheduled_s - r.arrival_s),
         wait_trend_s=_wait_growth(r.arrival_s, r.first_scheduled_s - r.arrival_s, 1),
+        host_kv_loaded_tokens=sum(e.host_loaded_blocks * e.bs for e in engines),
+        host_kv_load_s=sum(e.host_load_s for e in engines),
     )
 
 

@@ -90,6 +90,21 @@ class DisaggConfig(InputModel):
     """Latency added to each KV transfer after it is sent, µs."""
 
 
+class KVOffloadConfig(InputModel):
+    """A host KV tier (vLLM's KV offloading to CPU memory, LMCache, SGLang's HiCache): the
+    blocks the GPU evicts from its prefix cache are kept in host memory (least recently stored
+    first out), and a request whose prefix continues past the GPU's hits into them loads them
+    back over the GPU's host link instead of recomputing them; the load lengthens the step that
+    admits it (not overlapped). Needs ``engine.enable_prefix_caching``."""
+
+    host_gib: float = Field(gt=0, le=1e6, allow_inf_nan=False)
+    """Host memory per replica for offloaded KV, GiB (one copy of each block)."""
+    load_gbs: float | None = Field(default=None, gt=0, le=1e5, allow_inf_nan=False)
+    """Bandwidth each GPU loads its share of a block at, GB/s (10^9 bytes/s). None: half the
+    GPU's bidirectional host link in the catalog (PCIe Gen5 ×16: 64; GH200's NVLink-C2C:
+    450), or 32 GB/s where none is listed."""
+
+
 class SpeculativeConfig(InputModel):
     """Speculative decoding: MTP (DeepSeek's ``--speculative-algorithm NEXTN`` / EAGLE with its
     MTP head), EAGLE or a draft model (:mod:`napkin.serving.speculative`)."""
@@ -252,6 +267,15 @@ class EngineConfig(InputModel):
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
     speculative: SpeculativeConfig | None = None
     """Speculative decoding (None: off): each decode step drafts and verifies tokens."""
+    kv_offload: KVOffloadConfig | None = None
+    """A host KV tier behind the prefix cache (None: none)."""
+
+    @model_validator(mode="after")
+    def _offload_needs_caching(self) -> "EngineConfig":
+        if self.kv_offload is not None and not self.enable_prefix_caching:
+            raise ValueError("kv_offload: needs enable_prefix_caching: true (the host tier "
+                             "holds the prefix cache's evicted blocks)")
+        return self
 
 
 class SLOConfig(InputModel):
@@ -619,6 +643,13 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         field = "engine.kv_pool_gib" if e.kv_pool_gib is not None else "engine.reserve_gib"
         raise NapkinError(f"{field}: a KV pool of {pool / GiB:.3g} GiB holds no block of "
                           f"{e.block_size} tokens ({e.block_size * kv_token / GiB:.3g} GiB)")
+    host_blocks = 0
+    if e.kv_offload is not None:
+        host_blocks = int(e.kv_offload.host_gib * GiB // (e.block_size * kv_token))
+        if host_blocks < 1:
+            raise NapkinError(f"engine.kv_offload.host_gib: {e.kv_offload.host_gib:g} GiB holds "
+                              f"no block of {e.block_size} tokens "
+                              f"({e.block_size * kv_token / GiB:.3g} GiB)")
     spec = EngineSpec(
         num_blocks=num_blocks, max_num_seqs=e.max_num_seqs * dp,
         max_num_batched_tokens=e.max_num_batched_tokens * dp, block_size=e.block_size,
@@ -632,6 +663,9 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,
         eager_prefill=eager_prefill(e.backend, e.version or ""),
         reserve_full_prompt=reserves_full_prompt(e.backend, e.version or ""),
+        host_kv_blocks=host_blocks,
+        host_kv_bytes_per_s=(e.kv_offload.load_gbs * GB
+                             if e.kv_offload is not None and e.kv_offload.load_gbs else 0.0),
     )
     return spec, num_blocks * e.block_size * kv_token, derivation
 

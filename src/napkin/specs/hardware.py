@@ -35,6 +35,9 @@ class Accelerator:
     notes: str = ""
     confidence: str = "high"
     device_memory_bytes: float | None = None
+    host_link_bytes_per_s: float | None = None
+    """The GPU's link to host memory, bidirectional (catalog ``host_link_gbs``: PCIe Gen5 ×16
+    128 GB/s; NVLink-C2C 900 GB/s); None where unpublished."""
     sm_clock_hz: float | None = None
     """The SM's maximum clock (nvidia-smi ``Max Clocks: SM``), source ``sources["clock"]``;
     None where no public source gives it (then :attr:`fixed_time_scale` is 1)."""
@@ -48,6 +51,12 @@ class Accelerator:
         """Per-direction link bandwidth a ring all-reduce sees: half the catalog's
         bidirectional interconnect figure, or 32 GB/s (PCIe 4 ×16) where none is listed."""
         return self.interconnect_bytes_per_s / 2 if self.interconnect_bytes_per_s else 32 * GB
+
+    @property
+    def host_load_bytes_per_s(self) -> float:
+        """Per-direction bandwidth from host memory to the GPU: half the bidirectional host
+        link, or 32 GB/s (PCIe 4 ×16) where the catalog has none."""
+        return self.host_link_bytes_per_s / 2 if self.host_link_bytes_per_s else 32 * GB
 
     @property
     def fixed_time_scale(self) -> float:
