@@ -123,6 +123,8 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
     *[(f"engine.kv_offload.host_gib={v}", "host_gib")
       for v in ("0", "-1", ".nan", ".inf", "x", "1e9")],
     ("engine.kv_offload=3", "kv_offload"),
+    *[(f"engine.pipeline_parallel={v}", "pipeline_parallel")
+      for v in ("0", "-1", "1.5", "x", "65", "64")],
     *[(f"slo.share={v}", "slo.share") for v in ("0", "1.5", ".nan", "x")],
     *[(f"slo.e2e_s={v}", "slo.e2e_s") for v in ("0", "-1", ".nan", ".inf", "x")],
 ])

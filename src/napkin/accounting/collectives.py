@@ -36,6 +36,15 @@ def tp_allreduce_bytes_per_token(hidden_size: int, num_layers: int, devices: int
         hidden_size * TP_ACTIVATION_BYTES, devices)
 
 
+def stage_boundary_bytes_per_token(hidden_size: int, tensor_parallel: int) -> float:
+    """Bytes each rank sends per token across one pipeline-stage boundary: the ``hidden_size``
+    16-bit activations, split over the t tensor-parallel ranks (each sends its ``1/t`` over
+    its own link and the receivers all-gather: Narayanan et al. 2021 §4.1),
+    ``hidden × 2 / t`` B."""
+    require(tensor_parallel >= 1, f"tensor_parallel: must be >= 1, got {tensor_parallel}")
+    return hidden_size * TP_ACTIVATION_BYTES / tensor_parallel
+
+
 def parallel_collectives(model: ModelSpec, devices: int) -> tuple[int, float]:
     """(collectives per forward, bytes each device sends per token) over ``devices``
     tensor-parallel ranks: :func:`tp_allreduces` and :func:`tp_allreduce_bytes_per_token`.

@@ -82,6 +82,7 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
             "draft_cost": b.spec.speculative.draft_cost,
             "tokens_per_step": b.spec.speculative.tokens_per_step}
            if b.spec.speculative is not None else {}),
+        **({"pipeline_parallel": e.pipeline_parallel} if e.pipeline_parallel > 1 else {}),
         "replicas": e.replicas, "router": e.router, "mode": e.mode,
         "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_e2e_s": s.slo.e2e_s,
         "slo_share": s.slo.share,

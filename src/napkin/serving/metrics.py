@@ -76,11 +76,13 @@ class PoolSummary:
 
 
 def pool_summaries(run: SimRun, span_s: float) -> tuple[PoolSummary, ...]:
-    """Per pool (engines named ``<pool>-<i>``): replicas, steps, busy share, peak KV."""
+    """Per pool (engines named ``<pool>-<i>``, a pipeline's virtual engines ``<pool>-<i>:<k>``):
+    replicas, steps, busy share (of an engine), peak KV."""
     pools: dict[str, list] = {}
     for e in run.engines:
-        pools.setdefault(e.name.rsplit("-", 1)[0], []).append(e)
-    return tuple(PoolSummary(name, len(es), sum(e.num_steps for e in es),
+        pools.setdefault(e.name.split(":")[0].rsplit("-", 1)[0], []).append(e)
+    return tuple(PoolSummary(name, len({e.name.split(":")[0] for e in es}),
+                             sum(e.num_steps for e in es),
                              sum(e.busy_s for e in es) / (len(es) * max(span_s, 1e-12)),
                              max(e.peak_blocks / max(e.spec.num_blocks, 1) for e in es))
                  for name, es in pools.items())

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from napkin.accounting.collectives import stage_boundary_bytes_per_token
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.calibration.basis import FittedTimer, StepBasis, layout_timer
@@ -32,6 +33,7 @@ from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
 from napkin.serving.metrics import SLO
+from napkin.serving.pipeline import PipelineTimer
 from napkin.serving.request import Request
 from napkin.serving.simulate import Disaggregation, SimRun, simulate
 from napkin.serving.speculative import Speculation
@@ -214,6 +216,12 @@ class EngineConfig(InputModel):
     allreduce_latency_us: float = Field(default=10.0, ge=0)
     """Fixed latency of each all-reduce, µs (roofline step times; a calibration profile fits its
     own)."""
+    pipeline_parallel: int = Field(default=1, ge=1, le=64)
+    """Pipeline stages per replica (vLLM ``--pipeline-parallel-size``, TensorRT-LLM
+    ``pp_size``): the layers split over this many groups of ``tensor_parallel`` GPUs, each
+    holding its share of the weights and of every request's KV, with as many batches in flight
+    as stages (:mod:`napkin.serving.pipeline`). Tensor-parallel replicas only (``data_parallel``
+    1, not disaggregated)."""
     replicas: int = Field(default=1, ge=1)
     """Engine replicas behind the router, each of ``tensor_parallel`` GPUs; must stay 1 with
     ``disaggregated``."""
@@ -414,11 +422,33 @@ class Built:
             pools = [("prefill", self.prefill_spec, d.prefill_replicas, self.prefill_layout),
                      ("decode", self.spec, d.decode_replicas, self.layout)]
         out = []
+        p = e.pipeline_parallel
         for name, spec, count, layout in pools:
             timer = self._timer(spec, layout)
+            if p > 1:  # each replica: p virtual engines, a batch in flight each
+                timer = self._pipeline_timer(timer, spec)
+                virtual = replace(spec, num_blocks=spec.num_blocks // p,
+                                  max_num_seqs=-(-spec.max_num_seqs // p))
+                out += [Engine(self.model, self.acc, self.precision, self.eff, virtual,
+                               f"{name}-{i}:{k}", timer) for i in range(count)
+                        for k in range(p)]
+                continue
             out += [Engine(self.model, self.acc, self.precision, self.eff, spec,
                            f"{name}-{i}", timer) for i in range(count)]
         return out
+
+    def _pipeline_timer(self, timer: StepTimer | None, spec: EngineSpec) -> PipelineTimer:
+        """:class:`PipelineTimer` around a replica's timer (the roofline's where None): stage
+        boundaries over NVLink while the replica's GPUs fit in one node, else the NICs."""
+        e = self.scenario.engine
+        inner = timer or RooflineTimer.of(self.model, self.acc, self.precision.weights.compute,
+                                          self.eff, spec.tensor_parallel,
+                                          spec.allreduce_bytes_per_s, spec.allreduce_latency_s)
+        gpus = spec.tensor_parallel * e.pipeline_parallel
+        link = (self.acc.allreduce_bytes_per_s if gpus <= e.gpus_per_node
+                else e.internode_gbs * GB)
+        return PipelineTimer(inner, e.pipeline_parallel, stage_boundary_bytes_per_token(
+            self.model.hidden_size, spec.tensor_parallel), link, spec.allreduce_latency_s)
 
     def simulate(self, progress: Callable[[float, int], None] | None = None,
                  stop: Callable[[Request], bool] | None = None) -> SimRun:
@@ -490,6 +520,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
     link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
     spec, pool, derivation = _engine_spec(model, acc, precision, e, layout, link)
+    if e.pipeline_parallel > 1:
+        _check_pipeline(model, e, layout, spec)
     prefill_spec = disagg = None
     prefill_layout = ParallelLayout()
     if e.disaggregated is not None:
@@ -574,6 +606,22 @@ def prefill_pool_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
         raise NapkinError(f"{field}: {rest}") from None
 
 
+def _check_pipeline(model: ModelSpec, e: EngineConfig, layout: ParallelLayout,
+                    spec: EngineSpec) -> None:
+    """Refuse a pipeline napkin does not model (errors name ``engine.pipeline_parallel``)."""
+    p = e.pipeline_parallel
+    if not layout.is_tensor_parallel or e.disaggregated is not None:
+        raise NapkinError("engine.pipeline_parallel: modelled for tensor-parallel replicas "
+                          "only (data_parallel 1, no expert parallelism over it, not "
+                          "disaggregated)")
+    if p > model.num_layers:
+        raise NapkinError(f"engine.pipeline_parallel: at most the model's {model.num_layers} "
+                          f"layers, got {p}")
+    if spec.num_blocks // p < 1:
+        raise NapkinError(f"engine.pipeline_parallel: {p} in-flight batches leave a KV pool "
+                          f"of {spec.num_blocks} blocks none each")
+
+
 def engine_layout(model: ModelSpec, e: EngineConfig) -> ParallelLayout:
     """The replica's :class:`ParallelLayout` from the engine settings, checked against
     ``model`` (errors name the scenario's fields)."""
@@ -620,10 +668,10 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         pool = e.kv_pool_gib * GiB * shards  # the setting is per device, as vLLM's
         derivation["kv_pool_bytes_per_device"] = e.kv_pool_gib * GiB
     else:
-        weights = weight_bytes_per_gpu(model, precision, layout)
+        weights = weight_bytes_per_gpu(model, precision, layout) / e.pipeline_parallel
         act = activation_peak_bytes(model, e.max_num_batched_tokens, e.max_num_seqs) / tp
         state = e.max_num_seqs * model.state_bytes_per_sequence(
-            precision.kv.bytes_per_element) / tp
+            precision.kv.bytes_per_element) / tp / e.pipeline_parallel
         usable = acc.device_memory_bytes * e.gpu_memory_utilization
         per_device = usable - weights - act - state - e.reserve_gib * GiB
         derivation = {"usable_bytes_per_device": usable, "weights_bytes_per_device": weights,
@@ -638,6 +686,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
                 "more tensor_parallel, a smaller weight format or set engine.kv_pool_gib"
             )
         pool = per_device * shards
+    pool *= e.pipeline_parallel  # each stage's GPUs hold their layers' share of a token's KV
     num_blocks = int(pool // (e.block_size * kv_token))
     if num_blocks < 1:
         field = "engine.kv_pool_gib" if e.kv_pool_gib is not None else "engine.reserve_gib"

@@ -13,9 +13,9 @@ Pipeline parallel with p stages, m micro-batches and v model chunks per stage (t
 from dataclasses import dataclass
 
 from napkin.accounting.collectives import (
-    TP_ACTIVATION_BYTES,
     ring_allreduce_bytes,
     ring_gather_bytes,
+    stage_boundary_bytes_per_token,
     tp_allreduce_bytes_per_token,
 )
 from napkin.errors import NapkinError, require
@@ -123,6 +123,6 @@ def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
             "tensor-parallel, pipeline, virtual stages: must be >= 1")
     tokens = micro_batches * micro_batch * seq
     tp_bytes = 2 * tp_allreduce_bytes_per_token(hidden, layers, tp) / pp * tokens
-    pp_bytes = (virtual_stages * 2 * tokens * hidden * TP_ACTIVATION_BYTES / tp
+    pp_bytes = (virtual_stages * 2 * tokens * stage_boundary_bytes_per_token(hidden, tp)
                 if pp > 1 else 0.0)
     return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s)
