@@ -15,11 +15,11 @@ requests and stepping once per pass through the pipeline:
 boundary: :func:`~napkin.accounting.collectives.stage_boundary_bytes_per_token`). The pipeline
 bubble is what this gives at low load: with fewer in-flight batches than stages the others'
 GPUs idle, and one request's TPOT is a whole pass, not one stage's time. Each virtual engine
-gets ``1/p`` of the replica's KV blocks and of ``max_num_seqs`` and the whole token budget per
-step. What this leaves out: the stages' uneven split of the layers (the embedding and the head
-on the first and last), a micro-batch waiting on a slower one ahead of it in the pipeline, and
-one KV pool shared by the micro-batches (here each holds its share).
-"""
+gets ``1/p`` of the replica's KV blocks, of ``max_num_seqs`` and of a host KV tier, and the
+whole token budget per step. What this leaves out: the stages' uneven split of the layers
+(the embedding and the head on the first and last), a micro-batch waiting on a slower one ahead
+of it in the pipeline, and one KV pool shared by the micro-batches (here each holds its
+share)."""
 
 from typing import TYPE_CHECKING
 

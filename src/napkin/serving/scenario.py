@@ -428,7 +428,8 @@ class Built:
             if p > 1:  # each replica: p virtual engines, a batch in flight each
                 timer = self._pipeline_timer(timer, spec)
                 virtual = replace(spec, num_blocks=spec.num_blocks // p,
-                                  max_num_seqs=-(-spec.max_num_seqs // p))
+                                  max_num_seqs=-(-spec.max_num_seqs // p),
+                                  host_kv_blocks=spec.host_kv_blocks // p)
                 out += [Engine(self.model, self.acc, self.precision, self.eff, virtual,
                                f"{name}-{i}:{k}", timer) for i in range(count)
                         for k in range(p)]
