@@ -22,6 +22,8 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
+from napkin.calibration.allreduce_kernels import TABLE as ALLREDUCE_TABLE
+from napkin.calibration.allreduce_kernels import allreduce_latency_s, read_allreduce_kernels
 from napkin.calibration.basis import FIT_TERMS, TERMS, parse_terms
 from napkin.calibration.elementwise_kernels import (
     PROFILES,
@@ -158,7 +160,7 @@ The batched prompts (2–64 of 512 tokens) read 10–40 % short: the engine's pr
 1.2–1.6× a single prompt's time per token at 8–32 prompts, more than their attention and
 launches explain; the single prompts of 128–2,048 tokens are within 10–20 %."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
-              "expert_weights", "norms", "elementwise")
+              "expert_weights", "norms", "elementwise", "allreduce_hop")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
                                                              "dense_low", "eager_layer",
                                                              "token", *NOT_FITTED)),
@@ -414,6 +416,38 @@ def elementwise_held() -> tuple[dict[str, float], dict]:
     return f.coefficients, source
 
 
+ALLREDUCE_HELD = {"trtllm": "trtllm"}
+"""Profiles whose ``allreduce`` (and, as it was tied, ``alltoall``) is held at the engine's
+all-reduce kernel latency on H100 (:mod:`napkin.calibration.allreduce_kernels`), by kernel.
+TensorRT-LLM, held out by TP size (``napkin validate h100 --by tp``), 2 rounds from the shipped
+coefficients, TTFT / TPOT (2026-12-04): fitted 12.6 % / 5.6 % (TP 1 13.0 % / 11.2 %: a refit
+without the TP-1 rows put 29 µs per all-reduce and 0.3 µs a layer); held at the kernels' 3.45
+µs and refitted (8 rounds): 11.8 % / 3.9 % (TP 1 10.2 % / 2.7 %; ``layer`` 58 µs, was 62),
+held out by (GPU, model, TP) 12.7 % / 5.0 % (was 12.7 % / 4.9 %)."""
+
+
+def allreduce_held(name: str) -> tuple[dict[str, float], dict | None]:
+    """``allreduce`` and ``alltoall`` at the kernel latency of :data:`ALLREDUCE_HELD`'s
+    kernel, and the table's entry for the profile's sources ({}, None for other profiles)."""
+    if name not in ALLREDUCE_HELD:
+        return {}, None
+    rows = read_allreduce_kernels()
+    kernel = ALLREDUCE_HELD[name]
+    latency = allreduce_latency_s(rows, kernel)
+    mine = [r for r in rows if r.kernel == kernel]
+    print(f"   all-reduce kernel {kernel}: {latency * 1e6:.2f} µs (median of messages up to "
+          f"4,096 elements over {sorted({r.gpus for r in mine})} GPUs)")
+    source = {"file": ALLREDUCE_TABLE, "rows": len(mine),
+              "engine_versions": sorted({r.version for r in mine}), "gpus": ["h100-sxm"],
+              "origin": "ai-dynamo/aiconfigurator@095f58a systems/data/h100_sxm/comm/"
+                        f"{mine[0].engine}/{mine[0].version}/custom_allreduce_perf.parquet "
+                        "(the engine's all-reduce kernel alone, BF16)",
+              "licence": "Apache-2.0",
+              "sets": f"allreduce, alltoall {latency:.6g} s (held: the median of messages up "
+                      "to 4,096 elements)"}
+    return {"allreduce": latency, "alltoall": latency}, source
+
+
 def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]
                    ) -> tuple[str, ...]:
     """The backend's :data:`FITTED_TERMS` without ``drop`` and with ``add``, in TERMS order."""
@@ -455,12 +489,14 @@ def main() -> None:
                 load_set("splitwise") if name == "vllm-0.2" else
                 [m for f in ("aiconfigurator_h100.csv", *EXTRA.get(name, ())) for m in _rows(f)])
         t = time.time()
-        terms = screened_terms(name, args.drop, args.add)
+        ar_held, ar_source = allreduce_held(name)
+        terms = tuple(t for t in screened_terms(name, args.drop, args.add) if t not in ar_held)
         kernel_terms = (() if args.no_kernels else args.kernel_terms
                         if args.kernel_terms is not None else KERNEL_HELD.get(name, ()))
         held, kernel_source = held_terms(name, tuple(t for t in kernel_terms
                                                      if t not in terms))
-        sources = () if kernel_source is None else (kernel_source,)
+        held = {**held, **ar_held}
+        sources = tuple(s for s in (kernel_source, ar_source) if s is not None)
         if (args.elementwise or ("held" if name in ELEMENTWISE_HELD else "off")) == "held":
             ew, ew_source = elementwise_held()
             held = {**held, **{t: v for t, v in ew.items() if t not in terms}}
