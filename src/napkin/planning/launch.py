@@ -29,16 +29,20 @@ def launch_commands(c: Candidate, model: str) -> dict[str, str]:
     hf, layout = _hf_id(model), c.parallel
     mtp = _has_mtp(model)
     quant = [f"--quantization {QUANTIZATION[c.weights]}"] if c.weights in QUANTIZATION else []
-    v = [f"vllm serve {hf}", *_flags(layout, "vllm"), f"--max-num-seqs {c.max_num_seqs}",
+    pp = c.pipeline_parallel
+    v = [f"vllm serve {hf}", *_flags(layout, "vllm"),
+         *([f"--pipeline-parallel-size {pp}"] if pp > 1 else []),
+         f"--max-num-seqs {c.max_num_seqs}",
          f"--max-num-batched-tokens {c.max_num_batched_tokens}", *quant]
     if c.kv_dtype != "bf16":
         v.append(f"--kv-cache-dtype {c.kv_dtype}")
     s = [f"python -m sglang.launch_server --model-path {hf}", *_flags(layout, "sglang"),
+         *([f"--pp-size {pp}"] if pp > 1 else []),
          f"--max-running-requests {c.max_num_seqs * c.data_parallel}",
          f"--chunked-prefill-size {c.max_num_batched_tokens}", *quant]
     if c.kv_dtype != "bf16":
         s.append(f"--kv-cache-dtype {c.kv_dtype}_e4m3")
-    t = [f"trtllm-serve {hf}", *_flags(layout, "trtllm"),
+    t = [f"trtllm-serve {hf}", *_flags(layout, "trtllm"), *([f"--pp_size {pp}"] if pp > 1 else []),
          f"--max_batch_size {c.max_num_seqs}", f"--max_num_tokens {c.max_num_batched_tokens}"]
     options = layout.trtllm_options()
     if c.speculative is not None:

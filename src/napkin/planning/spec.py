@@ -62,12 +62,16 @@ class SearchSpace(InputModel):
     tensor_parallel: list[int] = Field(default=[1, 2, 4, 8], min_length=1)
     """Tensor-parallel sizes (GPUs per replica) to try; a size that does not divide the model's
     attention heads is pruned."""
+    pipeline_parallel: list[int] = Field(default=[1], min_length=1)
+    """Pipeline stages per replica to try (``engine.pipeline_parallel``: a replica of
+    ``tensor_parallel × pipeline_parallel`` GPUs); values above 1 are skipped with data-parallel
+    attention, expert parallelism and disaggregation."""
     replicas: list[int] = Field(default=[1, 2, 4], min_length=1)
     """Replica counts to try. Configurations that differ only in replicas are simulated in
     increasing count up to the first feasible one; larger counts are recorded as dominated."""
     max_gpus: int | None = Field(default=None, ge=1)
-    """Most GPUs a candidate may use: tensor_parallel × replicas, or tensor_parallel × (x + y)
-    for an ``xPyD`` layout. None: no limit."""
+    """Most GPUs a candidate may use: tensor_parallel × pipeline_parallel × replicas, or
+    tensor_parallel × (x + y) for an ``xPyD`` layout. None: no limit."""
     weights: list[str] | None = Field(default=None, min_length=1)
     """Weight formats; default: the plan's ``weights``."""
     kv_dtypes: list[str] | None = Field(default=None, min_length=1)
@@ -114,8 +118,8 @@ class SearchSpace(InputModel):
     def _positive(self) -> "SearchSpace":
         if len(set(self.prefill_layouts)) != len(self.prefill_layouts):
             raise ValueError("prefill_layouts: values repeat")
-        for name in ("tensor_parallel", "data_parallel", "replicas", "max_num_seqs",
-                     "max_num_batched_tokens"):
+        for name in ("tensor_parallel", "pipeline_parallel", "data_parallel", "replicas",
+                     "max_num_seqs", "max_num_batched_tokens"):
             values = getattr(self, name)
             if any(v < 1 for v in values):
                 raise ValueError(f"{name}: every value must be >= 1")
@@ -191,6 +195,8 @@ class Candidate:
     None: off."""
     prefill_layout: str = "tp"
     """Disaggregated: the prefill replicas' layout (:attr:`SearchSpace.prefill_layouts`)."""
+    pipeline_parallel: int = 1
+    """Pipeline stages per replica (aggregated tensor-parallel replicas only)."""
 
     @property
     def parallel(self) -> ParallelLayout:
@@ -201,7 +207,8 @@ class Candidate:
 
     @property
     def gpus(self) -> int:
-        return self.parallel.ranks * (self.replicas + self.prefill_replicas)
+        return (self.parallel.ranks * self.pipeline_parallel
+                * (self.replicas + self.prefill_replicas))
 
     def prefill_pool(self) -> "Candidate":
         """A disaggregated deployment's prefill replicas as a candidate of their own, over a
@@ -222,11 +229,18 @@ class Candidate:
             return f"{self.prefill_replicas}P{self.replicas}D×"
         return f"{self.replicas}×"
 
-    def label(self) -> str:
+    @property
+    def parallel_label(self) -> str:
+        """A replica's layout as the plan's table prints it: ``tp4``, ``tp4 pp2``,
+        ``dp8 ep8 spec1`` (:meth:`ParallelLayout.label`, the pipeline stages, MTP drafts)."""
+        pp = f" pp{self.pipeline_parallel}" if self.pipeline_parallel > 1 else ""
         spec = f" spec{self.speculative[0]}" if self.speculative else ""
+        return f"{self.parallel.label()}{pp}{spec}"
+
+    def label(self) -> str:
         prefill = (f"prefill {self.prefill_pool().parallel.label()} / decode "
                    if self.prefill_replicas and self.prefill_layout != "tp" else "")
-        return (f"{self.layout}{self.gpu} {prefill}{self.parallel.label()}{spec} "
+        return (f"{self.layout}{self.gpu} {prefill}{self.parallel_label} "
                 f"{self.weights} {self.backend} seqs {self.max_num_seqs} budget "
                 f"{self.max_num_batched_tokens}")
 
@@ -242,6 +256,7 @@ class Candidate:
         engine = EngineConfig(max_num_seqs=self.max_num_seqs,
                               max_num_batched_tokens=self.max_num_batched_tokens,
                               tensor_parallel=self.tensor_parallel,
+                              pipeline_parallel=self.pipeline_parallel,
                               replicas=1 if disagg else self.replicas, backend=self.backend,
                               router=plan.router, expert_parallel=self.expert_parallel,
                               data_parallel=self.data_parallel,
@@ -267,15 +282,17 @@ def candidates(plan: PlanFile) -> list[Candidate]:
     out = []
     specs = [None if x is None else (x.draft_tokens, x.rates, x.draft_cost)
              for x in s.speculative]
-    for gpu, tp, dp, reps, w, kv, seqs, budget, backend, ep, tbo, spec in itertools.product(
-            s.gpus, s.tensor_parallel, s.data_parallel, s.replicas, s.weights or [plan.weights],
-            s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs, s.max_num_batched_tokens,
-            s.backends, s.expert_parallel, s.two_batch_overlap, specs):
-        if not _expressible(moe, tp, dp, ep, tbo):
+    for gpu, tp, pp, dp, reps, w, kv, seqs, budget, backend, ep, tbo, spec in itertools.product(
+            s.gpus, s.tensor_parallel, s.pipeline_parallel, s.data_parallel, s.replicas,
+            s.weights or [plan.weights], s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs,
+            s.max_num_batched_tokens, s.backends, s.expert_parallel, s.two_batch_overlap,
+            specs):
+        if not _expressible(moe, tp, dp, ep, tbo) or (pp > 1 and (dp > 1 or ep)):
             continue
-        if s.max_gpus is None or tp * dp * reps <= s.max_gpus:
+        if s.max_gpus is None or tp * pp * dp * reps <= s.max_gpus:
             out.append(Candidate(gpu, tp, reps, w, kv, seqs, budget, backend, ep,
-                                 data_parallel=dp, two_batch_overlap=tbo, speculative=spec))
+                                 data_parallel=dp, two_batch_overlap=tbo, speculative=spec,
+                                 pipeline_parallel=pp))
     for gpu, tp, dp, pd, w, kv, seqs, budget, backend, ep, pl in itertools.product(
             s.gpus, s.tensor_parallel, s.data_parallel, s.disaggregated,
             s.weights or [plan.weights], s.kv_dtypes or [plan.kv_dtype], s.max_num_seqs,

@@ -21,8 +21,7 @@ def _num(x: float | None, fmt: str) -> str:
 
 def _row(rank: int | str, e: Evaluation, rate: float | None) -> list[str]:
     c = e.candidate
-    spec = f" spec{c.speculative[0]}" if c.speculative else ""
-    return [str(rank), f"{c.layout} {c.gpu} {c.parallel.label()}{spec}", c.backend,
+    return [str(rank), f"{c.layout} {c.gpu} {c.parallel_label}", c.backend,
             f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
             str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
             _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
@@ -55,8 +54,7 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
             "data_parallel": c.data_parallel, "two_batch_overlap": c.two_batch_overlap,
             "prefill_parallel": c.prefill_pool().parallel.label() if c.prefill_replicas
             else "",
-            "parallel": c.parallel.label() + (f" spec{c.speculative[0]}" if c.speculative
-                                               else ""),
+            "parallel": c.parallel_label, "pipeline_parallel": c.pipeline_parallel,
             "draft_tokens": c.speculative[0] if c.speculative else 0,
             "status": e.status,
             "reason": e.reason,
