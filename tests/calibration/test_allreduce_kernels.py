@@ -33,7 +33,7 @@ def test_a_bad_table_is_one_line(tmp_path):
     path = tmp_path / "ar.csv"
     path.write_text("engine,version,kernel,dtype,gpus,message_elements,latency_ms\n"
                     "trtllm,1.2,trtllm,bf16,two,128,0.003\n")
-    with pytest.raises(NapkinError, match="line 2: gpus: not a number"):
+    with pytest.raises(NapkinError, match="line 2: gpus: 'two' is not an integer"):
         read_allreduce_kernels(path)
     with pytest.raises(NapkinError, match="no all-reduce of 'nccl'"):
         allreduce_latency_s([AllreduceTiming("x", "1", "trtllm", 2, 128, 3e-6)], "nccl")

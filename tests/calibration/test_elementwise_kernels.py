@@ -55,10 +55,11 @@ def test_the_fit_and_its_hold_out():
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("h100-sxm,llama-2-7b,x,4096,0.1,0.1,0.1,0.1,0.1", "tensor_parallel: not a number"),
-    ("h100-sxm,llama-2-7b,1,4096,0.1,0.1,fast,0.1,0.1", "add_ms: not a number"),
-    ("h100-sxm,llama-2-7b,1,4096,0.1,0.1,-1,0.1,0.1", "times in"),
-    ("h100-sxm,llama-2-7b,0,4096,0.1,0.1,0.1,0.1,0.1", "must be >= 1"),
+    ("h100-sxm,llama-2-7b,x,4096,0.1,0.1,0.1,0.1,0.1", "tensor_parallel: 'x' is not an integer"),
+    ("h100-sxm,llama-2-7b,1,4096,0.1,0.1,fast,0.1,0.1", "add_ms: 'fast' is not a finite"),
+    ("h100-sxm,llama-2-7b,1,4096,0.1,0.1,-1,0.1,0.1", "add_ms: '-1' is not a finite positive"),
+    ("h100-sxm,llama-2-7b,1,4096,0.1,0.1,2000,0.1,0.1", "below 1000 ms"),
+    ("h100-sxm,llama-2-7b,0,4096,0.1,0.1,0.1,0.1,0.1", "tensor_parallel: '0' is not an integer"),
 ])
 def test_a_bad_row_is_one_line(tmp_path, line, message):
     path = tmp_path / "p.csv"

@@ -139,6 +139,20 @@ def test_a_bad_host_tier_bandwidth_is_refused(cli, tmp_path, value):
                  "--set", f"engine.kv_offload.load_gbs={value}"), "load_gbs")
 
 
+@pytest.mark.parametrize("settings", [
+    ["engine.pipeline_parallel=2"],
+    ["engine.pipeline_parallel=4", "engine.enable_prefix_caching=true",
+     "engine.kv_offload.host_gib=1", "engine.kv_offload.load_gbs=1e-6"],
+    ["engine.enable_prefix_caching=true", "engine.kv_offload.host_gib=1e6"],
+])
+def test_accepted_pipeline_and_host_tier_runs_print_finite_numbers(cli, tmp_path, settings):
+    args = [x for s in settings for x in ("--set", s)]
+    code, out, err = cli("serve", "simulate", _file(tmp_path, SCENARIO), *args,
+                         "--format", "json")
+    assert code == 0, err
+    assert_finite(json.loads(out))
+
+
 def test_a_host_tier_too_small_for_a_block_is_refused(cli, tmp_path):
     _refused(cli("serve", "simulate", _file(tmp_path, SCENARIO), "--set",
                  "engine.enable_prefix_caching=true", "--set", "engine.kv_offload.host_gib=1e-6"),
@@ -186,6 +200,8 @@ def test_accepted_disaggregated_and_ep_runs_print_finite_numbers(cli, tmp_path):
     (("search", "backends"), ["tgi"], "backends"),
     (("search", "expert_parallel"), ["maybe"], "expert_parallel"),
     *[(("search", "data_parallel"), v, "data_parallel") for v in ([0], [2, 2], [], [1.5])],
+    *[(("search", "pipeline_parallel"), v, "pipeline_parallel")
+      for v in ([0], [2, 2], [], [1.5], "x", [float("nan")])],
     (("search", "two_batch_overlap"), ["maybe"], "two_batch_overlap"),
     *[(("search", "prefill_layouts"), v, "prefill_layouts")
       for v in (["ep"], ["tp", "tp"], [], "tp", [float("nan")], [None])],

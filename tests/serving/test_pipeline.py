@@ -1,9 +1,12 @@
 """Pipeline parallelism in serving: virtual engines, the boundary transfers, the KV pool."""
 
+from pathlib import Path
+
 import pytest
 
 from napkin.accounting.collectives import stage_boundary_bytes_per_token
 from napkin.errors import NapkinError
+from napkin.serving.metrics import pool_summaries
 from napkin.serving.scenario import Scenario, build
 
 BASE = {"name": "pp", "model": "llama-3.1-70b", "gpu": "h100-sxm", "weights": "bf16",
@@ -16,7 +19,7 @@ BASE = {"name": "pp", "model": "llama-3.1-70b", "gpu": "h100-sxm", "weights": "b
 def _built(tp: int, pp: int, **engine):
     s = Scenario.model_validate({**BASE, "engine": {**BASE["engine"], "tensor_parallel": tp,
                                                      "pipeline_parallel": pp, **engine}})
-    return build(s, __import__("pathlib").Path("."))
+    return build(s, Path("."))
 
 
 def test_a_boundary_carries_each_ranks_share_of_the_hidden_vector():
@@ -55,9 +58,7 @@ def test_stages_hold_their_share_of_weights_and_kv():
     assert all(e.spec.num_blocks == b.spec.num_blocks // 2 for e in engines)
     assert all(e.spec.max_num_seqs == 32 and e.spec.max_num_batched_tokens == 8192
                for e in engines)
-    summary_pools = __import__("napkin.serving.metrics", fromlist=["x"]).pool_summaries(
-        b.simulate(), 1.0)
-    assert summary_pools[0].replicas == 1
+    assert pool_summaries(b.simulate(), 1.0)[0].replicas == 1  # two engines, one replica
 
 
 @pytest.mark.parametrize(("model", "engine", "message"), [
@@ -70,4 +71,4 @@ def test_pipelines_napkin_does_not_model_are_refused(model, engine, message):
     s = Scenario.model_validate({**BASE, "model": model,
                                  "engine": {**BASE["engine"], **engine}})
     with pytest.raises(NapkinError, match=f"engine.pipeline_parallel: .*{message}"):
-        build(s, __import__("pathlib").Path("."))
+        build(s, Path("."))

@@ -20,8 +20,8 @@ from importlib import resources
 from pathlib import Path
 from statistics import median
 
-from napkin.calibration.measurements import csv_table
-from napkin.errors import NapkinError, require
+from napkin.calibration.measurements import csv_table, positive_float, positive_int
+from napkin.errors import require
 
 TABLE = "aiconfigurator_h100_allreduce.csv"
 COLUMNS = ("engine", "version", "kernel", "dtype", "gpus", "message_elements", "latency_ms")
@@ -50,21 +50,14 @@ def read_allreduce_kernels(path: Path | None = None) -> list[AllreduceTiming]:
                   ) if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
-        column = "gpus"
-        try:
-            gpus = int(r[column])
-            column = "message_elements"
-            elements = int(r[column])
-            column = "latency_ms"
-            latency = float(r[column]) * 1e-3
-        except ValueError:
-            raise NapkinError(f"{source} line {line}: {column}: not a number "
-                              f"({r[column]!r})") from None
-        require(gpus >= 2 and elements >= 1 and 0 < latency < 1,
-                f"{source} line {line}: gpus must be >= 2, message_elements >= 1 and "
-                "latency_ms in (0, 1000)")
-        rows.append(AllreduceTiming(r["engine"], r["version"], r["kernel"], gpus, elements,
-                                    latency))
+        where = f"{source} line {line}"
+        gpus = positive_int(r["gpus"], where, "gpus")
+        latency_s = positive_float(r["latency_ms"], where, "latency_ms") * 1e-3
+        require(gpus >= 2 and latency_s < 1,
+                f"{where}: gpus must be >= 2 and latency_ms below 1000")
+        rows.append(AllreduceTiming(r["engine"], r["version"], r["kernel"], gpus,
+                                    positive_int(r["message_elements"], where,
+                                                 "message_elements"), latency_s))
     return rows
 
 

@@ -33,9 +33,9 @@ import numpy as np
 from scipy.optimize import nnls
 
 from napkin.accounting.elementwise import elementwise_bytes_per_token
-from napkin.calibration.measurements import csv_table
+from napkin.calibration.measurements import csv_table, positive_float, positive_int
 from napkin.catalog import load_accelerator, load_model
-from napkin.errors import NapkinError, require
+from napkin.errors import require
 
 PROFILES = "vidur_elementwise.csv"
 REPLICATED = ("input_layernorm_ms", "post_attention_layernorm_ms", "add_ms")
@@ -66,20 +66,11 @@ def read_elementwise_profiles(path: Path | None = None) -> list[KernelTiming]:
                   ) if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
-        column = "tensor_parallel"
-        try:
-            tp = int(r[column])
-            column = "tokens"
-            tokens = int(r[column])
-            times = {}
-            for column in (*REPLICATED, *SHARDED):
-                times[column] = float(r[column]) * 1e-3
-        except ValueError:
-            raise NapkinError(f"{source} line {line}: {column}: not a number "
-                              f"({r[column]!r})") from None
-        require(tp >= 1 and tokens >= 1 and all(0 < t < 1 for t in times.values()),
-                f"{source} line {line}: tensor_parallel and tokens must be >= 1 and times in "
-                "(0, 1000) ms")
+        where = f"{source} line {line}"
+        tp = positive_int(r["tensor_parallel"], where, "tensor_parallel")
+        tokens = positive_int(r["tokens"], where, "tokens")
+        times = {c: positive_float(r[c], where, c) * 1e-3 for c in (*REPLICATED, *SHARDED)}
+        require(all(t < 1 for t in times.values()), f"{where}: times must be below 1000 ms")
         rows.append(KernelTiming(r["gpu"], r["model"], tp, tokens,
                                  sum(times[c] for c in REPLICATED),
                                  sum(times[c] for c in SHARDED)))

@@ -319,7 +319,7 @@ def _number(value: object) -> float | None:
     return None
 
 
-def _positive_int(value: object, where: str, name: str) -> int:
+def positive_int(value: object, where: str, name: str) -> int:
     """``value`` as an integer in [1, 10⁹] (``"16"``, ``16`` and ``16.0`` are accepted)."""
     if _missing(value):
         _fail(where, name, "missing (an integer ≥ 1 is required)")
@@ -330,7 +330,7 @@ def _positive_int(value: object, where: str, name: str) -> int:
     return int(number)
 
 
-def _positive_float(value: object, where: str, name: str) -> float:
+def positive_float(value: object, where: str, name: str) -> float:
     """``value`` as a finite number > 0 (NaN, inf, zero and negatives are rejected)."""
     if _missing(value):
         _fail(where, name, "missing (a finite positive number is required)")
@@ -344,7 +344,7 @@ def _optional_float(value: object, where: str, name: str, scale: float = 1.0) ->
     """``None`` for a missing or empty value, else a finite positive number × ``scale``."""
     if _missing(value):
         return None
-    return _positive_float(value, where, name) * scale
+    return positive_float(value, where, name) * scale
 
 
 def _fraction(value: object, where: str, name: str) -> float:
@@ -361,7 +361,7 @@ def _fraction(value: object, where: str, name: str) -> float:
 
 def _mean_count(total: object, completed: int, where: str, name: str) -> int:
     """``total / completed`` rounded, at least 1."""
-    return max(1, round(_positive_float(total, where, name) / completed))
+    return max(1, round(positive_float(total, where, name) / completed))
 
 
 # --- files ---
@@ -483,7 +483,7 @@ def read_aiconfigurator_csv(path: str | Path) -> list[Measurement]:
     out = []
     for line, row in rows:
         where = f"{path} line {line}"
-        if row["mode"] != "agg" or _positive_int(row["pp_size"], where, "pp_size") != 1:
+        if row["mode"] != "agg" or positive_int(row["pp_size"], where, "pp_size") != 1:
             continue
         out.append(_aiconfigurator_row(path, where, row))
     return out
@@ -597,7 +597,7 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
     if checkpoint_quantization(model).get("quant_method") == "mxfp4" \
             and weights not in SIXTEEN_BIT:
         weights = _mxfp4_path(gpu)
-    isl, osl = (_positive_int(row["isl"], where, "isl"), _positive_int(row["osl"], where, "osl"))
+    isl, osl = (positive_int(row["isl"], where, "isl"), positive_int(row["osl"], where, "osl"))
     concurrency, tp, attention_dp, expert_parallel = silicon_layout(row, where)
     kv = _aiconfigurator_kv(row["id"], row["backend"], weights, model)
     launch = None
@@ -621,8 +621,8 @@ def _aiconfigurator_row(path: Path, where: str, row: dict[str, str]) -> Measurem
         input_tokens=isl,
         output_tokens=osl,
         harness=_aiconfigurator_harness(row["id"], concurrency),
-        mean_ttft_s=_positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
-        mean_tpot_s=_positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
+        mean_ttft_s=positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * _MS,
+        mean_tpot_s=positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * _MS,
         extra={"gemm_quant_mode": row["gemm_quant_mode"]} if row["gemm_quant_mode"] else {},
         expert_parallel_size=expert_parallel,
         attention_data_parallel=attention_dp,
@@ -659,9 +659,9 @@ def silicon_layout(row: dict[str, str], where: str) -> tuple[int, int, int, int]
         if clients >= 1 and gpus >= 1 and experts >= 1:
             return (clients, 1, gpus, experts) if dp > 1 else (clients, gpus, 1, experts)
     moe_tp = _optional_size(row.get("moe_tp_size"), where, "moe_tp_size")
-    tp = _positive_int(row["tp_size"], where, "tp_size")
+    tp = positive_int(row["tp_size"], where, "tp_size")
     if row["id"].rpartition("_")[2].startswith("cfg") and moe_tp == ep > 1 and tp * dp == ep * ep:
-        batch = _positive_int(row["batch_size"], where, "batch_size")
+        batch = positive_int(row["batch_size"], where, "batch_size")
         found = SILICON_CONCURRENCY.search(row.get("silicon_data_source") or "")
         clients = int(found.group(1)) if found else batch * (ep if dp > 1 else 1)
         return (clients, 1, ep, ep) if dp > 1 else (clients, ep, 1, ep)
@@ -685,9 +685,9 @@ def clients_and_layout(row: dict[str, str], where: str) -> tuple[int, int, int]:
     for 15,000-token prompts, which 416 clients could not see), are not read, and the product
     stands, as it does without one. (Dated InferenceMAX ids and squared database rows are read
     by :func:`silicon_layout` first.)"""
-    batch = _positive_int(row["batch_size"], where, "batch_size")
+    batch = positive_int(row["batch_size"], where, "batch_size")
     dp = _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
-    tp = _positive_int(row["tp_size"], where, "tp_size")
+    tp = positive_int(row["tp_size"], where, "tp_size")
     found = SILICON_CONCURRENCY.search(row.get("silicon_data_source") or "")
     stated = int(found.group(1)) if found else 0
     if dp == 1 and tp > 1 and stated == batch * tp:
@@ -773,7 +773,7 @@ def _vllm_harness(record: dict, where: str) -> tuple[Harness, dict[str, str]]:
     finite = rate is not None and str(rate).strip().lower() not in ("inf", "infinity")
     num = record.get("num_prompts")
     common = {
-        "num_requests": None if num is None else _positive_int(num, where, "num_prompts"),
+        "num_requests": None if num is None else positive_int(num, where, "num_prompts"),
         "range_ratio": _fraction(record.get("random_range_ratio"), where, "random_range_ratio"),
     }
     burstiness = record.get("burstiness")
@@ -782,28 +782,28 @@ def _vllm_harness(record: dict, where: str) -> tuple[Harness, dict[str, str]]:
     if record.get("ramp_up_strategy"):
         extra["ramp_up_strategy"] = str(record["ramp_up_strategy"])
     if record.get("max_concurrency") is not None:
-        concurrency = _positive_int(record["max_concurrency"], where, "max_concurrency")
+        concurrency = positive_int(record["max_concurrency"], where, "max_concurrency")
         if finite:
             extra["request_rate"] = str(rate)
         else:  # every client's first request at t = 0 (the semaphore admits C at once)
             common["ramp_s"] = 0.0
         return Harness("closed_loop", concurrency=concurrency, **common), extra
     if finite:
-        rate_per_s = _positive_float(rate, where, "request_rate")
+        rate_per_s = positive_float(rate, where, "request_rate")
         return Harness("poisson", rate_per_s=rate_per_s, **common), extra
     return Harness("burst", **common), extra
 
 
 def _vllm_lengths(record: dict, where: str) -> tuple[int, int]:
     """Input and output tokens per request of a vllm bench result."""
-    completed = _positive_int(record.get("completed"), where, "completed")
+    completed = positive_int(record.get("completed"), where, "completed")
     if record.get("random_input_len") is not None:
-        isl = _positive_int(record["random_input_len"], where, "random_input_len")
+        isl = positive_int(record["random_input_len"], where, "random_input_len")
     else:
         isl = _mean_count(record.get("total_input_tokens"), completed, where,
                           "total_input_tokens")
     if record.get("random_output_len") is not None:
-        osl = _positive_int(record["random_output_len"], where, "random_output_len")
+        osl = positive_int(record["random_output_len"], where, "random_output_len")
     else:
         osl = _mean_count(record.get("total_output_tokens"), completed, where,
                           "total_output_tokens")
@@ -829,7 +829,7 @@ def _vllm_record(path: Path, index: int, record: dict, given: _Overrides) -> Mea
         model=_model_ref(str(model), where, "model" if given.model else "model_id"),
         gpu=catalog_gpu_id(str(gpu)),
         weights=weight_format_name(str(_pick(given.weights, record, "weights", "bf16"))),
-        tensor_parallel=_positive_int(_pick(given.tensor_parallel, record, "tensor_parallel",
+        tensor_parallel=positive_int(_pick(given.tensor_parallel, record, "tensor_parallel",
                                             1), where, "tensor_parallel"),
         input_tokens=isl,
         output_tokens=osl,
@@ -920,21 +920,21 @@ def _guidellm_harness(
     extra = {"strategy": kind}
     ramp: dict[str, float] = {}  # no ramp given: the Harness default
     if strategy.get("rampup_duration"):
-        ramp["ramp_s"] = _positive_float(strategy["rampup_duration"], where,
+        ramp["ramp_s"] = positive_float(strategy["rampup_duration"], where,
                                          f"{field_}.rampup_duration")
     if kind == "synchronous":
         return Harness("closed_loop", concurrency=1), extra
     if kind == "concurrent":
-        streams = _positive_int(strategy.get("streams"), where, f"{field_}.streams")
+        streams = positive_int(strategy.get("streams"), where, f"{field_}.streams")
         return Harness("closed_loop", concurrency=streams, **ramp), extra
     if kind in ("poisson", "constant"):
-        rate = _positive_float(strategy.get("rate"), where, f"{field_}.rate")
+        rate = positive_float(strategy.get("rate"), where, f"{field_}.rate")
         return Harness("poisson", rate_per_s=rate), extra
     if kind == "throughput":
         cap = strategy.get("max_concurrency")
         if cap is None:
             return Harness("burst"), extra
-        limit = _positive_int(cap, where, f"{field_}.max_concurrency")
+        limit = positive_int(cap, where, f"{field_}.max_concurrency")
         return Harness("closed_loop", concurrency=limit, **ramp), extra
     _fail(where, f"{field_}.type_", f"{kind!r} is not one of synchronous, concurrent, "
           "throughput, constant, poisson")
@@ -964,7 +964,7 @@ def _guidellm_benchmark(path: Path, index: int, bench: object, given: _Overrides
     if tpot_incl_first is not None:
         extra["time_per_output_token_ms"] = str(tpot_incl_first)
     if totals is not None:
-        harness = replace(harness, num_requests=_positive_int(
+        harness = replace(harness, num_requests=positive_int(
             totals, where, "metrics.request_totals.successful"))
 
     def stat(name: str, which: str = "mean", scale: float = 1.0) -> float | None:
@@ -973,7 +973,7 @@ def _guidellm_benchmark(path: Path, index: int, bench: object, given: _Overrides
 
     def tokens(name: str) -> int:
         mean = _guidellm_stat(metrics, name, "mean")
-        return max(1, round(_positive_float(mean, where, f"metrics.{name}.successful.mean")))
+        return max(1, round(positive_float(mean, where, f"metrics.{name}.successful.mean")))
 
     return Measurement(
         source=f"{path.name}:{index}",
@@ -982,7 +982,7 @@ def _guidellm_benchmark(path: Path, index: int, bench: object, given: _Overrides
         model=_guidellm_model(bench, given, where),
         gpu=catalog_gpu_id(str(given.gpu)),
         weights=weight_format_name(str(given.weights)),
-        tensor_parallel=_positive_int(given.tensor_parallel, where, "tensor_parallel"),
+        tensor_parallel=positive_int(given.tensor_parallel, where, "tensor_parallel"),
         input_tokens=tokens("prompt_token_count"),
         output_tokens=tokens("output_token_count"),
         harness=harness,
@@ -1062,7 +1062,7 @@ def _non_negative(value: str, where: str, name: str, integer: bool) -> float:
     with contextlib.suppress(ValueError):
         if not value.strip() or float(value) == 0:
             return 0
-    return _positive_int(value, where, name) if integer else _positive_float(value, where, name)
+    return positive_int(value, where, name) if integer else positive_float(value, where, name)
 
 
 def _plain_harness(row: dict[str, str], where: str) -> Harness:
@@ -1070,7 +1070,7 @@ def _plain_harness(row: dict[str, str], where: str) -> Harness:
     kind, load = row["harness"], row["load"]
     num = row.get("num_requests", "")
     common = {
-        "num_requests": _positive_int(num, where, "num_requests") if num else None,
+        "num_requests": positive_int(num, where, "num_requests") if num else None,
         "warmup_requests": int(_non_negative(row.get("warmup_requests", ""), where,
                                              "warmup_requests", integer=True)),
         "range_ratio": _fraction(row.get("range_ratio"), where, "range_ratio"),
@@ -1083,12 +1083,12 @@ def _plain_harness(row: dict[str, str], where: str) -> Harness:
     if row.get("ramp_s"):  # empty: the Harness default
         common["ramp_s"] = float(_non_negative(row["ramp_s"], where, "ramp_s", integer=False))
     if kind == "closed_loop":
-        return Harness(kind, concurrency=_positive_int(load, where, "load"), **common)
+        return Harness(kind, concurrency=positive_int(load, where, "load"), **common)
     if kind == "poisson":
-        return Harness(kind, rate_per_s=_positive_float(load, where, "load"), **common)
+        return Harness(kind, rate_per_s=positive_float(load, where, "load"), **common)
     if kind == "burst":
         if load and common["num_requests"] is None:
-            common["num_requests"] = _positive_int(load, where, "load")
+            common["num_requests"] = positive_int(load, where, "load")
         return Harness(kind, **common)
     _fail(where, "harness", f"{kind!r} is not one of closed_loop, poisson, burst")
 
@@ -1110,9 +1110,9 @@ def _plain_row(path: Path, line: int, row: dict[str, str]) -> Measurement:
         model=_model_ref(row["model"], where, "model"),
         gpu=catalog_gpu_id(row["gpu"]),
         weights=weight_format_name(row["weights"]),
-        tensor_parallel=_positive_int(row["tp"], where, "tp"),
-        input_tokens=_positive_int(row["input_tokens"], where, "input_tokens"),
-        output_tokens=_positive_int(row["output_tokens"], where, "output_tokens"),
+        tensor_parallel=positive_int(row["tp"], where, "tp"),
+        input_tokens=positive_int(row["input_tokens"], where, "input_tokens"),
+        output_tokens=positive_int(row["output_tokens"], where, "output_tokens"),
         harness=_plain_harness(row, where),
         kv_dtype=row.get("kv_dtype") or "bf16",
         mean_ttft_s=ms("mean_ttft_ms"),
@@ -1135,7 +1135,7 @@ def _plain_launch(row: dict[str, str], where: str) -> Launch | None:
     flags: dict[str, object] = {}
     for name in ("max_num_seqs", "max_num_batched_tokens", "scheduler_recv_interval"):
         if name in cells:
-            flags[name] = _positive_int(cells[name], where, f"launch_{name}")
+            flags[name] = positive_int(cells[name], where, f"launch_{name}")
     if "batch_wait_timeout_iters" in cells:
         flags["batch_wait_timeout_iters"] = int(_non_negative(
             cells["batch_wait_timeout_iters"], where, "launch_batch_wait_timeout_iters", True))
@@ -1199,11 +1199,11 @@ def read_splitwise_csv(path: str | Path) -> list[Measurement]:
         if row["model"] not in SPLITWISE_MODELS or row["hardware"] not in SPLITWISE_GPUS:
             continue
         key = (row["model"], row["hardware"],
-               *(_positive_int(row[c], where, c) for c in ("prompt_size", "batch_size",
+               *(positive_int(row[c], where, c) for c in ("prompt_size", "batch_size",
                                                            "token_size", "tensor_parallel")))
         groups.setdefault(key, []).append(
-            (_positive_float(row["prompt_time"], where, "prompt_time") / 1e3,
-             _positive_float(row["token_time"], where, "token_time") / 1e3))
+            (positive_float(row["prompt_time"], where, "prompt_time") / 1e3,
+             positive_float(row["token_time"], where, "token_time") / 1e3))
     out = []
     for (model, hw, prompt, batch, tokens, tp), times in groups.items():
         from napkin.catalog import load_model

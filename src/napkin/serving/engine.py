@@ -168,6 +168,13 @@ class EngineSpec:
                 "kv_offload: needs enable_prefix_caching")
 
 
+def roofline_timer(model: ModelSpec, acc: Accelerator, precision: Precision, eff: Efficiency,
+                   spec: EngineSpec) -> RooflineTimer:
+    """The timer of an engine given none: the roofline at ``eff`` over the spec's TP group."""
+    return RooflineTimer.of(model, acc, precision.weights.compute, eff, spec.tensor_parallel,
+                            spec.allreduce_bytes_per_s, spec.allreduce_latency_s)
+
+
 class Engine:
     """One engine replica: waiting queue, running set, KV pool, clock."""
 
@@ -178,9 +185,7 @@ class Engine:
         self.model, self.acc, self.precision, self.eff, self.spec = model, acc, precision, eff, spec
         self.name = name
         compute = precision.weights.compute
-        self.timer: StepTimer = timer or RooflineTimer.of(
-            model, acc, compute, eff, spec.tensor_parallel, spec.allreduce_bytes_per_s,
-            spec.allreduce_latency_s)
+        self.timer: StepTimer = timer or roofline_timer(model, acc, precision, eff, spec)
         self.basis = (basis or StepBasis.of(model, acc, compute, spec.tensor_parallel,
                                             spec.allreduce_bytes_per_s,
                                             precision.weights.weight_only,

@@ -24,30 +24,24 @@ share)."""
 from typing import TYPE_CHECKING
 
 from napkin.accounting.ranks import Parts
+from napkin.serving.wrapped_timer import WrappedTimer
 from napkin.timing import StepSeries
 
 if TYPE_CHECKING:
     from napkin.serving.engine import StepTimer
 
 
-class PipelineTimer:
+class PipelineTimer(WrappedTimer):
     """A virtual engine's step over ``stages`` pipeline stages: ``inner`` (the whole model at
     the replica's TP) plus ``stages − 1`` boundary transfers of ``boundary_bytes_per_token``
     per token over ``link_bytes_per_s``, each after ``latency_s``."""
 
     def __init__(self, inner: "StepTimer", stages: int, boundary_bytes_per_token: float,
                  link_bytes_per_s: float, latency_s: float) -> None:
-        self.inner, self.stages = inner, stages
+        super().__init__(inner)
+        self.stages = stages
         self.boundary_bytes_per_token = boundary_bytes_per_token
         self.link_bytes_per_s, self.latency_s = link_bytes_per_s, latency_s
-
-    @property
-    def request_s(self) -> float:
-        return self.inner.request_s
-
-    @property
-    def request_token_s(self) -> float:
-        return self.inner.request_token_s
 
     def boundary_s(self, tokens: int) -> float:
         """The step's transfers between stages: ``(p − 1)·(latency + T·bytes/link)``."""
@@ -60,6 +54,3 @@ class PipelineTimer:
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries:
         return self.inner.series(parts0, parts1, tokens, prefill).plus(self.boundary_s(tokens))
-
-    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
-        return self.inner.effective(terms)

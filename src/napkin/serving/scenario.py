@@ -31,7 +31,7 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
-from napkin.serving.engine import Engine, EngineSpec, StepTimer
+from napkin.serving.engine import Engine, EngineSpec, StepTimer, roofline_timer
 from napkin.serving.metrics import SLO
 from napkin.serving.pipeline import PipelineTimer
 from napkin.serving.request import Request
@@ -442,9 +442,7 @@ class Built:
         """:class:`PipelineTimer` around a replica's timer (the roofline's where None): stage
         boundaries over NVLink while the replica's GPUs fit in one node, else the NICs."""
         e = self.scenario.engine
-        inner = timer or RooflineTimer.of(self.model, self.acc, self.precision.weights.compute,
-                                          self.eff, spec.tensor_parallel,
-                                          spec.allreduce_bytes_per_s, spec.allreduce_latency_s)
+        inner = timer or roofline_timer(self.model, self.acc, self.precision, self.eff, spec)
         gpus = spec.tensor_parallel * e.pipeline_parallel
         link = (self.acc.allreduce_bytes_per_s if gpus <= e.gpus_per_node
                 else e.internode_gbs * GB)

@@ -24,6 +24,7 @@ from napkin.accounting.linear import LinearCost
 from napkin.accounting.ranks import Parts
 from napkin.errors import require
 from napkin.serving.step import StepShape
+from napkin.serving.wrapped_timer import WrappedTimer
 from napkin.timing import StepSeries
 
 if TYPE_CHECKING:
@@ -119,23 +120,16 @@ class SpeculativeCost:
         return (real[0] * f, real[1] * f, real[2] * f, real[3] * f, real[4] * f)
 
 
-class SpeculativeTimer:
+class SpeculativeTimer(WrappedTimer):
     """A step timer whose steps take the ``inner`` timer's time over L (with
     :class:`SpeculativeCost`'s parts: the virtual steps of the module docstring). A decode-only
     step's ``n`` tokens are ``n·(k + 1)`` to ``inner`` (its per-token work and all-reduces)."""
 
     def __init__(self, inner: "StepTimer", spec: Speculation) -> None:
-        self.inner, self.q = inner, spec.draft_tokens + 1
+        super().__init__(inner)
+        self.q = spec.draft_tokens + 1
         self.tokens_per_step = spec.tokens_per_step
         """L: mean tokens a verification keeps."""
-
-    @property
-    def request_s(self) -> float:
-        return self.inner.request_s
-
-    @property
-    def request_token_s(self) -> float:
-        return self.inner.request_token_s
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
         real = self.inner.step_s(parts, tokens if prefill else tokens * self.q, prefill)
@@ -146,6 +140,3 @@ class SpeculativeTimer:
         s = self.inner.series(parts0, parts1, tokens if prefill else tokens * self.q, prefill)
         r = 1.0 / self.tokens_per_step
         return type(s)(s.c0 * r, s.dc * r, s.m0 * r, s.dm * r, s.overhead_s * r)
-
-    def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
-        return self.inner.effective(terms)
