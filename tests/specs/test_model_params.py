@@ -45,6 +45,10 @@ PUBLISHED_TOTALS = [
     # meta-llama/Llama-2-7b-hf: HF API safetensors.total 6,738,417,664 (rev 01c7f73d) includes
     # the rotary inv_freq buffers, 32 layers × 64 (head_dim 128 / 2) = 2,048 elements.
     pytest.param("llama-2-7b", 6_738_417_664 - 32 * 64, id="llama-2-7b"),
+    # meta-llama/Llama-2-13b-hf: 13,015,864,320 — a DeepSpeed ZeRO-3 checkpoint of it
+    # ("Reconstructed Trainable fp32 state dict with 363 params 13015864320 elements", a
+    # fine-tuning tutorial's log) and model-size tables quoting Llama-2-13b-chat-hf.
+    pytest.param("llama-2-13b", 13_015_864_320, id="llama-2-13b"),
     # meta-llama/Llama-2-70b-hf: togethercomputer param table / AuroraGPT-70B TOTAL_PARAMS
     # 68,976,648,192 (HF API total 68,976,653,312 = this + 80 layers × 64 inv_freq, checked below).
     pytest.param("llama-2-70b", 68_976_648_192, id="llama-2-70b"),

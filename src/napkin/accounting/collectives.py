@@ -45,6 +45,17 @@ def stage_boundary_bytes_per_token(hidden_size: int, tensor_parallel: int) -> fl
     return hidden_size * TP_ACTIVATION_BYTES / tensor_parallel
 
 
+def context_parallel_kv_bytes_per_token(model: ModelSpec, devices: int) -> float:
+    """Bytes each of ``devices`` context-parallel ranks receives per token of the sequence
+    for one pass of its attention layers: every rank gathers the K and V of the other ranks'
+    shards (ring attention passes them around; PyTorch's all-gather rotation gathers them),
+    ``(n − 1)/n × Σ_layers 2·kv_heads·head_dim × 2`` B (16-bit K and V; MLA's latent and
+    RoPE key instead). A backward moves the K and V again and their gradients back, twice
+    a forward's."""
+    require(devices >= 1, f"devices: must be >= 1, got {devices}")
+    return ring_gather_bytes(model.kv_bytes_per_token_in_window(TP_ACTIVATION_BYTES), devices)
+
+
 def parallel_collectives(model: ModelSpec, devices: int) -> tuple[int, float]:
     """(collectives per forward, bytes each device sends per token) over ``devices``
     tensor-parallel ranks: :func:`tp_allreduces` and :func:`tp_allreduce_bytes_per_token`.

@@ -34,7 +34,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           host_link_gbs: float = _HOST_LINK_GBS, cpu_mem_gbs: float = _CPU_MEM_GBS,
           tokens: float | None = None, epochs: float | None = None,
           dataset_tokens: float | None = None,
-          usd_per_gpu_hour: float | None = None) -> Result:
+          usd_per_gpu_hour: float | None = None, precision: str = "bf16",
+          compiled: bool = False, async_tp: bool = False, cp: int = 1) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -51,14 +52,21 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     direction), ``inter_node_gbs`` beyond ``gpus_per_node``; the pipeline bubble and exposed
     TP/PP traffic come on top. ``freeze``: globs of frozen modules (``attn/*``, ``mlp/*``,
     ``embed``…; ``!`` un-freezes); ``lora_rank`` > 0 trains adapters only (``qlora``: NF4
-    base). A run is ``⌈tokens / tokens per update⌉`` updates: wall time
-    (s), GPU-hours, days and $ at ``usd_per_gpu_hour`` (default: the price catalog's).
+    base). ``precision``: ``bf16``, or ``fp8`` / ``fp8-rowwise`` (the block linears at the
+    FP8 rate, tensorwise or rowwise scales; the head and attention in BF16); ``compiled``:
+    ``torch.compile``'s fused elementwise kernels (a fitted profile's own coefficient);
+    ``async_tp``: TP collectives overlapped with the matmuls; ``cp``: context-parallel ranks
+    per sequence (each runs 1/cp of the tokens and gathers the others' K and V; FSDP shards
+    over ``devices × cp``; GPUs = devices × tp × pipeline × cp). A run is
+    ``⌈tokens / tokens per update⌉`` updates: wall time (s), GPU-hours, days and $ at
+    ``usd_per_gpu_hour`` (default: the price catalog's).
 
     ``value``: dict with ``plan`` (:class:`~napkin.training.plan.TrainPlan`) and ``run``
     (:class:`~napkin.training.run.TrainingRun`, None without ``tokens``/``epochs``).
     """
     from napkin.report.train_views import train_doc
     from napkin.specs.model import check_tensor_parallel
+    from napkin.training.efficiency import PRECISIONS
     from napkin.training.flops import TrainShape
     from napkin.training.memory import recipe
     from napkin.training.plan import Cluster, plan_training
@@ -72,6 +80,9 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
             f"link-gbs: must be a finite number > 0, got {link_gbs}")
     acc = load_gpu(gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops)
     link = link_gbs * GB if link_gbs is not None else acc.allreduce_bytes_per_s
+    require(precision in PRECISIONS,
+            f"precision: must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    require(not async_tp or tp > 1, "async-tp: needs --tp > 1")
     require(grad_dtype is None or grad_dtype in _WIRE_BYTES,
             f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
     for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
@@ -85,6 +96,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
             f"pipeline: must be in [1, {spec.num_layers}] (the layers), got {pipeline}")
     _within(virtual_stages, 1, 1024, "virtual-stages")
     _within(tp, 1, 1024, "tp")
+    _within(cp, 1, 1024, "cp")
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
     check_tensor_parallel(spec, tp)
     cluster = Cluster(acc, devices, zero, offload, link, mfu, tensor_parallel=tp, flash=flash,
@@ -93,7 +105,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       inter_node_bytes_per_s=inter_node_gbs * GB,
                       grad_wire_bytes=None if grad_dtype is None else _WIRE_BYTES[grad_dtype],
                       host_link_bytes_per_s=host_link_gbs * GB,
-                      cpu_mem_bytes_per_s=cpu_mem_gbs * GB)
+                      cpu_mem_bytes_per_s=cpu_mem_gbs * GB, precision=precision,
+                      compiled=compiled, async_tp=async_tp, context_parallel=cp)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
                          qlora=qlora)
     inputs = {"model": spec.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -102,6 +115,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
               "qlora": qlora}
     assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
                    "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
+                   "precision": precision, "compiled": compiled, "async_tp": async_tp,
+                   "context_parallel": cp,
                    "link_bytes_per_s": link,
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "

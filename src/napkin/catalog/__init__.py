@@ -56,6 +56,10 @@ MODELS: tuple[CatalogModel, ...] = (
         ("fish-s2-pro-slow", "fishaudio/s2-pro slow AR (DualARModelArgs as a Qwen3 config)"),
         ("fish-s2-pro-fast", "fishaudio/s2-pro fast AR (DualARModelArgs as a Llama config)"),
     )),
+    # The Hugging Face config.json as a Python dict in Girafboy/pytorchKQI (the same file's
+    # Llama-2-7b and -70b dicts agree with their Hugging Face configs), written back as JSON.
+    CatalogModel("llama-2-13b", "meta-llama/Llama-2-13b-hf",
+                 "Girafboy/pytorchKQI@96326902 example/evaluate.py (Llama_2_13b_hf)"),
     # Verbatim copies of the Hugging Face config.json that NVIDIA's aiconfigurator ships
     # (Apache-2.0); read by napkin.specs.deepseek_v4.
     CatalogModel("deepseek-v4-flash", "deepseek-ai/DeepSeek-V4-Flash",

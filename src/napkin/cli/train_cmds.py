@@ -84,6 +84,17 @@ def train(
         "--dataset-tokens", help="Tokens of one epoch.")] = None,
     usd_per_gpu_hour: Annotated[float | None, FiniteOption(
         "--usd-per-gpu-hour", help="Price (default: the price catalog's for --gpu).")] = None,
+    precision: Annotated[str, typer.Option(
+        "--precision", help="Matmul recipe: bf16, fp8 (block linears at the FP8 rate, "
+                            "tensorwise scales) or fp8-rowwise.")] = "bf16",
+    compiled: Annotated[bool, typer.Option(
+        "--compile/--no-compile", help="torch.compile (fused elementwise kernels).")] = False,
+    async_tp: Annotated[bool, typer.Option(
+        "--async-tp/--no-async-tp",
+        help="TP collectives overlapped with the matmuls (needs --tp > 1).")] = False,
+    cp: Annotated[int, typer.Option(
+        "--cp", min=1, max=1024,
+        help="Context-parallel ranks per sequence (FSDP shards over --devices × --cp).")] = 1,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """FLOPs (itemized, against 6ND), memory per device, communication and time of an update;
@@ -98,7 +109,8 @@ def train(
                    sequence_parallel=sequence_parallel, tp=tp, gpus_per_node=gpus_per_node,
                    inter_node_gbs=inter_node_gbs, host_link_gbs=host_link_gbs,
                    cpu_mem_gbs=cpu_mem_gbs, tokens=tokens, epochs=epochs,
-                   dataset_tokens=dataset_tokens, usd_per_gpu_hour=usd_per_gpu_hour), fmt)
+                   dataset_tokens=dataset_tokens, usd_per_gpu_hour=usd_per_gpu_hour,
+                   precision=precision, compiled=compiled, async_tp=async_tp, cp=cp), fmt)
 
 
 def rl(

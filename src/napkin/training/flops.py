@@ -24,6 +24,10 @@ from napkin.errors import require
 from napkin.specs.model import ModelSpec
 
 ATTENTION = (OpKind.ATTN_SCORE, OpKind.ATTN_VALUE)
+BLOCK_LINEARS = (OpKind.PROJECTION, OpKind.FFN, OpKind.EXPERT)
+"""The matmuls an FP8 training recipe runs at the low-precision rate: every linear layer of
+the blocks (torchao's ``Float8Linear`` swaps each ``nn.Linear``; torchtitan leaves the output
+head, the router, attention's QKᵀ and AV, and the norms in BF16)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,22 @@ class TrainFlops:
     def attention_flops(self) -> float:
         """QKᵀ and AV, forward and backward (recompute excluded), per micro-batch."""
         return sum(op.flops for op in self.forward.ops + self.backward.ops if op.kind in ATTENTION)
+
+    @property
+    def recomputed_ops(self) -> tuple:
+        """The forward ops recompute re-runs (``full``: every op inside a layer; ``selective``:
+        attention's QKᵀ and AV)."""
+        layer_ops = tuple(op for op in self.forward.ops if op.layers)
+        if self.shape.recompute == "full":
+            return layer_ops
+        if self.shape.recompute == "selective":
+            return tuple(op for op in layer_ops if op.kind in ATTENTION)
+        return ()
+
+    def flops_of(self, kinds: tuple[OpKind, ...]) -> float:
+        """FLOPs of the ops of ``kinds`` per micro-batch: forward, backward and recompute."""
+        return sum(op.flops for op in self.forward.ops + self.backward.ops
+                   + self.recomputed_ops if op.kind in kinds)
 
     def by_kind(self) -> dict[str, tuple[float, float]]:
         """(forward, backward) FLOPs per op kind, per micro-batch."""

@@ -96,6 +96,9 @@ class ModelParallelTraffic:
     tp_link_bytes_per_s: float
     pp_bytes: float
     pp_link_bytes_per_s: float
+    cp_bytes: float = 0.0
+    """Context parallelism: the K and V (and their gradients) a rank receives per update."""
+    cp_link_bytes_per_s: float = 1.0
 
     @property
     def tp_s(self) -> float:
@@ -106,23 +109,33 @@ class ModelParallelTraffic:
         return self.pp_bytes / self.pp_link_bytes_per_s if self.pp_bytes else 0.0
 
     @property
+    def cp_s(self) -> float:
+        return self.cp_bytes / self.cp_link_bytes_per_s if self.cp_bytes else 0.0
+
+    @property
     def time_s(self) -> float:
-        return self.tp_s + self.pp_s
+        return self.tp_s + self.pp_s + self.cp_s
 
 
 def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
                            micro_batches: int, tp: int, pp: int, tp_link_bytes_per_s: float,
-                           pp_link_bytes_per_s: float, virtual_stages: int = 1
-                           ) -> ModelParallelTraffic:
+                           pp_link_bytes_per_s: float, virtual_stages: int = 1,
+                           cp_bytes_per_token: float = 0.0, cp_passes: int = 3,
+                           cp_link_bytes_per_s: float = 1.0) -> ModelParallelTraffic:
     """Bytes a rank sends per update for TP ``tp`` and PP ``pp`` (class docstring): the
     forward's TP all-reduces (:func:`~napkin.accounting.collectives.tp_allreduce_bytes_per_token`)
     once more for the backward, over its ``L/p`` layers and ``B_μ·s`` tokens per micro-batch;
     PP ``v·2·B_μ·s·h/t`` 16-bit activations per micro-batch (forward and back across each of
-    the rank's v chunk boundaries, its 1/t share of the tensor)."""
+    the rank's v chunk boundaries, its 1/t share of the tensor); CP ``cp_bytes_per_token``
+    (:func:`~napkin.accounting.collectives.context_parallel_kv_bytes_per_token`, its 1/(t·p)
+    share of the heads and layers) per token of the sequence, ``cp_passes`` times (forward 1,
+    backward 2, full recompute 1 more)."""
     require(tp >= 1 and pp >= 1 and virtual_stages >= 1,
             "tensor-parallel, pipeline, virtual stages: must be >= 1")
     tokens = micro_batches * micro_batch * seq
     tp_bytes = 2 * tp_allreduce_bytes_per_token(hidden, layers, tp) / pp * tokens
     pp_bytes = (virtual_stages * 2 * tokens * stage_boundary_bytes_per_token(hidden, tp)
                 if pp > 1 else 0.0)
-    return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s)
+    cp_bytes = cp_passes * tokens * cp_bytes_per_token / (tp * pp)
+    return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s,
+                                cp_bytes, cp_link_bytes_per_s)

@@ -22,11 +22,13 @@ traffic: a published MFU passed as ``mfu`` counts those twice
 from dataclasses import dataclass
 
 from napkin.accounting.backward import is_frozen
+from napkin.accounting.collectives import context_parallel_kv_bytes_per_token
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
 from napkin.specs.model import ModelSpec
-from napkin.training.flops import TrainFlops, TrainShape, train_flops
+from napkin.training.efficiency import RankWork, TrainingProfile, compute_s
+from napkin.training.flops import ATTENTION, BLOCK_LINEARS, TrainFlops, TrainShape, train_flops
 from napkin.training.memory import (
     FROZEN_WEIGHT_BYTES,
     Fit,
@@ -43,7 +45,6 @@ from napkin.training.parallel import (
     model_parallel_traffic,
     pipeline_bubble,
 )
-from napkin.training.schedule import step_time_s
 
 INTER_NODE_BYTES_PER_S = 50e9
 """One 400 Gb/s InfiniBand NDR port per GPU (the DGX H100 layout: eight ConnectX-7 400 Gb/s
@@ -98,6 +99,21 @@ class Cluster:
     """Model chunks per pipeline rank: 1 is 1F1B, v > 1 the interleaved 1F1B schedule
     (Narayanan et al. 2021 §2.2.2): a bubble v times smaller, v times the PP traffic, and the
     first stage holds ``1 + (p − 1)/(p·v)`` times the activations."""
+    precision: str = "bf16"
+    """Matmul recipe (:data:`napkin.training.efficiency.PRECISIONS`): ``fp8`` and
+    ``fp8-rowwise`` run the block linears at the FP8 rate."""
+    compiled: bool = False
+    """``torch.compile``: the elementwise kernels fused (a fitted profile's own coefficient)."""
+    async_tp: bool = False
+    """Asynchronous TP: the TP collectives overlap the matmuls (only what exceeds the compute
+    is exposed)."""
+    profile: TrainingProfile | None = None
+    """A fitted compute-time profile; None: every matmul at ``mfu`` of its peak."""
+    context_parallel: int = 1
+    """Ranks a sequence is split over (ring or all-gather attention): each runs ``1/c`` of the
+    tokens and of the causal attention (load-balanced chunks), holds ``1/c`` of the
+    activations, gathers the other shards' K and V every attention layer, and shares the
+    FSDP sharding with the DP ranks (torchtitan's ``dp_shard × cp`` mesh)."""
 
 
 @dataclass(frozen=True)
@@ -151,11 +167,18 @@ class TrainPlan:
     virtual_stages: int = 1
     peak_flops_per_s: float = 0.0
     """Dense BF16 peak of one GPU, the denominator of :attr:`achieved_mfu`."""
+    work: RankWork | None = None
+    """One rank's work of the update, by where it runs."""
+    compute_s: float = 0.0
+    """Seconds one rank computes ``work`` (the efficiency model's)."""
+
+    context_parallel: int = 1
 
     @property
     def gpus(self) -> int:
-        """Every GPU of the run: DP × TP × PP."""
-        return self.data_parallel * self.tensor_parallel * self.pipeline_stages
+        """Every GPU of the run: DP × TP × PP × CP."""
+        return (self.data_parallel * self.tensor_parallel * self.pipeline_stages
+                * self.context_parallel)
 
     @property
     def tokens_per_update(self) -> int:
@@ -224,34 +247,45 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     require(pp * v <= model.num_layers + 2,
             f"virtual-stages: pipeline × virtual stages ({pp} × {v}) exceeds "
             f"{model.name}'s {model.num_layers} layers + embedding + head (one per chunk)")
+    cp = cluster.context_parallel
+    require(cp == 1 or shape.sequence_tokens % (2 * cp) == 0,
+            f"cp: the sequence ({shape.sequence_tokens} tokens) must split into 2 × {cp} "
+            "equal chunks (load-balanced context parallelism)")
     flops = train_flops(model, shape, frozen)
     heads = model.blocks[0].attention.num_heads
     # the first pipeline stage holds the most: L layers of one micro-batch under 1F1B
     per_seq = model.num_layers * activation_bytes_per_layer(
         shape.sequence_tokens, 1, model.hidden_size, heads, shape.recompute, cluster.flash,
         cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model)
-    ) * pipeline_activation_factor(pp, shape.accumulation, v)
+    ) * pipeline_activation_factor(pp, shape.accumulation, v) / cp
     mp = tp * pp  # a rank holds 1/(TP·PP) of the weights (Megatron's layout)
+    shards = cluster.devices * cp  # FSDP shards over the DP and CP ranks together
     frozen_params = model.params - trainable
-    state = state_memory(-(-trainable // mp), -(-frozen_params // mp), rec, cluster.devices,
+    state = state_memory(-(-trainable // mp), -(-frozen_params // mp), rec, shards,
                          cluster.zero, cluster.offload, "nf4-dq" if qlora else "bf16")
     fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
               cluster.acc.memory_bytes)
-    # each data-parallel rank runs its own micro-batches: its FLOPs over its TP × PP group
-    compute = step_time_s(flops.update_flops, cluster.acc, mp, cluster.mfu)
+    # each data-parallel rank runs its own micro-batches: its work over its TP × PP group
+    work = rank_work(model, flops, cluster)
+    compute = compute_s(work, cluster.acc, mfu=None if cluster.profile else cluster.mfu,
+                        profile=cluster.profile, precision=cluster.precision,
+                        compiled=cluster.compiled)
     node = cluster.gpus_per_node
     intra, inter = cluster.link_bytes_per_s, cluster.inter_node_bytes_per_s
-    world = cluster.devices * mp
+    world = cluster.devices * mp * cp
     mp_traffic = model_parallel_traffic(
         model.num_layers, model.hidden_size, shape.sequence_tokens, shape.micro_batch,
         shape.accumulation, tp, pp, intra if tp <= node else min(intra, inter),
-        intra if mp <= node else min(intra, inter), v)
+        intra if mp <= node else min(intra, inter), v,
+        context_parallel_kv_bytes_per_token(model, cp) if cp > 1 else 0.0,
+        4 if shape.recompute == "full" else 3,
+        intra if tp * cp <= node else min(intra, inter))
     dp_link = intra if world <= node else min(intra, inter)
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
     frozen_format = "nf4-dq" if qlora else "bf16"
     frozen_bytes = frozen_params / mp * FROZEN_WEIGHT_BYTES[frozen_format]
-    comm = communication(scheme, -(-trainable // mp), cluster.devices, rec.weights, grads,
+    comm = communication(scheme, -(-trainable // mp), shards, rec.weights, grads,
                          dp_link, compute, frozen_bytes)
     # QLoRA dequantizes the NF4 base before each matmul: forward and backward (dX) of every
     # micro-batch, once more under full recompute; memory-bound on HBM
@@ -261,7 +295,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     # the optimizer step touches every trainable parameter's state once per update (sharded by
     # ZeRO-1 and up); on the GPU it is memory-bound on HBM; offloaded, the gradients go to the
     # host, the CPU steps in host memory and the BF16 weights come back (not overlapped)
-    shard = trainable / mp / (cluster.devices if cluster.zero else 1)
+    shard = trainable / mp / (shards if cluster.zero else 1)
     opt_bytes = shard * rec.update_traffic_bytes
     if cluster.offload:
         offload = Offload(shard * (grads + rec.weights), cluster.host_link_bytes_per_s,
@@ -271,12 +305,35 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         offload = None
         opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
     bubble = pipeline_bubble(pp, shape.accumulation, v)
-    busy = max(compute + dequant_s + mp_traffic.time_s, comm.time_s) / (1 - bubble) + opt_s
+    tp_exposed = max(0.0, mp_traffic.tp_s - compute) if cluster.async_tp else mp_traffic.tp_s
+    busy = max(compute + dequant_s + tp_exposed + mp_traffic.pp_s + mp_traffic.cp_s,
+               comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
                      largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
                                          cluster.reserve_bytes),
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
-                     mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"))
+                     mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
+                     compute, cp)
+
+
+def rank_work(model: ModelSpec, flops: TrainFlops, cluster: Cluster) -> RankWork:
+    """One rank's work of an update (:class:`~napkin.training.efficiency.RankWork`): the
+    update's FLOPs split by where they run, over the rank's 1/(TP·PP) of the model and
+    1/CP of the sequence, and the
+    activation bytes its layers write per pass × passes (forward 1, backward 2, full recompute
+    1 more)."""
+    shape = flops.shape
+    mp = cluster.tensor_parallel * cluster.pipeline_stages * cluster.context_parallel
+    attention = flops.flops_of(ATTENTION)
+    low = flops.flops_of(BLOCK_LINEARS) if cluster.precision != "bf16" else 0.0
+    per_pass = model.num_layers / cluster.pipeline_stages * activation_bytes_per_layer(
+        shape.sequence_tokens, shape.micro_batch, model.hidden_size,
+        model.blocks[0].attention.num_heads, "none", True, cluster.tensor_parallel,
+        cluster.sequence_parallel, _mlp_coefficient(model)) / cluster.context_parallel
+    passes = 4 if shape.recompute == "full" else 3
+    a = shape.accumulation
+    return RankWork(a * (flops.micro_batch_flops - attention - low) / mp, a * low / mp,
+                    a * attention / mp, a * passes * per_pass)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
