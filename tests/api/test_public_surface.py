@@ -135,11 +135,11 @@ SURFACE: dict[str, str] = {
         'model, *, seq=4096, docs=None, micro_batch=1, accumulation=1, labels=None, '
         "head='all', recompute='none', freeze=(), lora_rank=0, qlora=False, "
         "optimizer='adamw', zero=0, offload=False, devices=1, gpu='h100-sxm', "
-        'gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None, mfu=0.4, link_gbs=None, '
+        'gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None, mfu=None, link_gbs=None, '
         'grad_dtype=None, flash=True, pipeline=1, virtual_stages=1, sequence_parallel=False, '
         'tp=1, gpus_per_node=8, inter_node_gbs=50.0, host_link_gbs=32.0, cpu_mem_gbs=100.0, '
         'tokens=None, epochs=None, dataset_tokens=None, usd_per_gpu_hour=None, '
-        "precision='bf16', compiled=False, async_tp=False, cp=1"),
+        "precision='bf16', compiled=False, async_tp=False, cp=1, allocator_overhead=None"),
     'rl': (
         'model, *, prompt_len=1024, gen_len=256, keep=16, keep_rate=0.5, reference=True, '
         "teacher=None, reward_model=None, head='all', replicas=0, method='grpo', "

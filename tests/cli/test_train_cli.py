@@ -108,7 +108,7 @@ def test_data_parallel_ranks_each_run_their_micro_batches(cli):
     def run(devices: int) -> dict:
         code, out, _ = cli("train", "llama-2-7b", "--seq", "4096", "--gpu", "rtx-4080",
                            "--gpu-mem-gb", "32", "--devices", str(devices), "--zero", "3",
-                           "--link-gbs", "10", "--format", "json")
+                           "--link-gbs", "10", "--mfu", "0.4", "--format", "json")
         assert code == 0
         return json.loads(out)
     one, four = run(1), run(4)
@@ -126,7 +126,7 @@ def test_eight_a100s_train_qwen2_5_7b_at_about_22k_tokens_per_s(cli):
     gradient all-reduce goes over NVLink 3 (600 GB/s bidirectional → 300 GB/s per direction,
     the catalog's default) and hides behind compute."""
     code, out, _ = cli("train", "qwen2.5-7b", "--seq", "4096", "--gpu", "a100-80gb-sxm",
-                       "--devices", "8", "--format", "json")
+                       "--devices", "8", "--mfu", "0.4", "--format", "json")
     doc = json.loads(out)
     assert code == 0
     six_nd = 8 * 0.4 * 312e12 / (6 * 7_615_616_512)

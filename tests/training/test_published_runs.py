@@ -390,10 +390,13 @@ def test_published_layouts_fit(rid):
     """Every published layout fits with the paper's recomputation: Megatron's under the A100's
     marketed 80 GB (59–64 GB with SP + selective recompute [K22]; 30–50 GB with full
     recompute [N21], micro-batch 1); Llama 3 at 8K without activation checkpointing [L3
-    §3.3.2] within what an H100 reports to CUDA (81,559 MiB = 85.5 GB): 80.3 GB on 8K GPUs,
-    79.9 GB on 16K. napkin's first stage holds L layers × (1 + (p − 1)/(p·v)) = 1.117 × 126
+    §3.3.2] within what an H100 reports to CUDA (81,559 MiB = 85.5 GB): 81.7 GB on 8K GPUs,
+    81.3 GB on 16K. napkin's first stage holds L layers × (1 + (p − 1)/(p·v)) = 1.117 × 126
     layers of activations, 65.5 GB × 1.117; Llama 3's first stage has one layer fewer and frees
-    stage inputs and outputs early, which napkin does not model."""
+    stage inputs and outputs early, which napkin does not model. The loss adds one
+    micro-batch's logits over the TP ranks: 8,192 tokens × 128,256 × (2 + 4 + 4) B / 8 =
+    1.313 GB (BF16 logits, their FP32 copy and its gradient). No allocator share is added
+    (the library's default, 0)."""
     rec = RECORDS[rid]
     plan = plan_of(rec, 0.5)
     acc = load_accelerator(rec["gpu"])
@@ -401,7 +404,7 @@ def test_published_layouts_fit(rid):
     assert plan.fit.total_bytes <= capacity
     if rid in L3_8K:
         assert plan.fit.total_bytes == pytest.approx(
-            {L3_8K[0]: 80.35e9, L3_8K[1]: 79.95e9}[rid], rel=1e-3)
+            {L3_8K[0]: 80.35e9, L3_8K[1]: 79.95e9}[rid] + 8192 * 128256 * 10 / 8, rel=1e-3)
 
 
 @pytest.mark.parametrize("rid", K22)
@@ -436,7 +439,7 @@ def test_llama3_405b_16k_gpus_from_the_cli(cli):
         "--accumulation", "16", "--devices", "128", "--tp", "8", "--pipeline", "16",
         "--virtual-stages", "8", "--sequence-parallel", "--zero", "2", "--grad-dtype", "fp32",
         "--optimizer", "adamw-fp32-grads", "--mfu", f"{efficiency:.4f}", "--tokens", "15.6e12",
-        "--format", "json")
+        "--allocator-overhead", "0", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["assumptions"]["virtual_stages"] == 8 and doc["assumptions"]["sequence_parallel"]

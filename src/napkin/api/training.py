@@ -27,7 +27,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           lora_rank: int = 0, qlora: bool = False, optimizer: str = "adamw", zero: int = 0,
           offload: bool = False, devices: int = 1, gpu: GpuRef | None = "h100-sxm",
           gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
-          gpu_tflops: float | None = None, mfu: float = 0.4, link_gbs: float | None = None,
+          gpu_tflops: float | None = None, mfu: float | None = None,
+          link_gbs: float | None = None,
           grad_dtype: str | None = None, flash: bool = True, pipeline: int = 1,
           virtual_stages: int = 1, sequence_parallel: bool = False, tp: int = 1,
           gpus_per_node: int = 8, inter_node_gbs: float = 50.0,
@@ -35,7 +36,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           tokens: float | None = None, epochs: float | None = None,
           dataset_tokens: float | None = None,
           usd_per_gpu_hour: float | None = None, precision: str = "bf16",
-          compiled: bool = False, async_tp: bool = False, cp: int = 1) -> Result:
+          compiled: bool = False, async_tp: bool = False, cp: int = 1,
+          allocator_overhead: float | None = None) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -47,7 +49,13 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     embedding, norms and skipped head positions removed). Memory per device: weights,
     gradients and optimizer states by the ``optimizer`` recipe (``adamw`` 16 B/param,
     ``adamw-fp32-grads`` 18), sharded by ZeRO stage ``zero`` (3 = FSDP) or offloaded, plus
-    activations. Compute time ``update FLOPs / (tp·pipeline · peak · mfu)``; gradient and
+    activations, the loss's logits, a re-run layer under full recompute, FSDP's gathered
+    layers and the caching allocator's ``allocator_overhead`` share on top (default: the
+    training profile's, fitted on torchtitan's peak memory). Compute time: by the shipped
+    training profile (:func:`napkin.training.efficiency.shipped_profile`, fitted on
+    torchtitan's published tables: matmul, attention and elementwise efficiencies per GPU
+    architecture, with its held-out error band and warnings outside what it saw), or with
+    ``mfu`` every matmul at that share of its peak; gradient and
     weight traffic over ``link_gbs`` GB/s per device (default: the catalog's interconnect per
     direction), ``inter_node_gbs`` beyond ``gpus_per_node``; the pipeline bubble and exposed
     TP/PP traffic come on top. ``freeze``: globs of frozen modules (``attn/*``, ``mlp/*``,
@@ -66,7 +74,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     """
     from napkin.report.train_views import train_doc
     from napkin.specs.model import check_tensor_parallel
-    from napkin.training.efficiency import PRECISIONS
+    from napkin.training.efficiency import PRECISIONS, shipped_profile
     from napkin.training.flops import TrainShape
     from napkin.training.memory import recipe
     from napkin.training.plan import Cluster, plan_training
@@ -99,14 +107,21 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     _within(cp, 1, 1024, "cp")
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
     check_tensor_parallel(spec, tp)
-    cluster = Cluster(acc, devices, zero, offload, link, mfu, tensor_parallel=tp, flash=flash,
+    profile = shipped_profile()
+    require(allocator_overhead is None or 0 <= allocator_overhead <= 10,
+            f"allocator-overhead: must be a share in [0, 10], got {allocator_overhead}")
+    overhead = profile.allocator_overhead if allocator_overhead is None else allocator_overhead
+    cluster = Cluster(acc, devices, zero, offload, link, 0.4 if mfu is None else mfu,
+                      tensor_parallel=tp, flash=flash,
                       sequence_parallel=sequence_parallel, pipeline_stages=pipeline,
                       virtual_stages=virtual_stages, gpus_per_node=gpus_per_node,
                       inter_node_bytes_per_s=inter_node_gbs * GB,
                       grad_wire_bytes=None if grad_dtype is None else _WIRE_BYTES[grad_dtype],
                       host_link_bytes_per_s=host_link_gbs * GB,
                       cpu_mem_bytes_per_s=cpu_mem_gbs * GB, precision=precision,
-                      compiled=compiled, async_tp=async_tp, context_parallel=cp)
+                      compiled=compiled, async_tp=async_tp, context_parallel=cp,
+                      profile=profile if mfu is None else None,
+                      allocator_overhead=overhead)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
                          qlora=qlora)
     inputs = {"model": spec.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -114,7 +129,16 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
               "recompute": recompute, "frozen": list(frozen), "lora_rank": lora_rank,
               "qlora": qlora}
     assumptions = {"optimizer": optimizer, "zero": zero, "offload": offload,
-                   "devices": devices, "gpu": cluster.acc.id, "mfu": mfu,
+                   "devices": devices, "gpu": cluster.acc.id,
+                   "compute": (f"training profile {profile.name} (held-out median "
+                               f"{profile.holdout_median:.1%}; tokens/s band "
+                               f"{profile.band[0]:+.0%} … {profile.band[1]:+.0%})"
+                               if mfu is None else f"mfu {mfu:g} of each matmul's peak"),
+                   "mfu": mfu,
+                   "allocator_overhead": overhead,
+                   "allocator_source": ("--allocator-overhead" if allocator_overhead is not None
+                                        else f"training profile {profile.name}: measured peak "
+                                        "reserved / allocated on torchtitan's runs"),
                    "precision": precision, "compiled": compiled, "async_tp": async_tp,
                    "context_parallel": cp,
                    "link_bytes_per_s": link,
@@ -138,7 +162,9 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
         assumptions.update(usd_per_gpu_hour=usd, price_source=source)
     else:
         require(usd_per_gpu_hour is None, "usd-per-gpu-hour: only with --tokens or --epochs")
-    return Result(train_doc(plan, inputs, assumptions, run), {"plan": plan, "run": run})
+    warnings = profile.warnings(cluster.acc, precision) if mfu is None else []
+    return Result(train_doc(plan, inputs, assumptions, run, profile if mfu is None else None,
+                            warnings), {"plan": plan, "run": run})
 
 
 def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int = 16,

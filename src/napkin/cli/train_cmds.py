@@ -29,8 +29,9 @@ def train(
     labels: Annotated[int | None, typer.Option("--labels", help="Labelled tokens/sequence.")] =
     None,
     head: Annotated[str, typer.Option("--head", help="LM head on all or labelled.")] = "all",
-    recompute: Annotated[str, typer.Option("--recompute", help="none, selective or full.")] =
-    "none",
+    recompute: Annotated[str, typer.Option(
+        "--recompute", help="none, selective (attention core), selective-op (torchtitan's "
+                            "per-op), selective-layer (every second layer) or full.")] = "none",
     freeze: Annotated[list[str] | None, typer.Option(
         "--freeze", help="Glob of frozen modules (attn/*, mlp/*, embed…); ! un-freezes.")] = None,
     lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank (0: off).")] = 0,
@@ -44,10 +45,15 @@ def train(
                                                            "--pipeline GPUs).")] = 1,
     gpu: GpuOpt = "h100-sxm", gpu_mem_gb: MemOpt = None, gpu_bw_gbs: BwOpt = None,
     gpu_tflops: TflopsOpt = None,
-    mfu: Annotated[float, FiniteOption(
-        "--mfu", help="Share of dense peak while computing; bubble and exposed TP/PP traffic "
-                      "come on top (the output's achieved_mfu is the end-to-end figure).")] =
-    0.4,
+    mfu: Annotated[float | None, FiniteOption(
+        "--mfu", help="Share of each matmul's dense peak while computing (default: the "
+                      "training profile fitted on torchtitan's runs); bubble and exposed "
+                      "TP/PP traffic come on top (achieved_mfu is the end-to-end figure).")
+    ] = None,
+    allocator_overhead: Annotated[float | None, FiniteOption(
+        "--allocator-overhead", help="Share of the allocated memory the caching allocator "
+                                     "reserves on top (default: the training profile's).")
+    ] = None,
     link_gbs: Annotated[float | None, FiniteOption(
         "--link-gbs", help="Gradient/weight link per device, GB/s (default: the GPU's "
                            "interconnect per direction from the catalog, PCIe 4 where none).")]
@@ -110,7 +116,8 @@ def train(
                    inter_node_gbs=inter_node_gbs, host_link_gbs=host_link_gbs,
                    cpu_mem_gbs=cpu_mem_gbs, tokens=tokens, epochs=epochs,
                    dataset_tokens=dataset_tokens, usd_per_gpu_hour=usd_per_gpu_hour,
-                   precision=precision, compiled=compiled, async_tp=async_tp, cp=cp), fmt)
+                   precision=precision, compiled=compiled, async_tp=async_tp, cp=cp,
+                   allocator_overhead=allocator_overhead), fmt)
 
 
 def rl(

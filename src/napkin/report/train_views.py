@@ -6,6 +6,7 @@ from napkin.reinforcement.cycle import RLCycle
 from napkin.reinforcement.memory import RoleMemory
 from napkin.reinforcement.timing import RLTiming
 from napkin.report.document import Document, Section
+from napkin.training.efficiency import TrainingProfile
 from napkin.training.plan import TrainPlan
 from napkin.training.run import TrainingRun
 from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds
@@ -16,7 +17,8 @@ def _tf(flops: float) -> str:
 
 
 def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, Any],
-              run: TrainingRun | None = None) -> Document:
+              run: TrainingRun | None = None, profile: TrainingProfile | None = None,
+              warnings: list[str] | None = None) -> Document:
     f, shape = plan.flops, plan.flops.shape
     kinds = [[k, _tf(fw), _tf(bw), _tf(fw + bw)] for k, (fw, bw) in f.by_kind().items()]
     kinds.append(["total", _tf(f.forward.flops), _tf(f.backward.flops),
@@ -43,12 +45,32 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         ["offloaded to CPU", fmt_bytes(fit.state.offloaded_bytes)],
         [f"activations ({shape.micro_batch} seq. per micro-batch)",
          fmt_bytes(fit.activations_bytes)],
+        ["loss logits (BF16, FP32 copy and gradient)", fmt_bytes(fit.logits_bytes)],
+        ["re-run layer in backward", fmt_bytes(fit.working_bytes)],
+        ["FSDP gathered weights and unsharded gradients", fmt_bytes(fit.buffer_bytes)],
+        [f"caching allocator ({fit.allocator_overhead:.1%} of the allocated)",
+         fmt_bytes(fit.allocator_bytes)],
         ["reserve", fmt_bytes(fit.reserve_bytes)],
         ["total per device", fmt_bytes(fit.total_bytes)],
         ["device memory", fmt_bytes(fit.capacity_bytes)],
         ["fits", "yes" if fit.fits else "no"],
         ["largest micro-batch that fits", str(plan.max_micro_batch)],
     ]
+    tokens_band = None
+    band_s = band_tokens = ""
+    if profile is not None:
+        # measured = predicted / (1 + e) for a held-out error e in the profile's band
+        tokens_band = (plan.tokens_per_s / (1 + profile.band[1]),
+                       plan.tokens_per_s / (1 + profile.band[0]))
+        band_tokens = f" ({tokens_band[0]:,.0f}–{tokens_band[1]:,.0f})"
+        band_s = (f" ({fmt_seconds(plan.update_s * (1 + profile.band[0]))}–"
+                  f"{fmt_seconds(plan.update_s * (1 + profile.band[1]))})")
+    compute_note = (
+        f"compute: training profile {profile.name} (matmul, attention and elementwise "
+        f"efficiencies per GPU architecture fitted on torchtitan's tables; held out by table "
+        f"{profile.holdout_median:.1%} median |error|; ranges in brackets are its 10th–90th "
+        "percentile)" if profile is not None else
+        "compute: every matmul at --mfu of its format's peak while computing")
     c = plan.comm
     mp = plan.model_parallel
     time_rows = [
@@ -76,8 +98,10 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
          f"in {fmt_seconds(plan.offload.cpu_s)}"],
         *([["QLoRA dequantization (NF4 → BF16 per matmul pass)", fmt_seconds(plan.dequant_s)]]
           if plan.dequant_s else []),
-        ["update time", fmt_seconds(plan.update_s)],
-        ["tokens/s", f"{plan.tokens_per_s:,.0f}"],
+        *([["CP K/V gathers per device", f"{fmt_bytes(mp.cp_bytes)} in "
+            f"{fmt_seconds(mp.cp_s)}"]] if mp and mp.cp_bytes else []),
+        ["update time", fmt_seconds(plan.update_s) + band_s],
+        ["tokens/s", f"{plan.tokens_per_s:,.0f}" + band_tokens],
         ["end-to-end MFU / HFU (model / hardware FLOPs ÷ update time · GPUs · peak)",
          f"{plan.achieved_mfu:.1%} / {plan.achieved_hfu:.1%}"],
     ]
@@ -103,6 +127,10 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
         "virtual_stages": plan.virtual_stages, "model_flops_all_ranks": plan.model_flops,
         "achieved_mfu": plan.achieved_mfu, "achieved_hfu": plan.achieved_hfu,
+        "work": plan.work, "compute_s": plan.compute_s,
+        "tokens_per_s_band": list(tokens_band) if tokens_band else None,
+        "training_profile": profile.name if profile else None,
+        "warnings": list(warnings or []),
     }
     sections = [
         Section("matmul FLOPs by kind, one micro-batch (TFLOP)",
@@ -111,10 +139,10 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         Section("memory per device", ["", "bytes"], memory,
                 ["GB = 1e9 B; activations: Korthikanti et al. 2022 per layer"]),
         Section("tokens, communication, time", ["", ""], time_rows,
-                ["compute runs at --mfu of the peak while computing; the pipeline bubble, "
-                 "exposed TP/PP traffic and the optimizer step come on top, so the "
-                 "end-to-end MFU is lower (a published end-to-end MFU passed as --mfu counts "
-                 "them twice)"]),
+                [compute_note, "the pipeline bubble, exposed TP/PP/CP traffic and the "
+                 "optimizer step come on top of the compute, so the end-to-end MFU is lower "
+                 "(a published end-to-end MFU passed as --mfu counts them twice)",
+                 *(f"warning: {w}" for w in warnings or [])]),
     ]
     if run is not None:
         sections.append(Section("the whole run", ["", ""], [

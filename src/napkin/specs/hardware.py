@@ -41,6 +41,9 @@ class Accelerator:
     sm_clock_hz: float | None = None
     """The SM's maximum clock (nvidia-smi ``Max Clocks: SM``), source ``sources["clock"]``;
     None where no public source gives it (then :attr:`fixed_time_scale` is 1)."""
+    architecture: str = ""
+    """The GPU architecture kernels are written for (``ampere``, ``hopper``, ``blackwell`` …);
+    empty for a custom device."""
 
     def __post_init__(self) -> None:
         if self.device_memory_bytes is None:  # unknown: what the vendor markets

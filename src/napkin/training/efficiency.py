@@ -1,7 +1,8 @@
 """How fast one rank computes an update: its work split by where it runs, and the efficiency
 model that turns the work into seconds.
 
-A rank's work (:class:`RankWork`) of one update, all over its share of the model (TP·PP):
+A rank's work (:class:`RankWork`) of one update, all over its share of the model (TP·PP) and of
+the sequence (CP):
 
 - ``matmul_flops``: matmuls at the 16-bit rate (every linear, the LM head, the router; with an
   FP8 recipe only the head and the router);
@@ -11,25 +12,31 @@ A rank's work (:class:`RankWork`) of one update, all over its share of the model
 - ``activation_bytes``: the activations the layers write, per pass (Korthikanti et al.'s
   per-layer bytes without recompute, ``s·b·h·(18 + 4·ffn/h)`` on the rank), times the passes
   over them (forward 1, backward 2, full recompute 1 more): a proxy for the elementwise traffic
-  (norms, residual adds, SwiGLU, RoPE, casts) that runs at HBM bandwidth, not at the matmul rate.
+  (norms, residual adds, SwiGLU, RoPE, FP8 casts) that runs at HBM bandwidth, not at the matmul
+  rate.
+
+Its ideal seconds per term (:func:`basis`): ``matmul`` = matmul FLOPs / BF16 peak, ``fp8`` or
+``fp8_rowwise`` = low-precision FLOPs / FP8 peak (tensorwise or rowwise scales), ``attention``
+= attention FLOPs / BF16 peak, ``elementwise`` or ``elementwise_compiled`` = activation bytes /
+HBM bandwidth (eager, or fused by ``torch.compile``).
 
 Seconds of compute: with a plain efficiency ``mfu`` (the user's ``--mfu``) every matmul runs at
 ``mfu`` of its format's dense peak and the elementwise traffic is inside that share::
 
-    compute = matmul / (peak₁₆·mfu) + low_matmul / (peak₈·mfu) + attention / (peak₁₆·mfu)
+    compute = (matmul + fp8 + fp8_rowwise + attention) / mfu
 
-With a fitted :class:`TrainingProfile` each part has its own coefficient (seconds per second
-of ideal time; 1/efficiency for the matmuls)::
+With a fitted :class:`TrainingProfile` each term has its own coefficient (seconds per second
+of ideal time; 1/efficiency for the matmuls), the matmul and attention ones per GPU
+architecture (kernels are tuned per architecture: FlashAttention-2 reaches far more of an
+A100's peak than of an H100's)::
 
-    compute = c_matmul·matmul/peak₁₆ + c_fp8·low_matmul/peak₈ + c_attn·attention/peak₁₆
-              + c_elem·activation_bytes/HBM bandwidth
-
-``c_fp8`` is the tensorwise-scaled recipe's (``fp8``) or the rowwise one's (``fp8-rowwise``);
-``c_elem`` the eager one's or, under ``torch.compile`` (which fuses the elementwise kernels),
-the compiled one's.
+    compute = Σ_term c_term · ideal_term
 """
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
@@ -40,7 +47,9 @@ PRECISIONS = ("bf16", "fp8", "fp8-rowwise")
 (torchao's default, delayed or dynamic); FP8 with rowwise scales (more accurate, slower
 kernels)."""
 TERMS = ("matmul", "fp8", "fp8_rowwise", "attention", "elementwise", "elementwise_compiled")
-"""A profile's coefficients, in order."""
+"""The ideal-seconds terms of :func:`basis`, in order."""
+PER_ARCHITECTURE = ("matmul", "attention")
+"""Terms a profile fits per GPU architecture (``matmul.hopper``); the others are shared."""
 
 
 @dataclass(frozen=True)
@@ -53,32 +62,8 @@ class RankWork:
     activation_bytes: float
 
 
-@dataclass(frozen=True)
-class TrainingProfile:
-    """Fitted coefficients of the compute time (module docstring), where they come from and how
-    far off they were on the rows held out."""
-
-    name: str
-    coefficients: tuple[float, ...]
-    sources: tuple[str, ...] = ()
-    band: tuple[float, float] = (0.0, 0.0)
-    """10th and 90th percentile of held-out ``predicted / measured − 1`` of throughput."""
-    gpus: tuple[str, ...] = ()
-    """GPUs the fit saw (a query on another warns)."""
-    precisions: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        require(len(self.coefficients) == len(TERMS),
-                f"coefficients: need {len(TERMS)} ({', '.join(TERMS)})")
-        require(all(0 <= c < float("inf") for c in self.coefficients),
-                "coefficients: must be finite and >= 0")
-
-    def coefficient(self, term: str) -> float:
-        return self.coefficients[TERMS.index(term)]
-
-
 def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
-          compiled: bool = False) -> tuple[float, ...]:
+          compiled: bool = False) -> dict[str, float]:
     """The ideal seconds of each :data:`TERMS` entry for ``work`` on ``acc`` (0 for the terms
     the recipe does not use)."""
     require(precision in PRECISIONS, f"precision: must be one of {', '.join(PRECISIONS)}, "
@@ -86,12 +71,80 @@ def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
     p16 = acc.peak_flops_per_s("bf16")
     low = work.low_matmul_flops / acc.peak_flops_per_s("fp8") if work.low_matmul_flops else 0.0
     elem = work.activation_bytes / acc.mem_bytes_per_s
-    return (work.matmul_flops / p16,
-            low if precision == "fp8" else 0.0,
-            low if precision == "fp8-rowwise" else 0.0,
-            work.attention_flops / p16,
-            0.0 if compiled else elem,
-            elem if compiled else 0.0)
+    return {"matmul": work.matmul_flops / p16,
+            "fp8": low if precision == "fp8" else 0.0,
+            "fp8_rowwise": low if precision == "fp8-rowwise" else 0.0,
+            "attention": work.attention_flops / p16,
+            "elementwise": 0.0 if compiled else elem,
+            "elementwise_compiled": elem if compiled else 0.0}
+
+
+def column(term: str, architecture: str) -> str:
+    """A profile's coefficient name for ``term`` on ``architecture`` (``matmul.hopper``;
+    shared terms keep their name)."""
+    return f"{term}.{architecture}" if term in PER_ARCHITECTURE else term
+
+
+@dataclass(frozen=True)
+class TrainingProfile:
+    """Fitted coefficients of the compute time (module docstring), where they come from and how
+    far off they were on the rows held out."""
+
+    name: str
+    coefficients: Mapping[str, float]
+    """By :func:`column` name: ``matmul.<arch>``, ``attention.<arch>`` for each of
+    :attr:`architectures`, and the shared terms."""
+    architectures: tuple[str, ...]
+    """Architectures the fit saw; the last stands in for any other (with a warning)."""
+    sources: tuple[str, ...] = ()
+    band: tuple[float, float] = (0.0, 0.0)
+    """10th and 90th percentile of held-out ``predicted / measured − 1`` of throughput."""
+    holdout_median: float = 0.0
+    """Median |predicted / measured − 1| of throughput on the rows held out."""
+    gpus: tuple[str, ...] = ()
+    """GPUs the fit saw."""
+    precisions: tuple[str, ...] = ()
+    """Matmul recipes the fit saw."""
+    allocator_overhead: float = 0.0
+    """Memory the caching allocator reserves beyond what is allocated, as a share of it: the
+    geometric mean of measured peak reserved / napkin's allocated over the memory rows."""
+    memory_holdout_median: float = 0.0
+    """Median |predicted / measured − 1| of peak memory on the rows held out."""
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        require(bool(self.architectures), "architectures: a profile covers at least one")
+        need = [column(t, a) for t in PER_ARCHITECTURE for a in self.architectures] + [
+            t for t in TERMS if t not in PER_ARCHITECTURE]
+        missing = [n for n in need if n not in self.coefficients]
+        require(not missing, f"coefficients: missing {', '.join(missing)}")
+        require(all(0 <= v < float("inf") for v in self.coefficients.values()),
+                "coefficients: must be finite and >= 0")
+
+    def architecture_of(self, acc: Accelerator) -> str:
+        """The architecture whose coefficients time ``acc``: its own if fitted, else the
+        profile's last (newest)."""
+        return acc.architecture if acc.architecture in self.architectures else (
+            self.architectures[-1])
+
+    def warnings(self, acc: Accelerator, precision: str) -> list[str]:
+        """What the query asks outside what the profile was fitted on."""
+        out = []
+        if acc.architecture not in self.architectures:
+            out.append(f"gpu: {acc.id} ({acc.architecture or 'custom'}) is outside the "
+                       f"training profile's architectures ({', '.join(self.architectures)}); "
+                       f"timed with {self.architectures[-1]}'s coefficients")
+        elif self.gpus and acc.id not in self.gpus:
+            out.append(f"gpu: {acc.id} was not among the training profile's GPUs "
+                       f"({', '.join(self.gpus)}); timed with its architecture's coefficients")
+        if self.precisions and precision not in self.precisions:
+            out.append(f"precision: {precision} is outside the training profile's recipes "
+                       f"({', '.join(self.precisions)})")
+        return out
+
+    def compute_s(self, ideal: Mapping[str, float], architecture: str) -> float:
+        """``Σ c_term · ideal_term`` (module docstring)."""
+        return sum(self.coefficients[column(t, architecture)] * ideal[t] for t in TERMS)
 
 
 def compute_s(work: RankWork, acc: Accelerator, *, mfu: float | None = None,
@@ -100,8 +153,27 @@ def compute_s(work: RankWork, acc: Accelerator, *, mfu: float | None = None,
     """Seconds one rank computes ``work``: at a plain ``mfu`` or by a fitted ``profile``
     (exactly one of them; module docstring)."""
     require((mfu is None) != (profile is None), "compute: give an mfu or a profile")
-    x = basis(work, acc, precision, compiled)
+    ideal = basis(work, acc, precision, compiled)
     if profile is not None:
-        return sum(c * v for c, v in zip(profile.coefficients, x, strict=True))
+        return profile.compute_s(ideal, profile.architecture_of(acc))
     check_efficiency(mfu, "mfu")
-    return (x[0] + x[1] + x[2] + x[3]) / mfu
+    return (ideal["matmul"] + ideal["fp8"] + ideal["fp8_rowwise"] + ideal["attention"]) / mfu
+
+
+PROFILE_FILE = "training_profile.yaml"
+"""The shipped training profile (``napkin/catalog``), written by ``benchmarks/fit_training.py``."""
+
+
+@cache
+def shipped_profile() -> TrainingProfile:
+    """The shipped training profile (fitted on torchtitan's published tables)."""
+    from napkin.specs.yaml_text import load_yaml
+
+    d = load_yaml(resources.files("napkin.catalog").joinpath(PROFILE_FILE).read_text())
+    return TrainingProfile(
+        name=d["name"], coefficients={k: float(v) for k, v in d["coefficients"].items()},
+        architectures=tuple(d["architectures"]), sources=tuple(d["sources"]),
+        band=(float(d["band"][0]), float(d["band"][1])),
+        holdout_median=float(d["holdout_median"]), gpus=tuple(d["gpus"]),
+        precisions=tuple(d["precisions"]), allocator_overhead=float(d["allocator_overhead"]),
+        memory_holdout_median=float(d["memory_holdout_median"]), notes=tuple(d["notes"]))

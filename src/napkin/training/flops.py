@@ -7,7 +7,11 @@ labelled ones (``head="labelled"``: hidden states are gathered first). Backward 
 :func:`napkin.accounting.backward` (dW only where modules train; dX where anything upstream
 trains). Recomputation adds forward work back: ``full`` re-runs every layer's forward during
 backward (checkpoints at layer inputs), ``selective`` only the attention core (QKᵀ, softmax,
-AV), as Korthikanti et al. 2022 do. An update accumulates ``accumulation`` micro-batches.
+AV), as Korthikanti et al. 2022 do; ``selective-op`` is torchtitan's per-op policy (every
+block keeps the outputs of its matmuls and attention but re-runs every second matmul in call
+order — q, k, v, o, gate, up, down → k, o and up — and the elementwise ops); ``selective-layer``
+is torchtitan's every-second-layer policy (half the layers re-run in full). An update
+accumulates ``accumulation`` micro-batches.
 
 The gap to ``6ND`` (N all parameters, active ones for MoE; D the tokens) is explained term by
 term (:class:`GapTo6ND`).
@@ -18,12 +22,14 @@ from dataclasses import dataclass
 from napkin.accounting.backward import backward
 from napkin.accounting.batch import Batch, Segment
 from napkin.accounting.forward import Precision, forward
-from napkin.accounting.ops import CallCost, OpKind
+from napkin.accounting.ops import CallCost, Op, OpKind
 from napkin.accounting.rules import train_flops_6nd
 from napkin.errors import require
 from napkin.specs.model import ModelSpec
 
 ATTENTION = (OpKind.ATTN_SCORE, OpKind.ATTN_VALUE)
+RECOMPUTE = ("none", "selective", "selective-op", "selective-layer", "full")
+"""Activation recomputation policies (module docstring)."""
 BLOCK_LINEARS = (OpKind.PROJECTION, OpKind.FFN, OpKind.EXPERT)
 """The matmuls an FP8 training recipe runs at the low-precision rate: every linear layer of
 the blocks (torchao's ``Float8Linear`` swaps each ``nn.Linear``; torchtitan leaves the output
@@ -51,8 +57,8 @@ class TrainShape:
                 f"sequence, got {self.labels}")
         require(self.head in ("all", "labelled"), f"head: must be all or labelled, got "
                 f"{self.head!r}")
-        require(self.recompute in ("none", "selective", "full"),
-                f"recompute: must be none, selective or full, got {self.recompute!r}")
+        require(self.recompute in RECOMPUTE,
+                f"recompute: must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
 
     @property
     def sequence_tokens(self) -> int:
@@ -121,6 +127,8 @@ class TrainFlops:
     six_nd_flops: float
     """6·N·D for one micro-batch (N: active parameters; D: its tokens)."""
     gap: GapTo6ND
+    recomputed: tuple[tuple[Op, float], ...] = ()
+    """The forward ops recompute re-runs, each with the share of its layers re-run."""
 
     @property
     def micro_batch_flops(self) -> float:
@@ -136,21 +144,11 @@ class TrainFlops:
         """QKᵀ and AV, forward and backward (recompute excluded), per micro-batch."""
         return sum(op.flops for op in self.forward.ops + self.backward.ops if op.kind in ATTENTION)
 
-    @property
-    def recomputed_ops(self) -> tuple:
-        """The forward ops recompute re-runs (``full``: every op inside a layer; ``selective``:
-        attention's QKᵀ and AV)."""
-        layer_ops = tuple(op for op in self.forward.ops if op.layers)
-        if self.shape.recompute == "full":
-            return layer_ops
-        if self.shape.recompute == "selective":
-            return tuple(op for op in layer_ops if op.kind in ATTENTION)
-        return ()
-
     def flops_of(self, kinds: tuple[OpKind, ...]) -> float:
         """FLOPs of the ops of ``kinds`` per micro-batch: forward, backward and recompute."""
         return sum(op.flops for op in self.forward.ops + self.backward.ops
-                   + self.recomputed_ops if op.kind in kinds)
+                   if op.kind in kinds) + sum(op.flops * share for op, share in self.recomputed
+                                             if op.kind in kinds)
 
     def by_kind(self) -> dict[str, tuple[float, float]]:
         """(forward, backward) FLOPs per op kind, per micro-batch."""
@@ -167,16 +165,32 @@ def train_flops(model: ModelSpec, shape: TrainShape, frozen: tuple[str, ...] = (
     precision = precision or Precision.of()
     fwd = forward(model, shape.batch(), precision)
     bwd = backward(model, fwd, frozen)
-    layer_ops = [op for op in fwd.ops if op.layers]
-    if shape.recompute == "full":
-        recompute = sum(op.flops for op in layer_ops)
-    elif shape.recompute == "selective":
-        recompute = sum(op.flops for op in layer_ops if op.kind in ATTENTION)
-    else:
-        recompute = 0.0
+    recomputed = recomputed_ops(model, fwd, shape.recompute)
+    recompute = sum(op.flops * share for op, share in recomputed)
     tokens = shape.micro_batch * shape.sequence_tokens
     return TrainFlops(shape, fwd, bwd, recompute, train_flops_6nd(model.active_params, tokens),
-                      _gap(model, fwd, bwd, recompute, tokens))
+                      _gap(model, fwd, bwd, recompute, tokens), recomputed)
+
+
+def recomputed_ops(model: ModelSpec, fwd: CallCost, recompute: str
+                   ) -> tuple[tuple[Op, float], ...]:
+    """The forward ops ``recompute`` re-runs in backward and the share of their layers it
+    re-runs (module docstring): ``full`` every op inside a layer, ``selective-layer`` the same
+    on half the layers, ``selective`` QKᵀ and AV, ``selective-op`` every second linear of a
+    block in call order."""
+    layer_ops = [op for op in fwd.ops if op.layers]
+    if recompute == "full":
+        return tuple((op, 1.0) for op in layer_ops)
+    if recompute == "selective-layer":
+        return tuple((op, 0.5) for op in layer_ops)
+    if recompute == "selective":
+        return tuple((op, 1.0) for op in layer_ops if op.kind in ATTENTION)
+    if recompute == "selective-op":
+        second = {lin.name for g in model.layer_groups
+                  for lin in g.block.linears[1::2]}
+        return tuple((op, 1.0) for op in layer_ops
+                     if op.kind in BLOCK_LINEARS and op.module in second)
+    return ()
 
 
 def expert_train_flops_per_token(model: ModelSpec) -> float:

@@ -6,9 +6,9 @@ configuration and measured quantity, with columns
 
     id, model_ref (catalog id), gpu (catalog id), gpu_mem_gb / gpu_bw_gbs / gpu_tflops
     (overrides, blank = the catalog's), gpus, tp, pp, vp, cp, ep, zero, seq, micro_batch,
-    global_batch, recompute (none | selective | full), precision (bf16 | fp8 | fp8-rowwise),
-    compile and async_tp (0 or 1; blank or absent = 0), optimizer (blank = adamw), grad_dtype
-    (the gradient reduction's dtype), quantity
+    global_batch, recompute (:data:`~napkin.training.flops.RECOMPUTE`), precision (bf16 |
+    fp8 | fp8-rowwise), compile and async_tp (0 or 1; blank or absent = 0), optimizer
+    (blank = adamw), grad_dtype (the gradient reduction's dtype), quantity
     (``tokens_per_s_per_gpu`` | ``peak_mem_gib``), measured, stated_mfu (blank = none), table,
     notes.
 
@@ -33,7 +33,7 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError, require
 from napkin.specs.hardware import Accelerator, override
 from napkin.training.efficiency import PRECISIONS, TrainingProfile
-from napkin.training.flops import TrainShape
+from napkin.training.flops import RECOMPUTE, TrainShape
 from napkin.training.memory import recipe
 from napkin.training.plan import Cluster, TrainPlan, plan_training
 from napkin.units import GiB
@@ -42,7 +42,6 @@ COLUMNS = ("id", "model_ref", "gpu", "gpu_mem_gb", "gpu_bw_gbs", "gpu_tflops", "
            "pp", "vp", "cp", "ep", "zero", "seq", "micro_batch", "global_batch", "recompute",
            "precision", "optimizer", "grad_dtype", "quantity", "measured", "stated_mfu")
 QUANTITIES = {"tokens_per_s_per_gpu": "tokens/s per GPU", "peak_mem_gib": "peak memory, GiB"}
-RECOMPUTE = ("none", "selective", "full")
 
 
 @dataclass(frozen=True)

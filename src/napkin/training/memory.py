@@ -14,7 +14,11 @@ Activations per layer (Korthikanti et al. 2022, Table 2; bytes, 16-bit activatio
 recompute) drops the ``5·a·s/h`` attention-matrix term; with tensor parallel ``t`` the per-device
 figure is ``s·b·h·(10 + 24/t [+ 5as/(ht)])`` and with sequence parallel ``34/t``; full
 recomputation keeps only each layer's input, ``2·s·b·h``. For SwiGLU MLPs Megatron's
-generalization replaces 34 by ``18 + 4·ffn/h`` (``mlp_coefficient``).
+generalization replaces 34 by ``18 + 4·ffn/h`` (``mlp_coefficient``). torchtitan's
+per-op policy (``selective-op``) keeps the layer's input and the outputs of the matmuls and
+attention it does not re-run — q (h), v (kv), the attention output (h) and the gate (ffn) —
+``2·s·b·(h + (2h + kv + ffn)/t)`` (all over t with sequence parallelism); its every-second-layer
+policy (``selective-layer``) keeps half the layers whole and half as inputs only.
 
 With pipeline parallelism the first stage holds the most (Korthikanti et al. 2022 §4.2.3): 1F1B
 keeps p micro-batches in flight on its L/p layers, L layers' worth of one micro-batch
@@ -25,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 from napkin.errors import NapkinError, require
+from napkin.training.flops import RECOMPUTE
 
 
 @dataclass(frozen=True)
@@ -113,13 +118,22 @@ def state_memory(trainable: int, frozen: int, rec: Recipe, devices: int = 1, zer
 def activation_bytes_per_layer(seq: int, batch: int, hidden: int, heads: int,
                                recompute: str = "none", flash: bool = False,
                                tensor_parallel: int = 1, sequence_parallel: bool = False,
-                               mlp_coefficient: float = 34.0) -> float:
-    """Korthikanti et al. 2022 activation bytes of one layer on one device (see module doc)."""
-    require(recompute in ("none", "selective", "full"),
-            f"recompute: must be none, selective or full, got {recompute!r}")
+                               mlp_coefficient: float = 34.0, kv_fraction: float = 1.0
+                               ) -> float:
+    """Korthikanti et al. 2022 activation bytes of one layer on one device (see module doc);
+    ``kv_fraction``: the K (or V) width over the hidden size, ``kv_heads·head_dim/h``."""
+    require(recompute in RECOMPUTE,
+            f"recompute: must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
     sbh, t = seq * batch * hidden, tensor_parallel
     if recompute == "full":
         return 2.0 * sbh / (t if sequence_parallel else 1)
+    if recompute == "selective-layer":
+        return 0.5 * sum(activation_bytes_per_layer(
+            seq, batch, hidden, heads, r, flash, t, sequence_parallel, mlp_coefficient)
+            for r in ("none", "full"))
+    if recompute == "selective-op":
+        split = 2.0 + kv_fraction + (mlp_coefficient - 18.0) / 4.0
+        return 2.0 * sbh * ((1.0 + split) / t if sequence_parallel else 1.0 + split / t)
     score = 0.0 if (flash or recompute == "selective") else 5.0 * heads * seq / hidden
     if sequence_parallel:
         return sbh * (mlp_coefficient + score) / t
@@ -144,6 +158,11 @@ def pipeline_activation_factor(stages: int, micro_batches: int, virtual_stages: 
     return min(1.0, micro_batches / stages)
 
 
+LOGIT_BYTES = 2 + 4 + 4
+"""Bytes per logit while the loss runs: the BF16 logits, their FP32 copy for the cross-entropy
+(torchtitan's ``cross_entropy(pred.flatten(0, 1).float(), labels)``) and its FP32 gradient."""
+
+
 @dataclass(frozen=True)
 class Fit:
     """Per-device memory of a training setup and whether it fits."""
@@ -152,10 +171,33 @@ class Fit:
     activations_bytes: float
     reserve_bytes: float
     capacity_bytes: float
+    logits_bytes: float = 0.0
+    """The loss over one micro-batch: ``tokens × vocab × LOGIT_BYTES / t`` (the vocabulary
+    split over TP ranks: loss parallelism)."""
+    working_bytes: float = 0.0
+    """What a backward materializes beyond the saved activations: under full (or
+    every-second-layer) recompute, one re-run layer's whole activations."""
+    buffer_bytes: float = 0.0
+    """FSDP (ZeRO-3): the gathered 16-bit weights of the layer running and of the one
+    prefetched, and that layer's unsharded gradient before its reduce-scatter (with pipeline
+    stages the whole stage's, kept gathered for the update)."""
+    allocator_overhead: float = 0.0
+    """What the caching allocator reserves beyond the allocated bytes, as a share of them."""
+
+    @property
+    def allocated_bytes(self) -> float:
+        return (self.state.bytes + self.activations_bytes + self.logits_bytes
+                + self.working_bytes + self.buffer_bytes)
+
+    @property
+    def allocator_bytes(self) -> float:
+        """Reserved by the allocator beyond the allocated bytes (fragmentation, caching)."""
+        return self.allocated_bytes * self.allocator_overhead
 
     @property
     def total_bytes(self) -> float:
-        return self.state.bytes + self.activations_bytes + self.reserve_bytes
+        """Peak reserved per device: allocated + allocator overhead + the fixed reserve."""
+        return self.allocated_bytes + self.allocator_bytes + self.reserve_bytes
 
     @property
     def fits(self) -> bool:
@@ -164,7 +206,8 @@ class Fit:
 
 def largest_micro_batch(state: StateMemory, activation_per_sequence: float,
                         capacity_bytes: float, reserve_bytes: float = 0.0) -> int:
-    """Most sequences per micro-batch whose activations fit beside the state (0: none)."""
+    """Most sequences per micro-batch whose activations (and whatever else grows with the
+    micro-batch) fit beside the state and the fixed reserve (0: none)."""
     left = capacity_bytes - reserve_bytes - state.bytes
     if left <= 0 or activation_per_sequence <= 0:
         return 0

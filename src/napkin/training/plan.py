@@ -31,6 +31,7 @@ from napkin.training.efficiency import RankWork, TrainingProfile, compute_s
 from napkin.training.flops import ATTENTION, BLOCK_LINEARS, TrainFlops, TrainShape, train_flops
 from napkin.training.memory import (
     FROZEN_WEIGHT_BYTES,
+    LOGIT_BYTES,
     Fit,
     Recipe,
     activation_bytes_per_layer,
@@ -109,6 +110,8 @@ class Cluster:
     is exposed)."""
     profile: TrainingProfile | None = None
     """A fitted compute-time profile; None: every matmul at ``mfu`` of its peak."""
+    allocator_overhead: float = 0.0
+    """Share of the allocated memory PyTorch's caching allocator reserves on top."""
     context_parallel: int = 1
     """Ranks a sequence is split over (ring or all-gather attention): each runs ``1/c`` of the
     tokens and of the causal attention (load-balanced chunks), holds ``1/c`` of the
@@ -256,15 +259,33 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     # the first pipeline stage holds the most: L layers of one micro-batch under 1F1B
     per_seq = model.num_layers * activation_bytes_per_layer(
         shape.sequence_tokens, 1, model.hidden_size, heads, shape.recompute, cluster.flash,
-        cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model)
-    ) * pipeline_activation_factor(pp, shape.accumulation, v) / cp
+        cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model),
+        _kv_fraction(model)) * pipeline_activation_factor(pp, shape.accumulation, v) / cp
     mp = tp * pp  # a rank holds 1/(TP·PP) of the weights (Megatron's layout)
     shards = cluster.devices * cp  # FSDP shards over the DP and CP ranks together
     frozen_params = model.params - trainable
     state = state_memory(-(-trainable // mp), -(-frozen_params // mp), rec, shards,
                          cluster.zero, cluster.offload, "nf4-dq" if qlora else "bf16")
+    # the loss's logits, one re-run layer's whole activations under (layer-wise) full
+    # recompute, and FSDP's gathered layer, prefetched layer and unsharded layer gradient
+    logits = shape.micro_batch * shape.sequence_tokens * model.vocab_size * LOGIT_BYTES / (
+        tp * cp)
+    working = (activation_bytes_per_layer(
+        shape.sequence_tokens, 1, model.hidden_size, heads, "none", cluster.flash, tp,
+        cluster.sequence_parallel, _mlp_coefficient(model)) / cp * shape.micro_batch
+        if shape.recompute in ("full", "selective-layer") else 0.0)
+    # with pipeline stages the stage stays gathered for the whole update (torchtitan does not
+    # reshard after forward under PP, not to all-gather once per micro-batch)
+    grad_bytes = cluster.grad_wire_bytes or rec.grads
+    if cluster.zero != 3 or shards == 1:
+        buffers = 0.0
+    elif pp > 1:
+        buffers = trainable / mp * (rec.weights + grad_bytes)
+    else:
+        buffers = trainable / mp / model.num_layers * (2 * rec.weights + grad_bytes)
     fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
-              cluster.acc.memory_bytes)
+              cluster.acc.device_memory_bytes, logits, working, buffers,
+              cluster.allocator_overhead)
     # each data-parallel rank runs its own micro-batches: its work over its TP × PP group
     work = rank_work(model, flops, cluster)
     compute = compute_s(work, cluster.acc, mfu=None if cluster.profile else cluster.mfu,
@@ -309,11 +330,20 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     busy = max(compute + dequant_s + tp_exposed + mp_traffic.pp_s + mp_traffic.cp_s,
                comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
-                     largest_micro_batch(state, per_seq, cluster.acc.memory_bytes,
-                                         cluster.reserve_bytes),
+                     largest_micro_batch(
+                         state, (per_seq + (logits + working) / shape.micro_batch) * (
+                             1 + cluster.allocator_overhead),
+                         cluster.acc.device_memory_bytes - buffers - (state.bytes + buffers) * (
+                             cluster.allocator_overhead), cluster.reserve_bytes),
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
                      mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
                      compute, cp)
+
+
+def _kv_fraction(model: ModelSpec) -> float:
+    """V width over the hidden size, ``kv_heads·head_dim / h``, of the first layer (the V it
+    caches: MLA's latent)."""
+    return model.blocks[0].attention.v_elements / model.hidden_size
 
 
 def rank_work(model: ModelSpec, flops: TrainFlops, cluster: Cluster) -> RankWork:
