@@ -292,8 +292,10 @@ def test_rl_timing_errors(cli, args, field):
 def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
     """Llama-3.1-70B, TP 8 × DP 4 (32 GPUs, 4 nodes of 8), 8 micro-batches of one 4,096-token
     sequence: each layer all-reduces B_μ·s·h BF16 activations 4 times per micro-batch, a ring
-    sending 2·7/8 of them, over NVLink 4 (450 GB/s per direction); the data-parallel ring
-    crosses nodes, so gradients go at the 400 Gb/s InfiniBand port's 50 GB/s."""
+    sending 2·7/8 of them, over NVLink 4 (450 GB/s per direction); a rank's data-parallel
+    peers are all on other nodes (TP fills a node), so its ZeRO-1 reduce-scatter and
+    all-gather, 3/4 of the BF16 gradients and weights of its 1/8 of the model, go at the
+    400 Gb/s InfiniBand port's 50 GB/s."""
     code, out, err = cli("train", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "8",
                          "--devices", "4", "--zero", "1", "--accumulation", "8",
                          "--format", "json")
@@ -304,8 +306,10 @@ def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
     assert mp["tp_bytes"] == pytest.approx(8 * 4 * 80 * 2 * 7 / 8 * act)
     assert mp["tp_link_bytes_per_s"] == pytest.approx(450e9)
     assert doc["gpus"] == 32 and doc["tokens_per_update"] == 4 * 8 * 4096
-    assert doc["communication"]["link_bytes_per_s"] == 50e9
     n = 70_553_706_496
+    c = doc["communication"]
+    assert c["inter_node_bytes_per_s"] == 50e9 and c["bytes_per_device"] == 0
+    assert c["inter_node_bytes"] == pytest.approx(3 / 4 * -(-n // 8) * (2 + 2))
     assert doc["memory"]["state"]["weights_bytes"] == pytest.approx(-(-n // 8) * 2)
     one_node = json.loads(cli("train", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4",
                               "--devices", "2", "--zero", "1", "--format", "json")[1])

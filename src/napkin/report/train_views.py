@@ -104,6 +104,8 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         ["tokens/s", f"{plan.tokens_per_s:,.0f}" + band_tokens],
         ["end-to-end MFU / HFU (model / hardware FLOPs ÷ update time · GPUs · peak)",
          f"{plan.achieved_mfu:.1%} / {plan.achieved_hfu:.1%}"],
+        ["MFU as published (6N + 12·L·H·Q·T per token: full attention; BF16 peak)",
+         f"{plan.published_mfu:.1%}"],
     ]
     data = {
         "forward_flops": f.forward.flops, "backward_flops": f.backward.flops,
@@ -127,6 +129,7 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
         "virtual_stages": plan.virtual_stages, "model_flops_all_ranks": plan.model_flops,
         "achieved_mfu": plan.achieved_mfu, "achieved_hfu": plan.achieved_hfu,
+        "published_mfu": plan.published_mfu,
         "work": plan.work, "compute_s": plan.compute_s,
         "tokens_per_s_band": list(tokens_band) if tokens_band else None,
         "training_profile": profile.name if profile else None,

@@ -193,6 +193,16 @@ def recomputed_ops(model: ModelSpec, fwd: CallCost, recompute: str
     return ()
 
 
+def palm_flops_per_token(model: ModelSpec, seq: int) -> float:
+    """Model FLOPs per training token in the published convention (Chowdhery et al. 2022,
+    PaLM App. B; the Llama 3 paper's MFU, torchtitan's): ``6N + 12·L·H·Q·T`` — N the
+    parameters (active ones for MoE), L layers, H query heads of Q dimensions, T the sequence,
+    the attention counted in full (T² pairs, not the causal T(T+1)/2 napkin itemizes)."""
+    att = model.blocks[0].attention
+    return 6.0 * model.active_params + 12.0 * model.num_layers * att.num_heads * (
+        att.qk_head_dim * seq)
+
+
 def expert_train_flops_per_token(model: ModelSpec) -> float:
     """FLOPs of the routed and shared expert matmuls per training token, forward + backward.
 

@@ -13,7 +13,6 @@ Pipeline parallel with p stages, m micro-batches and v model chunks per stage (t
 from dataclasses import dataclass
 
 from napkin.accounting.collectives import (
-    ring_allreduce_bytes,
     ring_gather_bytes,
     stage_boundary_bytes_per_token,
     tp_allreduce_bytes_per_token,
@@ -23,14 +22,22 @@ from napkin.errors import NapkinError, require
 
 @dataclass(frozen=True)
 class Communication:
+    """A rank's data-parallel traffic per update: ``bytes_per_device`` over the intra-node
+    link and ``inter_node_bytes`` over its own network port (module docstring: the two levels
+    of a collective whose ranks span nodes)."""
+
     scheme: str
     bytes_per_device: float
     link_bytes_per_s: float
     compute_s: float
+    inter_node_bytes: float = 0.0
+    inter_node_bytes_per_s: float = 1.0
 
     @property
     def time_s(self) -> float:
-        return self.bytes_per_device / self.link_bytes_per_s
+        return (self.bytes_per_device / self.link_bytes_per_s
+                + (self.inter_node_bytes / self.inter_node_bytes_per_s
+                   if self.inter_node_bytes else 0.0))
 
     @property
     def hidden(self) -> bool:
@@ -40,25 +47,39 @@ class Communication:
 
 def communication(scheme: str, params: int, devices: int, weight_bytes: float = 2.0,
                   grad_bytes: float = 2.0, link_bytes_per_s: float = 10e9,
-                  compute_s: float = 0.0, frozen_bytes: float = 0.0) -> Communication:
+                  compute_s: float = 0.0, frozen_bytes: float = 0.0,
+                  per_node: int | None = None, inter_node_bytes_per_s: float = 1.0
+                  ) -> Communication:
     """Bytes each device sends per step under ``scheme`` (ddp, zero1, zero2, zero3, fsdp).
 
     ``params`` are the trainable parameters. ``frozen_bytes`` is the stored size of frozen
     weights (a LoRA/QLoRA base): ZeRO-3 shards them too, so it gathers them for the forward and
     again for the backward (``2·frozen_bytes``, no gradient); the other schemes replicate them
-    and move nothing."""
+    and move nothing.
+
+    ``per_node``: how many of the ``devices`` ranks share a node (None: all of them, one
+    link). Across ``N = ⌈devices / per_node⌉`` nodes a collective runs in two levels, as
+    NCCL's rings and trees use every NIC of a node (each ring or tree crosses the network
+    through a different GPU's port): over the ``g = per_node`` ranks of a node on the
+    intra-node link, ``(g − 1)/g`` of the buffer, and across the nodes on each rank's own port,
+    ``(N − 1)/N`` of its ``1/g`` share of the buffer (an all-reduce twice each)."""
     require(devices >= 1, f"devices: must be >= 1, got {devices}")
     require(link_bytes_per_s > 0, "link: bandwidth must be > 0")
     w, g = params * weight_bytes, params * grad_bytes
-    if scheme in ("ddp", "zero1", "zero2"):
-        volume = (ring_allreduce_bytes(g, devices) if scheme == "ddp"
-                  else ring_gather_bytes(g + w, devices))
+    if scheme == "ddp":
+        buffer, passes = g, 2
+    elif scheme in ("zero1", "zero2"):
+        buffer, passes = g + w, 1
     elif scheme in ("zero3", "fsdp"):
-        volume = ring_gather_bytes(2 * w + g + 2 * frozen_bytes, devices)
+        buffer, passes = 2 * w + g + 2 * frozen_bytes, 1
     else:
         raise NapkinError(f"sharding: unknown scheme {scheme!r}; allowed: ddp, zero1, zero2, "
                           "zero3, fsdp")
-    return Communication(scheme, volume, link_bytes_per_s, compute_s)
+    local = devices if per_node is None else max(1, min(per_node, devices))
+    nodes = -(-devices // local)
+    return Communication(scheme, passes * ring_gather_bytes(buffer, local), link_bytes_per_s,
+                         compute_s, passes * ring_gather_bytes(buffer / local, nodes),
+                         inter_node_bytes_per_s)
 
 
 def pipeline_bubble(stages: int, micro_batches: int, virtual_stages: int = 1) -> float:

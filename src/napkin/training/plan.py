@@ -28,7 +28,14 @@ from napkin.specs.hardware import Accelerator
 from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
 from napkin.specs.model import ModelSpec
 from napkin.training.efficiency import RankWork, TrainingProfile, compute_s
-from napkin.training.flops import ATTENTION, BLOCK_LINEARS, TrainFlops, TrainShape, train_flops
+from napkin.training.flops import (
+    ATTENTION,
+    BLOCK_LINEARS,
+    TrainFlops,
+    TrainShape,
+    palm_flops_per_token,
+    train_flops,
+)
 from napkin.training.memory import (
     FROZEN_WEIGHT_BYTES,
     LOGIT_BYTES,
@@ -214,6 +221,16 @@ class TrainPlan:
         return self.model_flops / (self.update_s * self.gpus * self.peak_flops_per_s)
 
     @property
+    def published_mfu(self) -> float:
+        """End-to-end MFU in the published convention: ``(6N + 12·L·H·Q·T)`` per token
+        (:func:`~napkin.training.flops.palm_flops_per_token`, full attention) × tokens per
+        update over ``update_s · GPUs · BF16 peak``; with an FP8 recipe the BF16 peak is still
+        the denominator (torchtitan reports no MFU for FP8 runs, whose matmuls have two
+        peaks)."""
+        return palm_flops_per_token(self.model, self.flops.shape.sequence_tokens) * (
+            self.tokens_per_update) / (self.update_s * self.gpus * self.peak_flops_per_s)
+
+    @property
     def achieved_hfu(self) -> float:
         """End-to-end hardware FLOPs utilization: as :attr:`achieved_mfu` with the recompute
         counted (``update_flops``)."""
@@ -301,13 +318,15 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         context_parallel_kv_bytes_per_token(model, cp) if cp > 1 else 0.0,
         4 if shape.recompute == "full" else 3,
         intra if tp * cp <= node else min(intra, inter))
-    dp_link = intra if world <= node else min(intra, inter)
+    # a rank's data-parallel peers: those in its node (the node's GPUs over the rank's TP and
+    # CP group; pipeline stages sit on other nodes), the rest across the network
+    per_node = max(1, node // (tp * cp)) if world > node else None
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
     frozen_format = "nf4-dq" if qlora else "bf16"
     frozen_bytes = frozen_params / mp * FROZEN_WEIGHT_BYTES[frozen_format]
     comm = communication(scheme, -(-trainable // mp), shards, rec.weights, grads,
-                         dp_link, compute, frozen_bytes)
+                         intra, compute, frozen_bytes, per_node, inter)
     # QLoRA dequantizes the NF4 base before each matmul: forward and backward (dX) of every
     # micro-batch, once more under full recompute; memory-bound on HBM
     passes = shape.accumulation * (3 if shape.recompute == "full" else 2)
