@@ -34,7 +34,7 @@ CASES = [
                                                              "--cpu-mem-gbs"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--dataset-tokens", "1e9"], ["--epochs"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--devices", "2", "--zero", "3"],
-     ["--cp", "--precision", "--allocator-overhead", "--mfu", "--recompute"]),
+     ["--cp", "--precision", "--allocator-overhead", "--mfu", "--recompute", "--ep"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--tp", "2", "--async-tp", "--compile"],
      ["--cp", "--tp", "--precision"]),
     (["rl", "qwen3-0.6b", "--prompt-len", "64", "--gen-len", "16", "--keep", "4",

@@ -4,6 +4,7 @@ A ring reduce-scatter or all-gather of a B-byte buffer moves ``(n − 1)/n·B`` 
 all-reduce is the two in sequence, ``2·(n − 1)/n·B``.
 """
 
+from napkin.accounting.routing import expected_destination_ranks
 from napkin.errors import require
 from napkin.specs.model import ModelSpec
 
@@ -54,6 +55,26 @@ def context_parallel_kv_bytes_per_token(model: ModelSpec, devices: int) -> float
     a forward's."""
     require(devices >= 1, f"devices: must be >= 1, got {devices}")
     return ring_gather_bytes(model.kv_bytes_per_token_in_window(TP_ACTIVATION_BYTES), devices)
+
+
+def expert_alltoall_bytes_per_token(model: ModelSpec, ranks: int, dispatch_bytes: float,
+                                    combine_bytes: float = 2.0) -> float:
+    """Bytes one of ``ranks`` expert-parallel ranks sends per token of its own in one pass of
+    every MoE layer's dispatch and combine: ``Σ_MoE layers D·(R − 1)/R·h·(b_dispatch +
+    b_combine)``, each token sent once to each of the ``D``
+    (:func:`~napkin.accounting.routing.expected_destination_ranks`) ranks holding its experts
+    (as DeepEP sends), the outputs returned the same way. 0 on one rank."""
+    require(ranks >= 1, f"ranks: must be >= 1, got {ranks}")
+    if ranks == 1:
+        return 0.0
+    total = 0.0
+    for g in model.layer_groups:
+        e = g.block.experts
+        if e is not None:
+            sends = expected_destination_ranks(e.num_experts, e.num_active, ranks)
+            total += g.num_layers * sends * (ranks - 1) / ranks * model.hidden_size * (
+                dispatch_bytes + combine_bytes)
+    return total
 
 
 def parallel_collectives(model: ModelSpec, devices: int) -> tuple[int, float]:

@@ -36,7 +36,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           tokens: float | None = None, epochs: float | None = None,
           dataset_tokens: float | None = None,
           usd_per_gpu_hour: float | None = None, precision: str = "bf16",
-          compiled: bool = False, async_tp: bool = False, cp: int = 1,
+          compiled: bool = False, async_tp: bool = False, cp: int = 1, ep: int = 1,
           allocator_overhead: float | None = None) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
@@ -65,7 +65,10 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     ``torch.compile``'s fused elementwise kernels (a fitted profile's own coefficient);
     ``async_tp``: TP collectives overlapped with the matmuls; ``cp``: context-parallel ranks
     per sequence (each runs 1/cp of the tokens and gathers the others' K and V; FSDP shards
-    over ``devices × cp``; GPUs = devices × tp × pipeline × cp). A run is
+    over ``devices × cp``; GPUs = devices × tp × pipeline × cp); ``ep``: expert-parallel ranks
+    (out of devices × cp, TP 1): each holds 1/ep of the routed experts and runs the tokens
+    routed to them (the busiest rank's expected share), with every MoE layer's dispatch and
+    combine all-to-all on the critical path. A run is
     ``⌈tokens / tokens per update⌉`` updates: wall time (s), GPU-hours, days and $ at
     ``usd_per_gpu_hour`` (default: the price catalog's).
 
@@ -105,6 +108,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     _within(virtual_stages, 1, 1024, "virtual-stages")
     _within(tp, 1, 1024, "tp")
     _within(cp, 1, 1024, "cp")
+    _within(ep, 1, 1024, "ep")
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
     check_tensor_parallel(spec, tp)
     profile = shipped_profile()
@@ -120,6 +124,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       host_link_bytes_per_s=host_link_gbs * GB,
                       cpu_mem_bytes_per_s=cpu_mem_gbs * GB, precision=precision,
                       compiled=compiled, async_tp=async_tp, context_parallel=cp,
+                      expert_parallel=ep,
                       profile=profile if mfu is None else None,
                       allocator_overhead=overhead)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
@@ -140,7 +145,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                                         else f"training profile {profile.name}: measured peak "
                                         "reserved / allocated on torchtitan's runs"),
                    "precision": precision, "compiled": compiled, "async_tp": async_tp,
-                   "context_parallel": cp,
+                   "context_parallel": cp, "expert_parallel": ep,
                    "link_bytes_per_s": link,
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "

@@ -101,6 +101,10 @@ def train(
     cp: Annotated[int, typer.Option(
         "--cp", min=1, max=1024,
         help="Context-parallel ranks per sequence (FSDP shards over --devices × --cp).")] = 1,
+    ep: Annotated[int, typer.Option(
+        "--ep", min=1, max=1024,
+        help="Expert-parallel ranks (of --devices × --cp, --tp 1): the routed experts split "
+             "over them, with dispatch and combine all-to-alls.")] = 1,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """FLOPs (itemized, against 6ND), memory per device, communication and time of an update;
@@ -116,7 +120,7 @@ def train(
                    inter_node_gbs=inter_node_gbs, host_link_gbs=host_link_gbs,
                    cpu_mem_gbs=cpu_mem_gbs, tokens=tokens, epochs=epochs,
                    dataset_tokens=dataset_tokens, usd_per_gpu_hour=usd_per_gpu_hour,
-                   precision=precision, compiled=compiled, async_tp=async_tp, cp=cp,
+                   precision=precision, compiled=compiled, async_tp=async_tp, cp=cp, ep=ep,
                    allocator_overhead=allocator_overhead), fmt)
 
 

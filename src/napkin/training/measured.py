@@ -167,7 +167,7 @@ def plan_run(run: MeasuredRun, mfu: float = 0.4,
                       mfu=mfu, tensor_parallel=run.tp, sequence_parallel=run.tp > 1,
                       pipeline_stages=run.pp, virtual_stages=run.vp, grad_wire_bytes=grads,
                       precision=run.precision, compiled=run.compiled, async_tp=run.async_tp,
-                      profile=profile, context_parallel=run.cp)
+                      profile=profile, context_parallel=run.cp, expert_parallel=run.ep)
     return plan_training(load_model(run.model), shape, cluster, recipe(run.optimizer))
 
 

@@ -120,6 +120,9 @@ class ModelParallelTraffic:
     cp_bytes: float = 0.0
     """Context parallelism: the K and V (and their gradients) a rank receives per update."""
     cp_link_bytes_per_s: float = 1.0
+    ep_bytes: float = 0.0
+    """Expert parallelism: the dispatch and combine all-to-alls a rank sends per update."""
+    ep_link_bytes_per_s: float = 1.0
 
     @property
     def tp_s(self) -> float:
@@ -134,15 +137,21 @@ class ModelParallelTraffic:
         return self.cp_bytes / self.cp_link_bytes_per_s if self.cp_bytes else 0.0
 
     @property
+    def ep_s(self) -> float:
+        return self.ep_bytes / self.ep_link_bytes_per_s if self.ep_bytes else 0.0
+
+    @property
     def time_s(self) -> float:
-        return self.tp_s + self.pp_s + self.cp_s
+        return self.tp_s + self.pp_s + self.cp_s + self.ep_s
 
 
 def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
                            micro_batches: int, tp: int, pp: int, tp_link_bytes_per_s: float,
                            pp_link_bytes_per_s: float, virtual_stages: int = 1,
                            cp_bytes_per_token: float = 0.0, cp_passes: int = 3,
-                           cp_link_bytes_per_s: float = 1.0) -> ModelParallelTraffic:
+                           cp_link_bytes_per_s: float = 1.0, ep_bytes_per_token: float = 0.0,
+                           ep_passes: int = 2, ep_link_bytes_per_s: float = 1.0
+                           ) -> ModelParallelTraffic:
     """Bytes a rank sends per update for TP ``tp`` and PP ``pp`` (class docstring): the
     forward's TP all-reduces (:func:`~napkin.accounting.collectives.tp_allreduce_bytes_per_token`)
     once more for the backward, over its ``L/p`` layers and ``B_μ·s`` tokens per micro-batch;
@@ -150,7 +159,10 @@ def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
     the rank's v chunk boundaries, its 1/t share of the tensor); CP ``cp_bytes_per_token``
     (:func:`~napkin.accounting.collectives.context_parallel_kv_bytes_per_token`, its 1/(t·p)
     share of the heads and layers) per token of the sequence, ``cp_passes`` times (forward 1,
-    backward 2, full recompute 1 more)."""
+    backward 2, full recompute 1 more); EP ``ep_bytes_per_token`` (:func:`~napkin.accounting.
+    collectives.expert_alltoall_bytes_per_token` over the stage's 1/p of the layers) per token
+    of the rank, ``ep_passes`` times (forward 1, backward 1 for the gradients, full recompute 1
+    more)."""
     require(tp >= 1 and pp >= 1 and virtual_stages >= 1,
             "tensor-parallel, pipeline, virtual stages: must be >= 1")
     tokens = micro_batches * micro_batch * seq
@@ -158,5 +170,6 @@ def model_parallel_traffic(layers: int, hidden: int, seq: int, micro_batch: int,
     pp_bytes = (virtual_stages * 2 * tokens * stage_boundary_bytes_per_token(hidden, tp)
                 if pp > 1 else 0.0)
     cp_bytes = cp_passes * tokens * cp_bytes_per_token / (tp * pp)
+    ep_bytes = ep_passes * tokens * ep_bytes_per_token / pp
     return ModelParallelTraffic(tp_bytes, tp_link_bytes_per_s, pp_bytes, pp_link_bytes_per_s,
-                                cp_bytes, cp_link_bytes_per_s)
+                                cp_bytes, cp_link_bytes_per_s, ep_bytes, ep_link_bytes_per_s)

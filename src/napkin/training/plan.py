@@ -19,10 +19,16 @@ traffic: a published MFU passed as ``mfu`` counts those twice
 (``tests/training/test_published_runs.py`` measures by how much).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from napkin.accounting.backward import is_frozen
-from napkin.accounting.collectives import context_parallel_kv_bytes_per_token
+from napkin.accounting.collectives import (
+    context_parallel_kv_bytes_per_token,
+    expert_alltoall_bytes_per_token,
+)
+from napkin.accounting.ops import OpKind
+from napkin.accounting.ranks import dispatch_bytes_per_element
+from napkin.accounting.routing import imbalance
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
@@ -41,6 +47,7 @@ from napkin.training.memory import (
     LOGIT_BYTES,
     Fit,
     Recipe,
+    StateMemory,
     activation_bytes_per_layer,
     largest_micro_batch,
     pipeline_activation_factor,
@@ -119,6 +126,13 @@ class Cluster:
     """A fitted compute-time profile; None: every matmul at ``mfu`` of its peak."""
     allocator_overhead: float = 0.0
     """Share of the allocated memory PyTorch's caching allocator reserves on top."""
+    expert_parallel: int = 1
+    """Ranks the routed experts are spread over (out of the DP × CP ranks, without TP): each
+    holds ``1/ep`` of them, computes the tokens routed to its experts from all ``ep`` ranks
+    (the busiest rank's expected share, :func:`napkin.accounting.routing.imbalance`), and
+    sends and receives every token's hidden state in each MoE layer's dispatch and combine
+    all-to-all (:func:`~napkin.accounting.collectives.expert_alltoall_bytes_per_token`),
+    exposed."""
     context_parallel: int = 1
     """Ranks a sequence is split over (ring or all-gather attention): each runs ``1/c`` of the
     tokens and of the causal attention (load-balanced chunks), holds ``1/c`` of the
@@ -280,9 +294,22 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         _kv_fraction(model)) * pipeline_activation_factor(pp, shape.accumulation, v) / cp
     mp = tp * pp  # a rank holds 1/(TP·PP) of the weights (Megatron's layout)
     shards = cluster.devices * cp  # FSDP shards over the DP and CP ranks together
+    ep = cluster.expert_parallel
+    routed = _routed_params(model)
+    require(ep == 1 or routed, f"ep: {model.name} has no routed experts")
+    require(ep == 1 or (tp == 1 and shards % ep == 0 and not lora_rank and not frozen),
+            f"ep: expert parallelism over {ep} ranks needs --tp 1, the DP × CP ranks "
+            f"({shards}) a multiple of it, and every module trained")
+    require(ep == 1 or all(g.block.experts.num_experts % ep == 0 for g in model.layer_groups
+                           if g.block.experts),
+            f"ep: {ep} does not divide {model.name}'s experts")
     frozen_params = model.params - trainable
-    state = state_memory(-(-trainable // mp), -(-frozen_params // mp), rec, shards,
-                         cluster.zero, cluster.offload, "nf4-dq" if qlora else "bf16")
+    experts = routed if ep > 1 else 0  # held 1/ep a rank, sharded over the other shards/ep
+    state = _add(state_memory(-(-(trainable - experts) // mp), -(-frozen_params // mp), rec,
+                              shards, cluster.zero, cluster.offload,
+                              "nf4-dq" if qlora else "bf16"),
+                 state_memory(-(-experts // (mp * ep)), 0, rec, shards // ep, cluster.zero,
+                              cluster.offload))
     # the loss's logits, one re-run layer's whole activations under (layer-wise) full
     # recompute, and FSDP's gathered layer, prefetched layer and unsharded layer gradient
     logits = shape.micro_batch * shape.sequence_tokens * model.vocab_size * LOGIT_BYTES / (
@@ -297,9 +324,10 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     if cluster.zero != 3 or shards == 1:
         buffers = 0.0
     elif pp > 1:
-        buffers = trainable / mp * (rec.weights + grad_bytes)
+        buffers = (trainable - experts * (1 - 1 / ep)) / mp * (rec.weights + grad_bytes)
     else:
-        buffers = trainable / mp / model.num_layers * (2 * rec.weights + grad_bytes)
+        buffers = (trainable - experts * (1 - 1 / ep)) / mp / model.num_layers * (
+            2 * rec.weights + grad_bytes)
     fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
               cluster.acc.device_memory_bytes, logits, working, buffers,
               cluster.allocator_overhead)
@@ -317,7 +345,11 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         intra if mp <= node else min(intra, inter), v,
         context_parallel_kv_bytes_per_token(model, cp) if cp > 1 else 0.0,
         4 if shape.recompute == "full" else 3,
-        intra if tp * cp <= node else min(intra, inter))
+        intra if tp * cp <= node else min(intra, inter),
+        expert_alltoall_bytes_per_token(model, ep, dispatch_bytes_per_element(
+            "fp8" if cluster.precision != "bf16" else "bf16")) / cp,
+        3 if shape.recompute == "full" else 2,
+        intra if ep * cp <= node else min(intra, inter))
     # a rank's data-parallel peers: those in its node (the node's GPUs over the rank's TP and
     # CP group; pipeline stages sit on other nodes), the rest across the network
     per_node = max(1, node // (tp * cp)) if world > node else None
@@ -325,8 +357,14 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
     frozen_format = "nf4-dq" if qlora else "bf16"
     frozen_bytes = frozen_params / mp * FROZEN_WEIGHT_BYTES[frozen_format]
-    comm = communication(scheme, -(-trainable // mp), shards, rec.weights, grads,
+    comm = communication(scheme, -(-(trainable - experts) // mp), shards, rec.weights, grads,
                          intra, compute, frozen_bytes, per_node, inter)
+    if experts:
+        part = communication(scheme, -(-experts // (mp * ep)), shards // ep, rec.weights,
+                             grads, intra, compute, 0.0,
+                             None if per_node is None else max(1, per_node // ep), inter)
+        comm = replace(comm, bytes_per_device=comm.bytes_per_device + part.bytes_per_device,
+                       inter_node_bytes=comm.inter_node_bytes + part.inter_node_bytes)
     # QLoRA dequantizes the NF4 base before each matmul: forward and backward (dX) of every
     # micro-batch, once more under full recompute; memory-bound on HBM
     passes = shape.accumulation * (3 if shape.recompute == "full" else 2)
@@ -346,8 +384,8 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
     bubble = pipeline_bubble(pp, shape.accumulation, v)
     tp_exposed = max(0.0, mp_traffic.tp_s - compute) if cluster.async_tp else mp_traffic.tp_s
-    busy = max(compute + dequant_s + tp_exposed + mp_traffic.pp_s + mp_traffic.cp_s,
-               comm.time_s) / (1 - bubble) + opt_s
+    busy = max(compute + dequant_s + tp_exposed + mp_traffic.pp_s + mp_traffic.cp_s
+               + mp_traffic.ep_s, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
                      largest_micro_batch(
                          state, (per_seq + (logits + working) / shape.micro_batch) * (
@@ -357,6 +395,18 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
                      mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
                      compute, cp)
+
+
+def _routed_params(model: ModelSpec) -> int:
+    """Parameters of the routed experts (all MoE layers)."""
+    return sum(g.num_layers * g.block.experts.params for g in model.layer_groups
+               if g.block.experts)
+
+
+def _add(a: StateMemory, b: StateMemory) -> StateMemory:
+    return StateMemory(a.weights_bytes + b.weights_bytes, a.grads_bytes + b.grads_bytes,
+                       a.optimizer_bytes + b.optimizer_bytes,
+                       a.offloaded_bytes + b.offloaded_bytes)
 
 
 def _kv_fraction(model: ModelSpec) -> float:
@@ -374,15 +424,25 @@ def rank_work(model: ModelSpec, flops: TrainFlops, cluster: Cluster) -> RankWork
     shape = flops.shape
     mp = cluster.tensor_parallel * cluster.pipeline_stages * cluster.context_parallel
     attention = flops.flops_of(ATTENTION)
-    low = flops.flops_of(BLOCK_LINEARS) if cluster.precision != "bf16" else 0.0
+    linears = flops.flops_of(BLOCK_LINEARS)
+    extra = 0.0  # the busiest expert-parallel rank's expert work above the mean
+    ep = cluster.expert_parallel
+    if ep > 1:
+        e = next(g.block.experts for g in model.layer_groups if g.block.experts)
+        tokens = round(ep * shape.micro_batch * shape.sequence_tokens
+                       / cluster.context_parallel)
+        extra = flops.flops_of((OpKind.EXPERT,)) * (
+            imbalance(e.num_experts, e.num_active, ep, tokens) - 1)
+    rest = flops.micro_batch_flops - attention
+    matmul, low = (rest + extra, 0.0) if cluster.precision == "bf16" else (
+        rest - linears, linears + extra)
     per_pass = model.num_layers / cluster.pipeline_stages * activation_bytes_per_layer(
         shape.sequence_tokens, shape.micro_batch, model.hidden_size,
         model.blocks[0].attention.num_heads, "none", True, cluster.tensor_parallel,
         cluster.sequence_parallel, _mlp_coefficient(model)) / cluster.context_parallel
     passes = 4 if shape.recompute == "full" else 3
     a = shape.accumulation
-    return RankWork(a * (flops.micro_batch_flops - attention - low) / mp, a * low / mp,
-                    a * attention / mp, a * passes * per_pass)
+    return RankWork(a * matmul / mp, a * low / mp, a * attention / mp, a * passes * per_pass)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
