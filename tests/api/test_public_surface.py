@@ -139,7 +139,9 @@ SURFACE: dict[str, str] = {
         'grad_dtype=None, flash=True, pipeline=1, virtual_stages=1, sequence_parallel=False, '
         'tp=1, gpus_per_node=8, inter_node_gbs=50.0, host_link_gbs=32.0, cpu_mem_gbs=100.0, '
         'tokens=None, epochs=None, dataset_tokens=None, usd_per_gpu_hour=None, '
-        "precision='bf16', compiled=False, async_tp=False, cp=1, ep=1, allocator_overhead=None"),
+        "precision='bf16', compiled=False, async_tp=False, cp=1, ep=1, allocator_overhead=None, "
+        'eval_share=0.0, checkpoint_s=0.0, checkpoint_interval_s=1800.0, '
+        'failures_per_gpu_hour=None, restart_s=0.0'),
     'rl': (
         'model, *, prompt_len=1024, gen_len=256, keep=16, keep_rate=0.5, reference=True, '
         "teacher=None, reward_model=None, head='all', replicas=0, method='grpo', "

@@ -171,7 +171,9 @@ def test_whole_run_time_gpu_hours_days_and_cost(cli):
     doc = json.loads(out)
     run = doc["run"]
     assert doc["tokens_per_update"] == 131_072 and run["updates"] == 7630
-    assert run["wall_s"] == pytest.approx(7630 * doc["update_s"])
+    assert run["train_s"] == pytest.approx(7630 * doc["update_s"])
+    assert run["wall_s"] == pytest.approx(run["train_s"] / (1 - 8 * 1.974e-5 * 0.25), rel=1e-4)
+    assert run["goodput"] == pytest.approx(run["train_s"] / run["wall_s"])
     assert run["gpu_hours"] == pytest.approx(run["wall_s"] * 8 / 3600)
     assert run["days"] == pytest.approx(run["wall_s"] / 86_400)
     assert run["usd"] == pytest.approx(run["gpu_hours"] * 2.5)

@@ -380,6 +380,14 @@ def test_llama3_gpu_hours_from_the_16k_row():
     run = training_run(card["tokens"], None, None, plan.tokens_per_update, plan.update_s,
                        plan.gpus, 0.0, "none")
     assert run.gpu_hours / card["gpu_hours"] == pytest.approx(0.92, abs=0.01)
+    # with Llama 3's own failure rate (419 unexpected interruptions in 54 days on 16,384
+    # H100, each losing half of a 30-minute checkpoint interval: napkin's defaults) the
+    # updates fill 91.9 % of the wall time, and the run reaches the model card's figure
+    from napkin.training.run import Goodput
+
+    failures = training_run(card["tokens"], None, None, plan.tokens_per_update, plan.update_s,
+                            plan.gpus, 0.0, "none", Goodput())
+    assert failures.gpu_hours / card["gpu_hours"] == pytest.approx(1.0, abs=0.02)
 
 
 # (c) memory --------------------------------------------------------------------------------
@@ -455,4 +463,8 @@ def test_llama3_405b_16k_gpus_from_the_cli(cli):
     assert palm * doc["tokens_per_update"] / (doc["update_s"] * 16384 * 989.4e12) == (
         pytest.approx(row2["measured"]["mfu"], abs=0.01))
     assert doc["memory"]["fits"] is True
-    assert doc["run"]["gpu_hours"] == pytest.approx(0.92 * 30.84e6, rel=0.01)
+    # the updates alone are 92 % of the model card's 30.84M GPU-hours; with napkin's default
+    # failures (Llama 3's own rate, half a 30-minute checkpoint interval lost each) the whole
+    # run lands on it
+    assert doc["run"]["train_s"] * 16384 / 3600 == pytest.approx(0.92 * 30.84e6, rel=0.01)
+    assert doc["run"]["gpu_hours"] == pytest.approx(30.84e6, rel=0.02)

@@ -37,7 +37,9 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           dataset_tokens: float | None = None,
           usd_per_gpu_hour: float | None = None, precision: str = "bf16",
           compiled: bool = False, async_tp: bool = False, cp: int = 1, ep: int = 1,
-          allocator_overhead: float | None = None) -> Result:
+          allocator_overhead: float | None = None, eval_share: float = 0.0,
+          checkpoint_s: float = 0.0, checkpoint_interval_s: float = 1800.0,
+          failures_per_gpu_hour: float | None = None, restart_s: float = 0.0) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -70,7 +72,11 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     routed to them (the busiest rank's expected share), with every MoE layer's dispatch and
     combine all-to-all on the critical path. A run is
     ``⌈tokens / tokens per update⌉`` updates: wall time (s), GPU-hours, days and $ at
-    ``usd_per_gpu_hour`` (default: the price catalog's).
+    ``usd_per_gpu_hour`` (default: the price catalog's), with what a run spends around its
+    updates (:class:`napkin.training.run.Goodput`): ``eval_share`` of the wall time
+    evaluating, ``checkpoint_s`` blocking every ``checkpoint_interval_s`` of training, and
+    ``failures_per_gpu_hour`` (default Llama 3's 1.97e-5: 419 unexpected interruptions in 54
+    days on 16,384 H100) each losing half a checkpoint interval and ``restart_s``.
 
     ``value``: dict with ``plan`` (:class:`~napkin.training.plan.TrainPlan`) and ``run``
     (:class:`~napkin.training.run.TrainingRun`, None without ``tokens``/``epochs``).
@@ -159,14 +165,30 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     run = None
     if tokens is not None or epochs is not None or dataset_tokens is not None:
         from napkin.planning.prices import hourly_price
-        from napkin.training.run import training_run
+        from napkin.training.run import LLAMA3_FAILURES_PER_GPU_HOUR, Goodput, training_run
 
         usd, source = hourly_price(cluster.acc.id, usd_per_gpu_hour)
+        rate = (LLAMA3_FAILURES_PER_GPU_HOUR if failures_per_gpu_hour is None
+                else failures_per_gpu_hour)
+        goodput = Goodput(eval_share, checkpoint_s, checkpoint_interval_s, rate, restart_s)
         run = training_run(tokens, epochs, dataset_tokens, plan.tokens_per_update,
-                           plan.update_s, plan.gpus, usd, source)
-        assumptions.update(usd_per_gpu_hour=usd, price_source=source)
+                           plan.update_s, plan.gpus, usd, source, goodput)
+        assumptions.update(usd_per_gpu_hour=usd, price_source=source, eval_share=eval_share,
+                           checkpoint_s=checkpoint_s,
+                           checkpoint_interval_s=checkpoint_interval_s,
+                           failures_per_gpu_hour=rate,
+                           failures_source=("--failures-per-gpu-hour"
+                                            if failures_per_gpu_hour is not None else
+                                            "Llama 3 §3.3.4: 419 unexpected interruptions in "
+                                            "54 days on 16,384 H100"), restart_s=restart_s)
     else:
         require(usd_per_gpu_hour is None, "usd-per-gpu-hour: only with --tokens or --epochs")
+        for name, value, default in (
+                ("eval-share", eval_share, 0.0), ("checkpoint-s", checkpoint_s, 0.0),
+                ("checkpoint-interval-s", checkpoint_interval_s, 1800.0),
+                ("failures-per-gpu-hour", failures_per_gpu_hour, None),
+                ("restart-s", restart_s, 0.0)):
+            require(value == default, f"{name}: only with --tokens or --epochs")
     warnings = profile.warnings(cluster.acc, precision) if mfu is None else []
     return Result(train_doc(plan, inputs, assumptions, run, profile if mfu is None else None,
                             warnings), {"plan": plan, "run": run})

@@ -105,6 +105,19 @@ def train(
         "--ep", min=1, max=1024,
         help="Expert-parallel ranks (of --devices × --cp, --tp 1): the routed experts split "
              "over them, with dispatch and combine all-to-alls.")] = 1,
+    eval_share: Annotated[float, FiniteOption(
+        "--eval-share", help="Share of the run's wall time spent evaluating.")] = 0.0,
+    checkpoint_s: Annotated[float, FiniteOption(
+        "--checkpoint-s", help="Seconds a checkpoint blocks training (0: asynchronous).")
+    ] = 0.0,
+    checkpoint_interval_s: Annotated[float, FiniteOption(
+        "--checkpoint-interval-s", help="Training seconds between checkpoints.")] = 1800.0,
+    failures_per_gpu_hour: Annotated[float | None, FiniteOption(
+        "--failures-per-gpu-hour",
+        help="Job interruptions per GPU-hour, each losing half a checkpoint interval "
+             "(default: Llama 3's 1.97e-5).")] = None,
+    restart_s: Annotated[float, FiniteOption(
+        "--restart-s", help="Seconds to restart after a failure.")] = 0.0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """FLOPs (itemized, against 6ND), memory per device, communication and time of an update;
@@ -121,7 +134,9 @@ def train(
                    cpu_mem_gbs=cpu_mem_gbs, tokens=tokens, epochs=epochs,
                    dataset_tokens=dataset_tokens, usd_per_gpu_hour=usd_per_gpu_hour,
                    precision=precision, compiled=compiled, async_tp=async_tp, cp=cp, ep=ep,
-                   allocator_overhead=allocator_overhead), fmt)
+                   allocator_overhead=allocator_overhead, eval_share=eval_share,
+                   checkpoint_s=checkpoint_s, checkpoint_interval_s=checkpoint_interval_s,
+                   failures_per_gpu_hour=failures_per_gpu_hour, restart_s=restart_s), fmt)
 
 
 def rl(

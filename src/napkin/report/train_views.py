@@ -150,12 +150,15 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
     if run is not None:
         sections.append(Section("the whole run", ["", ""], [
             ["tokens", f"{run.tokens:,.4g}"], ["updates", f"{run.updates:,}"],
-            ["wall time", f"{run.wall_s / 3600:,.2f} h ({run.days:,.2f} days)"],
+            ["updates alone", f"{run.train_s / 3600:,.2f} h"],
+            ["wall time (evaluation, checkpoints, failures)",
+             f"{run.wall_s / 3600:,.2f} h ({run.days:,.2f} days; goodput {run.goodput:.1%})"],
             ["GPU-hours", f"{run.gpu_hours:,.1f} ({run.devices} devices)"],
             ["cost", f"${run.usd:,.0f} at ${run.usd_per_gpu_hour:g}/GPU-hour"]],
-            [f"price: {run.price_source}; updates ⌈tokens / tokens per update⌉, run without "
-             "stops"]))
+            [f"price: {run.price_source}; updates ⌈tokens / tokens per update⌉; each failure "
+             "loses half a checkpoint interval and a restart; otherwise run without stops"]))
         data["run"] = {"tokens": run.tokens, "updates": run.updates, "wall_s": run.wall_s,
+                       "train_s": run.train_s, "goodput": run.goodput,
                        "gpu_hours": run.gpu_hours, "days": run.days, "usd": run.usd,
                        "usd_per_gpu_hour": run.usd_per_gpu_hour}
     return Document(f"{plan.model.name}: one training update", inputs, assumptions, sections,
