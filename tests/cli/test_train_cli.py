@@ -219,10 +219,16 @@ def test_qlora_pays_dequantization_and_lora_zero3_gathers_the_frozen_base(cli):
     base = ["train", "llama-2-7b", "--lora-rank", "16", "--format", "json"]
     lora = json.loads(cli(*base, "--gpu", "rtx-4090")[1])
     qlora = json.loads(cli(*base, "--gpu", "rtx-4090", "--qlora")[1])
+    # the blocks' linears in NF4, the embedding (32,000 × 4,096), the head (the same) and the
+    # norms (2 a layer and the final one, 4,096 each) in BF16, as bitsandbytes leaves them
     frozen = qlora["frozen_params"]
+    sixteen = 2 * 32000 * 4096 + (2 * 32 + 1) * 4096
+    nf4 = frozen - sixteen
+    assert qlora["memory"]["state"]["weights_bytes"] == pytest.approx(
+        sixteen * 2 + nf4 * (4 + 8 / 64 + 32 / (64 * 256)) / 8 + qlora["trainable_params"] * 2)
     # forward + backward dX, each reading 0.5 B of NF4, writing and reading 2 B of BF16, at
     # the RTX 4090's 1,008 GB/s
-    assert qlora["dequant_s"] == pytest.approx(2 * frozen * 4.5 / 1008e9)
+    assert qlora["dequant_s"] == pytest.approx(2 * nf4 * 4.5 / 1008e9)
     assert lora["dequant_s"] == 0 and qlora["update_s"] > lora["update_s"]
     z3 = json.loads(cli(*base, "--zero", "3", "--devices", "4")[1])["communication"]
     z3_params = json.loads(cli(*base, "--zero", "3", "--devices", "4")[1])

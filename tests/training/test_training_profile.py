@@ -142,3 +142,10 @@ def test_logits_fsdp_buffers_and_the_allocator_by_hand():
         + fit.buffer_bytes))
     assert fit.total_bytes == pytest.approx(fit.allocated_bytes * 1.2)
     assert fit.capacity_bytes == load_accelerator("h100-sxm").device_memory_bytes
+
+
+def test_pure_bf16_adamw_by_hand():
+    """BF16 weights (2), gradients (2) and both Adam moments (2 + 2), no FP32 master: 8 B a
+    parameter, half of mixed-precision AdamW's 16."""
+    rec = recipe("adamw-bf16")
+    assert rec.bytes_per_param == 8 == recipe("adamw").bytes_per_param / 2

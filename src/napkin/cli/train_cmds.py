@@ -37,8 +37,8 @@ def train(
     lora_rank: Annotated[int, typer.Option("--lora-rank", help="LoRA rank (0: off).")] = 0,
     qlora: Annotated[bool, typer.Option("--qlora", help="NF4 base (with --lora-rank).")] = False,
     optimizer: Annotated[str, typer.Option(
-        "--optimizer", help="adamw (16 B/param), adamw-fp32-grads (18), adamw-8bit, sgd, "
-                            "sgd-momentum.")] = "adamw",
+        "--optimizer", help="adamw (16 B/param), adamw-fp32-grads (18), adamw-8bit, "
+                            "adamw-bf16 (8: no FP32 master), sgd, sgd-momentum.")] = "adamw",
     zero: Annotated[int, typer.Option("--zero", help="ZeRO stage 0–3 (3 = FSDP).")] = 0,
     offload: Annotated[bool, typer.Option("--offload", help="Optimizer states on CPU.")] = False,
     devices: Annotated[int, typer.Option("--devices", help="Data-parallel ranks (each --tp × "

@@ -64,6 +64,8 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
     Recipe("adamw", 2, 2, 4, 8, "BF16 weights and grads, FP32 master, Adam m and v (q21: 16)"),
     Recipe("adamw-fp32-grads", 2, 4, 4, 8, "as adamw with FP32 gradients (Example 3-3: 18)"),
     Recipe("adamw-8bit", 2, 2, 4, 2, "Adam moments in 8 bits (bitsandbytes)"),
+    Recipe("adamw-bf16", 2, 2, 0, 4, "BF16 weights, gradients and Adam moments, no FP32 "
+           "master (pure BF16 training, e.g. with stochastic rounding): 8"),
     Recipe("sgd", 2, 2, 4, 0, "plain SGD, mixed precision"),
     Recipe("sgd-momentum", 2, 2, 4, 4, "SGD with one FP32 momentum"),
 )}

@@ -304,10 +304,15 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                            if g.block.experts),
             f"ep: {ep} does not divide {model.name}'s experts")
     frozen_params = model.params - trainable
+    # QLoRA quantizes the blocks' linears to NF4; the embedding, the head and the norms stay
+    # 16-bit (bitsandbytes replaces the nn.Linear layers and skips lm_head)
+    frozen_nf4 = max(0, frozen_params - _unquantized_params(model)) if qlora else 0
+    frozen_16 = frozen_params - frozen_nf4
     experts = routed if ep > 1 else 0  # held 1/ep a rank, sharded over the other shards/ep
-    state = _add(state_memory(-(-(trainable - experts) // mp), -(-frozen_params // mp), rec,
-                              shards, cluster.zero, cluster.offload,
-                              "nf4-dq" if qlora else "bf16"),
+    state = _add(_add(state_memory(-(-(trainable - experts) // mp), -(-frozen_16 // mp), rec,
+                                   shards, cluster.zero, cluster.offload),
+                      state_memory(0, -(-frozen_nf4 // mp), rec, shards, cluster.zero,
+                                   cluster.offload, "nf4-dq")),
                  state_memory(-(-experts // (mp * ep)), 0, rec, shards // ep, cluster.zero,
                               cluster.offload))
     # the loss's logits, one re-run layer's whole activations under (layer-wise) full
@@ -355,8 +360,8 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     per_node = max(1, node // (tp * cp)) if world > node else None
     scheme = {0: "ddp", 1: "zero1", 2: "zero2", 3: "zero3"}[cluster.zero]
     grads = rec.grads if cluster.grad_wire_bytes is None else cluster.grad_wire_bytes
-    frozen_format = "nf4-dq" if qlora else "bf16"
-    frozen_bytes = frozen_params / mp * FROZEN_WEIGHT_BYTES[frozen_format]
+    frozen_bytes = (frozen_16 * FROZEN_WEIGHT_BYTES["bf16"]
+                    + frozen_nf4 * FROZEN_WEIGHT_BYTES["nf4-dq"]) / mp
     comm = communication(scheme, -(-(trainable - experts) // mp), shards, rec.weights, grads,
                          intra, compute, frozen_bytes, per_node, inter)
     if experts:
@@ -368,8 +373,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     # QLoRA dequantizes the NF4 base before each matmul: forward and backward (dX) of every
     # micro-batch, once more under full recompute; memory-bound on HBM
     passes = shape.accumulation * (3 if shape.recompute == "full" else 2)
-    dequant_s = (passes * frozen_params * DEQUANT_BYTES_PER_PARAM
-                 / mp / cluster.acc.mem_bytes_per_s) if qlora else 0.0
+    dequant_s = passes * frozen_nf4 * DEQUANT_BYTES_PER_PARAM / mp / cluster.acc.mem_bytes_per_s
     # the optimizer step touches every trainable parameter's state once per update (sharded by
     # ZeRO-1 and up); on the GPU it is memory-bound on HBM; offloaded, the gradients go to the
     # host, the CPU steps in host memory and the BF16 weights come back (not overlapped)
@@ -395,6 +399,12 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
                      mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
                      compute, cp)
+
+
+def _unquantized_params(model: ModelSpec) -> int:
+    """What QLoRA keeps 16-bit: the embedding, the LM head and the norms."""
+    return (model.embedding_params + model.lm_head_params + model.final_norm_params
+            + sum(g.block.norm_params * g.num_layers for g in model.layer_groups))
 
 
 def _routed_params(model: ModelSpec) -> int:
