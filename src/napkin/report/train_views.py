@@ -78,13 +78,22 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
          f"({plan.data_parallel} × {shape.tokens_per_update:,} per rank)"],
         ["labelled tokens per update", f"{plan.data_parallel * shape.labels_per_update:,}"],
         ["trainable / frozen parameters", f"{plan.trainable_params:,} / {plan.frozen_params:,}"],
-        [f"communication ({c.scheme}) per device", f"{c.bytes_per_device / GB:,.2f} GB in "
-         f"{fmt_seconds(c.time_s)}" + (" (hidden)" if c.hidden else " (exposed)")],
+        [f"data-parallel communication ({c.scheme}) per device",
+         f"{c.bytes_per_device / GB:,.2f} GB in the node"
+         + (f" + {c.inter_node_bytes / GB:,.2f} GB over its NIC" if c.inter_node_bytes else "")
+         + f" in {fmt_seconds(c.time_s)}"
+         + (" (hidden behind the compute)" if c.hidden else
+            f" ({fmt_seconds(c.time_s - c.compute_s)} exposed)")],
         ["compute per update (each rank, its own micro-batches)", fmt_seconds(c.compute_s)],
-        ["GPUs (DP × TP × PP)", f"{plan.gpus:,} ({plan.data_parallel} × {plan.tensor_parallel}"
-         f" × {plan.pipeline_stages})"],
+        ["GPUs (DP × TP × PP × CP)", f"{plan.gpus:,} ({plan.data_parallel} × "
+         f"{plan.tensor_parallel} × {plan.pipeline_stages} × {plan.context_parallel})"],
         *([["TP all-reduces per device (4 per layer per micro-batch)",
-            f"{fmt_bytes(mp.tp_bytes)} in {fmt_seconds(mp.tp_s)}"]] if mp and mp.tp_bytes else []),
+            f"{fmt_bytes(mp.tp_bytes)} in {fmt_seconds(mp.tp_s)}"
+            + ("" if plan.tp_exposed_s == mp.tp_s else
+               f" ({fmt_seconds(plan.tp_exposed_s)} exposed, the rest under the matmuls)")]]
+          if mp and mp.tp_bytes else []),
+        *([["EP dispatch and combine all-to-alls per device", f"{fmt_bytes(mp.ep_bytes)} in "
+            f"{fmt_seconds(mp.ep_s)} (exposed)"]] if mp and mp.ep_bytes else []),
         *([["PP activation sends per device", f"{fmt_bytes(mp.pp_bytes)} in "
             f"{fmt_seconds(mp.pp_s)}"]] if mp and mp.pp_bytes else []),
         ["pipeline bubble", f"{plan.bubble_frac:.1%}"

@@ -197,6 +197,9 @@ class TrainPlan:
     """Seconds one rank computes ``work`` (the efficiency model's)."""
 
     context_parallel: int = 1
+    tp_exposed_s: float = 0.0
+    """The TP traffic's time on the critical path (all of it, or under async TP only what
+    outlasts the compute)."""
 
     @property
     def gpus(self) -> int:
@@ -398,7 +401,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                              cluster.allocator_overhead), cluster.reserve_bytes),
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
                      mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
-                     compute, cp)
+                     compute, cp, tp_exposed)
 
 
 def _unquantized_params(model: ModelSpec) -> int:
