@@ -32,6 +32,7 @@ CASES = [
      ["--virtual-stages", "--accumulation"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--offload"], ["--host-link-gbs",
                                                              "--cpu-mem-gbs"]),
+    (["train", "qwen3-0.6b", "--seq", "512", "--offload-activations"], ["--host-link-gbs"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--dataset-tokens", "1e9"], ["--epochs"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--tokens", "1e9"],
      ["--eval-share", "--checkpoint-s", "--checkpoint-interval-s", "--failures-per-gpu-hour",

@@ -118,3 +118,25 @@ def test_async_tp_exposes_only_the_traffic_past_the_compute(llama):
     tp = plain.model_parallel.tp_s
     assert tp > 0
     assert plain.update_s - overlapped.update_s == pytest.approx(min(tp, plain.compute_s))
+
+
+def test_activation_offload_by_hand(llama):
+    """One 32,768-token sequence a rank, no recompute: 32 layers × s·h·(18 + 4·14,336/4,096)
+    = 32 × 32,768 × 4,096 × 32 B = 137.4 GB of saved activations; offloaded, the GPU keeps two
+    layers' worth (2/32) and the other 30/32 cross a 32 GB/s host link out and back: 2 × 128.8
+    GB / 32 GB/s = 8.05 s, under a longer compute, on top of a shorter one."""
+    h100 = load_accelerator("h100-sxm")
+    saved = 32 * 32768 * 4096 * 32
+    plan = plan_training(llama, TrainShape((32768,), 1),
+                         Cluster(h100, 8, 3, link_bytes_per_s=450e9, mfu=0.5,
+                                 offload_activations=True, host_link_bytes_per_s=32e9),
+                         recipe("adamw"))
+    assert plan.fit.activations_bytes == pytest.approx(saved * 2 / 32)
+    assert plan.fit.offloaded_activation_bytes == pytest.approx(saved * 30 / 32)
+    assert plan.activation_offload_s == pytest.approx(2 * saved * 30 / 32 / 32e9)
+    slow = plan_training(llama, TrainShape((32768,), 1),
+                         Cluster(h100, 8, 3, link_bytes_per_s=450e9, mfu=0.5,
+                                 offload_activations=True, host_link_bytes_per_s=1e9),
+                         recipe("adamw"))
+    assert slow.activation_offload_s > slow.compute_s
+    assert slow.update_s == pytest.approx(slow.activation_offload_s + slow.optimizer_s)

@@ -39,7 +39,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           compiled: bool = False, async_tp: bool = False, cp: int = 1, ep: int = 1,
           allocator_overhead: float | None = None, eval_share: float = 0.0,
           checkpoint_s: float = 0.0, checkpoint_interval_s: float = 1800.0,
-          failures_per_gpu_hour: float | None = None, restart_s: float = 0.0) -> Result:
+          failures_per_gpu_hour: float | None = None, restart_s: float = 0.0,
+          offload_activations: bool = False) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -65,7 +66,10 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     base). ``precision``: ``bf16``, or ``fp8`` / ``fp8-rowwise`` (the block linears at the
     FP8 rate, tensorwise or rowwise scales; the head and attention in BF16); ``compiled``:
     ``torch.compile``'s fused elementwise kernels (a fitted profile's own coefficient);
-    ``async_tp``: TP collectives overlapped with the matmuls; ``cp``: context-parallel ranks
+    ``async_tp``: TP collectives overlapped with the matmuls (Megatron's
+    ``--tp-comm-overlap``, torchtitan's async TP); ``offload_activations``: the saved
+    activations to host memory and back over ``host_link_gbs``, two layers' worth kept on the
+    GPU; ``cp``: context-parallel ranks
     per sequence (each runs 1/cp of the tokens and gathers the others' K and V; FSDP shards
     over ``devices × cp``; GPUs = devices × tp × pipeline × cp); ``ep``: expert-parallel ranks
     (out of devices × cp, TP 1): each holds 1/ep of the routed experts and runs the tokens
@@ -104,9 +108,9 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
             f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
     for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
         require(0 < value < float("inf"), f"{name}: must be a finite number > 0, got {value}")
-    for name, value, default in (("host-link-gbs", host_link_gbs, _HOST_LINK_GBS),
-                                 ("cpu-mem-gbs", cpu_mem_gbs, _CPU_MEM_GBS)):
-        require(offload or value == default, f"{name}: applies only with --offload")
+    require(offload or offload_activations or host_link_gbs == _HOST_LINK_GBS,
+            "host-link-gbs: applies only with --offload or --offload-activations")
+    require(offload or cpu_mem_gbs == _CPU_MEM_GBS, "cpu-mem-gbs: applies only with --offload")
     require(0 < inter_node_gbs < float("inf"),
             f"inter-node-gbs: must be a finite number > 0, got {inter_node_gbs}")
     require(1 <= pipeline <= spec.num_layers,
@@ -130,7 +134,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       host_link_bytes_per_s=host_link_gbs * GB,
                       cpu_mem_bytes_per_s=cpu_mem_gbs * GB, precision=precision,
                       compiled=compiled, async_tp=async_tp, context_parallel=cp,
-                      expert_parallel=ep,
+                      expert_parallel=ep, offload_activations=offload_activations,
                       profile=profile if mfu is None else None,
                       allocator_overhead=overhead)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
@@ -152,6 +156,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                                         "reserved / allocated on torchtitan's runs"),
                    "precision": precision, "compiled": compiled, "async_tp": async_tp,
                    "context_parallel": cp, "expert_parallel": ep,
+                   "offload_activations": offload_activations,
                    "link_bytes_per_s": link,
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
@@ -161,7 +166,9 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                    "gpus_per_node": gpus_per_node, "inter_node_bytes_per_s": inter_node_gbs * GB,
                    "grad_dtype": grad_dtype or "recipe",
                    **({"host_link_bytes_per_s": host_link_gbs * GB,
-                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {})}
+                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {}),
+                   **({"host_link_bytes_per_s": host_link_gbs * GB}
+                      if offload_activations else {})}
     run = None
     if tokens is not None or epochs is not None or dataset_tokens is not None:
         from napkin.planning.prices import hourly_price

@@ -77,7 +77,8 @@ def train(
         "--inter-node-gbs", help="Inter-node network per GPU and direction, GB/s (400 Gb/s "
                                  "InfiniBand: 50).")] = 50.0,
     host_link_gbs: Annotated[float, FiniteOption(
-        "--host-link-gbs", help="GPU ↔ CPU link per direction for --offload, GB/s "
+        "--host-link-gbs", help="GPU ↔ CPU link per direction for --offload and "
+                                "--offload-activations, GB/s "
                                 "(PCIe 4.0 ×16).")] = 32.0,
     cpu_mem_gbs: Annotated[float, FiniteOption(
         "--cpu-mem-gbs", help="Host memory bandwidth of the offloaded CPU Adam step, GB/s "
@@ -105,6 +106,9 @@ def train(
         "--ep", min=1, max=1024,
         help="Expert-parallel ranks (of --devices × --cp, --tp 1): the routed experts split "
              "over them, with dispatch and combine all-to-alls.")] = 1,
+    offload_activations: Annotated[bool, typer.Option(
+        "--offload-activations/--no-offload-activations",
+        help="Saved activations to host memory and back over --host-link-gbs.")] = False,
     eval_share: Annotated[float, FiniteOption(
         "--eval-share", help="Share of the run's wall time spent evaluating.")] = 0.0,
     checkpoint_s: Annotated[float, FiniteOption(
@@ -136,7 +140,8 @@ def train(
                    precision=precision, compiled=compiled, async_tp=async_tp, cp=cp, ep=ep,
                    allocator_overhead=allocator_overhead, eval_share=eval_share,
                    checkpoint_s=checkpoint_s, checkpoint_interval_s=checkpoint_interval_s,
-                   failures_per_gpu_hour=failures_per_gpu_hour, restart_s=restart_s), fmt)
+                   failures_per_gpu_hour=failures_per_gpu_hour, restart_s=restart_s,
+                   offload_activations=offload_activations), fmt)
 
 
 def rl(

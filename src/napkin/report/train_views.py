@@ -44,7 +44,9 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         ["optimizer states (master, moments)", fmt_bytes(fit.state.optimizer_bytes)],
         ["offloaded to CPU", fmt_bytes(fit.state.offloaded_bytes)],
         [f"activations ({shape.micro_batch} seq. per micro-batch)",
-         fmt_bytes(fit.activations_bytes)],
+         fmt_bytes(fit.activations_bytes) + (
+             f" ({fmt_bytes(fit.offloaded_activation_bytes)} more on the host)"
+             if fit.offloaded_activation_bytes else "")],
         ["loss logits (BF16, FP32 copy and gradient)", fmt_bytes(fit.logits_bytes)],
         ["re-run layer in backward", fmt_bytes(fit.working_bytes)],
         ["FSDP gathered weights and unsharded gradients", fmt_bytes(fit.buffer_bytes)],
@@ -107,6 +109,10 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
          f"in {fmt_seconds(plan.offload.cpu_s)}"],
         *([["QLoRA dequantization (NF4 → BF16 per matmul pass)", fmt_seconds(plan.dequant_s)]]
           if plan.dequant_s else []),
+        *([["activation offload over the host link (out and back)",
+            fmt_seconds(plan.activation_offload_s)
+            + (" (under the compute)" if plan.activation_offload_s <= plan.compute_s
+               else " (exposed beyond the compute)")]] if plan.activation_offload_s else []),
         *([["CP K/V gathers per device", f"{fmt_bytes(mp.cp_bytes)} in "
             f"{fmt_seconds(mp.cp_s)}"]] if mp and mp.cp_bytes else []),
         ["update time", fmt_seconds(plan.update_s) + band_s],

@@ -185,6 +185,8 @@ class Fit:
     stages the whole stage's, kept gathered for the update)."""
     allocator_overhead: float = 0.0
     """What the caching allocator reserves beyond the allocated bytes, as a share of them."""
+    offloaded_activation_bytes: float = 0.0
+    """Saved activations held in host memory (activation offload), not on the device."""
 
     @property
     def allocated_bytes(self) -> float:

@@ -107,7 +107,7 @@ class Cluster:
     inter_node_bytes_per_s: float = INTER_NODE_BYTES_PER_S
     """Inter-node network per GPU and direction."""
     host_link_bytes_per_s: float = HOST_LINK_BYTES_PER_S
-    """GPU ↔ CPU link per direction, for optimizer offload."""
+    """GPU ↔ CPU link per direction, for optimizer and activation offload."""
     cpu_mem_bytes_per_s: float = CPU_MEM_BYTES_PER_S
     """Host memory bandwidth the CPU optimizer step achieves, for optimizer offload."""
     virtual_stages: int = 1
@@ -126,6 +126,10 @@ class Cluster:
     """A fitted compute-time profile; None: every matmul at ``mfu`` of its peak."""
     allocator_overhead: float = 0.0
     """Share of the allocated memory PyTorch's caching allocator reserves on top."""
+    offload_activations: bool = False
+    """The saved activations go to host memory during the forward and come back for the
+    backward (over the host link, hidden behind the compute where it is longer); the GPU keeps
+    two layers' worth in flight."""
     expert_parallel: int = 1
     """Ranks the routed experts are spread over (out of the DP × CP ranks, without TP): each
     holds ``1/ep`` of them, computes the tokens routed to its experts from all ``ep`` ranks
@@ -200,6 +204,9 @@ class TrainPlan:
     tp_exposed_s: float = 0.0
     """The TP traffic's time on the critical path (all of it, or under async TP only what
     outlasts the compute)."""
+    activation_offload_s: float = 0.0
+    """Offloaded activations' time over the host link per update (exposed where it outlasts
+    the compute)."""
 
     @property
     def gpus(self) -> int:
@@ -336,9 +343,12 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     else:
         buffers = (trainable - experts * (1 - 1 / ep)) / mp / model.num_layers * (
             2 * rec.weights + grad_bytes)
-    fit = Fit(state, per_seq * shape.micro_batch, cluster.reserve_bytes,
+    saved = per_seq * shape.micro_batch
+    on_gpu = (2 * saved / max(1, -(-model.num_layers // pp)) if cluster.offload_activations
+              else saved)
+    fit = Fit(state, on_gpu, cluster.reserve_bytes,
               cluster.acc.device_memory_bytes, logits, working, buffers,
-              cluster.allocator_overhead)
+              cluster.allocator_overhead, saved - on_gpu)
     # each data-parallel rank runs its own micro-batches: its work over its TP × PP group
     work = rank_work(model, flops, cluster)
     compute = compute_s(work, cluster.acc, mfu=None if cluster.profile else cluster.mfu,
@@ -391,8 +401,11 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
     bubble = pipeline_bubble(pp, shape.accumulation, v)
     tp_exposed = max(0.0, mp_traffic.tp_s - compute) if cluster.async_tp else mp_traffic.tp_s
-    busy = max(compute + dequant_s + tp_exposed + mp_traffic.pp_s + mp_traffic.cp_s
-               + mp_traffic.ep_s, comm.time_s) / (1 - bubble) + opt_s
+    # offloaded activations: out in every forward and back in every backward
+    host_s = (2 * shape.accumulation * (saved - on_gpu) / cluster.host_link_bytes_per_s
+              if cluster.offload_activations else 0.0)
+    busy = max(max(compute, host_s) + dequant_s + tp_exposed + mp_traffic.pp_s
+               + mp_traffic.cp_s + mp_traffic.ep_s, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
                      largest_micro_batch(
                          state, (per_seq + (logits + working) / shape.micro_batch) * (
@@ -401,7 +414,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                              cluster.allocator_overhead), cluster.reserve_bytes),
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
                      mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
-                     compute, cp, tp_exposed)
+                     compute, cp, tp_exposed, host_s)
 
 
 def _unquantized_params(model: ModelSpec) -> int:
