@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from napkin.training.efficiency import PRECISIONS
 from napkin.training.fitting import fit, holdout, row_terms
 from napkin.training.measured import plan_run, predicted, read_measured_runs
 
@@ -76,8 +77,7 @@ def main() -> None:
 
         out = Path(str(resources.files("napkin.catalog").joinpath("training_profile.yaml")))
         gpus = sorted({r.gpu for r in runs})
-        precisions = [p for p in ("bf16", "fp8", "fp8-rowwise")
-                      if any(r.precision == p for r in runs)]
+        precisions = [p for p in PRECISIONS if any(r.precision == p for r in runs)]
         data = {"name": "torchtitan",
                 "notes": [f"fitted by benchmarks/fit_training.py on {len(rows)} throughput rows "
                           f"of {len({r.run.group for r in rows})} tables; band and medians from "

@@ -137,7 +137,7 @@ SURFACE: dict[str, str] = {
         "optimizer='adamw', zero=0, offload=False, devices=1, gpu='h100-sxm', "
         'gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None, mfu=None, link_gbs=None, '
         'grad_dtype=None, flash=True, pipeline=1, virtual_stages=1, sequence_parallel=False, '
-        'tp=1, gpus_per_node=8, inter_node_gbs=50.0, host_link_gbs=32.0, cpu_mem_gbs=100.0, '
+        'tp=1, gpus_per_node=None, inter_node_gbs=50.0, host_link_gbs=32.0, cpu_mem_gbs=100.0, '
         'tokens=None, epochs=None, dataset_tokens=None, usd_per_gpu_hour=None, '
         "precision='bf16', compiled=False, async_tp=False, cp=1, ep=1, allocator_overhead=None, "
         'eval_share=0.0, checkpoint_s=0.0, checkpoint_interval_s=1800.0, '

@@ -46,3 +46,21 @@ def test_the_planner_places_data_parallel_peers_by_node():
                                           tensor_parallel=8), recipe("adamw"))
     assert tp8.comm.bytes_per_device == 0
     assert tp8.comm.inter_node_bytes == pytest.approx(2 * 1 / 2 * -(-PARAMS // 8) * 2)
+
+
+def test_an_nvl72_rack_is_one_nvlink_domain(cli):
+    """On GB200 the default node is the NVL72 rack: FSDP over 64 GPUs stays on NVLink (no
+    bytes over the NICs); on B200 the same 64 GPUs span 8 nodes of 8."""
+    import json
+
+    def comm(gpu):
+        code, out, err = cli("train", "llama-3.1-8b", "--gpu", gpu, "--devices", "64",
+                             "--zero", "3", "--mfu", "0.5", "--format", "json")
+        assert code == 0, err
+        return json.loads(out)
+
+    nvl72, hgx = comm("gb200"), comm("b200")
+    assert nvl72["assumptions"]["gpus_per_node"] == 72
+    assert nvl72["communication"]["inter_node_bytes"] == 0
+    assert hgx["assumptions"]["gpus_per_node"] == 8
+    assert hgx["communication"]["inter_node_bytes"] > 0

@@ -149,3 +149,17 @@ def test_pure_bf16_adamw_by_hand():
     parameter, half of mixed-precision AdamW's 16."""
     rec = recipe("adamw-bf16")
     assert rec.bytes_per_param == 8 == recipe("adamw").bytes_per_param / 2
+
+
+def test_blackwell_recipes_at_their_own_rates():
+    """NVFP4 block linears at the B200's dense FP4 9,000 TFLOP/s, MXFP8 at its FP8 rate, each
+    with the tensorwise FP8 coefficient (the fit saw neither; both warn)."""
+    profile = shipped_profile()
+    b200 = load_accelerator("b200")
+    work = RankWork(0.0, 9e15, 0.0, 0.0)
+    assert compute_s(work, b200, profile=profile, precision="nvfp4") == pytest.approx(
+        profile.coefficients["nvfp4"] * 9e15 / 9000e12)
+    assert profile.coefficients["nvfp4"] == profile.coefficients["fp8"]
+    assert compute_s(work, b200, profile=profile, precision="mxfp8") == pytest.approx(
+        profile.coefficients["mxfp8"] * 9e15 / b200.peak_flops_per_s("fp8"))
+    assert any("nvfp4 is outside" in w for w in profile.warnings(b200, "nvfp4"))

@@ -31,7 +31,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           link_gbs: float | None = None,
           grad_dtype: str | None = None, flash: bool = True, pipeline: int = 1,
           virtual_stages: int = 1, sequence_parallel: bool = False, tp: int = 1,
-          gpus_per_node: int = 8, inter_node_gbs: float = 50.0,
+          gpus_per_node: int | None = None, inter_node_gbs: float = 50.0,
           host_link_gbs: float = _HOST_LINK_GBS, cpu_mem_gbs: float = _CPU_MEM_GBS,
           tokens: float | None = None, epochs: float | None = None,
           dataset_tokens: float | None = None,
@@ -60,7 +60,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     architecture, with its held-out error band and warnings outside what it saw), or with
     ``mfu`` every matmul at that share of its peak; gradient and
     weight traffic over ``link_gbs`` GB/s per device (default: the catalog's interconnect per
-    direction), ``inter_node_gbs`` beyond ``gpus_per_node``; the pipeline bubble and exposed
+    direction), ``inter_node_gbs`` beyond ``gpus_per_node`` (default 8, or the GPU's NVLink
+    domain: 72 on GB200/GB300 NVL72); the pipeline bubble and exposed
     TP/PP traffic come on top. ``freeze``: globs of frozen modules (``attn/*``, ``mlp/*``,
     ``embed``…; ``!`` un-freezes); ``lora_rank`` > 0 trains adapters only (``qlora``: NF4
     base). ``precision``: ``bf16``, or ``fp8`` / ``fp8-rowwise`` (the block linears at the
@@ -119,8 +120,14 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     _within(tp, 1, 1024, "tp")
     _within(cp, 1, 1024, "cp")
     _within(ep, 1, 1024, "ep")
+    if gpus_per_node is None:  # a node of 8, or the GPU's NVLink domain (NVL72: 72)
+        gpus_per_node = acc.nvlink_domain or 8
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
     check_tensor_parallel(spec, tp)
+    rate = {"bf16": "bf16", "nvfp4": "fp4"}.get(precision, "fp8")
+    require(rate in acc.dense_flops_per_s,
+            f"precision: {precision} runs at the {rate.upper()} rate, which {acc.id} lacks "
+            f"(it has {', '.join(acc.dense_flops_per_s) or 'none'})")
     profile = shipped_profile()
     require(allocator_overhead is None or 0 <= allocator_overhead <= 10,
             f"allocator-overhead: must be a share in [0, 10], got {allocator_overhead}")

@@ -214,6 +214,7 @@ def _accelerator(e: dict) -> Accelerator:
         sm_clock_hz=e["sm_clock_mhz"] * 1e6 if "sm_clock_mhz" in e else None,
         host_link_bytes_per_s=e["host_link_gbs"] * GB if "host_link_gbs" in e else None,
         architecture=e.get("architecture", ""),
+        nvlink_domain=e.get("nvlink_domain"),
     )
 
 

@@ -71,8 +71,9 @@ def train(
         help="Megatron sequence parallelism: norms and dropout split over --tp.")] = False,
     tp: Annotated[int, typer.Option("--tp", min=1, max=1024,
                                     help="Tensor-parallel size t (Megatron).")] = 1,
-    gpus_per_node: Annotated[int, typer.Option(
-        "--gpus-per-node", min=1, max=1024, help="GPUs on one intra-node link.")] = 8,
+    gpus_per_node: Annotated[int | None, typer.Option(
+        "--gpus-per-node", min=1, max=1024,
+        help="GPUs on one NVLink domain (default 8, or 72 on GB200/GB300 NVL72).")] = None,
     inter_node_gbs: Annotated[float, FiniteOption(
         "--inter-node-gbs", help="Inter-node network per GPU and direction, GB/s (400 Gb/s "
                                  "InfiniBand: 50).")] = 50.0,

@@ -41,6 +41,8 @@ class Accelerator:
     sm_clock_hz: float | None = None
     """The SM's maximum clock (nvidia-smi ``Max Clocks: SM``), source ``sources["clock"]``;
     None where no public source gives it (then :attr:`fixed_time_scale` is 1)."""
+    nvlink_domain: int | None = None
+    """GPUs in one NVLink domain where it is not a node of 8 (NVL72 racks: 72)."""
     architecture: str = ""
     """The GPU architecture kernels are written for (``ampere``, ``hopper``, ``blackwell`` …);
     empty for a custom device."""

@@ -15,8 +15,9 @@ the sequence (CP):
   (norms, residual adds, SwiGLU, RoPE, FP8 casts) that runs at HBM bandwidth, not at the matmul
   rate.
 
-Its ideal seconds per term (:func:`basis`): ``matmul`` = matmul FLOPs / BF16 peak, ``fp8`` or
-``fp8_rowwise`` = low-precision FLOPs / FP8 peak (tensorwise or rowwise scales), ``attention``
+Its ideal seconds per term (:func:`basis`): ``matmul`` = matmul FLOPs / BF16 peak, ``fp8``,
+``fp8_rowwise`` or ``mxfp8`` = low-precision FLOPs / FP8 peak (tensorwise, rowwise or
+per-32-element scales), ``nvfp4`` = low-precision FLOPs / FP4 peak, ``attention``
 = attention FLOPs / BF16 peak, ``elementwise`` or ``elementwise_compiled`` = activation bytes /
 HBM bandwidth (eager, or fused by ``torch.compile``).
 
@@ -42,11 +43,14 @@ from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.timing import check_efficiency
 
-PRECISIONS = ("bf16", "fp8", "fp8-rowwise")
+PRECISIONS = ("bf16", "fp8", "fp8-rowwise", "mxfp8", "nvfp4")
 """Training matmul recipes: BF16 everywhere; FP8 block linears with tensorwise scales
 (torchao's default, delayed or dynamic); FP8 with rowwise scales (more accurate, slower
-kernels)."""
-TERMS = ("matmul", "fp8", "fp8_rowwise", "attention", "elementwise", "elementwise_compiled")
+kernels); on Blackwell MXFP8 (FP8 with a scale per 32 elements, at the FP8 rate) and NVFP4
+(FP4 with a scale per 16, at the FP4 rate) block linears. The head, the router and attention
+stay BF16 in every recipe, and the weights keep their high-precision master."""
+TERMS = ("matmul", "fp8", "fp8_rowwise", "mxfp8", "nvfp4", "attention", "elementwise",
+         "elementwise_compiled")
 """The ideal-seconds terms of :func:`basis`, in order."""
 PER_ARCHITECTURE = ("matmul", "attention")
 """Terms a profile fits per GPU architecture (``matmul.hopper``); the others are shared."""
@@ -69,11 +73,14 @@ def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
     require(precision in PRECISIONS, f"precision: must be one of {', '.join(PRECISIONS)}, "
             f"got {precision!r}")
     p16 = acc.peak_flops_per_s("bf16")
-    low = work.low_matmul_flops / acc.peak_flops_per_s("fp8") if work.low_matmul_flops else 0.0
+    rate = "fp4" if precision == "nvfp4" else "fp8"
+    low = work.low_matmul_flops / acc.peak_flops_per_s(rate) if work.low_matmul_flops else 0.0
     elem = work.activation_bytes / acc.mem_bytes_per_s
     return {"matmul": work.matmul_flops / p16,
             "fp8": low if precision == "fp8" else 0.0,
             "fp8_rowwise": low if precision == "fp8-rowwise" else 0.0,
+            "mxfp8": low if precision == "mxfp8" else 0.0,
+            "nvfp4": low if precision == "nvfp4" else 0.0,
             "attention": work.attention_flops / p16,
             "elementwise": 0.0 if compiled else elem,
             "elementwise_compiled": elem if compiled else 0.0}
@@ -157,7 +164,7 @@ def compute_s(work: RankWork, acc: Accelerator, *, mfu: float | None = None,
     if profile is not None:
         return profile.compute_s(ideal, profile.architecture_of(acc))
     check_efficiency(mfu, "mfu")
-    return (ideal["matmul"] + ideal["fp8"] + ideal["fp8_rowwise"] + ideal["attention"]) / mfu
+    return sum(v for t, v in ideal.items() if not t.startswith("elementwise")) / mfu
 
 
 PROFILE_FILE = "training_profile.yaml"

@@ -31,17 +31,21 @@ from napkin.training.efficiency import PER_ARCHITECTURE, TERMS, basis, column
 from napkin.training.measured import MeasuredRun, accelerator, plan_run
 
 UPPER = 50.0
-START = {"matmul": 1.5, "attention": 3.0, "fp8": 2.0, "fp8_rowwise": 4.0,
+START = {"matmul": 1.5, "attention": 3.0, "fp8": 2.0, "fp8_rowwise": 4.0, "mxfp8": 2.0,
+         "nvfp4": 2.0,
          "elementwise": 5.0, "elementwise_compiled": 5.0}
 DEFAULTS: dict[str, Callable[[dict[str, float], str], float]] = {
     "fp8": lambda c, a: c[column("matmul", a)],
     "fp8_rowwise": lambda c, a: c["fp8"],
+    "mxfp8": lambda c, a: c["fp8"],
+    "nvfp4": lambda c, a: c["fp8"],
     "elementwise": lambda c, a: 0.0,
     "elementwise_compiled": lambda c, a: c["elementwise"],
 }
 """What a shared coefficient no training row exercises is set to: FP8 matmuls as fast (relative
-to their peak) as BF16 ones, rowwise as tensorwise, compiled elementwise kernels as eager
-ones. A per-architecture coefficient without rows takes the other architectures' mean."""
+to their peak) as BF16 ones, rowwise, MXFP8 and NVFP4 as tensorwise FP8 (relative to their own
+peak), compiled elementwise kernels as eager ones. A per-architecture coefficient without rows
+takes the other architectures' mean."""
 
 
 @dataclass(frozen=True)
