@@ -133,10 +133,41 @@ def test_activation_offload_by_hand(llama):
                          recipe("adamw"))
     assert plan.fit.activations_bytes == pytest.approx(saved * 2 / 32)
     assert plan.fit.offloaded_activation_bytes == pytest.approx(saved * 30 / 32)
-    assert plan.activation_offload_s == pytest.approx(2 * saved * 30 / 32 / 32e9)
+    assert plan.host_transfer_s == pytest.approx(2 * saved * 30 / 32 / 32e9)
     slow = plan_training(llama, TrainShape((32768,), 1),
                          Cluster(h100, 8, 3, link_bytes_per_s=450e9, mfu=0.5,
                                  offload_activations=True, host_link_bytes_per_s=1e9),
                          recipe("adamw"))
-    assert slow.activation_offload_s > slow.compute_s
-    assert slow.update_s == pytest.approx(slow.activation_offload_s + slow.optimizer_s)
+    assert slow.host_transfer_s > slow.compute_s
+    assert slow.update_s == pytest.approx(slow.host_transfer_s + slow.optimizer_s)
+
+
+def test_optimizer_in_backward_holds_one_layers_gradients(llama):
+    """Llama-3-8B on one GPU: a layer holds 218,103,808 linear weights; stepping each gradient
+    as backward produces it keeps those BF16 gradients (436 MB), not all 8.03e9 (16.1 GB)."""
+    h100 = load_accelerator("h100-sxm")
+    plan = plan_training(llama, TrainShape((4096,), 1),
+                         Cluster(h100, mfu=0.5, optimizer_in_backward=True), recipe("adamw"))
+    assert plan.fit.state.grads_bytes == pytest.approx(218_103_808 * 2)
+    with pytest.raises(NapkinError, match="optimizer-in-backward"):
+        plan_training(llama, TrainShape((4096,), 1, accumulation=2),
+                      Cluster(h100, mfu=0.5, optimizer_in_backward=True), recipe("adamw"))
+
+
+def test_parameter_offload_by_hand(llama):
+    """FSDP's CPU offload over 8 GPUs: the rank's whole state (8,030,261,248 / 8 parameters ×
+    16 B) lives in host memory; each forward and backward copies its BF16 weight shard in over
+    a 32 GB/s link: 2 × 8,030,261,248 / 8 × 2 B / 32 GB/s."""
+    h100 = load_accelerator("h100-sxm")
+    n = 8_030_261_248
+    plan = plan_training(llama, TrainShape((4096,), 1),
+                         Cluster(h100, 8, 3, link_bytes_per_s=450e9, mfu=0.5,
+                                 offload_params=True, host_link_bytes_per_s=32e9),
+                         recipe("adamw"))
+    assert plan.fit.state.bytes == 0
+    assert plan.fit.state.offloaded_bytes == pytest.approx(n / 8 * 16)
+    assert plan.host_transfer_s == pytest.approx(2 * n / 8 * 2 / 32e9)
+    assert plan.offload is not None  # the optimizer steps on the CPU
+    with pytest.raises(NapkinError, match="offload-params"):
+        plan_training(llama, TrainShape((4096,), 1), Cluster(h100, 8, 1, offload_params=True),
+                      recipe("adamw"))

@@ -40,7 +40,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           allocator_overhead: float | None = None, eval_share: float = 0.0,
           checkpoint_s: float = 0.0, checkpoint_interval_s: float = 1800.0,
           failures_per_gpu_hour: float | None = None, restart_s: float = 0.0,
-          offload_activations: bool = False) -> Result:
+          offload_activations: bool = False, offload_params: bool = False,
+          optimizer_in_backward: bool = False) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -70,7 +71,9 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     ``async_tp``: TP collectives overlapped with the matmuls (Megatron's
     ``--tp-comm-overlap``, torchtitan's async TP); ``offload_activations``: the saved
     activations to host memory and back over ``host_link_gbs``, two layers' worth kept on the
-    GPU; ``cp``: context-parallel ranks
+    GPU; ``offload_params``: FSDP's CPU offload (``zero`` 3), the whole state on the host and
+    the weight shard copied in for every forward and backward; ``optimizer_in_backward``: one
+    layer's gradients held at a time (``accumulation`` 1); ``cp``: context-parallel ranks
     per sequence (each runs 1/cp of the tokens and gathers the others' K and V; FSDP shards
     over ``devices × cp``; GPUs = devices × tp × pipeline × cp); ``ep``: expert-parallel ranks
     (out of devices × cp, TP 1): each holds 1/ep of the routed experts and runs the tokens
@@ -109,9 +112,11 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
             f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
     for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
         require(0 < value < float("inf"), f"{name}: must be a finite number > 0, got {value}")
-    require(offload or offload_activations or host_link_gbs == _HOST_LINK_GBS,
-            "host-link-gbs: applies only with --offload or --offload-activations")
-    require(offload or cpu_mem_gbs == _CPU_MEM_GBS, "cpu-mem-gbs: applies only with --offload")
+    require(offload or offload_activations or offload_params or host_link_gbs == _HOST_LINK_GBS,
+            "host-link-gbs: applies only with --offload, --offload-activations or "
+            "--offload-params")
+    require(offload or offload_params or cpu_mem_gbs == _CPU_MEM_GBS,
+            "cpu-mem-gbs: applies only with --offload or --offload-params")
     require(0 < inter_node_gbs < float("inf"),
             f"inter-node-gbs: must be a finite number > 0, got {inter_node_gbs}")
     require(1 <= pipeline <= spec.num_layers,
@@ -142,6 +147,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       cpu_mem_bytes_per_s=cpu_mem_gbs * GB, precision=precision,
                       compiled=compiled, async_tp=async_tp, context_parallel=cp,
                       expert_parallel=ep, offload_activations=offload_activations,
+                      offload_params=offload_params,
+                      optimizer_in_backward=optimizer_in_backward,
                       profile=profile if mfu is None else None,
                       allocator_overhead=overhead)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
@@ -163,7 +170,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                                         "reserved / allocated on torchtitan's runs"),
                    "precision": precision, "compiled": compiled, "async_tp": async_tp,
                    "context_parallel": cp, "expert_parallel": ep,
-                   "offload_activations": offload_activations,
+                   "offload_activations": offload_activations, "offload_params": offload_params,
+                   "optimizer_in_backward": optimizer_in_backward,
                    "link_bytes_per_s": link,
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
@@ -173,7 +181,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                    "gpus_per_node": gpus_per_node, "inter_node_bytes_per_s": inter_node_gbs * GB,
                    "grad_dtype": grad_dtype or "recipe",
                    **({"host_link_bytes_per_s": host_link_gbs * GB,
-                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB} if offload else {}),
+                       "cpu_mem_bytes_per_s": cpu_mem_gbs * GB}
+                      if offload or offload_params else {}),
                    **({"host_link_bytes_per_s": host_link_gbs * GB}
                       if offload_activations else {})}
     run = None

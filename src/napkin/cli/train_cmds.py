@@ -110,6 +110,12 @@ def train(
     offload_activations: Annotated[bool, typer.Option(
         "--offload-activations/--no-offload-activations",
         help="Saved activations to host memory and back over --host-link-gbs.")] = False,
+    offload_params: Annotated[bool, typer.Option(
+        "--offload-params/--no-offload-params",
+        help="FSDP's CPU offload (--zero 3): the whole state on the host.")] = False,
+    optimizer_in_backward: Annotated[bool, typer.Option(
+        "--optimizer-in-backward/--no-optimizer-in-backward",
+        help="Step and free each gradient during backward (--accumulation 1).")] = False,
     eval_share: Annotated[float, FiniteOption(
         "--eval-share", help="Share of the run's wall time spent evaluating.")] = 0.0,
     checkpoint_s: Annotated[float, FiniteOption(
@@ -142,7 +148,8 @@ def train(
                    allocator_overhead=allocator_overhead, eval_share=eval_share,
                    checkpoint_s=checkpoint_s, checkpoint_interval_s=checkpoint_interval_s,
                    failures_per_gpu_hour=failures_per_gpu_hour, restart_s=restart_s,
-                   offload_activations=offload_activations), fmt)
+                   offload_activations=offload_activations, offload_params=offload_params,
+                   optimizer_in_backward=optimizer_in_backward), fmt)
 
 
 def rl(

@@ -109,10 +109,10 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
          f"in {fmt_seconds(plan.offload.cpu_s)}"],
         *([["QLoRA dequantization (NF4 → BF16 per matmul pass)", fmt_seconds(plan.dequant_s)]]
           if plan.dequant_s else []),
-        *([["activation offload over the host link (out and back)",
-            fmt_seconds(plan.activation_offload_s)
-            + (" (under the compute)" if plan.activation_offload_s <= plan.compute_s
-               else " (exposed beyond the compute)")]] if plan.activation_offload_s else []),
+        *([["offloaded activations and weights over the host link",
+            fmt_seconds(plan.host_transfer_s)
+            + (" (under the compute)" if plan.host_transfer_s <= plan.compute_s
+               else " (exposed beyond the compute)")]] if plan.host_transfer_s else []),
         *([["CP K/V gathers per device", f"{fmt_bytes(mp.cp_bytes)} in "
             f"{fmt_seconds(mp.cp_s)}"]] if mp and mp.cp_bytes else []),
         ["update time", fmt_seconds(plan.update_s) + band_s],

@@ -126,6 +126,14 @@ class Cluster:
     """A fitted compute-time profile; None: every matmul at ``mfu`` of its peak."""
     allocator_overhead: float = 0.0
     """Share of the allocated memory PyTorch's caching allocator reserves on top."""
+    optimizer_in_backward: bool = False
+    """The optimizer steps each parameter as soon as backward produces its gradient and frees
+    it (torchtune's ``optimizer_in_bwd``): one layer's gradients held at a time; needs one
+    micro-batch per update."""
+    offload_params: bool = False
+    """FSDP's CPU offload (ZeRO-3 only): weights, gradients and optimizer states in host
+    memory, the optimizer step on the CPU; each micro-batch's forward and backward copy the
+    rank's weight shard in over the host link (hidden under the compute where shorter)."""
     offload_activations: bool = False
     """The saved activations go to host memory during the forward and come back for the
     backward (over the host link, hidden behind the compute where it is longer); the GPU keeps
@@ -204,9 +212,9 @@ class TrainPlan:
     tp_exposed_s: float = 0.0
     """The TP traffic's time on the critical path (all of it, or under async TP only what
     outlasts the compute)."""
-    activation_offload_s: float = 0.0
-    """Offloaded activations' time over the host link per update (exposed where it outlasts
-    the compute)."""
+    host_transfer_s: float = 0.0
+    """Offloaded activations' and weights' time over the host link per update (exposed where
+    it outlasts the compute)."""
 
     @property
     def gpus(self) -> int:
@@ -325,6 +333,18 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                                    cluster.offload, "nf4-dq")),
                  state_memory(-(-experts // (mp * ep)), 0, rec, shards // ep, cluster.zero,
                               cluster.offload))
+    if cluster.optimizer_in_backward:
+        require(shape.accumulation == 1, "optimizer-in-backward: each gradient is stepped "
+                "and freed as backward produces it, so it needs --accumulation 1")
+        layer = max(sum(lin.params for lin in g.block.linears) + (
+            g.block.experts.params if g.block.experts else 0) for g in model.layer_groups)
+        held = layer / mp * rec.grads / (shards if cluster.zero >= 2 else 1)
+        state = replace(state, grads_bytes=min(state.grads_bytes, held))
+    require(not cluster.offload_params or cluster.zero == 3,
+            "offload-params: FSDP's CPU offload needs --zero 3")
+    shard_weights = state.weights_bytes
+    if cluster.offload_params:  # everything to the host (the optimizer step too)
+        state = StateMemory(0.0, 0.0, 0.0, state.bytes + state.offloaded_bytes)
     # the loss's logits, one re-run layer's whole activations under (layer-wise) full
     # recompute, and FSDP's gathered layer, prefetched layer and unsharded layer gradient
     logits = shape.micro_batch * shape.sequence_tokens * model.vocab_size * LOGIT_BYTES / (
@@ -392,7 +412,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     # host, the CPU steps in host memory and the BF16 weights come back (not overlapped)
     shard = trainable / mp / (shards if cluster.zero else 1)
     opt_bytes = shard * rec.update_traffic_bytes
-    if cluster.offload:
+    if cluster.offload or cluster.offload_params:
         offload = Offload(shard * (grads + rec.weights), cluster.host_link_bytes_per_s,
                           shard * CPU_ADAM_BYTES_PER_PARAM, cluster.cpu_mem_bytes_per_s)
         opt_s = offload.time_s
@@ -401,9 +421,11 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         opt_s = opt_bytes / cluster.acc.mem_bytes_per_s
     bubble = pipeline_bubble(pp, shape.accumulation, v)
     tp_exposed = max(0.0, mp_traffic.tp_s - compute) if cluster.async_tp else mp_traffic.tp_s
-    # offloaded activations: out in every forward and back in every backward
-    host_s = (2 * shape.accumulation * (saved - on_gpu) / cluster.host_link_bytes_per_s
-              if cluster.offload_activations else 0.0)
+    # offloaded activations: out in every forward and back in every backward; offloaded
+    # weights: the shard in for every forward and backward
+    host_s = 2 * shape.accumulation * (
+        (saved - on_gpu if cluster.offload_activations else 0.0)
+        + (shard_weights if cluster.offload_params else 0.0)) / cluster.host_link_bytes_per_s
     busy = max(max(compute, host_s) + dequant_s + tp_exposed + mp_traffic.pp_s
                + mp_traffic.cp_s + mp_traffic.ep_s, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
