@@ -142,7 +142,7 @@ SURFACE: dict[str, str] = {
         "precision='bf16', compiled=False, async_tp=False, cp=1, ep=1, allocator_overhead=None, "
         'eval_share=0.0, checkpoint_s=0.0, checkpoint_interval_s=1800.0, '
         'failures_per_gpu_hour=None, restart_s=0.0, offload_activations=False, '
-        'offload_params=False, optimizer_in_backward=False'),
+        'offload_params=False, optimizer_in_backward=False, overlap_ep=False'),
     'rl': (
         'model, *, prompt_len=1024, gen_len=256, keep=16, keep_rate=0.5, reference=True, '
         "teacher=None, reward_model=None, head='all', replicas=0, method='grpo', "

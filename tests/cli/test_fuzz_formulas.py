@@ -37,6 +37,8 @@ CASES = [
       "--offload-params"], ["--host-link-gbs", "--cpu-mem-gbs", "--accumulation"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--optimizer-in-backward"],
      ["--accumulation", "--zero"]),
+    (["train", "qwen3-30b-a3b", "--seq", "512", "--devices", "8", "--zero", "3",
+      "--overlap-ep"], ["--ep", "--tp"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--dataset-tokens", "1e9"], ["--epochs"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--tokens", "1e9"],
      ["--eval-share", "--checkpoint-s", "--checkpoint-interval-s", "--failures-per-gpu-hour",

@@ -75,3 +75,20 @@ def test_expert_parallel_needs_experts_and_no_tp(dsv3):
                       recipe("adamw"))
     with pytest.raises(NapkinError, match="does not divide"):
         plan_training(dsv3, shape, Cluster(h100, 6, 3, expert_parallel=6), recipe("adamw"))
+
+
+def test_overlapped_all_to_alls_show_only_past_the_compute(dsv3):
+    """DualPipe-style overlap: the update is shorter by min(all-to-all time, compute)."""
+    h100 = load_accelerator("h100-sxm")
+    shape = TrainShape((4096,), 1, accumulation=4)
+
+    def plan(overlap):
+        return plan_training(dsv3, shape, Cluster(h100, 64, 1, link_bytes_per_s=450e9,
+                                                  mfu=0.5, precision="fp8", expert_parallel=EP,
+                                                  overlap_ep=overlap), recipe("adamw"))
+
+    plain, overlapped = plan(False), plan(True)
+    ep = plain.model_parallel.ep_s
+    assert plain.ep_exposed_s == ep and overlapped.ep_exposed_s == max(0.0,
+                                                                       ep - plain.compute_s)
+    assert plain.update_s - overlapped.update_s == pytest.approx(min(ep, plain.compute_s))

@@ -41,7 +41,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           checkpoint_s: float = 0.0, checkpoint_interval_s: float = 1800.0,
           failures_per_gpu_hour: float | None = None, restart_s: float = 0.0,
           offload_activations: bool = False, offload_params: bool = False,
-          optimizer_in_backward: bool = False) -> Result:
+          optimizer_in_backward: bool = False, overlap_ep: bool = False) -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -78,7 +78,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     over ``devices × cp``; GPUs = devices × tp × pipeline × cp); ``ep``: expert-parallel ranks
     (out of devices × cp, TP 1): each holds 1/ep of the routed experts and runs the tokens
     routed to them (the busiest rank's expected share), with every MoE layer's dispatch and
-    combine all-to-all on the critical path. A run is
+    combine all-to-all on the critical path (``overlap_ep``: under other micro-batches'
+    compute, as DeepSeek-V3's DualPipe runs them). A run is
     ``⌈tokens / tokens per update⌉`` updates: wall time (s), GPU-hours, days and $ at
     ``usd_per_gpu_hour`` (default: the price catalog's), with what a run spends around its
     updates (:class:`napkin.training.run.Goodput`): ``eval_share`` of the wall time
@@ -108,6 +109,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     require(precision in PRECISIONS,
             f"precision: must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     require(not async_tp or tp > 1, "async-tp: needs --tp > 1")
+    require(not overlap_ep or ep > 1, "overlap-ep: needs --ep > 1")
     require(grad_dtype is None or grad_dtype in _WIRE_BYTES,
             f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
     for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
@@ -148,7 +150,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       compiled=compiled, async_tp=async_tp, context_parallel=cp,
                       expert_parallel=ep, offload_activations=offload_activations,
                       offload_params=offload_params,
-                      optimizer_in_backward=optimizer_in_backward,
+                      optimizer_in_backward=optimizer_in_backward, overlap_ep=overlap_ep,
                       profile=profile if mfu is None else None,
                       allocator_overhead=overhead)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
@@ -171,7 +173,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                    "precision": precision, "compiled": compiled, "async_tp": async_tp,
                    "context_parallel": cp, "expert_parallel": ep,
                    "offload_activations": offload_activations, "offload_params": offload_params,
-                   "optimizer_in_backward": optimizer_in_backward,
+                   "optimizer_in_backward": optimizer_in_backward, "overlap_ep": overlap_ep,
                    "link_bytes_per_s": link,
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "

@@ -110,6 +110,10 @@ def train(
     offload_activations: Annotated[bool, typer.Option(
         "--offload-activations/--no-offload-activations",
         help="Saved activations to host memory and back over --host-link-gbs.")] = False,
+    overlap_ep: Annotated[bool, typer.Option(
+        "--overlap-ep/--no-overlap-ep",
+        help="EP all-to-alls under other micro-batches' compute (DeepSeek's DualPipe).")
+    ] = False,
     offload_params: Annotated[bool, typer.Option(
         "--offload-params/--no-offload-params",
         help="FSDP's CPU offload (--zero 3): the whole state on the host.")] = False,
@@ -149,7 +153,7 @@ def train(
                    checkpoint_s=checkpoint_s, checkpoint_interval_s=checkpoint_interval_s,
                    failures_per_gpu_hour=failures_per_gpu_hour, restart_s=restart_s,
                    offload_activations=offload_activations, offload_params=offload_params,
-                   optimizer_in_backward=optimizer_in_backward), fmt)
+                   optimizer_in_backward=optimizer_in_backward, overlap_ep=overlap_ep), fmt)
 
 
 def rl(

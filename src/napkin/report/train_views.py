@@ -95,7 +95,9 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
                f" ({fmt_seconds(plan.tp_exposed_s)} exposed, the rest under the matmuls)")]]
           if mp and mp.tp_bytes else []),
         *([["EP dispatch and combine all-to-alls per device", f"{fmt_bytes(mp.ep_bytes)} in "
-            f"{fmt_seconds(mp.ep_s)} (exposed)"]] if mp and mp.ep_bytes else []),
+            f"{fmt_seconds(mp.ep_s)}" + (f" ({fmt_seconds(plan.ep_exposed_s)} exposed)"
+                                         if plan.ep_exposed_s < mp.ep_s else " (exposed)")]]
+          if mp and mp.ep_bytes else []),
         *([["PP activation sends per device", f"{fmt_bytes(mp.pp_bytes)} in "
             f"{fmt_seconds(mp.pp_s)}"]] if mp and mp.pp_bytes else []),
         ["pipeline bubble", f"{plan.bubble_frac:.1%}"

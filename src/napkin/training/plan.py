@@ -134,6 +134,9 @@ class Cluster:
     """FSDP's CPU offload (ZeRO-3 only): weights, gradients and optimizer states in host
     memory, the optimizer step on the CPU; each micro-batch's forward and backward copy the
     rank's weight shard in over the host link (hidden under the compute where shorter)."""
+    overlap_ep: bool = False
+    """The EP all-to-alls run under other micro-batches' compute (DeepSeek-V3's DualPipe,
+    Megatron's all-to-all overlap): only what outlasts the compute is exposed."""
     offload_activations: bool = False
     """The saved activations go to host memory during the forward and come back for the
     backward (over the host link, hidden behind the compute where it is longer); the GPU keeps
@@ -212,6 +215,8 @@ class TrainPlan:
     tp_exposed_s: float = 0.0
     """The TP traffic's time on the critical path (all of it, or under async TP only what
     outlasts the compute)."""
+    ep_exposed_s: float = 0.0
+    """The EP all-to-alls' time on the critical path."""
     host_transfer_s: float = 0.0
     """Offloaded activations' and weights' time over the host link per update (exposed where
     it outlasts the compute)."""
@@ -426,8 +431,9 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     host_s = 2 * shape.accumulation * (
         (saved - on_gpu if cluster.offload_activations else 0.0)
         + (shard_weights if cluster.offload_params else 0.0)) / cluster.host_link_bytes_per_s
+    ep_exposed = max(0.0, mp_traffic.ep_s - compute) if cluster.overlap_ep else mp_traffic.ep_s
     busy = max(max(compute, host_s) + dequant_s + tp_exposed + mp_traffic.pp_s
-               + mp_traffic.cp_s + mp_traffic.ep_s, comm.time_s) / (1 - bubble) + opt_s
+               + mp_traffic.cp_s + ep_exposed, comm.time_s) / (1 - bubble) + opt_s
     return TrainPlan(model, flops, trainable, frozen_params, fit, per_seq,
                      largest_micro_batch(
                          state, (per_seq + (logits + working) / shape.micro_batch) * (
@@ -436,7 +442,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
                              cluster.allocator_overhead), cluster.reserve_bytes),
                      comm, opt_bytes, opt_s, bubble, busy, cluster.devices, dequant_s, offload,
                      mp_traffic, tp, pp, v, cluster.acc.peak_flops_per_s("bf16"), work,
-                     compute, cp, tp_exposed, host_s)
+                     compute, cp, tp_exposed, ep_exposed, host_s)
 
 
 def _unquantized_params(model: ModelSpec) -> int:
