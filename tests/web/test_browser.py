@@ -452,3 +452,29 @@ def test_scenario_runner_uploads_a_trace(page, tmp_path):
     assert json.loads(cell.get_attribute("data-value")) == summary["ttft"]["p95_s"]
     assert_shows_time(cell.inner_text(), summary["ttft"]["p95_s"])
     screenshot(page, "scenario-trace")
+
+
+def test_an_uploaded_scenario_runs_its_own_workload(page, tmp_path):
+    """Issue 36's case: a Qwen3-32B scenario with its own workload (2,000 in / 500 out,
+    Poisson 2 req/s, here for 15 s) uploaded over the chapter preset runs that workload — not
+    the chapter's 40 requests at 4 req/s left in the workload box."""
+    from napkin.api import serving
+
+    mine = {"name": "my qwen3-32b", "model": "qwen3-32b", "gpu": "h100-sxm",
+            "engine": {"backend": "vllm"},
+            "workload": {"name": "mine", "seed": 3,
+                         "classes": {"chat": {"input_tokens": 2000, "output_tokens": 500}},
+                         "arrivals": {"kind": "poisson", "rate_per_s": 2, "duration_s": 15}}}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(mine))
+    open_page(page, "/scenario")
+    assert "classes:" in page.input_value("#workload")  # the preset's
+    page.set_input_files("#scenario-file", str(path))
+    page.wait_for_function("document.body.dataset.uploaded === 'mine.yaml'")
+    assert page.input_value("#workload") == ""
+    assert "mine.yaml runs its own workload" in page.inner_text("#workload-note")
+    submit(page)
+    summary = serving.simulate(mine).data["scenarios"][0]["summary"]
+    got, text = fact(page, "#summary-facts", "requests")
+    assert got == summary["requests"] and text == str(summary["requests"])
+    assert 15 < got < 50  # about 2 req/s × 15 s, not the chapter's 40 at 4 req/s

@@ -7,7 +7,18 @@
   const form = $("form");
   const run = $("run");
 
-  napkin.readFile($("scenario-file"), $("scenario"));
+  // an uploaded scenario replaces the whole preset: the workload box is emptied, so the file's
+  // own workload runs unless a workload is put back in the box
+  $("scenario-file").addEventListener("change", async () => {
+    const file = $("scenario-file").files[0];
+    if (!file) return;
+    $("scenario").value = await file.text();
+    $("workload").value = "";
+    $("workload-note").textContent = `workload box emptied: ${file.name} runs its own workload `
+      + "(a workload put here replaces it)";
+    $("workload-note").hidden = false;
+    document.body.dataset.uploaded = file.name;
+  });
   napkin.readFile($("workload-file"), $("workload"));
   $("trace-file").addEventListener("change", uploadTrace);
   form.addEventListener("submit", (ev) => {
@@ -18,6 +29,7 @@
     await napkin.presets($("preset"), "scenario", "chapter-3-1-uniform.yaml", (p) => {
       $("scenario").value = p.text;
       $("workload").value = p.workload ? p.workload.text : "";
+      $("workload-note").hidden = true;
     });
     napkin.done("ready");
   } catch (e) {
