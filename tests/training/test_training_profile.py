@@ -3,7 +3,7 @@ recompute terms the fit needed, worked by hand.
 
 Hold-out gate: every row of torchtitan's table predicted by a fit on the other tables
 (leave one table out, :func:`napkin.training.fitting.holdout`). Measured when the profile was
-fitted: throughput median |error| 10.6 % (issue 35 asks ≤ 12 %), peak memory 7.9 % (≤ 8 %).
+fitted: throughput median |error| 8.4 % (issue 35 asks ≤ 12 %), peak memory 7.9 % (≤ 8 %).
 """
 
 import math
@@ -23,7 +23,7 @@ from napkin.training.plan import Cluster, plan_training
 
 TABLE = Path(str(resources.files("napkin.catalog").joinpath(
     "measurements", "torchtitan_training.csv")))
-THROUGHPUT_GATE = 0.110
+THROUGHPUT_GATE = 0.090
 MEMORY_GATE = 0.080
 
 
@@ -44,7 +44,8 @@ def test_the_shipped_profile_is_the_fit_of_the_shipped_table(rows):
     for name, value in refit.items():
         assert profile.coefficients[name] == pytest.approx(value, rel=1e-3), name
     # the matmul and attention coefficients are 1/efficiency: no kernel beats its peak
-    assert all(v >= 1 for k, v in profile.coefficients.items() if not k.startswith("elem"))
+    assert all(v >= 1 for k, v in profile.coefficients.items()
+               if not k.startswith("elem") and k != "gemm_memory")
 
 
 def test_held_out_by_table(rows, runs):
@@ -163,3 +164,20 @@ def test_blackwell_recipes_at_their_own_rates():
     assert compute_s(work, b200, profile=profile, precision="mxfp8") == pytest.approx(
         profile.coefficients["mxfp8"] * 9e15 / b200.peak_flops_per_s("fp8"))
     assert any("nvfp4 is outside" in w for w in profile.warnings(b200, "nvfp4"))
+
+
+def test_skinny_gemms_by_hand():
+    """Llama-3.1-8B at TP 8, 12 × 8,192 tokens: a rank's slice of k is 98,304 × 4,096 by
+    4,096 × 128 — 103 GFLOP against (98,304·4,096 + 4,096·128 + 98,304·128) × 2 B = 831 MB of
+    operands: on an H100 SXM 248 µs at 3.35 TB/s against 104 µs at 989.4 TFLOP/s, 144 µs over
+    the matmul; the q slice (N 512) takes 272 µs of memory under 417 µs of matmul: none."""
+    h100 = load_accelerator("h100-sxm")
+    m, n, k = 98304, 128, 4096
+    memory = (m * k + k * n + m * n) * 2 / 3.35e12
+    flops = 2 * m * n * k / 989.4e12
+    assert memory > flops
+    work = RankWork(0.0, 0.0, 0.0, 0.0, ((m, n, k, 1.0), (m, 512, 4096, 1.0)))
+    q_memory = (m * 4096 + 4096 * 512 + m * 512) * 2 / 3.35e12
+    q_flops = 2 * m * 512 * 4096 / 989.4e12
+    assert basis(work, h100)["gemm_memory"] == pytest.approx(
+        memory - flops + max(0.0, q_memory - q_flops))

@@ -17,7 +17,10 @@ the sequence (CP):
 
 Its ideal seconds per term (:func:`basis`): ``matmul`` = matmul FLOPs / BF16 peak, ``fp8``,
 ``fp8_rowwise`` or ``mxfp8`` = low-precision FLOPs / FP8 peak (tensorwise, rowwise or
-per-32-element scales), ``nvfp4`` = low-precision FLOPs / FP4 peak, ``attention``
+per-32-element scales), ``nvfp4`` = low-precision FLOPs / FP4 peak, ``gemm_memory`` = what
+the block-linear GEMMs would take beyond their FLOPs at the HBM bandwidth,
+``Σ max(0, (MK + KN + MN)·b/BW − 2MNK/peak)`` (skinny GEMMs — tensor-parallel slices of a
+small model — are bound by memory, not by the matmul rate), ``attention``
 = attention FLOPs / BF16 peak, ``elementwise`` or ``elementwise_compiled`` = activation bytes /
 HBM bandwidth (eager, or fused by ``torch.compile``).
 
@@ -50,7 +53,7 @@ kernels); on Blackwell MXFP8 (FP8 with a scale per 32 elements, at the FP8 rate)
 (FP4 with a scale per 16, at the FP4 rate) block linears. The head, the router and attention
 stay BF16 in every recipe, and the weights keep their high-precision master."""
 TERMS = ("matmul", "fp8", "fp8_rowwise", "mxfp8", "nvfp4", "attention", "elementwise",
-         "elementwise_compiled")
+         "elementwise_compiled", "gemm_memory")
 """The ideal-seconds terms of :func:`basis`, in order."""
 PER_ARCHITECTURE = ("matmul", "attention")
 """Terms a profile fits per GPU architecture (``matmul.hopper``); the others are shared."""
@@ -64,6 +67,9 @@ class RankWork:
     low_matmul_flops: float
     attention_flops: float
     activation_bytes: float
+    gemms: tuple[tuple[float, float, float, float], ...] = ()
+    """The rank's block-linear GEMMs as ``(M, N, K, count)``: ``count`` runs of an
+    ``M × K · K × N`` product per update (forward, the two of backward, recompute)."""
 
 
 def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
@@ -76,6 +82,10 @@ def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
     rate = "fp4" if precision == "nvfp4" else "fp8"
     low = work.low_matmul_flops / acc.peak_flops_per_s(rate) if work.low_matmul_flops else 0.0
     elem = work.activation_bytes / acc.mem_bytes_per_s
+    width = {"bf16": 2.0, "nvfp4": 0.5}.get(precision, 1.0)
+    peak = acc.peak_flops_per_s(rate) if precision != "bf16" else p16
+    skinny = sum(count * max(0.0, (m * k + k * n + m * n) * width / acc.mem_bytes_per_s
+                             - 2 * m * n * k / peak) for m, n, k, count in work.gemms)
     return {"matmul": work.matmul_flops / p16,
             "fp8": low if precision == "fp8" else 0.0,
             "fp8_rowwise": low if precision == "fp8-rowwise" else 0.0,
@@ -83,7 +93,8 @@ def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
             "nvfp4": low if precision == "nvfp4" else 0.0,
             "attention": work.attention_flops / p16,
             "elementwise": 0.0 if compiled else elem,
-            "elementwise_compiled": elem if compiled else 0.0}
+            "elementwise_compiled": elem if compiled else 0.0,
+            "gemm_memory": skinny}
 
 
 def column(term: str, architecture: str) -> str:
@@ -164,7 +175,8 @@ def compute_s(work: RankWork, acc: Accelerator, *, mfu: float | None = None,
     if profile is not None:
         return profile.compute_s(ideal, profile.architecture_of(acc))
     check_efficiency(mfu, "mfu")
-    return sum(v for t, v in ideal.items() if not t.startswith("elementwise")) / mfu
+    return sum(v for t, v in ideal.items()
+               if not t.startswith("elementwise") and t != "gemm_memory") / mfu
 
 
 PROFILE_FILE = "training_profile.yaml"

@@ -12,8 +12,8 @@ Its predicted update time under coefficients ``c`` is then::
 (TP exposed = the TP traffic, or under async TP only what exceeds the compute), and its
 throughput ``tokens per update / update / GPUs``. The fit minimizes the squared log ratios of
 predicted to measured throughput (``scipy.optimize.least_squares``), every matmul and attention
-coefficient ≥ 1 (no kernel beats its peak) and the elementwise ones ≥ 0. A coefficient no
-training row exercises takes its default (:data:`DEFAULTS`).
+coefficient ≥ 1 (no kernel beats its peak) and the elementwise and GEMM-memory ones ≥ 0. A
+coefficient no training row exercises takes its default (:data:`DEFAULTS`).
 
 Hold-out (:func:`holdout`): each row is predicted by a fit on the rows of the other groups
 (:attr:`~napkin.training.measured.MeasuredRun.group`: the source table, one cluster and code
@@ -32,7 +32,7 @@ from napkin.training.measured import MeasuredRun, accelerator, plan_run
 
 UPPER = 50.0
 START = {"matmul": 1.5, "attention": 3.0, "fp8": 2.0, "fp8_rowwise": 4.0, "mxfp8": 2.0,
-         "nvfp4": 2.0,
+         "nvfp4": 2.0, "gemm_memory": 1.0,
          "elementwise": 5.0, "elementwise_compiled": 5.0}
 DEFAULTS: dict[str, Callable[[dict[str, float], str], float]] = {
     "fp8": lambda c, a: c[column("matmul", a)],
@@ -41,6 +41,7 @@ DEFAULTS: dict[str, Callable[[dict[str, float], str], float]] = {
     "nvfp4": lambda c, a: c["fp8"],
     "elementwise": lambda c, a: 0.0,
     "elementwise_compiled": lambda c, a: c["elementwise"],
+    "gemm_memory": lambda c, a: 0.0,
 }
 """What a shared coefficient no training row exercises is set to: FP8 matmuls as fast (relative
 to their peak) as BF16 ones, rowwise, MXFP8 and NVFP4 as tensorwise FP8 (relative to their own
@@ -120,7 +121,7 @@ def fit(rows: list[RowTerms], architectures: tuple[str, ...]) -> dict[str, float
         c = full(z)
         return np.array([math.log(r.tokens_per_s(c) / r.run.measured) for r in rows])
 
-    lower = [0.0 if n.startswith("elementwise") else 1.0 for n in free]
+    lower = [0.0 if n.startswith("elementwise") or n == "gemm_memory" else 1.0 for n in free]
     start = [max(START[n.split(".")[0]], low) for n, low in zip(free, lower, strict=True)]
     result = least_squares(residuals, start, bounds=(lower, [UPPER] * len(free)))
     return full(result.x)

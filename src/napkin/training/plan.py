@@ -33,6 +33,7 @@ from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
 from napkin.specs.model import ModelSpec
+from napkin.specs.modules import Stage
 from napkin.training.efficiency import RankWork, TrainingProfile, compute_s
 from napkin.training.flops import (
     ATTENTION,
@@ -496,7 +497,26 @@ def rank_work(model: ModelSpec, flops: TrainFlops, cluster: Cluster) -> RankWork
         cluster.sequence_parallel, _mlp_coefficient(model)) / cluster.context_parallel
     passes = 4 if shape.recompute == "full" else 3
     a = shape.accumulation
-    return RankWork(a * matmul / mp, a * low / mp, a * attention / mp, a * passes * per_pass)
+    return RankWork(a * matmul / mp, a * low / mp, a * attention / mp, a * passes * per_pass,
+                    _gemms(model, shape, cluster, a * passes))
+
+
+ROW_PARALLEL = (Stage.ATTN_OUT, Stage.MLP_OUT)
+"""Block linears Megatron splits by their input (row-parallel); the others by their output."""
+
+
+def _gemms(model: ModelSpec, shape: TrainShape, cluster: Cluster, runs: int
+           ) -> tuple[tuple[float, float, float, float], ...]:
+    """The rank's block-linear GEMMs ``(M, N, K, count)`` (:class:`RankWork`): M the
+    micro-batch's tokens on its CP shard (sequence parallelism gathers them for each TP GEMM),
+    the weight split over TP by output (column-parallel) or input (row-parallel), each run
+    ``runs`` times per layer of the stage (forward, dX, dW, recompute; all micro-batches)."""
+    t, pp = cluster.tensor_parallel, cluster.pipeline_stages
+    tokens = shape.micro_batch * shape.sequence_tokens / cluster.context_parallel
+    return tuple((tokens, lin.out_features / (1 if lin.stage in ROW_PARALLEL else t),
+                  lin.in_features / (t if lin.stage in ROW_PARALLEL else 1),
+                  runs * g.num_layers / pp)
+                 for g in model.layer_groups for lin in g.block.linears)
 
 
 def _trainable(model: ModelSpec, frozen: tuple[str, ...]) -> int:
