@@ -16,12 +16,12 @@ def test_train_matches_cli_and_chapter_figures(cli):
     r = train("qwen3-8b", seq=8192)
     _, out, _ = cli("train", "qwen3-8b", "--seq", "8192", "--format", "json")
     assert r.data == json.loads(out)
-    f = r.value["plan"].flops
+    f = r.value.plan.flops
     assert round(f.forward.flops / 1e12, 3) == 143.789
     assert round(f.backward.flops / 1e12, 3) == 287.579
     assert round(f.micro_batch_flops / 1e12, 3) == 431.368
     assert round(f.attention_flops / 1e12, 3) == 59.381
-    assert r.value["run"] is None
+    assert r.value.run is None
 
 
 def test_train_sharded_state_and_packed_documents(cli):
@@ -33,12 +33,12 @@ def test_train_sharded_state_and_packed_documents(cli):
                     "adamw-fp32-grads", "--zero", "3", "--devices", "8", "--recompute",
                     "selective", "--freeze", "embed", "--format", "json")
     assert r.data == json.loads(out)
-    plan = r.value["plan"]
+    plan = r.value.plan
     assert plan.flops.shape.sequence_tokens == 8192
     assert plan.tokens_per_update == 8 * 8192
     assert r.data["inputs"]["frozen"] == ["embed"]
     full = train("qwen3-8b", seq=4096, optimizer="adamw-fp32-grads", zero=3, devices=8)
-    assert full.value["plan"].fit.state.bytes == pytest.approx(8_190_735_360 * 18 / 8)
+    assert full.value.plan.fit.state.bytes == pytest.approx(8_190_735_360 * 18 / 8)
 
 
 def test_train_whole_run(cli):
@@ -50,9 +50,9 @@ def test_train_whole_run(cli):
                     "--accumulation", "4", "--tokens", "1e9", "--usd-per-gpu-hour", "2.5",
                     "--format", "json")
     assert r.data == json.loads(out)
-    run = r.value["run"]
+    run = r.value.run
     assert run.updates == math.ceil(1e9 / (8 * 4 * 4096)) == 7630
-    assert run.train_s == pytest.approx(7630 * r.value["plan"].update_s)
+    assert run.train_s == pytest.approx(7630 * r.value.plan.update_s)
     # Llama 3's failures a GPU-hour (1.974e-5) on 8 GPUs, each losing 15 minutes
     assert run.gpu_hours == pytest.approx(run.train_s * 8 / 3600 / (1 - 8 * 1.974e-5 * 0.25),
                                           rel=1e-4)

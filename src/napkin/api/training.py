@@ -87,7 +87,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     ``failures_per_gpu_hour`` (default Llama 3's 1.97e-5: 419 unexpected interruptions in 54
     days on 16,384 H100) each losing half a checkpoint interval and ``restart_s``.
 
-    ``value``: dict with ``plan`` (:class:`~napkin.training.plan.TrainPlan`) and ``run``
+    ``value``: :class:`~napkin.training.plan.TrainingResult` — ``plan``
+    (:class:`~napkin.training.plan.TrainPlan`) and ``run``
     (:class:`~napkin.training.run.TrainingRun`, None without ``tokens``/``epochs``).
     """
     from napkin.report.train_views import train_doc
@@ -95,7 +96,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     from napkin.training.efficiency import PRECISIONS, shipped_profile
     from napkin.training.flops import TrainShape
     from napkin.training.memory import recipe
-    from napkin.training.plan import Cluster, plan_training
+    from napkin.training.plan import Cluster, TrainingResult, plan_training
 
     spec = load_model(model)
     documents = tuple(docs) if docs is not None else (seq,)
@@ -216,7 +217,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
             require(value == default, f"{name}: only with --tokens or --epochs")
     warnings = profile.warnings(cluster.acc, precision) if mfu is None else []
     return Result(train_doc(plan, inputs, assumptions, run, profile if mfu is None else None,
-                            warnings), {"plan": plan, "run": run})
+                            warnings), TrainingResult(plan, run))
 
 
 def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int = 16,

@@ -61,6 +61,7 @@ from napkin.training.parallel import (
     model_parallel_traffic,
     pipeline_bubble,
 )
+from napkin.training.run import TrainingRun
 
 INTER_NODE_BYTES_PER_S = 50e9
 """One 400 Gb/s InfiniBand NDR port per GPU (the DGX H100 layout: eight ConnectX-7 400 Gb/s
@@ -273,6 +274,15 @@ class TrainPlan:
         """End-to-end hardware FLOPs utilization: as :attr:`achieved_mfu` with the recompute
         counted (``update_flops``)."""
         return self.update_flops / (self.update_s * self.gpus * self.peak_flops_per_s)
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """What :func:`napkin.train` gives as ``value``: the update's plan and, with tokens or
+    epochs, the whole run (None without)."""
+
+    plan: TrainPlan
+    run: TrainingRun | None = None
 
 
 def _mlp_coefficient(model: ModelSpec) -> float:
