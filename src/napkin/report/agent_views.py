@@ -51,6 +51,9 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
                        f"${a.cost.gpu_usd:.6f} + ${a.cost.token_usd:.6f} + "
                        f"${a.cost.tool_usd:.6f} + ${a.cost.task_usd:.6f} = "
                        f"${a.cost.total_usd:.6f}"])
+        totals.append(["cost basis", "GPU: model-step seconds × $/GPU-hour, one GPU held "
+                       "alone at batch 1 during model steps only (none while tools run; a "
+                       "batched fleet shares it); tokens at list prices; tools by the second"])
     encodes = [s for s in t.steps if isinstance(s, EncodeStep)]
     if encodes:
         totals.append(["encode: raw bytes / visual tokens / EC bytes",
