@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from napkin.catalog import measurement_file
 from napkin.training.efficiency import PRECISIONS
 from napkin.training.fitting import fit, holdout, row_terms
 from napkin.training.measured import plan_run, predicted, read_measured_runs
@@ -44,8 +45,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write the shipped profile")
     args = ap.parse_args()
-    path = Path(str(resources.files("napkin.catalog").joinpath("measurements", TABLE)))
-    runs = read_measured_runs(path)
+    runs = read_measured_runs(measurement_file(TABLE))
     start = time.perf_counter()
     rows = [row_terms(r) for r in runs if r.quantity == "tokens_per_s_per_gpu"]
     coefficients = fit(rows, ARCHITECTURES)

@@ -1,15 +1,17 @@
 """The training-measurement table reader and how a row becomes napkin's inputs."""
 
-from importlib import resources
-from pathlib import Path
+
+import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from napkin.catalog import measurement_file
 from napkin.errors import NapkinError
 from napkin.training.measured import plan_run, predicted, read_measured_runs
 
-TABLE = Path(str(resources.files("napkin.catalog").joinpath(
-    "measurements", "torchtitan_training.csv")))
+TABLE = measurement_file("torchtitan_training.csv")
 HEADER = ("id,model_ref,gpu,gpu_mem_gb,gpu_bw_gbs,gpu_tflops,gpus,tp,pp,vp,cp,ep,zero,seq,"
           "micro_batch,global_batch,recompute,precision,compile,async_tp,optimizer,grad_dtype,"
           "quantity,measured,stated_mfu\n")
@@ -81,3 +83,46 @@ def test_a_bad_row_is_one_line_naming_its_column(tmp_path, column, value, messag
     with pytest.raises(NapkinError, match="line 2") as e:
         read_measured_runs(path)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+ODD = ["nan", "inf", "-inf", "-1", "0", "1e400", "5e-324", "0.5", "3", "x", "", " ",
+       "99999999999999999999", "fp8", "selective-op", "1"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_fuzzed_rows_parse_or_fail_in_one_line(tmp_path_factory, data):
+    """Any cell of a row replaced by an odd value: the row reads with finite positive numbers,
+    or the reader raises one line naming the file and line — never a traceback."""
+    names = HEADER.strip().split(",")
+    cells = GOOD.strip().split(",")
+    for _ in range(data.draw(st.integers(1, 3))):
+        cells[data.draw(st.integers(0, len(cells) - 1))] = data.draw(st.sampled_from(ODD))
+    path = tmp_path_factory.mktemp("fuzz") / "t.csv"
+    path.write_text(HEADER + ",".join(cells) + "\n")
+    try:
+        (run,) = read_measured_runs(path)
+    except NapkinError as e:
+        assert "\n" not in str(e) and str(path) in str(e)
+        return
+    assert all(math.isfinite(v) and v > 0 for v in (run.measured, run.seq, run.gpus))
+    assert run.id == (cells[names.index("id")].strip() or "line 2")
+
+
+@pytest.mark.parametrize("text", ["", "not,a,table\n1,2\n", HEADER, HEADER + "a,b\n",
+                                  "\x00\x01\x02", HEADER.replace("measured", "value") + GOOD])
+def test_bad_files_are_one_line(tmp_path, text):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    try:
+        runs = read_measured_runs(path)
+    except NapkinError as e:
+        assert "\n" not in str(e)
+        return
+    assert runs == []
+
+
+def test_a_missing_file_is_one_line(tmp_path):
+    with pytest.raises(NapkinError) as e:
+        read_measured_runs(tmp_path / "nope.csv")
+    assert "\n" not in str(e.value)

@@ -8,12 +8,10 @@ fitted: throughput median |error| 8.4 % (issue 35 asks ≤ 12 %), peak memory 7.
 
 import math
 import statistics
-from importlib import resources
-from pathlib import Path
 
 import pytest
 
-from napkin.catalog import load_accelerator, load_model
+from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.training.efficiency import RankWork, basis, compute_s, shipped_profile
 from napkin.training.fitting import fit, holdout, row_terms
 from napkin.training.flops import TrainShape, train_flops
@@ -21,8 +19,7 @@ from napkin.training.measured import plan_run, predicted, read_measured_runs
 from napkin.training.memory import activation_bytes_per_layer, recipe
 from napkin.training.plan import Cluster, plan_training
 
-TABLE = Path(str(resources.files("napkin.catalog").joinpath(
-    "measurements", "torchtitan_training.csv")))
+TABLE = measurement_file("torchtitan_training.csv")
 THROUGHPUT_GATE = 0.090
 MEMORY_GATE = 0.080
 

@@ -110,6 +110,16 @@ def experts_touched(num_experts: int, top_k: int, tokens: int) -> float:
     return num_experts * (1 - (1 - top_k / num_experts) ** tokens)
 
 
+def gemm_flops(m: float, n: float, k: float) -> float:
+    """FLOPs of an ``M × K · K × N`` product: ``2·M·N·K``."""
+    return 2.0 * m * n * k
+
+
+def gemm_operand_bytes(m: float, n: float, k: float, bytes_per_element: float) -> float:
+    """Bytes an ``M × K · K × N`` product reads and writes once each: ``(MK + KN + MN)·b``."""
+    return (m * k + k * n + m * n) * bytes_per_element
+
+
 def linear_flops(lin: Linear, tokens: float) -> float:
     """``2·in·out·T``: one multiply-add (2 FLOPs) per weight per token (bias adds not counted)."""
     return 2.0 * lin.macs_per_token * tokens

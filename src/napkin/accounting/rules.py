@@ -8,6 +8,14 @@ see what the rule leaves out.
 """
 
 
+def train_flops_palm_per_token(params: float, layers: int, heads: int, head_dim: int,
+                               seq: int) -> float:
+    """Training FLOPs per token in the published MFU convention (Chowdhery et al. 2022, PaLM
+    App. B; the Llama 3 paper's and torchtitan's): ``6N + 12·L·H·Q·T`` — 6ND plus QKᵀ and AV
+    over all T² pairs (not the causal half), forward and backward."""
+    return 6.0 * params + 12.0 * layers * heads * head_dim * seq
+
+
 def flops_per_token_2n(params: int) -> float:
     """Forward FLOPs per token by the 2N rule: one multiply-add (2 FLOPs) per parameter."""
     return 2.0 * params

@@ -7,8 +7,6 @@ from napkin.api.specs import GpuRef, ModelRef, load_gpu, load_model
 from napkin.errors import require
 from napkin.units import GB
 
-_WIRE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
-"""Bytes per gradient element on the wire, by ``grad_dtype``."""
 _HOST_LINK_GBS = 32.0
 _CPU_MEM_GBS = 100.0
 
@@ -93,9 +91,10 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     """
     from napkin.report.train_views import train_doc
     from napkin.specs.model import check_tensor_parallel
-    from napkin.training.efficiency import PRECISIONS, shipped_profile
+    from napkin.training.efficiency import PRECISIONS, matmul_rate, shipped_profile
     from napkin.training.flops import TrainShape
     from napkin.training.memory import recipe
+    from napkin.training.parallel import GRAD_WIRE_BYTES
     from napkin.training.plan import Cluster, TrainingResult, plan_training
 
     spec = load_model(model)
@@ -111,7 +110,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
             f"precision: must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     require(not async_tp or tp > 1, "async-tp: needs --tp > 1")
     require(not overlap_ep or ep > 1, "overlap-ep: needs --ep > 1")
-    require(grad_dtype is None or grad_dtype in _WIRE_BYTES,
+    require(grad_dtype is None or grad_dtype in GRAD_WIRE_BYTES,
             f"grad-dtype: must be bf16, fp16 or fp32, got {grad_dtype!r}")
     for name, value in (("host-link-gbs", host_link_gbs), ("cpu-mem-gbs", cpu_mem_gbs)):
         require(0 < value < float("inf"), f"{name}: must be a finite number > 0, got {value}")
@@ -132,7 +131,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
         gpus_per_node = acc.nvlink_domain or 8
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
     check_tensor_parallel(spec, tp)
-    rate = {"bf16": "bf16", "nvfp4": "fp4"}.get(precision, "fp8")
+    rate = matmul_rate(precision)
     require(rate in acc.dense_flops_per_s,
             f"precision: {precision} runs at the {rate.upper()} rate, which {acc.id} lacks "
             f"(it has {', '.join(acc.dense_flops_per_s) or 'none'})")
@@ -145,7 +144,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       sequence_parallel=sequence_parallel, pipeline_stages=pipeline,
                       virtual_stages=virtual_stages, gpus_per_node=gpus_per_node,
                       inter_node_bytes_per_s=inter_node_gbs * GB,
-                      grad_wire_bytes=None if grad_dtype is None else _WIRE_BYTES[grad_dtype],
+                      grad_wire_bytes=None if grad_dtype is None else GRAD_WIRE_BYTES[grad_dtype],
                       host_link_bytes_per_s=host_link_gbs * GB,
                       cpu_mem_bytes_per_s=cpu_mem_gbs * GB, precision=precision,
                       compiled=compiled, async_tp=async_tp, context_parallel=cp,

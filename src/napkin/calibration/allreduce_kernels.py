@@ -16,11 +16,11 @@ is the median over messages of at most :data:`SMALL_ELEMENTS`.
 """
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from statistics import median
 
 from napkin.calibration.measurements import csv_table, positive_float, positive_int
+from napkin.catalog import measurement_file
 from napkin.errors import require
 
 TABLE = "aiconfigurator_h100_allreduce.csv"
@@ -46,8 +46,7 @@ class AllreduceTiming:
 def read_allreduce_kernels(path: Path | None = None) -> list[AllreduceTiming]:
     """Rows of an all-reduce timing table (default: the shipped one); a malformed row is one
     error line naming the file, the line and the column."""
-    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", TABLE))
-                  ) if path is None else path
+    source = measurement_file(TABLE) if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
         where = f"{source} line {line}"

@@ -26,7 +26,6 @@ the activation 0.139 → 0.026 ms): the split :mod:`napkin.accounting.elementwis
 """
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from scipy.optimize import nnls
 
 from napkin.accounting.elementwise import elementwise_bytes_per_token
 from napkin.calibration.measurements import csv_table, positive_float, positive_int
-from napkin.catalog import load_accelerator, load_model
+from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import require
 
 PROFILES = "vidur_elementwise.csv"
@@ -62,8 +61,7 @@ class KernelTiming:
 def read_elementwise_profiles(path: Path | None = None) -> list[KernelTiming]:
     """Rows of a per-operator table (default: the shipped one); a malformed row is one error
     line naming the file, the line and the column."""
-    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", PROFILES))
-                  ) if path is None else path
+    source = measurement_file(PROFILES) if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
         where = f"{source} line {line}"

@@ -27,7 +27,6 @@ is fitted by non-negative least squares on relative residuals, and held out by m
 """
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +36,7 @@ from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import RankCost
 from napkin.calibration.basis import PAIR_BYTES, TERMS, StepBasis, StepModel
 from napkin.calibration.measurements import csv_table
-from napkin.catalog import load_accelerator, load_model
+from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import NapkinError, require
 from napkin.specs.layout import ParallelLayout
 
@@ -66,8 +65,7 @@ class KernelRow:
 def read_moe_kernels(path: Path | None = None) -> list[KernelRow]:
     """Rows of a kernel table (default: the shipped one); a malformed row is one error line
     naming the file, the line and the column."""
-    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", KERNELS))
-                  ) if path is None else path
+    source = measurement_file(KERNELS) if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
         try:

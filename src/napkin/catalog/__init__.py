@@ -227,6 +227,14 @@ def scenario_file(name: str) -> Path:
     return path
 
 
+def measurement_file(name: str) -> Path:
+    """A shipped measurement table (``catalog/measurements``: ``torchtitan_training.csv``…)."""
+    path = Path(str(resources.files(__name__).joinpath("measurements", name)))
+    if not path.is_file():
+        raise NapkinError(f"measurements: no shipped file {name!r}")
+    return path
+
+
 def scaling_data(name: str) -> Path:
     """A shipped scaling-law observation file (``datablations_c4_runs.csv``…)."""
     path = Path(str(resources.files(__name__).joinpath("scaling", name)))

@@ -38,10 +38,11 @@ A100's peak than of an H100's)::
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from napkin.accounting.forward import gemm_flops, gemm_operand_bytes
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.timing import check_efficiency
@@ -55,6 +56,10 @@ stay BF16 in every recipe, and the weights keep their high-precision master."""
 TERMS = ("matmul", "fp8", "fp8_rowwise", "mxfp8", "nvfp4", "attention", "elementwise",
          "elementwise_compiled", "gemm_memory")
 """The ideal-seconds terms of :func:`basis`, in order."""
+MATMUL_TERMS = ("matmul", "fp8", "fp8_rowwise", "mxfp8", "nvfp4", "attention")
+"""The terms a plain ``mfu`` divides (the matmul FLOPs at their peaks)."""
+RATE_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+"""Bytes per GEMM operand element at each dense rate."""
 PER_ARCHITECTURE = ("matmul", "attention")
 """Terms a profile fits per GPU architecture (``matmul.hopper``); the others are shared."""
 
@@ -72,6 +77,12 @@ class RankWork:
     ``M × K · K × N`` product per update (forward, the two of backward, recompute)."""
 
 
+def matmul_rate(precision: str) -> str:
+    """The dense rate (``Accelerator.dense_flops_per_s`` key) a recipe's block linears run
+    at: ``bf16``, ``fp4`` for NVFP4, else ``fp8``."""
+    return {"bf16": "bf16", "nvfp4": "fp4"}.get(precision, "fp8")
+
+
 def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
           compiled: bool = False) -> dict[str, float]:
     """The ideal seconds of each :data:`TERMS` entry for ``work`` on ``acc`` (0 for the terms
@@ -79,13 +90,13 @@ def basis(work: RankWork, acc: Accelerator, precision: str = "bf16",
     require(precision in PRECISIONS, f"precision: must be one of {', '.join(PRECISIONS)}, "
             f"got {precision!r}")
     p16 = acc.peak_flops_per_s("bf16")
-    rate = "fp4" if precision == "nvfp4" else "fp8"
-    low = work.low_matmul_flops / acc.peak_flops_per_s(rate) if work.low_matmul_flops else 0.0
+    low = (work.low_matmul_flops / acc.peak_flops_per_s(matmul_rate(precision))
+           if work.low_matmul_flops else 0.0)
     elem = work.activation_bytes / acc.mem_bytes_per_s
-    width = {"bf16": 2.0, "nvfp4": 0.5}.get(precision, 1.0)
-    peak = acc.peak_flops_per_s(rate) if precision != "bf16" else p16
-    skinny = sum(count * max(0.0, (m * k + k * n + m * n) * width / acc.mem_bytes_per_s
-                             - 2 * m * n * k / peak) for m, n, k, count in work.gemms)
+    width = RATE_BYTES[matmul_rate(precision)]
+    peak = acc.peak_flops_per_s(matmul_rate(precision))
+    skinny = sum(count * max(0.0, gemm_operand_bytes(m, n, k, width) / acc.mem_bytes_per_s
+                             - gemm_flops(m, n, k) / peak) for m, n, k, count in work.gemms)
     return {"matmul": work.matmul_flops / p16,
             "fp8": low if precision == "fp8" else 0.0,
             "fp8_rowwise": low if precision == "fp8-rowwise" else 0.0,
@@ -128,7 +139,7 @@ class TrainingProfile:
     geometric mean of measured peak reserved / napkin's allocated over the memory rows."""
     memory_holdout_median: float = 0.0
     """Median |predicted / measured − 1| of peak memory on the rows held out."""
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         require(bool(self.architectures), "architectures: a profile covers at least one")
@@ -175,8 +186,7 @@ def compute_s(work: RankWork, acc: Accelerator, *, mfu: float | None = None,
     if profile is not None:
         return profile.compute_s(ideal, profile.architecture_of(acc))
     check_efficiency(mfu, "mfu")
-    return sum(v for t, v in ideal.items()
-               if not t.startswith("elementwise") and t != "gemm_memory") / mfu
+    return sum(ideal[t] for t in MATMUL_TERMS) / mfu
 
 
 PROFILE_FILE = "training_profile.yaml"

@@ -23,7 +23,7 @@ from napkin.accounting.backward import backward
 from napkin.accounting.batch import Batch, Segment
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.ops import CallCost, Op, OpKind
-from napkin.accounting.rules import train_flops_6nd
+from napkin.accounting.rules import train_flops_6nd, train_flops_palm_per_token
 from napkin.errors import require
 from napkin.specs.model import ModelSpec
 
@@ -194,13 +194,11 @@ def recomputed_ops(model: ModelSpec, fwd: CallCost, recompute: str
 
 
 def palm_flops_per_token(model: ModelSpec, seq: int) -> float:
-    """Model FLOPs per training token in the published convention (Chowdhery et al. 2022,
-    PaLM App. B; the Llama 3 paper's MFU, torchtitan's): ``6N + 12·L·H·Q·T`` — N the
-    parameters (active ones for MoE), L layers, H query heads of Q dimensions, T the sequence,
-    the attention counted in full (T² pairs, not the causal T(T+1)/2 napkin itemizes)."""
+    """:func:`~napkin.accounting.rules.train_flops_palm_per_token` for ``model`` at ``seq``
+    tokens: N its active parameters, H and Q its first layer's query heads and dimension."""
     att = model.blocks[0].attention
-    return 6.0 * model.active_params + 12.0 * model.num_layers * att.num_heads * (
-        att.qk_head_dim * seq)
+    return train_flops_palm_per_token(model.active_params, model.num_layers, att.num_heads,
+                                      att.qk_head_dim, seq)
 
 
 def expert_train_flops_per_token(model: ModelSpec) -> float:

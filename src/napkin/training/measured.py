@@ -35,6 +35,7 @@ from napkin.specs.hardware import Accelerator, override
 from napkin.training.efficiency import PRECISIONS, TrainingProfile
 from napkin.training.flops import RECOMPUTE, TrainShape
 from napkin.training.memory import recipe
+from napkin.training.parallel import GRAD_WIRE_BYTES
 from napkin.training.plan import Cluster, TrainPlan, plan_training
 from napkin.units import GiB
 
@@ -162,7 +163,7 @@ def plan_run(run: MeasuredRun, mfu: float = 0.4,
     or by ``profile``."""
     acc = accelerator(run)
     shape = TrainShape((run.seq,), run.micro_batch, run.accumulation, recompute=run.recompute)
-    grads = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}.get(run.grad_dtype or "")
+    grads = GRAD_WIRE_BYTES.get(run.grad_dtype or "")
     cluster = Cluster(acc, run.data_parallel, run.zero, link_bytes_per_s=acc.allreduce_bytes_per_s,
                       mfu=mfu, tensor_parallel=run.tp, sequence_parallel=run.tp > 1,
                       pipeline_stages=run.pp, virtual_stages=run.vp, grad_wire_bytes=grads,

@@ -19,6 +19,14 @@ from napkin.accounting.collectives import (
 )
 from napkin.errors import NapkinError, require
 
+GRAD_WIRE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
+"""Bytes per gradient element on the wire, by the reduction's dtype (``--grad-dtype``)."""
+
+
+def _seconds(nbytes: float, bytes_per_s: float) -> float:
+    """``nbytes / bytes_per_s``, 0 for no bytes (a link left at its placeholder)."""
+    return nbytes / bytes_per_s if nbytes else 0.0
+
 
 @dataclass(frozen=True)
 class Communication:
@@ -36,8 +44,7 @@ class Communication:
     @property
     def time_s(self) -> float:
         return (self.bytes_per_device / self.link_bytes_per_s
-                + (self.inter_node_bytes / self.inter_node_bytes_per_s
-                   if self.inter_node_bytes else 0.0))
+                + _seconds(self.inter_node_bytes, self.inter_node_bytes_per_s))
 
     @property
     def hidden(self) -> bool:
@@ -126,19 +133,19 @@ class ModelParallelTraffic:
 
     @property
     def tp_s(self) -> float:
-        return self.tp_bytes / self.tp_link_bytes_per_s if self.tp_bytes else 0.0
+        return _seconds(self.tp_bytes, self.tp_link_bytes_per_s)
 
     @property
     def pp_s(self) -> float:
-        return self.pp_bytes / self.pp_link_bytes_per_s if self.pp_bytes else 0.0
+        return _seconds(self.pp_bytes, self.pp_link_bytes_per_s)
 
     @property
     def cp_s(self) -> float:
-        return self.cp_bytes / self.cp_link_bytes_per_s if self.cp_bytes else 0.0
+        return _seconds(self.cp_bytes, self.cp_link_bytes_per_s)
 
     @property
     def ep_s(self) -> float:
-        return self.ep_bytes / self.ep_link_bytes_per_s if self.ep_bytes else 0.0
+        return _seconds(self.ep_bytes, self.ep_link_bytes_per_s)
 
     @property
     def time_s(self) -> float:

@@ -14,13 +14,13 @@ published offline throughput (Llama 3.1 8B/70B/405B on H100, H200, L40S, A100; A
 which the ``trtllm-compiled`` profile is fitted on (:data:`SET_PROFILES`): cross-validated,
 ``--by gpu`` leaves one GPU out."""
 
-from importlib import resources
 
 from napkin.calibration.measurements import (
     Measurement,
     read_aiconfigurator_csv,
     read_splitwise_csv,
 )
+from napkin.catalog import measurement_file
 from napkin.errors import NapkinError
 from napkin.validation.trtllm_bench import V017_TABLE, v017_throughput_rows
 
@@ -48,6 +48,5 @@ def load_set(name: str) -> list[Measurement]:
         raise NapkinError(f"set: unknown {name!r}; shipped: {', '.join(SETS)}")
     if name == "trtllm-v0.17":
         return v017_throughput_rows()
-    path = resources.files("napkin.catalog").joinpath("measurements", SETS[name])
     reader = read_splitwise_csv if name == "splitwise" else read_aiconfigurator_csv
-    return reader(str(path))
+    return reader(str(measurement_file(SETS[name])))

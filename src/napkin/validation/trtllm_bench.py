@@ -25,12 +25,11 @@ batch of up to ``max_batch_size``.
 
 import math
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from napkin.accounting.forward import Precision, weight_bytes
 from napkin.calibration.measurements import Harness, Launch, Measurement, csv_table
-from napkin.catalog import load_accelerator, load_model
+from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import NapkinError, require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
@@ -132,8 +131,7 @@ def v017_throughput_rows(path: Path | None = None,
     --quantization FP8`` quantizes the cache with the weights), FP16 rows (A100) BF16-sized;
     ``output_tokens_per_s`` the whole TP group's. A malformed row is one error line naming the
     file, the line and the column."""
-    source = Path(str(resources.files("napkin.catalog").joinpath("measurements", V017_TABLE))
-                  ) if path is None else path
+    source = measurement_file(V017_TABLE) if path is None else path
     out = []
     for line, row in csv_table(source, V017_COLUMNS):
         gpu = V017_GPUS.get(row["gpu"])
