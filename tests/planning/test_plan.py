@@ -225,7 +225,8 @@ def test_prefill_pools_in_dep_are_searched_too():
         dep_pool.timer.step_s(dep_pool.cost.step_parts(0, 0, chunks), 16384, True)
     from napkin.planning.evaluate import Evaluation
     fields = Evaluation.__dataclass_fields__
-    e = Evaluation(**{k: None for k in fields} | {"candidate": c, "status": "feasible"})
+    e = Evaluation(**{k: None for k in fields} | {"candidate": c, "status": "feasible",
+                                                   "warnings": ()})
     assert evaluation_record(e)["prefill_parallel"] == "dp8 ep8 tbo"
     dense = _plan(0.5, tensor_parallel=[2], disaggregated=["1P1D"],
                   prefill_layouts=["tp", "dep"])

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from napkin.api.result import Result
+from napkin.cli import output
 from napkin.report.render import render
 from napkin.specs.files import PLOT_SUFFIXES, check_output
 
@@ -85,5 +86,5 @@ ReadEmbOpt = Annotated[
 
 def emit(result: Result, fmt: Format) -> None:
     """Print an API :class:`~napkin.api.result.Result` in the asked format."""
-    sys.stdout.write(render(result.document, fmt.value))
+    sys.stdout.write(render(result.document, fmt.value, wide=output.wide))
 

@@ -9,6 +9,7 @@ from typer._click.exceptions import NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from napkin import __version__
+from napkin.cli import output
 from napkin.errors import NapkinError
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -54,7 +55,9 @@ def build(only: str | None = None) -> typer.Typer:
     app = typer.Typer(
         name="napkin",
         help="Napkin math for LLM systems: FLOPs, bytes, memory and seconds, from config.json "
-             "and accelerator specs, with every assumption printed.",
+             "and accelerator specs, with every assumption printed. Tables fit the terminal "
+             "by leaving columns out (a note names them); --wide, anywhere on a command line, "
+             "prints every column.",
         add_completion=False,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
@@ -104,8 +107,13 @@ def _invoked(argv: list[str]) -> str | None:
 
 def main() -> None:
     """Run the CLI; library errors and usage errors print one line and exit 2."""
+    argv = sys.argv[1:]
+    end = argv.index("--") if "--" in argv else len(argv)
+    if "--wide" in argv[:end]:  # a table option of every command, anywhere on the line
+        argv = [a for i, a in enumerate(argv) if i >= end or a != "--wide"]
+        output.wide = True
     try:
-        code = command(_invoked(sys.argv[1:]))(standalone_mode=False)
+        code = command(_invoked(argv))(args=argv, prog_name="napkin", standalone_mode=False)
     except NapkinError as e:
         _fail(str(e))
     except NoArgsIsHelpError as e:  # bare `napkin`: the help text, as asked

@@ -11,7 +11,11 @@
    offered rate λ over R replicas, ``ρ = (λ/R) · (mean input · t_prefill + mean output ·
    t_decode)``; ρ ≥ 1 cannot keep up.
 3. **Simulation** over the plan's seeds, stopped as soon as more than ``(1 − share)`` of the
-   requests have missed the SLO; feasible only when every seed meets it.
+   requests have missed the SLO; it meets the SLO only when every seed does.
+4. **Confidence**: a configuration that meets it is feasible when, under its calibration
+   profile's error bands, P(SLO met) ≥ ``slo.confidence``
+   (:mod:`napkin.serving.confidence`); below that it is *knife-edge*: met at the predicted
+   times, not surely by a real engine. Without a band (the roofline) meeting it is feasible.
 """
 
 import math
@@ -26,14 +30,15 @@ from napkin.errors import NapkinError
 from napkin.planning.prices import price_of
 from napkin.planning.spec import Candidate, PlanFile
 from napkin.serving.arrivals import OpenLoop
+from napkin.serving.confidence import confidence
 from napkin.serving.load import offered_rate
-from napkin.serving.metrics import SimSummary, summarize
+from napkin.serving.metrics import RequestLatencies, SimSummary, counted, summarize
 from napkin.serving.scenario import Built, build
 from napkin.serving.step import StepShape
 from napkin.serving.sweep import slo_miss_stop
 from napkin.serving.workload import Workload
 
-Status = Literal["feasible", "infeasible", "pruned"]
+Status = Literal["feasible", "knife-edge", "infeasible", "pruned"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,17 @@ class Evaluation:
     sim_s: float = 0.0
     slo_met_best: float | None = None
     """Best seed's share: with ``slo_met_frac``, the spread over seeds."""
+    profile: str = ""
+    """The calibration profile timing the steps (``roofline``: none); empty where the
+    candidate was not built."""
+    warnings: tuple[str, ...] = ()
+    """Where the candidate lies outside the profile's fitted domain."""
+    ttft_band: tuple[float, float] | None = None
+    """The profile's measured/predicted TTFT ratio interval (10th, 90th percentile)."""
+    tpot_band: tuple[float, float] | None = None
+    p_slo_met: float | None = None
+    """P(SLO met) under the profile's bands, mean over seeds (None: not computed — no band,
+    or the simulation did not meet the SLO)."""
 
     @property
     def gpus(self) -> int:
@@ -119,35 +135,48 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
         built = build(scenario, base_dir, 0)
     except NapkinError as e:
         return Evaluation(candidate, "pruned", f"does not fit: {e}", usd)
+    bands = {k: (b.ratio_low, b.ratio_high)
+             for k, b in (built.profile.bands.items() if built.profile else ())}
+    known = {"profile": built.calibration, "warnings": built.warnings,
+             "ttft_band": bands.get("ttft"), "tpot_band": bands.get("tpot")}
     if (why := _fits(built)) is not None:
-        return Evaluation(candidate, "pruned", f"does not fit: {why}", usd)
+        return Evaluation(candidate, "pruned", f"does not fit: {why}", usd, **known)
     rho = capacity_utilization(built)
     if rho is not None and rho >= 1:
         return Evaluation(candidate, "pruned", f"capacity bound: offered work is {rho:.2f}× "
-                          "what the replicas can run", usd, rho)
+                          "what the replicas can run", usd, rho, **known)
     start = time.perf_counter()
     summaries: list[SimSummary] = []
+    latencies: list[RequestLatencies] = []
     stopped = False
     for seed in range(plan.seeds):
         b = built if seed == 0 else build(scenario, base_dir, seed)
         run = b.simulate(stop=slo_miss_stop(b, plan.slo.share))
         summaries.append(summarize(run, b.slo, b.warmup))
+        latencies.append(RequestLatencies.of(counted(run.records, b.warmup)))
         if run.stopped or summaries[-1].slo_met_frac < plan.slo.share:
             stopped = run.stopped
             break
     worst = min(summaries, key=lambda s: s.slo_met_frac)
-    ok = not stopped and len(summaries) == plan.seeds and all(
+    met = not stopped and len(summaries) == plan.seeds and all(
         s.slo_met_frac >= plan.slo.share for s in summaries)
-    reason = (f"every seed meets the SLO ({worst.slo_met_frac:.1%} ≥ {plan.slo.share:.0%})"
-              if ok else
-              f"seed {len(summaries) - 1}: {'stopped once ' if stopped else ''}"
+    sure = confidence(latencies, built.slo, built.profile) if met else None
+    p = None if sure is None else sure.probability
+    status: Status = ("infeasible" if not met else
+                      "knife-edge" if p is not None and p < plan.slo.confidence else "feasible")
+    reason = (f"seed {len(summaries) - 1}: {'stopped once ' if stopped else ''}"
               f"{1 - worst.slo_met_frac:.1%} of requests missed the SLO"
-              + (" (of those finished)" if stopped else ""))
+              + (" (of those finished)" if stopped else "") if not met else
+              f"every seed meets the SLO ({worst.slo_met_frac:.1%} ≥ {plan.slo.share:.0%})"
+              + ("" if p is None else
+                 f", P(SLO met) {p:.2f} {'<' if status == 'knife-edge' else '≥'} "
+                 f"{plan.slo.confidence:.2f} under profile {built.calibration!r}'s bands"))
     tpot_p50 = max(s.tpot.p50_s for s in summaries)
     return Evaluation(
-        candidate, "feasible" if ok else "infeasible", reason, usd, rho, len(summaries),
+        candidate, status, reason, usd, rho, len(summaries),
         stopped, worst.slo_met_frac, max(s.ttft.p95_s for s in summaries),
         max(s.tpot.p95_s for s in summaries),
         None if stopped else min(s.output_tokens_per_s for s in summaries),
         1 / tpot_p50 if tpot_p50 > 0 and np.isfinite(tpot_p50) else None,
-        time.perf_counter() - start, max(s.slo_met_frac for s in summaries))
+        time.perf_counter() - start, max(s.slo_met_frac for s in summaries),
+        p_slo_met=p, **known)

@@ -1,13 +1,13 @@
 """``napkin plan``: evaluate every candidate of a plan, rank the feasible ones by cost.
 
 Candidates that differ only in their replica count form a group, evaluated in increasing
-replica count (:func:`napkin.planning.evaluate.evaluate`) until one meets the SLO; the larger
-counts of that group cost more and are recorded as dominated, not simulated (more replicas of
-the same engine behind the same router do not serve worse). Groups run on a local process pool
-(``jobs``: 0 = one per core, 1 = in this process) or as Ray tasks; results come back in the
-search space's order whatever the pool, so a plan with given seeds always gives the same
-answer. Feasible
-configurations are ranked by $/hour, then by $/M output tokens; the cheapest carries the load.
+replica count (:func:`napkin.planning.evaluate.evaluate`) until one meets the SLO with
+P(SLO met) ≥ ``slo.confidence``; the larger counts of that group cost more and are recorded as
+dominated, not simulated (more replicas of the same engine behind the same router do not serve
+worse). Groups run on a local process pool (``jobs``: 0 = one per core, 1 = in this process)
+or as Ray tasks; results come back in the search space's order whatever the pool, so a plan
+with given seeds always gives the same answer. Feasible configurations (sure enough) are
+ranked by $/hour, then by $/M output tokens; the cheapest carries the load.
 """
 
 import os
@@ -41,6 +41,13 @@ class PlanResult:
         ok = [e for e in self.evaluations if e.status == "feasible"]
         return sorted(ok, key=lambda e: (e.usd_per_hour, e.usd_per_m_output_tokens or 0.0,
                                          e.candidate.label()))
+
+    @property
+    def knife_edge(self) -> list[Evaluation]:
+        """Configurations that meet the SLO at the predicted times but with P(SLO met) below
+        ``slo.confidence``, cheapest first."""
+        edge = [e for e in self.evaluations if e.status == "knife-edge"]
+        return sorted(edge, key=lambda e: (e.usd_per_hour, e.candidate.label()))
 
     @property
     def cheapest(self) -> Evaluation | None:
@@ -86,7 +93,7 @@ def _resolved(plan: PlanFile, base_dir: Path) -> tuple[Workload, Path]:
 
 def _group(args: tuple[list[Candidate], PlanFile, Workload, Path]) -> list[Evaluation]:
     """Evaluations of one group (same but for replicas), replicas ascending, stopping at the
-    first feasible one."""
+    first feasible one (a knife-edge one does not stop it: more replicas may be sure)."""
     group, plan, workload, base_dir = args
     out: list[Evaluation] = []
     enough = None

@@ -16,6 +16,8 @@ class Section:
     columns: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    drop: tuple[str, ...] = ()
+    """Columns a narrow terminal leaves out first, in this order (then from the right)."""
 
 
 @dataclass

@@ -25,9 +25,10 @@ def _row(rank: int | str, e: Evaluation, rate: float | None) -> list[str]:
             f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
             str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
             _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
-            _num(rate, ",.3g"), _share(e),
+            _num(rate, ",.3g"), _share(e), _num(e.p_slo_met, ".2f"),
             fmt_seconds(e.p95_ttft_s, 3) if e.p95_ttft_s is not None else "–",
-            fmt_seconds(e.p95_tpot_s, 3) if e.p95_tpot_s is not None else "–"]
+            fmt_seconds(e.p95_tpot_s, 3) if e.p95_tpot_s is not None else "–",
+            e.profile or "–", str(len(e.warnings))]
 
 
 def _share(e: Evaluation) -> str:
@@ -39,8 +40,35 @@ def _share(e: Evaluation) -> str:
 
 
 HEADER = ["#", "configuration", "engine", "weights/KV", "seqs/budget", "GPUs", "$/hour",
-          "$/M out", "out tok/s/GPU", "tok/s/user", "max req/s", "SLO met", "p95 TTFT",
-          "p95 TPOT"]
+          "$/M out", "out tok/s/GPU", "tok/s/user", "max req/s", "SLO met", "P(SLO met)",
+          "p95 TTFT", "p95 TPOT", "profile", "warnings"]
+DROP = ("seqs/budget", "weights/KV", "max req/s", "tok/s/user", "$/M out", "warnings",
+        "profile", "out tok/s/GPU", "SLO met", "engine")
+"""The plan tables' columns a narrow terminal leaves out first."""
+
+
+def _confidence_notes(rows: list[tuple[int | str, Evaluation]], confidence: float) -> list[str]:
+    """Each profile's bands once, then each distinct warning with the rows it applies to."""
+    notes: list[str] = []
+    profiles: dict[str, Evaluation] = {}
+    for _, e in rows:
+        profiles.setdefault(e.profile, e)
+    for name, e in profiles.items():
+        if not name or name == "roofline":
+            notes.append("profile roofline: no hold-out residuals, no band; P(SLO met) not "
+                         "computed (meeting the SLO at the predicted times is feasible)")
+            continue
+        bands = ", ".join(f"{k} ×{b[0]:.2f}–{b[1]:.2f}" for k, b in
+                          (("TTFT", e.ttft_band), ("TPOT", e.tpot_band)) if b is not None)
+        notes.append(f"profile {name}: measured/predicted {bands} on 80 % of its held-out runs; "
+                     f"P(SLO met) reads the simulated latencies under those ratios (log-normal, "
+                     f"independent) over the seeds; feasible needs P ≥ {confidence:.2f}")
+    where: dict[str, list[str]] = {}
+    for rank, e in rows:
+        for w in e.warnings:
+            where.setdefault(w, []).append(str(rank))
+    notes += [f"{', '.join(ranks)}: {w}" for w, ranks in where.items()]
+    return notes
 
 
 def evaluation_record(e: Evaluation) -> dict[str, Any]:
@@ -65,7 +93,13 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
             "p95_ttft_s": e.p95_ttft_s, "p95_tpot_s": e.p95_tpot_s,
             "output_tokens_per_s": e.output_tokens_per_s,
             "output_tokens_per_s_per_gpu": e.tokens_per_s_per_gpu,
-            "tokens_per_s_per_user": e.tokens_per_s_per_user, "sim_s": e.sim_s}
+            "tokens_per_s_per_user": e.tokens_per_s_per_user,
+            "p_slo_met": e.p_slo_met, "profile": e.profile,
+            "ttft_band_low": e.ttft_band[0] if e.ttft_band else None,
+            "ttft_band_high": e.ttft_band[1] if e.ttft_band else None,
+            "tpot_band_low": e.tpot_band[0] if e.tpot_band else None,
+            "tpot_band_high": e.tpot_band[1] if e.tpot_band else None,
+            "warnings": "; ".join(e.warnings)}
 
 
 def evaluation_columns(result: PlanResult) -> dict[str, np.ndarray]:
@@ -84,6 +118,7 @@ def evaluation_columns(result: PlanResult) -> dict[str, np.ndarray]:
 def plan_doc(result: PlanResult, top: int = 15) -> Document:
     plan = result.plan
     share = plan.slo.share
+    confidence = plan.slo.confidence
     slo = SLO(plan.slo.ttft_s, plan.slo.tpot_s, share, plan.slo.e2e_s)
     rates = result.max_rates
     feasible = result.feasible
@@ -104,22 +139,42 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                      + ("this command" if same else "the decode command and the prefill one")
                      + " with the engine's KV connector for disaggregated serving "
                      "(vLLM --kv-transfer-config, SGLang --disaggregation-mode)")
+        cheaper = [e for e in result.knife_edge if e.usd_per_hour < best.usd_per_hour]
+        if cheaper:
+            notes.append(f"{len(cheaper)} cheaper configuration(s) meet the SLO at the "
+                         f"predicted times but not surely (P(SLO met) < {confidence:.2f}): "
+                         "see 'knife-edge' below")
         sections.append(Section(
             "cheapest configuration that carries the load", HEADER,
-            [_row(1, best, rates.get(c))], notes))
+            [_row(1, best, rates.get(c))], notes + _confidence_notes([(1, best)], confidence),
+            DROP))
+    shown = list(enumerate(feasible[:top], 1))
     sections.append(Section(
         f"feasible configurations, cheapest first ({min(top, len(feasible))} of "
         f"{len(feasible)})", HEADER,
-        [_row(i + 1, e, rates.get(e.candidate)) for i, e in enumerate(feasible[:top])],
+        [_row(i, e, rates.get(e.candidate)) for i, e in shown],
         [f"feasible: at least {share:.0%} of requests meet {slo.describe()} in every "
-         f"one of {plan.seeds} seeds; SLO met, percentiles and tokens/s are the worst seed's; "
-         "tok/s/user = 1/median TPOT; max req/s: the highest offered rate still feasible "
-         "(one seed, within 10 %), for the cheapest of each GPU type"]))
+         f"one of {plan.seeds} seeds, with P(SLO met) ≥ {confidence:.2f}; SLO met, "
+         "percentiles and tokens/s are the worst seed's; tok/s/user = 1/median TPOT; max "
+         "req/s: the highest offered rate still feasible (one seed, within 10 %), for the "
+         "cheapest of each GPU type; warnings: how many ways the configuration lies outside "
+         "its profile's fitted domain (listed below by row)",
+         *_confidence_notes(shown, confidence)], DROP))
+    edge = result.knife_edge[:top]
+    if edge:
+        sections.append(Section(
+            f"knife-edge: meet the SLO at the predicted times, P(SLO met) < {confidence:.2f} "
+            f"({len(edge)} of {len(result.knife_edge)}, cheapest first)", HEADER,
+            [_row(f"k{i}", e, None) for i, e in enumerate(edge, 1)],
+            ["not ranked: a real engine as far off as the profile's held-out runs would miss "
+             "the SLO too often; more replicas of the same configuration were tried next",
+             *_confidence_notes([(f"k{i}", e) for i, e in enumerate(edge, 1)], confidence)],
+            DROP))
     by_gpu = result.cheapest_by_gpu()
     if by_gpu:
         sections.append(Section(
             "cheapest per GPU type", HEADER,
-            [_row(gpu, e, rates.get(e.candidate)) for gpu, e in by_gpu.items()], []))
+            [_row(gpu, e, rates.get(e.candidate)) for gpu, e in by_gpu.items()], [], DROP))
     reasons = Counter(e.reason.split(":")[0] for e in result.evaluations
                       if e.status == "pruned")
     n = len(result.evaluations)
@@ -129,6 +184,7 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
         ["candidates", f"{n:,}"],
         *[[f"pruned: {k}", f"{v:,}"] for k, v in sorted(reasons.items())],
         ["simulated configurations", f"{simulated:,} ({result.count('feasible')} feasible, "
+                                      f"{result.count('knife-edge')} knife-edge, "
                                       f"{result.count('infeasible')} not)"],
         ["simulations (configuration × seed)", f"{result.simulations:,}"],
         ["wall time", f"{result.wall_s:.1f} s on {result.jobs} worker(s)"],
@@ -156,10 +212,12 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                                      for e in by_gpu.values()],
             "evaluations": [evaluation_record(e) for e in result.evaluations],
             "pareto": [result.evaluations.index(e) for e in result.pareto],
+            "knife_edge": [result.evaluations.index(e) for e in result.knife_edge],
             "search": {"candidates": n, "simulations": result.simulations,
                        "wall_s": result.wall_s, "jobs": result.jobs}}
     return Document("Plan", {"plan": plan.name, "model": plan.model},
                     {"slo_ttft_s": plan.slo.ttft_s, "slo_tpot_s": plan.slo.tpot_s,
                      "slo_e2e_s": plan.slo.e2e_s,
-                     "slo_share": share, "seeds": plan.seeds, "calibration": plan.calibration,
+                     "slo_share": share, "slo_confidence": confidence, "seeds": plan.seeds,
+                     "calibration": plan.calibration,
                      "router": plan.router}, sections, data)

@@ -2,23 +2,25 @@
 
 import html
 import json
+import shutil
 import sys
-from typing import Literal
+from typing import Any, Literal
 
-from napkin.report.document import Document
+from napkin.report.document import Document, Section
 
 Format = Literal["table", "md", "json", "html"]
 
 
-def render(doc: Document, fmt: Format) -> str:
-    """The whole output of a command, as one string."""
+def render(doc: Document, fmt: Format, width: int | None = None, wide: bool = False) -> str:
+    """The whole output of a command, as one string (``width``, ``wide``: of tables, see
+    :func:`_table`)."""
     if fmt == "json":
         return json.dumps(doc.payload(), indent=2)
     if fmt == "md":
         return _markdown(doc)
     if fmt == "html":
         return _html(doc)
-    return _table(doc)
+    return _table(doc, width, wide)
 
 
 def _assumption_line(doc: Document) -> str:
@@ -54,29 +56,79 @@ def _html(doc: Document) -> str:
     return "".join(parts) + "</div>"
 
 
-def _table(doc: Document) -> str:
-    from rich.console import Console
-    from rich.table import Table
+PIPED_MIN_WIDTH = 140
+"""Width of piped output's text lines (titles, notes) when every table is narrower."""
 
-    console = Console(record=True, width=None if sys.stdout.isatty() else 140,
+
+def _table(doc: Document, width: int | None = None, wide: bool = False) -> str:
+    """Rich tables fitted to ``width`` columns (None: the terminal's when output is one, else
+    no limit) by leaving columns out, then wrapping cells between words — never by cutting
+    a number; a note names the columns left out. ``wide``: every column at its full width."""
+    from rich.console import Console
+
+    if width is None and not wide and sys.stdout.isatty():
+        width = shutil.get_terminal_size().columns
+    fitted = [_fit(s, None if wide else width) for s in doc.sections]
+    natural = max([PIPED_MIN_WIDTH, *(_outer(w) for _, w, _ in fitted)])
+    console = Console(record=True, width=natural if wide or width is None else width,
                       force_terminal=False, highlight=False)
     with console.capture() as capture:
         console.print(f"[bold]{doc.title}[/bold]")
         if line := _assumption_line(doc):
             console.print(line, style="dim", markup=False)
-        for s in doc.sections:
-            table = Table(title=s.title, title_justify="left", show_lines=False)
-            for i, col in enumerate(s.columns):
-                numeric = i > 0 and all(_numeric(row[i]) for row in s.rows)
-                table.add_column(col, justify="right" if numeric else "left")
-            for row in s.rows:
-                table.add_row(*row)
+        for s, (table, _, dropped) in zip(doc.sections, fitted, strict=True):
             console.print(table)
             for note in s.notes:
                 console.print(f"  {note}", style="dim", markup=False)
+            if dropped:
+                console.print(f"  left out to fit {width} columns: {', '.join(dropped)} "
+                              "(--wide shows every column)", style="dim", markup=False)
     return capture.get()
+
+
+def _outer(widths: list[int]) -> int:
+    """A boxed table's width: its columns, one space of padding each side, the rules."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _words(text: str) -> int:
+    return max((len(w) for w in text.split()), default=1)
+
+
+def _fit(s: Section, width: int | None) -> tuple[Any, list[int], list[str]]:
+    """``s`` as a rich Table within ``width``: columns are left out (those named in
+    ``s.drop`` first, then from the right; never the first) until every kept column can be as
+    wide as its longest word, then the widest are narrowed to that floor; returns the table,
+    its column widths and the names left out."""
+    from rich.table import Table
+
+    n = len(s.columns)
+    cells = [[s.columns[i], *(row[i] for row in s.rows)] for i in range(n)]
+    floor = [max(_words(c) for c in col) for col in cells]
+    full = [max(len(line) for c in col for line in c.split("\n")) for col in cells]
+    keep = list(range(n))
+    order = [s.columns.index(c) for c in s.drop if c in s.columns]
+    order += [i for i in reversed(range(1, n)) if i not in order]
+    while width is not None and len(keep) > 1 and _outer([floor[i] for i in keep]) > width:
+        keep.remove(next(i for i in order if i in keep))
+    widths = [full[i] for i in keep]
+    if width is not None:
+        for _ in range(max(_outer(widths) - width, 0)):
+            j = max((k for k in range(len(keep)) if widths[k] > floor[keep[k]]),
+                    key=lambda k: widths[k], default=None)
+            if j is None:
+                break
+            widths[j] -= 1
+    table = Table(title=s.title, title_justify="left", show_lines=False)
+    for i, w in zip(keep, widths, strict=True):
+        numeric = i > 0 and all(_numeric(row[i]) for row in s.rows)
+        table.add_column(s.columns[i], justify="right" if numeric else "left", width=w,
+                         overflow="fold")
+    for row in s.rows:
+        table.add_row(*(row[i] for i in keep))
+    return table, widths, [s.columns[i] for i in range(n) if i not in keep]
 
 
 def _numeric(cell: str) -> bool:
     """Right-align columns of numbers (and blanks, dashes, signs)."""
-    return cell in ("", "—", "yes", "no") or cell.lstrip("+-−")[:1].isdigit()
+    return cell in ("", "—", "–", "yes", "no") or cell.lstrip("+-−")[:1].isdigit()

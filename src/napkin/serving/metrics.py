@@ -152,6 +152,25 @@ class SimSummary:
         return None
 
 
+@dataclass(frozen=True)
+class RequestLatencies:
+    """Each counted request's TTFT (first token − arrival), TPOT ((finish − first token) /
+    (output tokens − 1); 0 for a one-token answer, which has none) and end-to-end time
+    (finish − arrival), seconds."""
+
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    e2e_s: np.ndarray
+
+    @classmethod
+    def of(cls, r: SimRecords) -> "RequestLatencies":
+        multi = r.output_tokens > 1
+        tpot = np.zeros(len(r.rid))
+        tpot[multi] = ((r.finish_s[multi] - r.first_token_s[multi])
+                       / (r.output_tokens[multi] - 1))
+        return cls(r.first_token_s - r.arrival_s, tpot, r.finish_s - r.arrival_s)
+
+
 def counted(records: SimRecords, warmup: int) -> SimRecords:
     """The records of requests after the first ``warmup`` sent (request ids are in send
     order)."""
@@ -171,12 +190,10 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
     start = float(r.arrival_s.min()) if n else 0.0
     last = float(r.finish_s.max()) if n else 0.0
     span = max(last - start, 1e-12)
-    ttft = r.first_token_s - r.arrival_s
-    multi = r.output_tokens > 1
-    tpot = (r.finish_s[multi] - r.first_token_s[multi]) / (r.output_tokens[multi] - 1)
-    tpot_all = np.zeros(n)
-    tpot_all[multi] = tpot
-    met = slo.met(ttft, tpot_all, r.finish_s - r.arrival_s)
+    lat = RequestLatencies.of(r)
+    ttft = lat.ttft_s
+    tpot = lat.tpot_s[r.output_tokens > 1]
+    met = slo.met(ttft, lat.tpot_s, lat.e2e_s)
     engines = run.engines
     kv_token_s = sum(e.kv_token_seconds for e in engines)
     kv_bytes = engines[0].kv_bytes_per_token if engines else 0.0
@@ -191,7 +208,7 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
         input_tokens_per_s=float(r.input_tokens.sum()) / span,
         ttft=Latency.of(ttft),
         tpot=Latency.of(tpot),
-        e2e=Latency.of(r.finish_s - r.arrival_s),
+        e2e=Latency.of(lat.e2e_s),
         queue_wait=Latency.of(r.queue_wait_s),
         first_schedule_wait=Latency.of(r.first_scheduled_s - r.arrival_s),
         slo=slo,

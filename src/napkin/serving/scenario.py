@@ -297,6 +297,10 @@ class SLOConfig(InputModel):
     share: float = Field(default=0.9, gt=0, le=1)
     """Share of requests that must meet both bounds for a load to count as sustainable
     (``napkin serve sweep``; DistServe's SLO attainment, 90 % by default)."""
+    confidence: float = Field(default=0.9, ge=0, lt=1)
+    """Probability of meeting the SLO that a plan asks of a configuration, under its
+    calibration profile's error bands (:mod:`napkin.serving.confidence`); 0: meeting it at the
+    predicted times is enough."""
 
 
 class Scenario(InputModel):

@@ -1,0 +1,77 @@
+"""Tables fit the terminal by leaving columns out and wrapping between words, never by cutting
+a number; piped output keeps every column at full width; ``--wide`` too."""
+
+import re
+
+import pytest
+
+import napkin
+from napkin.report.document import Document, Section
+from napkin.report.render import render
+
+
+def _doc() -> Document:
+    cols = ["#", "configuration", *(f"figure_{i}" for i in range(14))]
+    rows = [[str(r), f"{r}× h100-sxm tp{2 ** r}",
+             *(f"{(r + 1) * 123456.789 * (i + 1):,.3f} ms" for i in range(14))]
+            for r in range(3)]
+    return Document("Wide", {}, {}, [Section("many numbers", cols, rows, ["a note"],
+                                             drop=("figure_3",))], {})
+
+
+def _words(text: str) -> set[str]:
+    """The words inside the tables' rows (not titles or notes)."""
+    rows = [line for line in text.splitlines() if line[:1] in "│┃"]
+    return set(re.split(r"[\s│┃]+", "\n".join(rows)))
+
+
+@pytest.mark.parametrize("width", [60, 100, 140])
+def test_a_narrow_terminal_shows_every_number_whole(width):
+    doc = _doc()
+    out = render(doc, "table", width=width)
+    assert max(len(line) for line in out.splitlines()) <= width
+    assert "…" not in out
+    shown = _words(out)
+    section = doc.sections[0]
+    kept = [c for c in section.columns if all(w in shown for w in c.split())]
+    assert len(kept) < len(section.columns)  # 16 columns of ~14 characters do not fit
+    for row in section.rows:
+        for col in kept:
+            cell = row[section.columns.index(col)]
+            assert all(w in shown for w in cell.split()), (col, cell)
+    left_out = [c for c in section.columns if c not in kept]
+    note = next(line for line in out.splitlines() if "left out to fit" in line)
+    assert f"left out to fit {width} columns" in note
+    assert "figure_3" in left_out  # the section's own order first, then from the right
+    assert section.columns[0] in kept and section.columns[1] in kept
+
+
+def test_piped_and_wide_output_keep_every_column_whole():
+    doc = _doc()
+    for out in (render(doc, "table"), render(doc, "table", width=80, wide=True)):
+        assert "…" not in out and "left out" not in out
+        for row in doc.sections[0].rows:
+            assert all(cell in out for cell in row)  # each cell whole, on one line
+
+
+def test_a_real_result_at_100_columns():
+    doc = napkin.call("llama-3.1-70b", new=2000, gen=300, gpu="h100-sxm").document
+    out = render(doc, "table", width=100)
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 100
+    shown = _words(out)
+    for s in doc.sections:
+        for row in s.rows:
+            for i, cell in enumerate(row):
+                if all(w in shown for w in s.columns[i].split()):
+                    assert all(w in shown for w in cell.split()), (s.title, cell)
+
+
+def test_wide_on_the_command_line(monkeypatch):
+    from napkin.cli import main as cli_main
+    from napkin.cli import output
+
+    monkeypatch.setattr(output, "wide", False)
+    monkeypatch.setattr("sys.argv", ["napkin", "gpus", "--wide"])
+    with pytest.raises(SystemExit) as exit_:
+        cli_main.main()
+    assert exit_.value.code == 0 and output.wide is True
