@@ -82,7 +82,8 @@ SURFACE: dict[str, str] = {
         'model, *, new, cached=0, gen=1, batch=1, gpu=None, gpu_mem_gb=None, '
         "gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "
         'read_embedding=False, mfu=1.0, mbu=1.0, overhead_ms=0.0, calibration=None, tp=1, '
-        'unquantized=None'),
+        'unquantized=None, usd_per_kwh=None, pue=1.0, prefill_power_frac=1.0, '
+        'decode_power_frac=0.43'),
     'decode_table': (
         'model, *, gpu=None, batch=1, context=4096, reserve_gb=0.0, gpu_mem_gb=None, '
         "gpu_bw_gbs=None, gpu_tflops=None, weights='bf16', kv_dtype='bf16', "

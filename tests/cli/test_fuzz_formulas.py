@@ -47,6 +47,8 @@ CASES = [
      ["--cp", "--precision", "--allocator-overhead", "--mfu", "--recompute", "--ep"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--tp", "2", "--async-tp", "--compile"],
      ["--cp", "--tp", "--precision"]),
+    (["call", "qwen3-0.6b", "--new", "64", "--gen", "8", "--gpu", "h100-sxm"],
+     ["--usd-per-kwh", "--pue", "--prefill-power-frac", "--decode-power-frac"]),
     (["rl", "qwen3-0.6b", "--prompt-len", "64", "--gen-len", "16", "--keep", "4",
       "--gpu", "h100-sxm", "--count", "2", "--calibration", "roofline"],
      ["--count", "--rollout-tp", "--mfu", "--usd-per-gpu-hour"]),

@@ -80,3 +80,22 @@ def test_a_lower_confidence_takes_the_knife_edge_one(tmp_path):
     one = result.evaluations[0]
     assert one.status == "feasible" and result.cheapest is one
     assert result.evaluations[1].status == "pruned"  # dominated: one replica is sure enough
+
+
+def test_the_winner_s_energy_by_hand(tmp_path):
+    """Two replicas on H100 SXM (700 W): each runs 20 requests of 10 steps (1 s) and is idle
+    the rest of the 58 s makespan (first arrival 0 s, last finish 57 + 1 s). The busy seconds
+    split by the mean request's cheapest work: prefill 16 tokens at 0.1 s per 8,192-token
+    budget, decode 9 tokens at 0.1 s each, so prefill share s = (16·0.1/8192)/(that + 0.9).
+    E per seed = 2 · 700 · (20·(s·1.0 + (1 − s)·0.43) + 38·0.1) J for 400 output tokens."""
+    two = run_plan(_plan(tmp_path, 0.9), tmp_path, jobs=1).evaluations[1]
+    pf = 16 * 0.1 / 8192
+    s = pf / (pf + 0.9)
+    joules = 2 * 700 * (20 * (s * 1.0 + (1 - s) * 0.43) + 38 * 0.1)
+    assert two.energy is not None
+    assert two.energy.joules == pytest.approx(2 * joules, rel=1e-6)  # two seeds
+    assert two.energy.output_tokens == 800
+    record = evaluation_record(two)
+    assert record["energy_kwh_per_m_output_tokens"] == pytest.approx(
+        joules / 400 * 1e6 / 3.6e6, rel=1e-6)
+    assert record["energy_usd_per_hour"] is None  # no price given

@@ -3,12 +3,13 @@
 from collections.abc import Sequence
 
 from napkin.accounting.batch import Batch
+from napkin.accounting.energy import PowerModel, energy
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.series import decode_runs
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, deployment, has_gpu, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
-from napkin.errors import require
+from napkin.errors import NapkinError, require
 from napkin.inference.capacity import capacity as capacity_of
 from napkin.inference.chain import request_chain
 from napkin.inference.decode import decode_table as table_of
@@ -31,7 +32,9 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
          gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
          weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,
          mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
-         calibration: str | None = None, tp: int = 1, unquantized: str | None = None) -> Result:
+         calibration: str | None = None, tp: int = 1, unquantized: str | None = None,
+         usd_per_kwh: float | None = None, pue: float = 1.0, prefill_power_frac: float = 1.0,
+         decode_power_frac: float = 0.43) -> Result:
     """One call of ``batch`` identical sequences: ``cached`` tokens S already in the KV cache,
     ``new`` input tokens P, ``gen`` output tokens G (1 prefill + G − 1 decode steps).
 
@@ -39,7 +42,12 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
     TPOT and end-to-end at the roofline ``max(FLOPs/(peak·mfu), bytes/(BW·mbu))`` plus
     ``overhead_ms``; with ``calibration`` (vllm, trtllm, sglang or a profile file) also the
     fitted step-time model's times at tensor-parallel size ``tp``, with the profile's band.
-    ``value``: dict with ``prefill`` (ops), ``decode_runs`` and ``chain`` (None without GPU).
+    With a catalog GPU that has a board power, the chain's energy
+    (:mod:`napkin.accounting.energy`): TDP × (TTFT · ``prefill_power_frac`` + decode seconds ·
+    ``decode_power_frac``) × ``pue``, per output token and per million, and its cost at
+    ``usd_per_kwh`` when given.
+    ``value``: dict with ``prefill`` (ops), ``decode_runs``, ``chain`` (None without GPU) and
+    ``energy`` (None without a board power).
     """
     spec = load_model(model)
     require(new >= 1, f"new: must be >= 1 token, got {new}")
@@ -57,6 +65,12 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
                          read_embedding=read_embedding, mfu=mfu, mbu=mbu,
                          overhead_ms=overhead_ms, unquantized=unquantized)
         chain = request_chain(dep, new=new, gen=gen, cached=cached, batch=batch)
+    power = PowerModel(prefill_power_frac, decode_power_frac, pue=pue, usd_per_kwh=usd_per_kwh)
+    used = None
+    if chain is not None and dep is not None and dep.acc.tdp_watts is not None:
+        used = energy(dep.acc, 1, chain.ttft_s, chain.decode_s, chain.e2e_s, batch * gen, power)
+    elif usd_per_kwh is not None:
+        raise NapkinError("usd-per-kwh: needs --gpu, a catalog accelerator with a board power")
     calibrated = None
     if calibration is not None:
         from napkin.calibration.predict import calibrated_call
@@ -73,9 +87,9 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
                   {} if dep else {"weights": weights, "kv_dtype": kv_dtype,
                                   "read_embedding": read_embedding,
                                   **views.unquantized_input(precision)})}
-    return Result(views.call_doc(spec, prefill, runs, dep, chain, inputs, calibrated),
+    return Result(views.call_doc(spec, prefill, runs, dep, chain, inputs, calibrated, used),
                   {"prefill": prefill, "decode_runs": runs, "chain": chain,
-                   "calibrated": calibrated})
+                   "calibrated": calibrated, "energy": used})
 
 
 def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,

@@ -215,6 +215,7 @@ def _accelerator(e: dict) -> Accelerator:
         host_link_bytes_per_s=e["host_link_gbs"] * GB if "host_link_gbs" in e else None,
         architecture=e.get("architecture", ""),
         nvlink_domain=e.get("nvlink_domain"),
+        tdp_watts=float(e["tdp_w"]) if "tdp_w" in e else None,
     )
 
 

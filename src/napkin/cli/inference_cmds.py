@@ -51,14 +51,25 @@ def call(
     read_embedding: ReadEmbOpt = False, mfu: MfuOpt = DEFAULT_MFU, mbu: MbuOpt = DEFAULT_MBU,
     overhead_ms: OverheadOpt = 0.0,
     calibration: CalibrationOpt = None, tp: TpOpt = 1, unquantized: UnquantizedOpt = None,
+    usd_per_kwh: Annotated[float | None, FiniteOption(
+        "--usd-per-kwh", help="Electricity price, $/kWh: energy $ per million tokens.")] = None,
+    pue: Annotated[float, FiniteOption(
+        "--pue", help="Facility power usage effectiveness (1: the GPU boards alone).")] = 1.0,
+    prefill_power_frac: Annotated[float, FiniteOption(
+        "--prefill-power-frac", help="Share of board power drawn in prefill.")] = 1.0,
+    decode_power_frac: Annotated[float, FiniteOption(
+        "--decode-power-frac", help="Share of board power drawn in decode.")] = 0.43,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Operator list of one prefill; with --gpu, the request chain's TTFT, TPOT, end-to-end."""
+    """Operator list of one prefill; with --gpu, the request chain's TTFT, TPOT, end-to-end
+    and its energy."""
     emit(api.call(ref, new=new, cached=cached, gen=gen, batch=batch, gpu=gpu,
                   gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs, gpu_tflops=gpu_tflops,
                   weights=weights, kv_dtype=kv_dtype, read_embedding=read_embedding, mfu=mfu,
                   mbu=mbu, overhead_ms=overhead_ms, calibration=calibration, tp=tp,
-                  unquantized=unquantized), fmt)
+                  unquantized=unquantized, usd_per_kwh=usd_per_kwh, pue=pue,
+                  prefill_power_frac=prefill_power_frac,
+                  decode_power_frac=decode_power_frac), fmt)
 
 
 def decode(

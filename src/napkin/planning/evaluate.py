@@ -26,6 +26,7 @@ from typing import Literal
 
 import numpy as np
 
+from napkin.accounting.energy import Energy, PowerModel, energy
 from napkin.errors import NapkinError
 from napkin.planning.prices import price_of
 from napkin.planning.spec import Candidate, PlanFile
@@ -75,6 +76,9 @@ class Evaluation:
     p_slo_met: float | None = None
     """P(SLO met) under the profile's bands, mean over seeds (None: not computed — no band,
     or the simulation did not meet the SLO)."""
+    energy: Energy | None = None
+    """The seeds' runs' energy together (None: not simulated in full, no board power, a
+    closed loop or disaggregated pools)."""
 
     @property
     def gpus(self) -> int:
@@ -91,8 +95,26 @@ class Evaluation:
         return None if not t else self.usd_per_hour / (t * 3600) * 1e6
 
 
-def capacity_utilization(built: Built) -> float | None:
-    """ρ of the module docstring for an open-loop workload (None for closed loops)."""
+@dataclass(frozen=True)
+class PhaseWork:
+    """A mean request's cheapest engine time per phase (module docstring, point 2)."""
+
+    offered_per_s: float
+    prefill_s: float
+    """mean input · t_prefill."""
+    decode_s: float
+    """(mean output − 1) · t_decode."""
+
+    @property
+    def prefill_share(self) -> float:
+        """Share of a request's engine time spent prefilling."""
+        total = self.prefill_s + self.decode_s
+        return self.prefill_s / total if total > 0 else 0.0
+
+
+def phase_work(built: Built) -> PhaseWork | None:
+    """The per-phase work of the module docstring's capacity bound for an aggregated open-loop
+    workload (None for closed loops and disaggregated pools)."""
     src = built.source
     if not isinstance(src, OpenLoop) or len(src.requests) < 2 or built.disagg is not None:
         return None
@@ -111,7 +133,34 @@ def capacity_utilization(built: Built) -> float | None:
                        int(spec.num_blocks * spec.block_size // max(seq_tokens, 1))))
     ctx = int(batch * seq_tokens)
     t_dec = timer.series(cost.parts(StepShape(batch, ctx, [])), None, batch).time(1) / batch
-    return lam / built.scenario.engine.replicas * (isl * t_pf + max(osl - 1, 0) * t_dec)
+    return PhaseWork(lam, isl * t_pf, max(osl - 1, 0) * t_dec)
+
+
+def capacity_utilization(built: Built) -> float | None:
+    """ρ of the module docstring for an open-loop workload (None for closed loops)."""
+    w = phase_work(built)
+    if w is None:
+        return None
+    return w.offered_per_s / built.scenario.engine.replicas * (w.prefill_s + w.decode_s)
+
+
+def run_energy(built: Built, summaries: list[SimSummary], gpus: int, power: PowerModel
+               ) -> Energy | None:
+    """Energy of the seeds' runs together (:mod:`napkin.accounting.energy`): each GPU busy its
+    engine's busy share of the makespan, split between prefill and decode by the mean
+    request's :class:`PhaseWork` shares, idle the rest. None without a board power, or for
+    closed loops and disaggregated pools."""
+    w = phase_work(built)
+    acc = built.acc
+    if w is None or acc.tdp_watts is None or not summaries:
+        return None
+    parts = []
+    for s in summaries:
+        busy = max((p.busy_frac for p in s.pools), default=0.0) * s.makespan_s
+        parts.append(energy(acc, gpus, busy * w.prefill_share, busy * (1 - w.prefill_share),
+                            s.makespan_s, s.output_tokens_per_s * s.makespan_s, power))
+    return Energy(sum(e.joules for e in parts), sum(e.output_tokens for e in parts),
+                  sum(e.span_s for e in parts), gpus, power)
 
 
 def _fits(built: Built) -> str | None:
@@ -179,4 +228,5 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
         None if stopped else min(s.output_tokens_per_s for s in summaries),
         1 / tpot_p50 if tpot_p50 > 0 and np.isfinite(tpot_p50) else None,
         time.perf_counter() - start, max(s.slo_met_frac for s in summaries),
-        p_slo_met=p, **known)
+        p_slo_met=p, energy=run_energy(built, summaries, candidate.gpus, plan.energy.model())
+        if met else None, **known)

@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from napkin.accounting.energy import PowerModel
 from napkin.errors import NapkinError
 from napkin.serving.scenario import (
     DisaggConfig,
@@ -128,6 +129,26 @@ class SearchSpace(InputModel):
         return self
 
 
+class EnergyConfig(InputModel):
+    """How a candidate's energy is counted (:mod:`napkin.accounting.energy`): shares of each
+    GPU's board power (catalog ``tdp_w``) by phase, the facility's PUE, the electricity price."""
+
+    prefill_power_frac: float = Field(default=1.0, ge=0, le=1.5, allow_inf_nan=False)
+    """Share of board power drawn while prefilling (compute-bound: the power limit)."""
+    decode_power_frac: float = Field(default=0.43, ge=0, le=1.5, allow_inf_nan=False)
+    """Share drawn while decoding (memory-bound; H200 decode 137–300 W of 700 W)."""
+    idle_power_frac: float = Field(default=0.10, ge=0, le=1.5, allow_inf_nan=False)
+    """Share drawn while allocated and idle (idle H100: 69–72 W of 700 W)."""
+    pue: float = Field(default=1.0, ge=1, le=5, allow_inf_nan=False)
+    """Facility power usage effectiveness (1: the GPU boards alone)."""
+    usd_per_kwh: float | None = Field(default=None, ge=0, le=100, allow_inf_nan=False)
+    """Electricity price, $/kWh: splits $/hour into GPU rent and energy. None: kWh only."""
+
+    def model(self) -> PowerModel:
+        return PowerModel(self.prefill_power_frac, self.decode_power_frac,
+                          self.idle_power_frac, self.pue, self.usd_per_kwh)
+
+
 class PlanFile(InputModel):
     name: str = "plan"
     """Label of the plan in its report and figure."""
@@ -163,6 +184,8 @@ class PlanFile(InputModel):
     router: Literal["round_robin", "least_outstanding", "least_kv"] = "least_outstanding"
     """Router in front of every candidate's replicas (``least_outstanding`` by default, where a
     scenario's is ``round_robin``)."""
+    energy: EnergyConfig = EnergyConfig()
+    """Power shares, PUE and electricity price of every candidate's energy."""
 
     @model_validator(mode="after")
     def _prices(self) -> "PlanFile":

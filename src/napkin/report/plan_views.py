@@ -24,6 +24,7 @@ def _row(rank: int | str, e: Evaluation, rate: float | None) -> list[str]:
     return [str(rank), f"{c.layout} {c.gpu} {c.parallel_label}", c.backend,
             f"{c.weights}/{c.kv_dtype}", f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
             str(e.gpus), f"{e.usd_per_hour:,.2f}", _num(e.usd_per_m_output_tokens, ",.3f"),
+            _num(e.energy.kwh_per_m_output_tokens if e.energy else None, ",.3f"),
             _num(e.tokens_per_s_per_gpu, ",.0f"), _num(e.tokens_per_s_per_user, ",.1f"),
             _num(rate, ",.3g"), _share(e), _num(e.p_slo_met, ".2f"),
             fmt_seconds(e.p95_ttft_s, 3) if e.p95_ttft_s is not None else "–",
@@ -40,11 +41,19 @@ def _share(e: Evaluation) -> str:
 
 
 HEADER = ["#", "configuration", "engine", "weights/KV", "seqs/budget", "GPUs", "$/hour",
-          "$/M out", "out tok/s/GPU", "tok/s/user", "max req/s", "SLO met", "P(SLO met)",
-          "p95 TTFT", "p95 TPOT", "profile", "warnings"]
-DROP = ("seqs/budget", "weights/KV", "max req/s", "tok/s/user", "$/M out", "warnings",
+          "$/M out", "kWh/M out", "out tok/s/GPU", "tok/s/user", "max req/s", "SLO met",
+          "P(SLO met)", "p95 TTFT", "p95 TPOT", "profile", "warnings"]
+DROP = ("seqs/budget", "weights/KV", "max req/s", "kWh/M out", "tok/s/user", "$/M out",
+        "warnings",
         "profile", "out tok/s/GPU", "SLO met", "engine")
 """The plan tables' columns a narrow terminal leaves out first."""
+
+
+def e_tdp(e: Evaluation) -> float:
+    """The candidate GPU's board power, W (catalog ``tdp_w``; 0 where unpublished)."""
+    from napkin.catalog import load_accelerator
+
+    return load_accelerator(e.candidate.gpu).tdp_watts or 0.0
 
 
 def _confidence_notes(rows: list[tuple[int | str, Evaluation]], confidence: float) -> list[str]:
@@ -73,7 +82,7 @@ def _confidence_notes(rows: list[tuple[int | str, Evaluation]], confidence: floa
 
 def evaluation_record(e: Evaluation) -> dict[str, Any]:
     """One evaluated candidate as a flat record (base units; None where not measured)."""
-    c = e.candidate
+    c, en = e.candidate, e.energy
     return {"gpu": c.gpu, "tensor_parallel": c.tensor_parallel, "replicas": c.replicas,
             "prefill_replicas": c.prefill_replicas,
             "gpus": e.gpus, "weights": c.weights, "kv_dtype": c.kv_dtype,
@@ -99,7 +108,11 @@ def evaluation_record(e: Evaluation) -> dict[str, Any]:
             "ttft_band_high": e.ttft_band[1] if e.ttft_band else None,
             "tpot_band_low": e.tpot_band[0] if e.tpot_band else None,
             "tpot_band_high": e.tpot_band[1] if e.tpot_band else None,
-            "warnings": "; ".join(e.warnings)}
+            "warnings": "; ".join(e.warnings),
+            "mean_power_w": en.mean_power_w if en else None,
+            "energy_kwh_per_m_output_tokens": en.kwh_per_m_output_tokens if en else None,
+            "energy_usd_per_m_output_tokens": en.usd_per_m_output_tokens if en else None,
+            "energy_usd_per_hour": en.usd_per_hour if en else None}
 
 
 def evaluation_columns(result: PlanResult) -> dict[str, np.ndarray]:
@@ -139,6 +152,18 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                      + ("this command" if same else "the decode command and the prefill one")
                      + " with the engine's KV connector for disaggregated serving "
                      "(vLLM --kv-transfer-config, SGLang --disaggregation-mode)")
+        if (en := best.energy) is not None:
+            m = en.model
+            notes.append(
+                f"energy: {en.mean_power_w / best.gpus:,.0f} W per GPU on average "
+                f"({best.gpus} × {e_tdp(best):,.0f} W board power; prefill "
+                f"{m.prefill_power_frac:g}×, decode {m.decode_power_frac:g}×, idle "
+                f"{m.idle_power_frac:g}× of it, PUE {m.pue:g}): "
+                f"{en.kwh_per_m_output_tokens or 0:,.3g} kWh per million output tokens"
+                + ("" if en.usd_per_hour is None else
+                   f"; $/hour = GPU rent ${best.usd_per_hour:,.2f} + energy "
+                   f"${en.usd_per_hour:,.2f} at ${m.usd_per_kwh:g}/kWh "
+                   f"(${en.usd_per_m_output_tokens:,.3g} per million output tokens)"))
         cheaper = [e for e in result.knife_edge if e.usd_per_hour < best.usd_per_hour]
         if cheaper:
             notes.append(f"{len(cheaper)} cheaper configuration(s) meet the SLO at the "
@@ -220,4 +245,8 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                      "slo_e2e_s": plan.slo.e2e_s,
                      "slo_share": share, "slo_confidence": confidence, "seeds": plan.seeds,
                      "calibration": plan.calibration,
+                     "usd_per_kwh": plan.energy.usd_per_kwh, "pue": plan.energy.pue,
+                     "prefill_power_frac": plan.energy.prefill_power_frac,
+                     "decode_power_frac": plan.energy.decode_power_frac,
+                     "idle_power_frac": plan.energy.idle_power_frac,
                      "router": plan.router}, sections, data)

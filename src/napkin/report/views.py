@@ -13,6 +13,7 @@ from napkin.timing import Deployment, RooflineTime
 from napkin.units import GB, KiB, MiB, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 
 if TYPE_CHECKING:
+    from napkin.accounting.energy import Energy
     from napkin.accounting.ops import CallCost
     from napkin.accounting.series import AffineRun
     from napkin.calibration.predict import CalibratedCall, CalibratedStep
@@ -244,9 +245,10 @@ def ops_section(title: str, cost: CallCost) -> Section:
 
 def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
              dep: Deployment | None, chain: RequestChain | None,
-             inputs: dict[str, Any], calibrated: CalibratedCall | None = None) -> Document:
+             inputs: dict[str, Any], calibrated: CalibratedCall | None = None,
+             used: Energy | None = None) -> Document:
     """``napkin call``: the prefill's op list, the decode phase's totals and, with a GPU, the
-    request chain's times."""
+    request chain's times and energy."""
     steps = sum(run.steps for run in decode)
     decode_flops = sum(run.flops for run in decode)
     decode_bytes = sum(run.bytes for run in decode)
@@ -287,7 +289,52 @@ def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
              *[f"warning: {w}" for w in c.warnings]]))
         data["calibrated"] = c
     assume = assumptions(dep) if dep else {}
+    if used is not None and chain is not None and dep is not None:
+        sections.append(energy_section(used, dep.acc, chain.ttft_s, chain.decode_s))
+        data["energy"] = energy_record(used)
+        m = used.model
+        assume |= {"prefill_power_frac": m.prefill_power_frac,
+                   "decode_power_frac": m.decode_power_frac, "pue": m.pue,
+                   "usd_per_kwh": m.usd_per_kwh}
     return Document(f"{model.name}: one call", inputs, assume, sections, data)
+
+
+def energy_record(e: Energy) -> dict[str, Any]:
+    """Energy figures in base units (J, W, kWh; $ where priced)."""
+    return {"joules": e.joules, "kwh": e.kwh, "mean_power_w": e.mean_power_w,
+            "output_tokens": e.output_tokens,
+            "joules_per_output_token": e.joules / e.output_tokens if e.output_tokens else None,
+            "kwh_per_m_output_tokens": e.kwh_per_m_output_tokens,
+            "usd_per_m_output_tokens": e.usd_per_m_output_tokens,
+            "usd_per_kwh": e.model.usd_per_kwh, "pue": e.model.pue}
+
+
+def _joules(j: float) -> str:
+    return f"{j:,.0f} J" if j >= 100 else f"{j:.3g} J"
+
+
+def energy_section(e: Energy, acc: Accelerator, prefill_s: float, decode_s: float) -> Section:
+    """The chain's energy: board power per phase, joules, kWh and $ per million tokens."""
+    m, tdp = e.model, acc.tdp_watts or 0.0
+    rows = [["prefill", f"{tdp * m.prefill_power_frac:,.0f} W", fmt_seconds(prefill_s),
+             _joules(tdp * m.prefill_power_frac * prefill_s * m.pue)],
+            ["decode", f"{tdp * m.decode_power_frac:,.0f} W", fmt_seconds(decode_s),
+             _joules(tdp * m.decode_power_frac * decode_s * m.pue)],
+            ["call", f"{e.mean_power_w:,.0f} W mean", fmt_seconds(prefill_s + decode_s),
+             _joules(e.joules)]]
+    per_m = e.kwh_per_m_output_tokens
+    notes = [f"{acc.id} board power {tdp:,.0f} W (catalog tdp_w); prefill draws "
+             f"{m.prefill_power_frac:g}× it (compute-bound, at the power limit), decode "
+             f"{m.decode_power_frac:g}× (memory-bound; H200 decode 137–300 W of 700 W, "
+             f"arXiv:2605.11999), × PUE {m.pue:g}",
+             f"{e.joules / e.output_tokens:,.4g} J per output token ({e.output_tokens:,.0f} "
+             f"tokens); {per_m:,.4g} kWh per million output tokens" if per_m else
+             "no output tokens"]
+    if e.usd_per_m_output_tokens is not None:
+        notes.append(f"energy ${e.usd_per_m_output_tokens:,.4g} per million output tokens at "
+                     f"${m.usd_per_kwh:g}/kWh")
+    return Section("energy (one GPU, the chain alone)", ["phase", "power", "time", "energy"],
+                   rows, notes)
 
 
 def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],

@@ -46,6 +46,9 @@ class Accelerator:
     architecture: str = ""
     """The GPU architecture kernels are written for (``ampere``, ``hopper``, ``blackwell`` …);
     empty for a custom device."""
+    tdp_watts: float | None = None
+    """The board's (module's) maximum power, W (catalog ``tdp_w``); None where unpublished
+    (TPUs) or for a custom device."""
 
     def __post_init__(self) -> None:
         if self.device_memory_bytes is None:  # unknown: what the vendor markets
