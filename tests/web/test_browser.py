@@ -8,6 +8,7 @@ Without Chromium (or Playwright, or the web extra) these tests are skipped, unle
 """
 
 import copy
+import csv
 import json
 import os
 import re
@@ -478,3 +479,88 @@ def test_an_uploaded_scenario_runs_its_own_workload(page, tmp_path):
     got, text = fact(page, "#summary-facts", "requests")
     assert got == summary["requests"] and text == str(summary["requests"])
     assert 15 < got < 50  # about 2 req/s × 15 s, not the chapter's 40 at 4 req/s
+
+
+# --- downloads
+
+
+def _download(page, link, tmp_path) -> Path:
+    with page.expect_download() as info:
+        link.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    return path
+
+
+def _check_downloads(page, tmp_path) -> dict:
+    """Every table has a CSV link holding its cells (numbers raw), every figure PNG and SVG
+    links, the result a JSON link. Chromium stops a tab's downloads after ten, so one CSV, the
+    JSON and one figure's PNG and SVG are downloaded; the other CSVs are read from their
+    links. Returns the JSON."""
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    tables = page.locator("table.data")
+    assert tables.count() > 0
+    for i in range(tables.count()):
+        t = tables.nth(i)
+        bar = t.locator("xpath=following-sibling::div[contains(@class, 'downloads')][1]")
+        link = bar.get_by_text("CSV", exact=True)
+        if i == 0:
+            text = _download(page, link, tmp_path).read_text()
+        else:
+            text = link.evaluate("a => fetch(a.href).then(r => r.text())")
+        rows = list(csv.reader(text.splitlines()))
+        cells = t.evaluate("t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => "
+                           "c.dataset.value !== undefined ? JSON.parse(c.dataset.value) : "
+                           "c.textContent))")
+        assert len(rows) == len(cells), i
+        for got, want in zip(rows, cells, strict=True):
+            assert len(got) == len(want), (i, got, want)
+            for g, w in zip(got, want, strict=True):
+                assert (float(g) == w) if isinstance(w, int | float) else g == w, (i, g, w)
+    result = _download(page, page.locator("a.download", has_text="JSON").first, tmp_path)
+    figures = page.locator(".js-plotly-plot")
+    for i in range(figures.count()):
+        bar = page.locator(f'div.downloads[data-figure="{figures.nth(i).get_attribute("id")}"]')
+        assert bar.get_by_text("PNG", exact=True).count() == 1
+        assert bar.get_by_text("SVG", exact=True).count() == 1
+        if i == 0:
+            png = _download(page, bar.get_by_text("PNG", exact=True), tmp_path)
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+            svg = _download(page, bar.get_by_text("SVG", exact=True), tmp_path)
+            assert svg.read_text().lstrip().startswith("<svg")
+    return json.loads(result.read_text())
+
+
+def test_model_page_downloads(page, tmp_path):
+    open_page(page, "/model", states=("ok",))
+    data = _check_downloads(page, tmp_path)
+    assert set(data) == {"model", "decode", "capacity"}
+
+
+def test_trajectory_page_downloads(page, tmp_path):
+    from napkin.api import agents
+
+    open_page(page, "/trajectory", states=("ok",))
+    data = _check_downloads(page, tmp_path)
+    expected = agents.analyze_trajectory(yaml.safe_load(page.input_value("#trajectory"))).data
+    assert data["critical_path"] == expected["critical_path"]
+
+
+def test_scenario_page_downloads(page, tmp_path):
+    open_page(page, "/scenario")
+    page.fill("#overrides", SMALL_WINDOWS)
+    submit(page)
+    data = _check_downloads(page, tmp_path)
+    assert data["scenarios"]
+
+
+def test_plan_page_downloads(page, tmp_path):
+    from napkin.api import planning
+
+    open_page(page, "/plan")
+    page.fill("#plan", SMALL_PLAN)
+    page.fill("#jobs", "1")
+    submit(page)
+    data = _check_downloads(page, tmp_path)
+    expected = planning.plan(yaml.safe_load(SMALL_PLAN), jobs=1).data
+    assert data["cheapest"] == json.loads(json.dumps(expected["cheapest"]))

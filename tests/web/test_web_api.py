@@ -108,6 +108,26 @@ def test_assets_ship_in_the_package_no_cdn(client):
         assert "http://" not in r.text and "https://" not in r.text, name
 
 
+def test_assets_are_sent_compressed(client):
+    """Plotly's bundle goes out gzipped (compressed once) to a client that accepts it, whole
+    to one that does not; pages, scripts and JSON answers over 1 kB are gzipped too."""
+    import gzip
+
+    from napkin.web.app import plotly_bundle
+
+    plain = plotly_bundle().read_bytes()
+    r = client.get("/vendor/plotly.min.js", headers={"Accept-Encoding": "gzip"})
+    assert r.headers["content-encoding"] == "gzip" and r.headers["vary"] == "Accept-Encoding"
+    sent = int(r.headers["content-length"])
+    assert r.content == plain  # the client decodes it
+    assert sent == len(gzip.compress(plain, compresslevel=9, mtime=0)) < len(plain) / 2.5
+    r = client.get("/vendor/plotly.min.js", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in r.headers and len(r.content) == len(plain)
+    for url in ("/static/common.js", "/plan", "/api/models"):
+        r = client.get(url, headers={"Accept-Encoding": "gzip"})
+        assert r.headers.get("content-encoding") == "gzip", url
+
+
 # --- catalog and model × GPU
 
 

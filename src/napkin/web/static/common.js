@@ -136,13 +136,94 @@ const napkin = (() => {
           : format ? format(value) : String(value);
       }
     });
-    container.replaceChildren(t);
+    container.replaceChildren(t, downloads(csvLinks(t, container.id || "table")));
     return t;
   }
 
+  // --- downloads: every table as CSV, every figure as PNG and SVG, a result as JSON
+  function slug(text) {
+    return String(text || "napkin").toLowerCase().replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "").slice(0, 60) || "napkin";
+  }
+
+  function csvCell(text) {
+    const s = String(text);
+    return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  }
+
+  // a table's cells as CSV: numbers as their raw value (data-value), the rest as shown
+  function tableCsv(t) {
+    const lines = [];
+    for (const tr of t.rows) {
+      lines.push([...tr.cells].map((c) => csvCell(
+        c.dataset.value !== undefined ? JSON.parse(c.dataset.value) : c.textContent)).join(","));
+    }
+    return lines.join("\n") + "\n";
+  }
+
+  function link(label, filename, make) {
+    const a = document.createElement("a");
+    a.href = "#";
+    a.className = "download";
+    a.textContent = label;
+    a.download = filename;
+    a.dataset.download = filename;
+    a.addEventListener("click", async (ev) => {
+      ev.preventDefault();
+      const blob = await make();
+      const url = URL.createObjectURL(blob);
+      const tmp = document.createElement("a");
+      tmp.href = url;
+      tmp.download = filename;
+      document.body.append(tmp);
+      tmp.click();
+      tmp.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+    });
+    return a;
+  }
+
+  function downloads(links) {
+    const bar = document.createElement("div");
+    bar.className = "downloads";
+    bar.append("download: ", ...links.flatMap((l, i) => (i ? [" · ", l] : [l])));
+    return bar;
+  }
+
+  // a link straight to a blob made now (a plain download, no script on click)
+  function blobLink(label, filename, blob) {
+    const a = document.createElement("a");
+    a.className = "download";
+    a.textContent = label;
+    a.download = filename;
+    a.dataset.download = filename;
+    a.href = URL.createObjectURL(blob);
+    return a;
+  }
+
+  function csvLinks(t, name) {
+    return [blobLink("CSV", `${slug(name)}.csv`, new Blob([tableCsv(t)], {type: "text/csv"}))];
+  }
+
+  function jsonLink(data, name) {
+    return blobLink("JSON", `${slug(name)}.json`,
+                    new Blob([JSON.stringify(data, null, 1)], {type: "application/json"}));
+  }
+
+  function figureLinks(el, name) {
+    const image = (format) => async () => {
+      const url = await Plotly.toImage(el, {format, width: 1200, height: 700});
+      return (await fetch(url)).blob();
+    };
+    return [link("PNG", `${slug(name)}.png`, image("png")),
+            link("SVG", `${slug(name)}.svg`, image("svg"))];
+  }
+
   // the tables the CLI prints (already formatted cells), with their notes
-  function cliTables(container, tables, title) {
+  // data: the result's JSON payload, offered as a download beside the tables
+  function cliTables(container, tables, title, data) {
     container.replaceChildren();
+    if (data !== undefined) container.append(downloads([jsonLink(data, "result")]));
     const details = document.createElement("details");
     details.className = "cli";
     const summary = document.createElement("summary");
@@ -172,7 +253,7 @@ const napkin = (() => {
       const tr = body.insertRow();
       for (const cell of row) tr.insertCell().textContent = cell;
     }
-    box.append(h, t);
+    box.append(h, t, downloads(csvLinks(t, section.title)));
     if (section.notes.length) {
       const ul = document.createElement("ul");
       ul.className = "notes";
@@ -195,9 +276,17 @@ const napkin = (() => {
     paper_bgcolor: "#fff", plot_bgcolor: "#fff",
   };
 
+  // a figure, with PNG and SVG downloads under it (added once per figure element)
   function plot(el, traces, layout) {
     const merged = {...baseLayout, ...layout};
-    return Plotly.react(el, traces, merged, {responsive: true, displaylogo: false});
+    const shown = Plotly.react(el, traces, merged, {responsive: true, displaylogo: false});
+    const next = el.nextElementSibling;
+    if (!(next && next.classList.contains("downloads") && next.dataset.figure === el.id)) {
+      const bar = downloads(figureLinks(el, el.id || "figure"));
+      bar.dataset.figure = el.id;
+      el.insertAdjacentElement("afterend", bar);
+    }
+    return shown;
   }
 
   // --- background jobs: poll until done; onProgress(progress, elapsed_s)
@@ -280,5 +369,5 @@ const napkin = (() => {
 
   return {get, post, upload, pick, showError, clearError, fmt, isNum, facts, table, cliTables,
           cliSection, plot, pollJob, values, readFile, fillCatalog, presets, busy,
-          done};
+          done, downloads, jsonLink};
 })();

@@ -151,6 +151,8 @@
       ["weights", c.weights_bytes, fmt.gb, "weights_bytes"],
       [`memory of ${c.devices} device(s)`, c.memory_bytes, fmt.gb, "memory_bytes"],
     ]);
-    napkin.cliTables($("cli"), [...model.tables, ...decode.tables, ...capacity.tables]);
+    napkin.cliTables($("cli"), [...model.tables, ...decode.tables, ...capacity.tables],
+                     undefined, {model: model.data, decode: decode.data,
+                                 capacity: capacity.data});
   }
 })();

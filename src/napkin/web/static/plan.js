@@ -143,7 +143,7 @@
         .map((r) => [r[0], r[1], null, null]) : []),
     ]);
     pareto(d, best);
-    napkin.cliTables($("cli"), result.tables);
+    napkin.cliTables($("cli"), result.tables, undefined, result.data);
   }
 
   function pareto(d, best) {

@@ -206,7 +206,7 @@
     cdf($("plot-cdf-ttft"), result, scenarios, "ttft_s", "ttft", "TTFT", inputs.slo_ttft_s);
     cdf($("plot-cdf-tpot"), result, scenarios, "tpot_s", "tpot", "TPOT", inputs.slo_tpot_s);
     cdf($("plot-cdf-e2e"), result, scenarios, "e2e_s", "e2e", "end-to-end", inputs.slo_e2e_s);
-    napkin.cliTables($("cli"), result.tables);
+    napkin.cliTables($("cli"), result.tables, undefined, result.data);
   }
 
   function cdf(el, result, scenarios, key, metric, label, slo) {

@@ -69,7 +69,8 @@
 
   function sections(result) {
     const box = $("sections");
-    box.replaceChildren(...result.tables.map((t) => napkin.cliSection(t)));
+    box.replaceChildren(napkin.downloads([napkin.jsonLink(result.data, "result")]),
+                        ...result.tables.map((t) => napkin.cliSection(t)));
   }
 
   function render(result) {
