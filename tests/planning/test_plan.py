@@ -340,3 +340,20 @@ def test_plans_try_mtp_on_and_off():
     assert "decoding_type: MTP" in cmds["trtllm"]
     other = replace(mtp, speculative=(2, (0.8, 0.6), 0.05))
     assert "# speculative (2 draft tokens)" in launch_commands(other, "qwen3-8b")["vllm"]
+
+
+def test_gpus_side_by_side_at_one_replica_s_maximum_rate():
+    """One replica of the toy deployment holds each request for 10 steps of ≈ 100.4 ms, so it
+    serves at most 1/1.004 ≈ 0.996 req/s; the sweep's bracket is within 10 %, so its maximum
+    sustainable rate lies in [0.996/1.1, 0.996]; at that rate every request yields 10 output
+    tokens, and $/M out = $2/GPU-hour / (tokens/s · 3600) · 10⁶."""
+    result = run_plan(_plan(0.5), HERE, jobs=1)
+    best = result.gpu_best()
+    assert list(best) == ["h100-sxm"]
+    pt = best["h100-sxm"]
+    assert pt.candidate.replicas == 1 and pt.gpus == 1
+    assert 0.996 / 1.1 <= pt.requests_per_s <= 1 / 1.004
+    assert pt.output_tokens_per_s == pytest.approx(10 * pt.requests_per_s, rel=0.05)
+    assert pt.usd_per_m_output_tokens == pytest.approx(
+        2.0 / (pt.output_tokens_per_s * 3600) * 1e6)
+    assert pt.requests_per_s_per_gpu == pt.requests_per_s

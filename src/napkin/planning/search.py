@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from napkin.errors import NapkinError, require
+from napkin.planning.compare import GpuPoint, best_per_gpu, gpu_point, single_replicas
 from napkin.planning.evaluate import Evaluation, evaluate
 from napkin.planning.spec import Candidate, PlanFile, candidates
 from napkin.serving.workload import Workload, load_workload
@@ -34,6 +35,23 @@ class PlanResult:
     max_rates: dict[Candidate, float | None]
     """Maximum sustainable offered rate (requests/s, one seed, within 10 %) of the cheapest
     feasible configuration of each GPU type."""
+    gpu_points: tuple[GpuPoint, ...] = ()
+    """One replica of every aggregated configuration that met the SLO, at its maximum
+    sustainable rate (:mod:`napkin.planning.compare`)."""
+
+    def gpu_best(self) -> dict[str, GpuPoint]:
+        """Per GPU type, the settings with the most requests/s per GPU."""
+        return best_per_gpu(list(self.gpu_points))
+
+    def pareto_by_gpu(self) -> dict[str, list[Evaluation]]:
+        """:attr:`pareto` within each GPU type's feasible configurations."""
+        out: dict[str, list[Evaluation]] = {}
+        for gpu in sorted({e.candidate.gpu for e in self.evaluations}):
+            mine = replace(self, evaluations=tuple(e for e in self.evaluations
+                                                   if e.candidate.gpu == gpu))
+            if front := mine.pareto:
+                out[gpu] = front
+        return out
 
     @property
     def feasible(self) -> list[Evaluation]:
@@ -208,9 +226,13 @@ def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
         rate_tasks = [(c, plan, workload, wl_dir) for c in best]
         rates = list(map(_max_rate, rate_tasks) if pool is None else
                      pool.map(_max_rate, rate_tasks, chunksize=1))
+        point_tasks = [(c, plan, workload, wl_dir)
+                       for c in single_replicas(partial.evaluations)]
+        points = list(map(gpu_point, point_tasks) if pool is None else
+                      pool.map(gpu_point, point_tasks, chunksize=1))
     finally:
         if pool is not None:
             pool.shutdown()
     return PlanResult(plan, partial.evaluations, time.perf_counter() - start, workers,
-                      dict(zip(best, rates, strict=True)))
+                      dict(zip(best, rates, strict=True)), tuple(points))
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from napkin.planning.compare import GpuPoint
 from napkin.planning.evaluate import Evaluation
 from napkin.planning.launch import launch_commands
 from napkin.planning.prices import price_of
@@ -47,6 +48,36 @@ DROP = ("seqs/budget", "weights/KV", "max req/s", "kWh/M out", "tok/s/user", "$/
         "warnings",
         "profile", "out tok/s/GPU", "SLO met", "engine")
 """The plan tables' columns a narrow terminal leaves out first."""
+
+
+COMPARE = ["GPU", "best settings", "engine", "weights/KV", "seqs/budget", "$/GPU-hour",
+           "req/s per GPU", "out tok/s/GPU", "tok/s/user", "$/M out", "kWh/M out"]
+
+
+def _compare_row(gpu: str, pt: GpuPoint) -> list[str]:
+    c = pt.candidate
+    return [gpu, f"{c.gpu} {c.parallel_label}", c.backend, f"{c.weights}/{c.kv_dtype}",
+            f"{c.max_num_seqs}/{c.max_num_batched_tokens}",
+            f"{pt.usd_per_hour / pt.gpus:,.2f}", _num(pt.requests_per_s_per_gpu, ",.3g"),
+            _num(pt.tokens_per_s_per_gpu, ",.0f"), _num(pt.tokens_per_s_per_user, ",.1f"),
+            _num(pt.usd_per_m_output_tokens, ",.3f"),
+            _num(pt.energy.kwh_per_m_output_tokens if pt.energy else None, ",.3f")]
+
+
+def gpu_point_record(pt: GpuPoint) -> dict[str, Any]:
+    """One swept replica as a flat record (base units)."""
+    c = pt.candidate
+    return {"gpu": c.gpu, "parallel": c.parallel_label, "backend": c.backend,
+            "weights": c.weights, "kv_dtype": c.kv_dtype, "max_num_seqs": c.max_num_seqs,
+            "max_num_batched_tokens": c.max_num_batched_tokens, "gpus": pt.gpus,
+            "max_requests_per_s": pt.requests_per_s,
+            "requests_per_s_per_gpu": pt.requests_per_s_per_gpu,
+            "output_tokens_per_s_per_gpu": pt.tokens_per_s_per_gpu,
+            "tokens_per_s_per_user": pt.tokens_per_s_per_user,
+            "usd_per_hour": pt.usd_per_hour,
+            "usd_per_m_output_tokens": pt.usd_per_m_output_tokens,
+            "energy_kwh_per_m_output_tokens":
+                pt.energy.kwh_per_m_output_tokens if pt.energy else None}
 
 
 def e_tdp(e: Evaluation) -> float:
@@ -200,6 +231,17 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
         sections.append(Section(
             "cheapest per GPU type", HEADER,
             [_row(gpu, e, rates.get(e.candidate)) for gpu, e in by_gpu.items()], [], DROP))
+    best_gpu = result.gpu_best()
+    if best_gpu:
+        sections.append(Section(
+            "GPUs side by side: one replica of each GPU type's best settings at its maximum "
+            "sustainable rate", COMPARE,
+            [_compare_row(gpu, pt) for gpu, pt in best_gpu.items()],
+            ["every configuration that met the SLO, run as one replica at its maximum "
+             "sustainable offered rate (one seed, within 10 %); per GPU type the settings with "
+             "the most requests/s per GPU; $/M out = $/GPU-hour / (output tokens/s per GPU · "
+             f"3600) · 10⁶; {len(result.gpu_points)} configurations swept"], ("kWh/M out",
+                                                                              "tok/s/user")))
     reasons = Counter(e.reason.split(":")[0] for e in result.evaluations
                       if e.status == "pruned")
     n = len(result.evaluations)
@@ -238,6 +280,10 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
             "evaluations": [evaluation_record(e) for e in result.evaluations],
             "pareto": [result.evaluations.index(e) for e in result.pareto],
             "knife_edge": [result.evaluations.index(e) for e in result.knife_edge],
+            "pareto_by_gpu": {gpu: [result.evaluations.index(e) for e in front]
+                              for gpu, front in result.pareto_by_gpu().items()},
+            "gpus_side_by_side": {gpu: gpu_point_record(pt) for gpu, pt in best_gpu.items()},
+            "gpu_points": [gpu_point_record(pt) for pt in result.gpu_points],
             "search": {"candidates": n, "simulations": result.simulations,
                        "wall_s": result.wall_s, "jobs": result.jobs}}
     return Document("Plan", {"plan": plan.name, "model": plan.model},

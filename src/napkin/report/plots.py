@@ -106,18 +106,24 @@ def plot_sweep(result: SweepResult, path: Path) -> Path:
 
 def plot_pareto(result: PlanResult, path: Path) -> Path:
     """Output tokens/s per GPU vs tokens/s per user of every simulated configuration; the
-    feasible ones coloured by GPU type, their Pareto frontier drawn, the cheapest marked."""
+    feasible ones coloured by GPU type with each type's Pareto frontier dashed, the overall
+    frontier drawn, the cheapest marked."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 5.5))
     sim = [e for e in result.evaluations
            if e.tokens_per_s_per_user is not None and e.tokens_per_s_per_gpu is not None]
+    fronts = result.pareto_by_gpu()
     for gpu in sorted({e.candidate.gpu for e in sim}):
         ok = [e for e in sim if e.candidate.gpu == gpu and e.status == "feasible"]
-        ax.scatter([e.tokens_per_s_per_user for e in ok], [e.tokens_per_s_per_gpu for e in ok],
-                   label=f"{gpu} (feasible)", s=18)
+        dots = ax.scatter([e.tokens_per_s_per_user for e in ok],
+                          [e.tokens_per_s_per_gpu for e in ok], label=f"{gpu} (feasible)", s=18)
+        if front := fronts.get(gpu):
+            ax.plot([e.tokens_per_s_per_user for e in front],
+                    [e.tokens_per_s_per_gpu for e in front], lw=0.8, ls="--",
+                    color=dots.get_facecolor()[0] if len(ok) else None)
     bad = [e for e in sim if e.status != "feasible"]
     ax.scatter([e.tokens_per_s_per_user for e in bad], [e.tokens_per_s_per_gpu for e in bad],
-               marker="x", color="grey", s=14, label="misses the SLO")
+               marker="x", color="grey", s=14, label="misses the SLO, or knife-edge")
     front = result.pareto
     if front:
         ax.plot([e.tokens_per_s_per_user for e in front],

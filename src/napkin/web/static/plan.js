@@ -132,6 +132,14 @@
       ["$/M out", "usd_per_m_output_tokens", (x) => fmt.usd(x, 3)],
       ["max requests/s", "max_requests_per_s", (x) => fmt.num(x, 3)],
     ], d.max_sustainable_rate);
+    napkin.table($("side-by-side"), [
+      ["GPU", "gpu"], ["best settings", "parallel"], ["engine", "backend"],
+      ["req/s per GPU", "requests_per_s_per_gpu", (x) => fmt.num(x, 3)],
+      ["out tok/s/GPU", "output_tokens_per_s_per_gpu", fmt.int],
+      ["tok/s/user", "tokens_per_s_per_user", (x) => fmt.num(x, 1)],
+      ["$/M out", "usd_per_m_output_tokens", (x) => fmt.usd(x, 3)],
+      ["kWh/M out", "energy_kwh_per_m_output_tokens", (x) => fmt.num(x, 3)],
+    ], Object.values(d.gpus_side_by_side));
     const search = result.tables.find((t) => t.title === "search");
     napkin.facts($("search-facts"), [
       ["candidates", d.search.candidates, fmt.int, "candidates"],
