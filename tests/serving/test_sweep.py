@@ -174,8 +174,8 @@ def test_a_sweep_reports_its_stopped_points_without_their_partial_figures(monkey
     doc = sweep_doc(result, built)
     rows = {row[0]: row for row in doc.sections[0].rows}
     for p in stopped:
-        assert rows[f"{p.load:,.4g}"][1:] == ["< 90%", "—", "—", "—", "—", "—", "no",
-                                              "stopped early"]
+        assert rows[f"{p.load:,.4g}"][1:] == ["< 90%", "—", "—", "—", "—", "—", "—", "—",
+                                              "no", "stopped early"]
     assert [q["stopped"] for q in doc.data["points"]] == [p.stopped for p in result.points]
 
 
@@ -236,3 +236,29 @@ def test_no_sustainable_rate_exceeds_the_all_at_once_throughput(seqs, rate, ttft
     assert r.capacity is not None
     assert r.max_sustainable is None or r.max_sustainable <= r.capacity
     assert all(not p.sustainable(r.share) for p in r.points if p.load > r.capacity)
+
+
+def test_the_sustainable_rate_carries_its_band_and_each_full_point_its_confidence():
+    """Under the vLLM profile (TPOT band ×0.8645–1.1514), the 80 % band of the maximum
+    sustainable rate is max/1.1514 … max/0.8645; a point run in full carries P(SLO met) (0
+    when over capacity), one stopped early none; every full point its energy: the RTX PRO
+    6000's 600 W board at the default shares, so at most 600 W per GPU on average."""
+    from napkin.calibration.profile import load_profile
+    from napkin.catalog import scenario_file
+    from napkin.serving.scenario import load_scenario
+
+    scenario, base = load_scenario(scenario_file("chapter-3-1-uniform.yaml"))
+    result = sweep(scenario, base)
+    tpot = load_profile("vllm").bands["tpot"]
+    top = result.max_sustainable
+    assert result.step_band == (tpot.ratio_low, tpot.ratio_high) == (0.8645, 1.1514)
+    assert result.band == pytest.approx((top / 1.1514, top / 0.8645))
+    full = [p for p in result.points if not p.stopped and p.summaries]
+    assert full and all(0 <= p.p_slo_met <= 1 for p in full)
+    assert all(p.p_slo_met == 0 for p in full if p.over_capacity)
+    at_top = next(p for p in result.points if p.load == top)
+    assert at_top.p_slo_met is not None and at_top.sustainable(0.9)
+    assert result.sure is None or result.sure <= top
+    for p in full:
+        assert p.energy is not None and 0.1 * 600 <= p.energy.mean_power_w <= 600
+    assert all(p.p_slo_met is None and p.energy is None for p in result.points if p.stopped)

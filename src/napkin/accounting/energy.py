@@ -49,6 +49,10 @@ class PowerModel:
                 f"usd_per_kwh: must be in [0, 100], got {self.usd_per_kwh}")
 
 
+DEFAULT_POWER = PowerModel()
+"""The module docstring's shares, PUE 1, no price."""
+
+
 def tdp_w(acc: Accelerator) -> float:
     """The accelerator's board power, W; an error naming the GPU where the catalog has none."""
     if acc.tdp_watts is None:
@@ -94,7 +98,7 @@ class Energy:
 
 
 def energy(acc: Accelerator, gpus: int, prefill_s: float, decode_s: float, span_s: float,
-           output_tokens: float, model: PowerModel = PowerModel()) -> Energy:
+           output_tokens: float, model: PowerModel = DEFAULT_POWER) -> Energy:
     """``gpus`` GPUs each busy ``prefill_s`` on prefill and ``decode_s`` on decode within
     ``span_s`` (idle the rest; busy time beyond the span counts no idle): the module
     docstring's E."""

@@ -10,18 +10,19 @@ with the most requests/s per GPU win. At that rate:
 - requests/s and output tokens/s per GPU (served output tokens over the makespan / GPUs),
 - tokens/s per user = 1 / median TPOT,
 - $ per million output tokens = $/GPU-hour / (output tokens/s per GPU · 3600) · 10⁶,
-- energy per million output tokens (:func:`napkin.planning.evaluate.run_energy`).
+- energy per million output tokens (:func:`napkin.serving.work.run_energy`).
 """
 
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from napkin.accounting.energy import Energy
-from napkin.planning.evaluate import Evaluation, run_energy
+from napkin.planning.evaluate import Evaluation
 from napkin.planning.prices import price_of
 from napkin.planning.spec import Candidate, PlanFile
 from napkin.serving.metrics import SimSummary
 from napkin.serving.scenario import build
+from napkin.serving.work import run_energy
 from napkin.serving.workload import Workload
 
 

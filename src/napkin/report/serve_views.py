@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
-from napkin.report.views import checkpoint_notes, unquantized_input
+from napkin.report.views import checkpoint_notes, energy_record, unquantized_input
 from napkin.serving.metrics import TREND_SHARE, Latency, SimSummary, latency_bands
 from napkin.serving.scenario import Built
 from napkin.units import GiB, fmt_seconds
@@ -205,7 +205,7 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
     rows = []
     for p in result.points:
         if p.stopped:  # decided, not measured: its figures would cover the early finishers
-            rows.append([f"{p.load:,.4g}", f"< {result.share:.0%}", *["—"] * 5, "no",
+            rows.append([f"{p.load:,.4g}", f"< {result.share:.0%}", "—", *["—"] * 6, "no",
                          "stopped early"])
             continue
         worst = min(p.summaries, key=lambda s: s.slo_met_frac)
@@ -214,11 +214,14 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
         flag = ("over capacity" if p.over_capacity else "queue growing" if p.growing
                 else "overloaded" if worst.overload_factor is not None else "")
         rows.append([f"{p.load:,.4g}", spread,
+                     "—" if p.p_slo_met is None else f"{p.p_slo_met:.2f}",
                      fmt_seconds(max(s.ttft.p95_s for s in p.summaries), 3),
                      fmt_seconds(max(s.tpot.p95_s for s in p.summaries), 3),
                      fmt_seconds(max(s.e2e.p95_s for s in p.summaries), 3),
                      f"{min(s.output_tokens_per_s for s in p.summaries):,.0f}",
                      f"{min(s.goodput_requests_per_s for s in p.summaries):,.3f}",
+                     "—" if p.energy is None or p.energy.kwh_per_m_output_tokens is None
+                     else f"{p.energy.kwh_per_m_output_tokens:,.3f}",
                      "yes" if p.sustainable(result.share) else "no", flag])
     lo, hi = result.bracket
     if result.max_sustainable is None:
@@ -230,6 +233,13 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
     else:
         verdict = (f"maximum sustainable load {lo:,.4g} {unit} ({hi:,.4g} is not): at least "
                    f"{result.share:.0%} of requests meet {built.slo.describe()} in every seed")
+    if (band := result.band) is not None:
+        lo_r, hi_r = result.step_band or (1.0, 1.0)
+        sure = result.sure
+        verdict += (f"; with profile {built.calibration!r}'s step-time band (TPOT "
+                    f"×{lo_r:.2f}–{hi_r:.2f}), {band[0]:,.4g}–{band[1]:,.4g} {unit} (80 %); "
+                    f"at the simulated speed, P(SLO met) ≥ {result.confidence:.2f} up to "
+                    + ("no load run in full" if sure is None else f"{sure:,.4g} {unit}"))
     notes = [verdict, f"the scenario's own load is {result.base_load:,.4g} {unit}; seeds "
              f"{', '.join(map(str, result.seeds))}; percentiles and throughput are the worst "
              "seed's", f"step times: calibration {built.calibration}"]
@@ -246,14 +256,19 @@ def sweep_doc(result: SweepResult, built: Built) -> Document:
                      "them, marked stopped)")
     notes += [f"warning: {w}" for w in built.warnings]
     section = Section(f"{result.scenario}: load sweep",
-                      [f"load, {unit}", "SLO met", "p95 TTFT", "p95 TPOT", "p95 e2e",
-                       "output tokens/s", "goodput, req/s", "sustainable", ""], rows, notes)
+                      [f"load, {unit}", "SLO met", "P(SLO met)", "p95 TTFT", "p95 TPOT",
+                       "p95 e2e", "output tokens/s", "goodput, req/s", "kWh/M out",
+                       "sustainable", ""], rows, notes)
     data = {"unit": unit, "base_load": result.base_load, "share": result.share,
             "seeds": list(result.seeds), "max_sustainable": result.max_sustainable,
             "bracket": list(result.bracket), "capacity": result.capacity,
+            "confidence": result.confidence, "sure": result.sure,
+            "band": list(result.band) if result.band else None,
             "points": [{"load": p.load, "sustainable": p.sustainable(result.share),
                         "stopped": p.stopped, "over_capacity": p.over_capacity,
-                        "queue_growing": p.growing, "summaries": list(p.summaries)}
+                        "queue_growing": p.growing, "p_slo_met": p.p_slo_met,
+                        "energy": energy_record(p.energy) if p.energy else None,
+                        "summaries": list(p.summaries)}
                        for p in result.points]}
     return Document("Load sweep", scenario_inputs(built),
                     {"slo_share": result.share, "calibration": built.calibration},

@@ -391,6 +391,13 @@ class Built:
     def calibration(self) -> str:
         return self.profile.name if self.profile else "roofline"
 
+    @property
+    def gpus(self) -> int:
+        """GPUs of an aggregated deployment: replicas × a replica's ranks (attention TP × DP)
+        × pipeline stages (disaggregated pools: :attr:`disagg` counts its own)."""
+        e = self.scenario.engine
+        return e.replicas * self.layout.ranks * e.pipeline_parallel
+
     def _timer(self, spec: EngineSpec, layout: ParallelLayout) -> StepTimer | None:
         """The step timer of engines of ``spec`` in ``layout``: the profile's or the roofline
         (None: the engine's own roofline), over the whole group for a tensor-parallel layout,

@@ -40,12 +40,15 @@ from pathlib import Path
 
 import numpy as np
 
+from napkin.accounting.energy import DEFAULT_POWER, Energy, PowerModel
 from napkin.errors import NapkinError, require
 from napkin.serving.arrivals import OpenLoop
+from napkin.serving.confidence import confidence
 from napkin.serving.load import base_load, is_closed_loop, scale_load
-from napkin.serving.metrics import SimSummary, summarize
+from napkin.serving.metrics import RequestLatencies, SimSummary, counted, summarize
 from napkin.serving.request import Request
 from napkin.serving.scenario import Built, Scenario, build
+from napkin.serving.work import run_energy
 from napkin.serving.workload import MAX_REQUESTS, Workload, expected_requests, load_workload
 
 CAPACITY_FILLS = 8
@@ -66,6 +69,13 @@ class SweepPoint:
     over_capacity: bool = False
     """The offered rate is above the deployment's all-at-once throughput
     (:attr:`SweepResult.capacity`): unsustainable in steady state, whatever the run shows."""
+    p_slo_met: float | None = None
+    """P(SLO met) under the calibration profile's bands (:mod:`napkin.serving.confidence`),
+    mean over the seeds, of a point run in full; 0 when over capacity or its queue grows (no
+    ratio makes a growing queue sustainable); None: stopped early, or no band."""
+    energy: Energy | None = None
+    """The seeds' runs' energy together (:func:`napkin.serving.work.run_energy`); None for a
+    point stopped early, a closed loop, disaggregated pools or a GPU without a board power."""
 
     @property
     def worst_slo_met_frac(self) -> float:
@@ -101,6 +111,31 @@ class SweepResult:
     """The deployment's all-at-once throughput in the load's unit (open loops: requests/s of
     the scenario's requests, every one queued at t = 0; None for closed loops and sessions,
     whose load waits for its answers), an upper bound on :attr:`max_sustainable`."""
+    confidence: float = 0.9
+    """``slo.confidence``: the probability :attr:`sure` asks for."""
+
+    @property
+    def sure(self) -> float | None:
+        """The highest load run in full that is sustainable with P(SLO met) ≥ ``confidence``
+        under the profile's bands, at the simulated throughput (None: none, or no band)."""
+        ok = [p.load for p in self.points if p.p_slo_met is not None
+              and p.sustainable(self.share) and p.p_slo_met >= self.confidence]
+        return max(ok) if ok else None
+
+    step_band: tuple[float, float] | None = None
+    """The profile's measured/predicted TPOT ratio interval (10th, 90th percentile): how far a
+    real engine's step times may sit from the simulated ones (None: no band)."""
+
+    @property
+    def band(self) -> tuple[float, float] | None:
+        """An 80 % interval of the maximum sustainable load: it divided by the 90th and the
+        10th percentile step-time ratio (a deployment whose steps take r× the simulated time
+        carries 1/r× the load, where its throughput binds; where a latency bound binds,
+        latencies scale with the steps too). None without a band or a maximum."""
+        top, b = self.max_sustainable, self.step_band
+        if top is None or b is None:
+            return None
+        return top / b[1], top / b[0]
 
 
 def _resolved(scenario: Scenario, base_dir: Path) -> tuple[Workload, Path]:
@@ -112,8 +147,10 @@ def _resolved(scenario: Scenario, base_dir: Path) -> tuple[Workload, Path]:
 class _Runner:
     """Runs the scenario at a load over the seeds, remembering every point."""
 
-    def __init__(self, scenario: Scenario, base_dir: Path, seeds: Sequence[int]) -> None:
+    def __init__(self, scenario: Scenario, base_dir: Path, seeds: Sequence[int],
+                 power: PowerModel = DEFAULT_POWER) -> None:
         self.scenario = scenario
+        self.power = power
         self.workload, self.dir = _resolved(scenario, base_dir)
         first = build(scenario.model_copy(update={"workload": self.workload}), self.dir)
         self.base = base_load(self.workload, first.source)
@@ -122,6 +159,7 @@ class _Runner:
         self.seeds = tuple(seeds)
         self.points: dict[float, SweepPoint] = {}
         self.capacity = self._capacity(first)
+        self.profile = first.profile
 
     def _capacity(self, built: Built) -> float | None:
         """The requests/s ``built``'s engines serve while a queue of its own requests never
@@ -179,15 +217,23 @@ class _Runner:
         if known is None or (known.stopped and not decide) or not known.summaries:
             wl = scale_load(self.workload, load / self.base)
             share = self.scenario.slo.share
-            out, stopped = [], False
+            out: list[SimSummary] = []
+            latencies: list[RequestLatencies] = []
+            stopped = False
             for seed in self.seeds:
                 built = build(self.scenario.model_copy(update={"workload": wl}), self.dir, seed)
                 run = built.simulate(stop=slo_miss_stop(built, share) if decide else None)
                 out.append(summarize(run, built.slo, built.warmup))
+                latencies.append(RequestLatencies.of(counted(run.records, built.warmup)))
                 stopped = run.stopped
                 if decide and (stopped or out[-1].slo_met_frac < share):
                     break
-            self.points[load] = SweepPoint(load, tuple(out), stopped, over)
+            full = not stopped and len(out) == len(self.seeds)
+            sure = confidence(latencies, built.slo, built.profile) if full else None
+            p = None if sure is None else (
+                0.0 if over or any(s.queue_growing for s in out) else sure.probability)
+            used = run_energy(built, out, built.gpus, self.power) if full else None
+            self.points[load] = SweepPoint(load, tuple(out), stopped, over, p, used)
         return self.points[load]
 
 
@@ -273,16 +319,17 @@ sustainable load are run, so the curve shows the knee from both sides."""
 
 def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = None,
           seeds: Sequence[int] = (0,), rel_tol: float = 0.03,
-          extra_points: bool = True) -> SweepResult:
+          extra_points: bool = True, power: PowerModel = DEFAULT_POWER) -> SweepResult:
     """Run ``scenario`` at ``loads`` (None: around its maximum sustainable load, with the
     :data:`AUTO_FRACTIONS` points unless ``extra_points`` is False) over ``seeds`` and find the
-    maximum sustainable load (see the module docstring)."""
+    maximum sustainable load (see the module docstring); every point run in full carries its
+    P(SLO met) under the profile's bands and its energy under ``power``."""
     require(len(seeds) >= 1, "seeds: need at least one")
     require(0 < rel_tol < 1, f"rel_tol: must be in (0, 1), got {rel_tol}")
     if loads is not None:
         require(len(loads) >= 1 and all(0 < x < float("inf") for x in loads),
                 "rates: every value must be a finite number > 0")
-    r = _Runner(scenario, base_dir, seeds)
+    r = _Runner(scenario, base_dir, seeds, power)
     share = scenario.slo.share
     for x in loads or ():
         if not r.runnable(x):
@@ -302,6 +349,9 @@ def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = No
         for f in AUTO_FRACTIONS:
             r.run(lo * f)
     points = tuple(sorted(r.points.values(), key=lambda p: p.load))
+    band = r.profile.bands.get("tpot") if r.profile is not None else None
     return SweepResult(scenario.name, r.unit(), r.base, share, r.seeds, points, lo,
-                       (lo if lo is not None else 0.0, hi), r.capacity)
+                       (lo if lo is not None else 0.0, hi), r.capacity,
+                       scenario.slo.confidence,
+                       (band.ratio_low, band.ratio_high) if band else None)
 
