@@ -564,3 +564,71 @@ def test_plan_page_downloads(page, tmp_path):
     data = _check_downloads(page, tmp_path)
     expected = planning.plan(yaml.safe_load(SMALL_PLAN), jobs=1).data
     assert data["cheapest"] == json.loads(json.dumps(expected["cheapest"]))
+
+
+def test_sweep_page(page, tmp_path):
+    from napkin.api import serving
+
+    open_page(page, "/sweep")
+    assert page.input_value("#preset") == "chapter-3-1-uniform.yaml"
+    page.fill("#overrides", SMALL_WINDOWS)
+    page.fill("#rates", "0.5,1,2")
+    submit(page)
+    scenario = yaml.safe_load(page.input_value("#scenario"))
+    scenario["workload"] = yaml.safe_load(page.input_value("#workload"))
+    expected = serving.sweep(scenario, rates=[0.5, 1, 2], overrides=[SMALL_WINDOWS]).data
+    got, text = fact(page, "#sweep-facts", "max_sustainable")
+    assert got == expected["max_sustainable"]
+    assert_shows(text, got)
+    band_low, _ = fact(page, "#sweep-facts", "band_low")
+    assert band_low == expected["band"][0]
+    rows = page.locator("#points-table tbody tr")
+    assert rows.count() == len(expected["points"])
+    for i, p in enumerate(expected["points"]):
+        cell = rows.nth(i).locator('td[data-key="p_slo_met"]')
+        if p["p_slo_met"] is None:
+            assert cell.inner_text() == "–", i
+        else:
+            assert json.loads(cell.get_attribute("data-value")) == p["p_slo_met"], i
+    data = _check_downloads(page, tmp_path)
+    assert data["max_sustainable"] == expected["max_sustainable"]
+    screenshot(page, "sweep")
+
+
+def test_training_page(page, tmp_path):
+    from napkin.api import training
+
+    open_page(page, "/train", states=("ok",))  # computes the defaults on load
+    expected = training.train("llama-3.1-8b", seq=8192, devices=8, zero=3).data
+    got, text = fact(page, "#update-facts", "update_s")
+    assert got == expected["update_s"]
+    assert_shows_time(text, got)
+    got, _ = fact(page, "#update-facts", "memory.total_bytes")
+    assert got == expected["memory"]["total_bytes"]
+    page.fill("#tokens", "1e9")
+    page.select_option("#precision", "fp8")
+    submit(page)
+    expected = training.train("llama-3.1-8b", seq=8192, devices=8, zero=3, tokens=1e9,
+                              precision="fp8").data
+    got, _ = fact(page, "#run-facts", "run.gpu_hours")
+    assert got == expected["run"]["gpu_hours"]
+    _check_downloads(page, tmp_path)
+    screenshot(page, "train")
+    page.fill("#seq", "0")
+    submit(page, expect="error")
+    assert error_line(page) == api_error(training.train, "llama-3.1-8b", seq=0, devices=8,
+                                         zero=3, tokens=1e9, precision="fp8")
+
+
+@pytest.mark.parametrize(("path", "doc"), [("/model", "inference"), ("/scenario", "serving"),
+                                           ("/sweep", "serving"), ("/plan", "planning"),
+                                           ("/train", "training"),
+                                           ("/trajectory", "agents")])
+def test_every_input_links_its_docs(page, path, doc):
+    open_page(page, path, states=("ok", "ready"))
+    inputs = page.eval_on_selector_all(
+        "#form label", "ls => ls.filter(l => l.querySelector('input[name], select[name], "
+        "textarea[name]')).map(l => { const a = l.querySelector('a.doc'); "
+        "return a ? a.getAttribute('href') : null; })")
+    assert inputs and all(h is not None and h.startswith(f"/docs/{doc}/#") for h in inputs)
+    assert page.get_attribute("header a.docs", "href") == f"/docs/{doc}/"

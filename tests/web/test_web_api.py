@@ -443,3 +443,54 @@ def test_napkin_web_is_a_cli_command(cli):
     assert code == 0 and "--port" in out and "--host" in out
     code, _, err = cli("web", "--port", "70000")
     assert code == 2 and err.strip() == "napkin: error: port: must be in [1, 65535], got 70000"
+
+
+# --- load sweep, training, docs
+
+
+def test_sweep_now_equals_the_api(client):
+    scenario, workload = scenario_text()
+    overrides = [SMALL_WINDOWS]
+    r = client.post("/api/sweep", json={
+        "scenario": yaml.safe_dump(scenario), "workload": workload,
+        "overrides": "\n".join(overrides), "rates": "0.5,1,2", "seeds": "1", "wait": True})
+    assert r.status_code == 200, r.text
+    result = serving_api.sweep(inline(scenario, workload), rates=[0.5, 1, 2],
+                               overrides=overrides)
+    assert r.json()["data"] == json.loads(json.dumps(result.data))
+    bad = client.post("/api/sweep", json={"scenario": yaml.safe_dump(scenario),
+                                          "rates": "1,x", "wait": True})
+    assert bad.status_code == 422
+    assert bad.json()["error"] == ("rates: 'x' is not a number; give auto or comma-separated "
+                                   "loads such as 1,2,4")
+
+
+def test_train_equals_the_api(client):
+    from napkin.api import training
+
+    r = client.get("/api/train", params={"model": "llama-3.1-8b", "seq": "8192",
+                                         "devices": "8", "zero": "3", "tokens": "1e9",
+                                         "precision": "fp8", "compile": "true"})
+    assert r.status_code == 200, r.text
+    expected = training.train("llama-3.1-8b", seq=8192, devices=8, zero=3, tokens=1e9,
+                              precision="fp8", compiled=True)
+    assert r.json()["data"] == json.loads(json.dumps(expected.data))
+    bad = client.get("/api/train", params={"model": "llama-3.1-8b", "seq": "0"})
+    assert bad.status_code == 422 and bad.json()["error"].startswith("seq")
+
+
+def test_each_page_links_its_docs_and_docs_answer(client, tmp_path):
+    from napkin.web.app import DOCS, create_app, docs_site
+
+    for page, doc in DOCS.items():
+        assert f'href="/docs/{doc}/"' in client.get(f"/{page}").text, page
+    r = client.get("/docs/planning/")  # unbuilt: a page saying where its source lives
+    assert r.status_code == 200
+    assert docs_site() is not None or "docs/planning.md" in r.text
+    with pytest.raises(NapkinError, match=r"docs: .* holds no built site"):
+        create_app(docs_dir=tmp_path)
+    (tmp_path / "planning").mkdir()
+    (tmp_path / "index.html").write_text("<h1>napkin</h1>")
+    (tmp_path / "planning" / "index.html").write_text("<h1>Planning</h1>")
+    built = TestClient(create_app(docs_dir=tmp_path))
+    assert built.get("/docs/planning/").text == "<h1>Planning</h1>"

@@ -14,3 +14,17 @@ def parse_ints(text: str, field: str) -> list[int]:
     if not values or min(values) < 1:
         raise NapkinError(f"{field}: values must be integers >= 1, got {text!r}")
     return values
+
+
+def parse_loads(text: str, field: str = "rates") -> list[float] | None:
+    """``auto`` → None; else comma-separated numbers (the API checks that they are > 0)."""
+    if text.strip() == "auto":
+        return None
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise NapkinError(f"{field}: {part.strip()!r} is not a number; give auto or "
+                              "comma-separated loads such as 1,2,4") from None
+    return values

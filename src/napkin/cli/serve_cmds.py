@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from napkin.api import serving as api
+from napkin.api.text import parse_loads
 from napkin.cli.common import FiniteOption, Format, FormatOpt, PlotOption, emit
-from napkin.errors import NapkinError
 
 app = typer.Typer(help="Serving: workload demand, the fluid queue, the serving simulator.",
                   no_args_is_help=True)
@@ -82,20 +82,6 @@ def simulate(
     emit(result, fmt)
 
 
-def _loads(text: str) -> list[float] | None:
-    """``auto`` → None; else comma-separated numbers (the API checks that they are > 0)."""
-    if text.strip() == "auto":
-        return None
-    values = []
-    for part in text.split(","):
-        try:
-            values.append(float(part))
-        except ValueError:
-            raise NapkinError(f"rates: {part.strip()!r} is not a number; give auto or "
-                              "comma-separated loads such as 1,2,4") from None
-    return values
-
-
 @app.command()
 def sweep(
     scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO.yaml",
@@ -114,7 +100,7 @@ def sweep(
 ) -> None:
     """Offered load vs latency percentiles, throughput and goodput; the maximum sustainable load
     under the scenario's SLO (bisection)."""
-    result = api.sweep(scenario_path, rates=_loads(rates), seeds=seeds, overrides=set_ or [])
+    result = api.sweep(scenario_path, rates=parse_loads(rates), seeds=seeds, overrides=set_ or [])
     if plot is not None:
         result.plot(plot)
     emit(result, fmt)

@@ -29,8 +29,12 @@ def web(
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
     host: Annotated[str, typer.Option(
         "--host", help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    docs: Annotated[str | None, typer.Option(
+        "--docs", help="Built documentation site served at /docs/ (default: the checkout's "
+                       "site/ after mkdocs build).")] = None,
 ) -> None:
-    """Serve the web app: model × GPU, scenario runner, planner, trajectory viewer."""
+    """Serve the web app: model × GPU, scenario runner, load sweep, planner, training,
+    trajectory viewer."""
     require(1 <= port <= 65535, f"port: must be in [1, 65535], got {port}")
     try:
         import fastapi  # noqa: F401
@@ -41,7 +45,7 @@ def web(
                           "pip install 'napkin[web]'") from None
     from napkin.web.app import create_app
 
-    app = create_app()
+    app = create_app(docs_dir=docs)
     _check_port(host, port)
     shown = f"[{host}]" if ":" in host else host
     print(f"napkin web: http://{shown}:{port}/  (Ctrl-C stops it)", flush=True)

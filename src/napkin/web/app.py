@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import gzip
+import html
 import logging
 import math
 import re
@@ -49,19 +50,22 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
-from napkin.api import agents, catalog, inference, planning, serving
+from napkin.api import agents, catalog, inference, planning, serving, training
 from napkin.api.result import Result
-from napkin.api.text import parse_ints
+from napkin.api.text import parse_ints, parse_loads
 from napkin.errors import NapkinError
 
 log = logging.getLogger("napkin.web")
 
-PAGES = {"model": "model.html", "scenario": "scenario.html", "plan": "plan.html",
-         "trajectory": "trajectory.html"}
-"""Path → static HTML file of the four pages (``/`` is the index)."""
-NAV = {"model": "model × GPU", "scenario": "scenario runner", "plan": "planner",
-       "trajectory": "trajectory viewer"}
+PAGES = {"model": "model.html", "scenario": "scenario.html", "sweep": "sweep.html",
+         "plan": "plan.html", "train": "train.html", "trajectory": "trajectory.html"}
+"""Path → static HTML file of the pages (``/`` is the index)."""
+NAV = {"model": "model × GPU", "scenario": "scenario runner", "sweep": "load sweep",
+       "plan": "planner", "train": "training", "trajectory": "trajectory viewer"}
 """The header's links, in order."""
+DOCS = {"model": "inference", "scenario": "serving", "sweep": "serving", "plan": "planning",
+        "train": "training", "trajectory": "agents"}
+"""Each page's documentation page (``/docs/<page>/``, the built site's URL of docs/<page>.md)."""
 
 
 def page_html(static: Path, file: str, active: str | None) -> str:
@@ -78,6 +82,9 @@ def page_html(static: Path, file: str, active: str | None) -> str:
     for route, label in NAV.items():
         mark = ' class="active"' if route == active else ""
         links.append(f'\n    <a href="/{route}"{mark}>{label}</a>')
+    if active in DOCS:
+        links.append(f'\n    <a href="/docs/{DOCS[active]}/" class="docs" '
+                     f'data-docs="{DOCS[active]}">docs</a>')
     header = ('<header>\n  <span class="brand">napkin</span>\n  <nav>' + "".join(links)
               + "\n  </nav>\n</header>")
     return ('<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -408,9 +415,39 @@ def _request_error(exc: RequestValidationError) -> str:
     return f"request: {where + ': ' if where else ''}{e.get('msg', 'invalid')}"
 
 
-def create_app(upload_dir: str | Path | None = None) -> FastAPI:
+def docs_site(given: str | Path | None = None) -> Path | None:
+    """The built documentation site (``mkdocs build`` writes ``site/`` in the repository):
+    ``given``, else the checkout's ``site/`` when napkin runs from one; None: not built."""
+    if given is not None:
+        path = Path(given)
+        if not (path / "index.html").is_file():
+            raise NapkinError(f"docs: {path} holds no built site (index.html); run "
+                              "`mkdocs build` in the repository")
+        return path
+    site = Path(__file__).resolve().parents[3] / "site"
+    return site if (site / "index.html").is_file() else None
+
+
+def _docs_missing(page: str) -> HTMLResponse:
+    name = page.strip("/").split("/")[0] or "index"
+    e = html.escape
+    return HTMLResponse(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>napkin docs · {e(name)}</title>"
+        "<link rel=\"stylesheet\" href=\"/static/style.css\"></head><body><main>"
+        f"<h1>docs/{e(name)}.md</h1><p>The documentation site is not built on this machine. "
+        f"The page is <code>docs/{e(name)}.md</code> in napkin's repository; "
+        "<code>pip install '.[docs]' &amp;&amp; mkdocs build</code> there writes "
+        "<code>site/</code>, which <code>napkin web</code> serves at <code>/docs/</code> "
+        "(or <code>napkin web --docs DIR</code>).</p></main></body></html>")
+
+
+def create_app(upload_dir: str | Path | None = None,
+               docs_dir: str | Path | None = None) -> FastAPI:
     """The ``napkin web`` app. ``upload_dir``: where uploaded files are kept (default: a new
-    temporary folder on the first upload)."""
+    temporary folder on the first upload); ``docs_dir``: the built documentation site served
+    at ``/docs/`` (default: the checkout's ``site/`` if built, else a page saying where each
+    page's source is)."""
     plotly_js = plotly_bundle()
     static = static_dir()
     app = FastAPI(title="napkin", summary="Napkin math for LLM systems, in a browser",
@@ -457,6 +494,13 @@ def create_app(upload_dir: str | Path | None = None) -> FastAPI:
         return FileResponse(plotly_js, media_type="text/javascript", headers=cache)
 
     app.mount("/static", StaticFiles(directory=static), name="static")
+    site = docs_site(docs_dir)
+    if site is not None:
+        app.mount("/docs", StaticFiles(directory=site, html=True), name="docs")
+    else:
+        @app.get("/docs/{page:path}", include_in_schema=False)
+        def docs_missing(page: str) -> HTMLResponse:
+            return _docs_missing(page)
 
     # --- catalog and model × GPU
 
@@ -579,6 +623,44 @@ def create_app(upload_dir: str | Path | None = None) -> FastAPI:
             return result_json(result, series=run_series(result.value["runs"]))
 
         return _run_or_start(jobs, "simulate", f.bool("wait"), work)
+
+    # --- load sweep
+
+    @app.post("/api/sweep")
+    def sweep(payload: dict[str, Any] = Body(...)) -> Any:  # noqa: B008
+        """``napkin serve sweep``: ``scenario`` (YAML text), ``workload`` (YAML text replacing
+        its workload), ``overrides`` (``--set`` items, one per line), ``rates`` (``auto`` or
+        comma-separated loads), ``seeds``; ``wait``: answer the result now."""
+        f = Form(payload)
+        scenario = parse_yaml(payload.get("scenario"), "scenario")
+        workload = parse_yaml(payload.get("workload"), "workload", required=False)
+        assert scenario is not None
+        if workload is not None:
+            scenario["workload"] = workload
+        kwargs = {"rates": parse_loads(f.text("rates") or "auto"), "seeds": f.int("seeds", 1),
+                  "overrides": f.lines("overrides")}
+
+        def work(progress: dict[str, Any]) -> dict[str, Any]:
+            return result_json(serving.sweep(scenario, **kwargs))
+
+        return _run_or_start(jobs, "sweep", f.bool("wait"), work)
+
+    # --- training
+
+    @app.get("/api/train")
+    def train(request: Request) -> dict[str, Any]:
+        """``napkin train MODEL …``: the form's fields as the CLI's options (``tokens`` for a
+        whole run)."""
+        f = Form(request.query_params)
+        return result_json(training.train(
+            f.required("model", "MODEL"), seq=f.int("seq", 4096),
+            micro_batch=f.int("micro_batch", 1), accumulation=f.int("accumulation", 1),
+            devices=f.int("devices", 1), gpu=f.text("gpu", "h100-sxm"), zero=f.int("zero", 0),
+            tp=f.int("tp", 1), pipeline=f.int("pipeline", 1), cp=f.int("cp", 1),
+            ep=f.int("ep", 1), precision=f.text("precision", "bf16") or "bf16",
+            recompute=f.text("recompute", "none") or "none", compiled=f.bool("compile"),
+            mfu=f.float("mfu"), tokens=f.float("tokens"),
+            usd_per_gpu_hour=f.float("usd_per_gpu_hour")))
 
     # --- planner
 

@@ -354,6 +354,24 @@ const napkin = (() => {
     return first;
   }
 
+  // a "docs" link after each labelled input: its page of the documentation
+  // (anchors: {input name: heading id}; others go to `anchor`, the page's main section)
+  function docLinks(form, page, anchor, anchors = {}) {
+    for (const label of form.querySelectorAll("label")) {
+      const input = label.querySelector("input[name], select[name], textarea[name]");
+      if (!input || label.querySelector("a.doc")) continue;
+      const a = document.createElement("a");
+      a.className = "doc";
+      a.href = `/docs/${page}/#${anchors[input.name] || anchor}`;
+      a.target = "_blank";
+      a.rel = "noopener";
+      a.title = `docs/${page}.md: ${input.name}`;
+      a.textContent = "docs";
+      a.dataset.input = input.name;
+      label.insertBefore(a, input);
+    }
+  }
+
   function busy(button, on) {
     button.disabled = on;
     document.body.dataset.busy = on ? "1" : "0";
@@ -369,5 +387,5 @@ const napkin = (() => {
 
   return {get, post, upload, pick, showError, clearError, fmt, isNum, facts, table, cliTables,
           cliSection, plot, pollJob, values, readFile, fillCatalog, presets, busy,
-          done, downloads, jsonLink};
+          done, downloads, jsonLink, docLinks};
 })();

@@ -16,6 +16,7 @@
   for (const [k, v] of new URLSearchParams(location.search)) {
     if (form.elements[k]) form.elements[k].value = v;
   }
+  napkin.docLinks(form, "inference", "one-call", {batch: "decode-steps-over-batch-sizes", context: "decode-steps-over-batch-sizes", count: "kv-capacity", avg_context: "kv-capacity", reserve_gb: "kv-capacity"});
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     compute();

@@ -8,6 +8,7 @@
   const run = $("run");
 
   napkin.readFile($("plan-file"), $("plan"));
+  napkin.docLinks(form, "planning", "napkin-plan-planyaml-jobs-n-plot-paretopng-export-allcsvparquetjson");
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     plan();

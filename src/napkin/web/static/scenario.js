@@ -21,6 +21,7 @@
   });
   napkin.readFile($("workload-file"), $("workload"));
   $("trace-file").addEventListener("change", uploadTrace);
+  napkin.docLinks(form, "serving", "the-simulator", {workload: "workloads", overrides: "your-own-workload-and-scenario"});
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     simulate();

@@ -9,6 +9,7 @@
   let logged = null;  // several files picked at once: [{name, text}]
 
   $("trajectory-file").addEventListener("change", pickFiles);
+  napkin.docLinks(form, "agents", "trajectories", {speedup: "speedup"});
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     analyze();
