@@ -70,9 +70,9 @@ def plot_runs(runs: list[tuple[str, SimRun]], path: Path) -> Path:
 
 
 def plot_sweep(result: SweepResult, path: Path) -> Path:
-    """Latency percentiles (worst seed) vs offered load with the SLO bounds, SLO attainment,
-    and the maximum sustainable load marked; loads whose runs stopped early (partial figures)
-    are left out of the curves."""
+    """Latency percentiles (worst seed) vs offered load with the SLO bounds, SLO attainment and
+    P(SLO met), and the maximum sustainable load marked with its 80 % band; loads whose runs
+    stopped early (partial figures) are left out of the curves."""
     plt = _plt()
     points = [p for p in result.points if not p.stopped] or list(result.points)
     loads = [p.load for p in points]
@@ -87,14 +87,20 @@ def plot_sweep(result: SweepResult, path: Path) -> Path:
         ax.axhline(bound, color="tab:red", lw=1, label="SLO")
         ax.set_yscale("log")
         ax.set_ylabel(label)
-    a_met.plot(loads, [p.worst_slo_met_frac for p in points], marker="o")
+    a_met.plot(loads, [p.worst_slo_met_frac for p in points], marker="o",
+               label="SLO met (worst seed)")
+    sure = [(p.load, p.p_slo_met) for p in points if p.p_slo_met is not None]
+    if sure:
+        a_met.plot(*zip(*sure, strict=True), marker="s", ms=4, ls="--", label="P(SLO met)")
     a_met.axhline(result.share, color="tab:red", lw=1, label=f"required {result.share:.0%}")
-    a_met.set_ylabel("requests meeting the SLO (worst seed)")
+    a_met.set_ylabel("share of requests / probability")
     a_met.set_ylim(0, 1.05)
     for ax in (a_ttft, a_tpot, a_met):
         if result.max_sustainable is not None:
             ax.axvline(result.max_sustainable, color="tab:green", lw=1,
                        label=f"max sustainable {result.max_sustainable:,.3g}")
+        if result.band is not None:
+            ax.axvspan(*result.band, color="tab:green", alpha=0.12, label="80 % band")
         ax.set_xlabel(f"offered load, {result.unit}")
         ax.legend(fontsize=7)
     fig.suptitle(f"{result.scenario}: load sweep")
