@@ -21,7 +21,9 @@ from typing import Literal, NoReturn
 from napkin.catalog.checkpoints import checkpoint_int4, checkpoint_quantization
 from napkin.errors import NapkinError
 from napkin.specs.dtypes import SIXTEEN_BIT
+from napkin.specs.files import read_text
 from napkin.specs.releases import release
+from napkin.specs.yaml_text import check_nesting
 
 HarnessKind = Literal["closed_loop", "poisson", "burst"]
 RangeStyle = Literal["symmetric", "below"]
@@ -367,10 +369,15 @@ def _mean_count(total: object, completed: int, where: str, name: str) -> int:
 # --- files ---
 
 
+MAX_MEASUREMENT_BYTES = 256 * 2**20
+"""Largest measurement file read."""
+
+
 def _read_text(path: Path) -> str:
-    """The UTF-8 text of ``path`` (a byte-order mark is dropped)."""
+    """The UTF-8 text of ``path`` (a byte-order mark is dropped): a regular file of at most
+    :data:`MAX_MEASUREMENT_BYTES`."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_text(path, "measurements", MAX_MEASUREMENT_BYTES, "utf-8-sig")
     except FileNotFoundError:
         raise NapkinError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -418,6 +425,7 @@ def _require_columns(path: Path, header: list[str], required: tuple[str, ...]) -
 
 def _json_documents(path: Path, text: str) -> list[object]:
     """One JSON document, or one per non-empty line (JSON lines)."""
+    check_nesting(text, str(path))
     try:
         return [json.loads(text)]
     except json.JSONDecodeError as first:

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from napkin.errors import NapkinError
+from napkin.specs.files import read_text
 from napkin.specs.hardware import Accelerator
 from napkin.specs.hf_config import from_hf_config, load_hf_config
 from napkin.specs.model import ModelSpec
+from napkin.specs.yaml_text import load_json
 from napkin.units import GB, TFLOP, MiB
 
 if TYPE_CHECKING:
@@ -146,12 +148,12 @@ def _config_dict(ref: str, kind: str, shipped: dict[str, str]) -> dict:
         text = resources.files(__name__).joinpath(shipped[ref.lower()]).read_text()
     else:
         try:
-            text = Path(ref).read_text()
+            text = read_text(ref, kind)
         except OSError:
             raise NapkinError(f"{kind}: unknown {kind} {ref!r}; give one of "
                               f"{', '.join(sorted(shipped))} or a config.json path") from None
     try:
-        return json.loads(text)
+        return load_json(text, kind)
     except json.JSONDecodeError as e:
         raise NapkinError(f"{kind}: {ref} is not valid JSON ({e.msg})") from None
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from napkin.errors import NapkinError, require
 from napkin.scaling.law import CHINCHILLA_APPROACH3, EPOCH_REPLICATION, FitResult, ScalingLaw
+from napkin.specs.files import read_text
+from napkin.specs.yaml_text import load_json
 
 LAW_FIELDS = ("E", "A", "B", "alpha", "beta")
 PRESETS = {"chinchilla": CHINCHILLA_APPROACH3, "epoch": EPOCH_REPLICATION}
@@ -123,7 +125,7 @@ def read_law(path: str | Path) -> NamedLaw:
     require(path.exists(), f"law: no such file {str(path)!r}; allowed: {ALLOWED}")
     require(not path.is_dir(), f"law: {str(path)!r} is a directory, not a law file (.json)")
     try:
-        doc = json.loads(path.read_text())
+        doc = load_json(read_text(path, "law"), "law")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise NapkinError(f"law: {path.name} is not a readable JSON file: "
                           f"{' '.join(str(err).split())}") from None

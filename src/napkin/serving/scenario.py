@@ -43,6 +43,7 @@ from napkin.specs.hardware import Accelerator, override
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.specs.releases import eager_prefill, release, reserves_full_prompt
+from napkin.specs.yaml_text import load_yaml
 from napkin.timing import Efficiency, RooflineTimer
 from napkin.units import GB, MS, GiB
 
@@ -481,7 +482,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             if not isinstance(node, dict):
                 raise NapkinError(f"set: {path!r}: {key!r} is not a mapping")
         try:
-            node[keys[-1]] = yaml.safe_load(raw)
+            node[keys[-1]] = load_yaml(raw, f"set: {path}")
         except yaml.YAMLError:
             raise NapkinError(f"set: {item!r}: the value is not valid YAML") from None
     return out

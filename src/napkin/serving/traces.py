@@ -433,6 +433,9 @@ def _read_mooncake(path: Path, max_rows: int | None) -> Trace:
                     obj = json.loads(raw)
                 except json.JSONDecodeError as e:
                     raise NapkinError(f"trace: {path}:{line}: not valid JSON ({e})") from None
+                except RecursionError:
+                    raise NapkinError(f"trace: {path}:{line}: nested too deeply to read "
+                                      "(a trace line is one flat JSON object)") from None
                 if not isinstance(obj, dict):
                     raise NapkinError(
                         f"trace: {path}:{line}: expected a JSON object, got {type(obj).__name__}"

@@ -26,10 +26,29 @@ class InputModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+MAX_FILE_BYTES = 64 * 2**20
+"""Largest spec file read (a scenario, plan, workload, trajectory, config.json: kilobytes)."""
+
+
+def read_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES,
+              encoding: str = "utf-8") -> str:
+    """A regular file's UTF-8 text, at most ``limit`` bytes: a device, a pipe or a folder is
+    refused by name (``/dev/zero`` would never end), as is a file past the cap; missing,
+    unreadable and non-UTF-8 files raise as :meth:`Path.read_text` does."""
+    p = Path(path)
+    if p.exists() and not p.is_file():
+        kind = "a folder" if p.is_dir() else "not a regular file"
+        raise NapkinError(f"{what}: {str(path)!r} is {kind}")
+    if p.exists() and p.stat().st_size > limit:
+        raise NapkinError(f"{what}: {str(path)!r} is {p.stat().st_size:,} bytes; at most "
+                          f"{limit:,} are read")
+    return p.read_text(encoding=encoding)
+
+
 def read_yaml(path: str | Path, what: str = "file") -> Any:
     """A YAML (or JSON) file's data; a missing or malformed file is one :class:`NapkinError`."""
     try:
-        return load_yaml(Path(path).read_text())
+        return load_yaml(read_text(path, what), str(path))
     except FileNotFoundError:
         raise NapkinError(f"{what}: no such file {str(path)!r}") from None
     except IsADirectoryError:

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.files import read_text
 from napkin.specs.model import ModelSpec, MTPSpec
 from napkin.specs.modules import (
     AttentionShape,
@@ -38,6 +39,7 @@ from napkin.specs.modules import (
     Stage,
     gated_mlp,
 )
+from napkin.specs.yaml_text import load_json
 
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text"}
@@ -196,7 +198,7 @@ class HFConfig(BaseModel):
 def load_hf_config(path: Path, name: str | None = None) -> ModelSpec:
     """Read ``path`` (a ``config.json``) into a :class:`ModelSpec` named ``name`` (or the stem)."""
     try:
-        raw = json.loads(path.read_text())
+        raw = load_json(read_text(path, "model"), "model")
     except FileNotFoundError:
         raise NapkinError(f"model: no such file {str(path)!r}") from None
     except (OSError, UnicodeDecodeError) as e:

@@ -54,6 +54,7 @@ from napkin.api import agents, catalog, inference, planning, serving, training
 from napkin.api.result import Result
 from napkin.api.text import parse_ints, parse_loads
 from napkin.errors import NapkinError
+from napkin.specs.yaml_text import load_yaml
 
 log = logging.getLogger("napkin.web")
 
@@ -217,7 +218,7 @@ def parse_yaml(text: Any, what: str, required: bool = True) -> dict[str, Any] | 
     if isinstance(text, dict):
         return text
     try:
-        data = yaml.safe_load(str(text))
+        data = load_yaml(str(text), what)
     except yaml.YAMLError as e:
         raise NapkinError(f"{what}: not valid YAML ({str(e).splitlines()[0]})") from None
     except RecursionError:
