@@ -94,7 +94,7 @@ def test_renderings():
     (lambda: flops(params=1e9, tokens=float("inf")), "tokens"),
     (lambda: speculative(alpha=1.5), "alpha"),
     (lambda: speculative(k=0), "k"),
-    (lambda: speculative(draft_cost=float("inf")), "draft-cost"),
+    (lambda: speculative(draft_cost=float("inf")), "draft_cost"),
     (lambda: attention_matrix("qwen3-8b", seq=0), "seq"),
     (lambda: attention_matrix("qwen3-8b", batch=0), "batch"),
     (lambda: loss_mask(answer=0), "answer"),

@@ -76,3 +76,85 @@ def test_u10_prefill_tp_is_named_as_given(cli, tmp_path):
 def test_api_errors_are_napkin_errors():
     with pytest.raises(NapkinError):
         napkin.call("qwen3-0.6b", new=0)
+
+
+def test_c04_an_integer_beyond_float_is_refused_by_name():
+    with pytest.raises(NapkinError) as e:
+        napkin.flops("qwen3-0.6b", tokens=10**400)
+    assert str(e.value) == ("tokens: integers must be at most 9,007,199,254,740,992 in "
+                            "magnitude, got an integer of 401 digits (int)")
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: napkin.call("qwen3-0.6b", new="16", gpu="h100-sxm"),
+     "new: must be a valid integer, got '16' (str)"),
+    (lambda: napkin.load_model(5), "model: must be str or ModelSpec, got 5 (int)"),
+    (lambda: napkin.deployment("qwen3-0.6b", "h100-sxm", mfu="0.5"),
+     "mfu: must be a valid number, got '0.5' (str)"),
+    (lambda: napkin.simulate("x.yaml", seed=1.5), "seed: must be a valid integer, got 1.5 "
+                                                   "(float)"),
+    (lambda: napkin.call("qwen3-0.6b", new=16, batch=True),
+     "batch: must be a valid integer, got True (bool)"),
+    (lambda: napkin.call("qwen3-0.6b", new=16, mbu=float("nan")),
+     "mbu: must be a finite number, got nan (float)"),
+    (lambda: napkin.call("qwen3-0.6b", news=16), None),
+])
+def test_c06_wrong_types_are_refused_at_the_boundary(call, message):
+    with pytest.raises(NapkinError) as e:
+        call()
+    if message is None:
+        assert str(e.value).startswith("news: not an argument of napkin.call; allowed: model, ")
+    else:
+        assert str(e.value) == message
+
+
+def test_h06_replicas_are_bounded(cli, tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SMALL)
+    line = _one_line(*cli("serve", "simulate", str(path), "--set", "engine.replicas=1000000"))
+    assert line == (f"napkin: error: {path}: field engine.replicas: Input should be less than "
+                    "or equal to 10000 (got 1000000)")
+
+
+def test_s14_a_load_scaling_the_workload_below_its_minimum_is_refused(cli, tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SMALL)
+    line = _one_line(*cli("serve", "sweep", str(path), "--rates", "1e-308"))
+    assert line.startswith("napkin: error: rates: a load of 1e-308 requests/s cannot be "
+                           "simulated: load factor ")
+    assert "field arrivals.rate_per_s: Input should be greater than or equal to" in line
+
+
+def test_s17_plan_jobs_and_top_have_the_cli_s_bounds(tmp_path):
+    from napkin.api.planning import MAX_JOBS, MAX_TOP
+
+    for kwargs, text in (({"jobs": 100_000}, f"jobs: must be less than or equal to {MAX_JOBS}, "
+                                             "got 100000 (int)"),
+                         ({"top": 10**9}, f"top: must be less than or equal to {MAX_TOP}, got "
+                                          "1000000000 (int)")):
+        with pytest.raises(NapkinError) as e:
+            napkin.plan(tmp_path / "p.yaml", **kwargs)
+        assert str(e.value) == text
+
+
+def test_u12_measurement_errors_name_the_file_s_column(cli, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("backend,model,gpu,weights,tp,input_tokens,output_tokens,harness,load,"
+                    "mean_ttft_ms,mean_tpot_ms\n"
+                    "vllm,llama-3.1-8b,h100-sxm,bf16,1,512,32,closed_loop,100001,60,7.5\n")
+    line = _one_line(*cli("validate", str(path), "--calibration", "vllm", "--jobs", "1"))
+    assert line == (f"napkin: error: {path} line 2: load: 100,001 clients; a closed loop "
+                    "holds at most 100,000")
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["rl", "qwen3-0.6b", "--prompt-len", "128", "--gen-len", "64", "--teacher", "nope"],
+     "teacher"),
+    (["rl", "qwen3-0.6b", "--prompt-len", "128", "--gen-len", "64", "--reward-model", "nope"],
+     "reward_model"),
+    (["media", "audio", "--slow", "nope"], "slow"),
+    (["media", "audio", "--fast", "nope"], "fast"),
+])
+def test_u15_a_second_model_is_named_as_given(cli, args, field):
+    line = _one_line(*cli(*args))
+    assert line.startswith(f"napkin: error: {field}: unknown model 'nope'")

@@ -351,7 +351,8 @@ def test_plan_errors_are_the_apis_line(client):
     assert r.status_code == 422
     assert r.json()["error"] == api_error(planning_api.plan, yaml.safe_load(bad), jobs=1)
     r = client.post("/api/plan", json={"plan": SMALL_PLAN, "top": "0", "wait": True})
-    assert r.json()["error"] == "top: must be >= 1, got 0"
+    assert r.json()["error"] == api_error(planning_api.plan, yaml.safe_load(SMALL_PLAN), top=0)
+    assert r.json()["error"] == "top: must be greater than or equal to 1, got 0 (int)"
 
 
 # --- trajectories

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, deployment, load_gpu, load_model
 from napkin.errors import refuse_unused, require
@@ -46,6 +47,7 @@ def _speedups(speedup: SpeedupRef) -> list[tuple[str, float]]:
     return parse_speedups(list(speedup))
 
 
+@checked
 def analyze_trajectory(trajectories: TrajectoryRef | Sequence[TrajectoryRef], *,
                        speedup: SpeedupRef = (), model: ModelRef | None = None,
                        gpu: GpuRef | None = None, weights: str | None = None,
@@ -135,6 +137,7 @@ def _model_name(model: ModelRef | None) -> str | None:
     return model if model is None or isinstance(model, str) else model.name
 
 
+@checked
 def context_rounds(model: ModelRef, *, rounds: Sequence[tuple[int, int] | Round],
                    weights: str = "bf16", kv_dtype: str = "bf16") -> Result:
     """How much prefill a prefix cache saves over the rounds of a multi-turn conversation.
@@ -183,6 +186,7 @@ def _label(e: Edit) -> str:
     return f"{e.kind}:{e.position}:{e.removed_tokens}:{e.added_tokens}"
 
 
+@checked
 def context_edit(*, context: int, edits: Sequence[EditRef]) -> Result:
     """What an edit of a ``context``-token context leaves reusable in the prefix cache.
 
@@ -204,6 +208,7 @@ def context_edit(*, context: int, edits: Sequence[EditRef]) -> Result:
                   tuple(e for _, e in effects))
 
 
+@checked
 def context_growth(*, system: int, step: int, steps: int, model: ModelRef | None = None,
                    usd_per_m_input: float = 0.0, usd_per_m_cached: float = 0.0) -> Result:
     """How an agent's input grows when step i resends everything before it, and what a prefix

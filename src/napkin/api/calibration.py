@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.errors import require
 
@@ -23,6 +24,7 @@ def _jobs(jobs: int) -> None:
     require(jobs >= 0, f"jobs: must be >= 0 (0: one per core), got {jobs}")
 
 
+@checked
 def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = None,
               model: str | None = None, tp: int | None = None, weights: str | None = None,
               rounds: int = 4, harness: str = "steady", terms: str | Sequence[str] = "all",
@@ -81,6 +83,7 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     return Result(calibrate_doc(cal.profile, cal.holdout, str(out)), cal)
 
 
+@checked
 def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None = None,
              gpu: str | None = None, model: str | None = None, tp: int | None = None,
              weights: str | None = None, jobs: int = 0,

@@ -2,6 +2,7 @@
 
 from napkin.accounting.batch import Batch
 from napkin.accounting.forward import Precision, forward
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import ModelRef, load_model
 from napkin.catalog import MODELS, accelerators
@@ -9,6 +10,7 @@ from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.report import views
 
 
+@checked
 def list_models() -> Result:
     """The model catalog: id, Hugging Face repository, parameters, KV bytes per token.
     ``value``: tuple of (id, repository, ModelSpec)."""
@@ -16,6 +18,7 @@ def list_models() -> Result:
     return Result(views.models_doc(list(entries)), entries)
 
 
+@checked
 def list_gpus() -> Result:
     """The accelerator catalog (dense rates per format, memory, bandwidth; sources in the
     JSON). ``value``: tuple of Accelerator."""
@@ -23,6 +26,7 @@ def list_gpus() -> Result:
     return Result(views.gpus_doc(list(accs)), accs)
 
 
+@checked
 def describe_model(model: ModelRef, *, weights: str = "bf16", kv_dtype: str = "bf16",
                    read_embedding: bool = False, unquantized: str | None = None) -> Result:
     """Parameters (total, embedding, head, active, per layer), KV bytes per token and weight

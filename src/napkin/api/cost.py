@@ -8,6 +8,7 @@ in the same unit.
 from collections.abc import Sequence
 
 from napkin.agents.success import attempt_cost
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.economics import (
     break_even_tasks,
@@ -22,6 +23,7 @@ from napkin.inference.decision import break_even_escalation
 from napkin.report.econ_views import table_doc
 
 
+@checked
 def cost_success(*, cost: Sequence[float], success: Sequence[float],
                  verification: Sequence[float] | None = None,
                  tools: Sequence[float] | None = None,
@@ -60,6 +62,7 @@ def cost_success(*, cost: Sequence[float], success: Sequence[float],
                         "min_success_rate": match})
 
 
+@checked
 def cost_price(*, price_ratio: float, tokens_ratio: float, success_old: float,
                success_new: float) -> Result:
     """How the cost per success moves when the token price, the tokens per attempt and the
@@ -77,6 +80,7 @@ def cost_price(*, price_ratio: float, tokens_ratio: float, success_old: float,
     return Result(doc, ratio)
 
 
+@checked
 def cost_escalation(*, decision_cost: float, llm_cost: float,
                     share: Sequence[float] = (0.01, 0.05)) -> Result:
     """What escalating a share of decision-model requests to an LLM costs, and the success
@@ -105,6 +109,7 @@ def cost_escalation(*, decision_cost: float, llm_cost: float,
                         "break_even_share": even})
 
 
+@checked
 def cost_breakeven(*, extra_upfront: float, saving: float,
                    tasks: Sequence[float] = ()) -> Result:
     """After how many tasks a model that costs more up front but less per task has paid

@@ -3,6 +3,7 @@
 
 from collections.abc import Sequence
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, deployment, load_model
 from napkin.errors import require
@@ -17,6 +18,7 @@ from napkin.report.econ_views import table_doc
 from napkin.units import MS, TFLOP
 
 
+@checked
 def decision(model: ModelRef, *, prompt: int = 1929, questions: int = 8, gen: int = 64,
              gpu: GpuRef | None = "h100-sxm", weights: str = "bf16", kv_dtype: str = "bf16",
              mfu: float = 0.4, mbu: float = 0.5, usd_per_gpu_hour: float = 2.0,
@@ -92,6 +94,7 @@ def decision(model: ModelRef, *, prompt: int = 1929, questions: int = 8, gen: in
                         "gpu_time_ratio_by_gen": by_length})
 
 
+@checked
 def ced(*, prompt: int = 8192, encoder_layers: int = 20, decoder_layers: int = 20,
         replay: int = 128) -> Result:
     """How many token-layer passes a CED (encoder–decoder) prefill saves (§3.2.4).

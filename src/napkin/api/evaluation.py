@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.errors import NapkinError, require
 from napkin.report.econ_views import result_doc
@@ -32,6 +33,7 @@ def _samples(results: "str | Path | Sequence[Sample]") -> tuple[list["Sample"], 
     return samples, f"{len(samples):,} samples", None
 
 
+@checked
 def eval_passk(*, n: int = 10, c: int = 2, k: int = 5) -> Result:
     """The chance that at least one (pass@k) or all (pass^k) of k attempts are right, from
     ``n`` samples of which ``c`` are correct (q50; unbiased, Chen et al. 2021).
@@ -51,6 +53,7 @@ def eval_passk(*, n: int = 10, c: int = 2, k: int = 5) -> Result:
     return Result(doc, dict(data))
 
 
+@checked
 def eval_ci(*, p: float = 0.6, n: int = 500, p2: float | None = None) -> Result:
     """How precisely an accuracy ``p`` measured on ``n`` items is known, and whether a second
     model's ``p2`` on as many items differs from it (chapter 3.1.2, q48).
@@ -84,6 +87,7 @@ def eval_ci(*, p: float = 0.6, n: int = 500, p2: float | None = None) -> Result:
     return Result(doc, dict(data))
 
 
+@checked
 def eval_results(results: "str | Path | Sequence[Sample]", *, k: int = 1,
                  model: str | None = None) -> Result:
     """Score a benchmark's samples: pass@1 with its 95 % interval, pass@k, pass^k and maj@k,
@@ -116,6 +120,7 @@ def eval_results(results: "str | Path | Sequence[Sample]", *, k: int = 1,
     return Result(doc, s)
 
 
+@checked
 def eval_bootstrap(results: "str | Path | Sequence[Sample]", *, resamples: int = 10_000,
                    seed: int = 0, level: float = 0.95) -> Result:
     """Whether model A beats model B on the same problems: the paired bootstrap of their
@@ -151,6 +156,7 @@ def eval_bootstrap(results: "str | Path | Sequence[Sample]", *, resamples: int =
     return Result(doc, c)
 
 
+@checked
 def eval_bpb(*, loss: float = 2.0, tokens: int = 250, n_bytes: int = 1000) -> Result:
     """Bits per byte of a text: a loss comparison that does not depend on the tokenizer (q4).
 
@@ -170,6 +176,7 @@ def eval_bpb(*, loss: float = 2.0, tokens: int = 250, n_bytes: int = 1000) -> Re
     return Result(doc, dict(data))
 
 
+@checked
 def eval_dpo(*, chosen: float = 0.0, rejected: float = 0.0, beta: float = 0.1) -> Result:
     """The DPO loss of one preference pair (q31; ln 2 ≈ 0.693 nats at step 0).
 
@@ -188,6 +195,7 @@ def eval_dpo(*, chosen: float = 0.0, rejected: float = 0.0, beta: float = 0.1) -
     return Result(doc, {"dpo_loss": value})
 
 
+@checked
 def eval_grpo(*, rewards: Sequence[float] = (1.0, 0.0, 0.0, 0.0), std: str = "population",
               p: float | None = None) -> Result:
     """GRPO's group-relative advantages of one group's ``rewards`` (q33), and with ``p`` how

@@ -2,9 +2,11 @@
 
 from collections.abc import Sequence
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 
 
+@checked
 def list_examples() -> Result:
     """The worked examples (chapter examples, question-bank tasks, self-checks): id, what it
     computes, where it is published. ``value``: tuple of Example."""
@@ -14,6 +16,7 @@ def list_examples() -> Result:
     return Result(examples_list_doc(EXAMPLES), EXAMPLES)
 
 
+@checked
 def run_examples(ids: str | Sequence[str] | None = None) -> Result:
     """Compute worked examples through the library and compare each row with its published
     value: deviation = computed/published − 1 (0 inside a published range), ``FAIL`` beyond the

@@ -6,6 +6,7 @@ from napkin.accounting.batch import Batch
 from napkin.accounting.energy import PowerModel, energy
 from napkin.accounting.forward import Precision, forward
 from napkin.accounting.series import decode_runs
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, deployment, has_gpu, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
@@ -27,6 +28,7 @@ def _batches(batch: int | Sequence[int]) -> list[int]:
     return values
 
 
+@checked
 def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int = 1,
          gpu: GpuRef | None = None, gpu_mem_gb: float | None = None,
          gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
@@ -92,6 +94,7 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
                    "calibrated": calibrated, "energy": used})
 
 
+@checked
 def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,
                  batch: int | Sequence[int] = 1, context: int = 4096, reserve_gb: float = 0.0,
                  gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
@@ -123,6 +126,7 @@ def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,
     return Result(views.decode_doc(dep, table, inputs, calibrated), table)
 
 
+@checked
 def capacity(model: ModelRef, *, gpu: GpuRef | None = None, count: int = 1,
              context: int = 4096, avg_context: int | None = None, reserve_gb: float = 0.0,
              gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
@@ -140,6 +144,7 @@ def capacity(model: ModelRef, *, gpu: GpuRef | None = None, count: int = 1,
     return Result(views.capacity_doc(dep, cap, inputs), cap)
 
 
+@checked
 def moe(model: ModelRef, *, batch: int | Sequence[int] = (1, 4, 16, 64), context: int = 1,
         gpu: GpuRef = "h100-sxm", gpu_mem_gb: float | None = None,
         gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,

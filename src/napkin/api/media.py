@@ -4,8 +4,9 @@ drain``."""
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
-from napkin.api.specs import GpuRef, ModelRef, deployment, load_gpu, load_model
+from napkin.api.specs import GpuRef, ModelRef, as_field, deployment, load_gpu, load_model
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.timing import Efficiency, call_time
@@ -34,6 +35,7 @@ def _accelerator(gpu: GpuRef | None) -> Accelerator | None:
     return None if gpu is None else load_gpu(gpu)
 
 
+@checked
 def media_vision(*, images: Sequence[Size] = ((640, 640),), model: str = "qwen3-vl-4b",
                  text_tokens: int = 0, file_mb: float | None = None, resize: bool = True,
                  gpu: GpuRef | None = None, mfu: float = 1.0) -> Result:
@@ -69,6 +71,7 @@ def media_vision(*, images: Sequence[Size] = ((640, 640),), model: str = "qwen3-
     return Result(doc, {"images": costs, "prompt": prompt, "encoder_time_s": times})
 
 
+@checked
 def media_diffusion(*, size: Size = (1024, 1024), model: str = "qwen-image-2512",
                     steps: int = 50, true_cfg: bool = True, text_tokens: int = 512,
                     vae_factor: int = 8, gpu: GpuRef | None = None,
@@ -99,6 +102,7 @@ def media_diffusion(*, size: Size = (1024, 1024), model: str = "qwen-image-2512"
     return Result(doc, g)
 
 
+@checked
 def media_audio(*, slow: ModelRef = "fish-s2-pro-slow", fast: ModelRef = "fish-s2-pro-fast",
                 codebooks: int = 10, sample_rate: float = 44_100, hop: int = 2_048,
                 context: int = 1_000, gpu: GpuRef = "h100-sxm", weights: str = "bf16",
@@ -116,8 +120,9 @@ def media_audio(*, slow: ModelRef = "fish-s2-pro-slow", fast: ModelRef = "fish-s
     from napkin.report.media_views import audio_doc
 
     acc = load_gpu(gpu)
-    slow_dep, fast_dep = (deployment(m, acc, weights=weights, mfu=mfu, mbu=mbu)
-                          for m in (slow, fast))
+    slow_dep, fast_dep = (
+        as_field(name, lambda m=m: deployment(m, acc, weights=weights, mfu=mfu, mbu=mbu))
+        for name, m in (("slow", slow), ("fast", fast)))
     rate = speech_rate(slow_dep, fast_dep, context, codebooks, sample_rate, hop)
     doc = audio_doc(rate, {"slow": _model_name(slow), "fast": _model_name(fast),
                            "codebooks": codebooks, "sample_rate": sample_rate, "hop": hop,
@@ -136,6 +141,7 @@ def _network(network: Mapping[int, float] | Sequence[tuple[int, float]]
     return [(block, ms) for block, ms in pairs]
 
 
+@checked
 def media_jitter(*, buffer_ms: float | Sequence[float] = (40, 60), block_ms: float = 20,
                  blocks: int = 8, process_ms: float = 12, send_ms: float = 1,
                  network_ms: float = 5,
@@ -180,6 +186,7 @@ def media_jitter(*, buffer_ms: float | Sequence[float] = (40, 60), block_ms: flo
     return Result(doc, timelines, plotter)
 
 
+@checked
 def media_interrupt(*, command_ms: float = 123, control_ms: float = 5, poll_ms: float = 10,
                     phase_ms: float = 0, stop_compute_ms: float | None = None,
                     free_state_ms: float | None = None) -> Result:
@@ -201,6 +208,7 @@ def media_interrupt(*, command_ms: float = 123, control_ms: float = 5, poll_ms: 
                                     "poll_ms": poll_ms, "phase_ms": phase_ms}), i)
 
 
+@checked
 def media_drain(*, buffered_s: float = 0.3, arrival_rate: float = 0.9) -> Result:
     """When a playback buffer empties if audio arrives slower than it plays.
 

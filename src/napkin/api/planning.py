@@ -6,14 +6,24 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.errors import NapkinError, require
 
 if TYPE_CHECKING:
+    from typing import Annotated
+
+    from pydantic import Field
+
     from napkin.planning.spec import PlanFile
 
     PlanRef = str | Path | Mapping[str, Any] | PlanFile
     """A plan file, its mapping, or a loaded :class:`~napkin.planning.spec.PlanFile`."""
+
+MAX_JOBS = 256
+"""Most worker processes a plan starts (``jobs``; the CLI's ``--jobs`` takes the same)."""
+MAX_TOP = 10_000
+"""Most feasible configurations a plan lists (``top``; ``--top`` likewise)."""
 
 EXPORT_SUFFIXES = (".csv", ".parquet", ".json")
 """Formats of :func:`plan`'s ``export`` (by the file's suffix)."""
@@ -40,7 +50,9 @@ def _plan(plan: PlanRef) -> tuple[PlanFile, Path]:
         raise NapkinError(f"plan: {validation_message(e, data)}") from None
 
 
-def plan(plan: PlanRef, *, jobs: int = 0, top: int = 15, export: str | Path | None = None,
+@checked
+def plan(plan: PlanRef, *, jobs: Annotated[int, Field(ge=0, le=MAX_JOBS)] = 0,
+         top: Annotated[int, Field(ge=1, le=MAX_TOP)] = 15, export: str | Path | None = None,
          executor: Literal["process", "ray"] = "process", ray_address: str | None = None,
          progress: Callable[[int, int], None] | None = None) -> Result:
     """The cheapest deployment that meets an SLO: search GPUs, tensor parallelism, replicas and

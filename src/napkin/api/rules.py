@@ -3,6 +3,7 @@ gpu-hours``."""
 
 from collections.abc import Sequence
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, load_gpu, load_model
 from napkin.errors import require
@@ -19,6 +20,7 @@ def _within(value: int, low: int, high: int, field: str) -> None:
     require(low <= value <= high, f"{field}: must be in [{low:,}, {high:,}], got {value}")
 
 
+@checked
 def flops(model: ModelRef | None = None, *, params: float | None = None,
           tokens: float = 1e12) -> Result:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18).
@@ -67,6 +69,7 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
                              {"model": label, "params": n, "tokens": d}, notes), dict(data))
 
 
+@checked
 def speculative(*, alpha: float = 0.8, k: int = 4, draft_cost: float = 0.0) -> Result:
     """Speculative decoding: mean tokens per verification and the speed-up over plain decode
     (Leviathan et al. 2023; q39).
@@ -90,6 +93,7 @@ def speculative(*, alpha: float = 0.8, k: int = 4, draft_cost: float = 0.0) -> R
          "run and the target adds one token of its own"]), dict(data))
 
 
+@checked
 def attention_matrix(model: ModelRef, *, seq: int = 8192, batch: int = 1,
                      dtype: str = "bf16") -> Result:
     """Memory of naive attention's T×T score matrix against the layer's KV cache.
@@ -129,6 +133,7 @@ def attention_matrix(model: ModelRef, *, seq: int = 8192, batch: int = 1,
                              ["grows as T²; the KV cache grows as T"]), dict(data))
 
 
+@checked
 def loss_mask(*, prompt: int = 3000, answer: int = 100) -> Result:
     """SFT without a loss mask: the share of the loss terms that model the prompt (q26).
 
@@ -152,6 +157,7 @@ def loss_mask(*, prompt: int = 3000, answer: int = 100) -> Result:
         data, {"prompt": prompt, "answer": answer}), dict(data))
 
 
+@checked
 def gpu_hours(hours: float, *, gpu: GpuRef = "h100-sxm", devices: int = 1,
               as_gpu: Sequence[GpuRef] = ()) -> Result:
     """GPU-hours ↔ calendar days ↔ another accelerator's hours (§3.6.2).

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, load_gpu
 from napkin.errors import NapkinError, require
@@ -44,6 +45,7 @@ def _g(x: float) -> str:
     return f"{x:,.4g}"
 
 
+@checked
 def pretrain(*, gpu: GpuRef = "rtx-4080", count: int = 4, days: float = 30.0, mfu: float = 0.4,
              law: "str | ScalingLaw" = "chinchilla", alt: Sequence[float] = (),
              gpu_mem_gb: float | None = None, gpu_bw_gbs: float | None = None,
@@ -95,6 +97,7 @@ def pretrain(*, gpu: GpuRef = "rtx-4080", count: int = 4, days: float = 30.0, mf
     return Result(doc, plan)
 
 
+@checked
 def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens",
                 loss_col: str = "loss", holdout_min_n: float | None = None,
                 grid: str = "coarse", out: str | Path | None = None) -> Result:
@@ -167,6 +170,7 @@ def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens
                   result, plotter)
 
 
+@checked
 def scaling_optimum(*, flops: float, law: "str | ScalingLaw" = "chinchilla") -> Result:
     """The compute-optimal model size and tokens for a training budget of ``flops`` FLOPs.
 
@@ -214,6 +218,7 @@ def _task_mix(mix: Sequence[tuple[int, int, float]]) -> tuple[tuple[int, int, fl
     return tuple((p, g, share / total) for p, g, share in kinds)
 
 
+@checked
 def lifecycle(*, target_loss: float, sizes: Sequence[float], prompt: int = 512, gen: int = 128,
               gpu: GpuRef = "h100-sxm", mfu: float = 0.4,
               law: "str | ScalingLaw" = "chinchilla",

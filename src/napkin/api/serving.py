@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import deployment
 from napkin.errors import NapkinError, require
 
 if TYPE_CHECKING:
     from napkin.api.specs import GpuRef, ModelRef
-    from napkin.serving.request import RequestSet
+    from napkin.serving.requests import RequestSet
     from napkin.serving.scenario import Scenario
     from napkin.serving.workload import Workload
 
@@ -54,6 +55,7 @@ def _open_requests(workload: WorkloadRef) -> tuple[Workload, RequestSet]:
     return loaded, drawn.requests
 
 
+@checked
 def demand(workload: WorkloadRef, *, window_s: float | None = None) -> Result:
     """New input tokens/s, decode steps/s and mean decode context of a workload, per window.
 
@@ -91,6 +93,7 @@ def _capacity(model: ModelRef, gpu: GpuRef, count: int, batch: int, context: int
                 "capacity_steps_per_s": mu}
 
 
+@checked
 def fluid(workload: WorkloadRef, *, capacity_steps_s: float | None = None,
           gpu: GpuRef | None = None, count: int = 1, model: ModelRef = "qwen3-8b",
           batch: int = 64, context: int | None = None, weights: str = "bf16", mbu: float = 1.0,
@@ -166,6 +169,7 @@ def _scenarios(scenarios: ScenarioRef | Sequence[ScenarioRef]) -> list[ScenarioR
     return listed
 
 
+@checked
 def simulate(scenarios: ScenarioRef | Sequence[ScenarioRef], *,
              overrides: Sequence[str] = (), mode: str | None = None, seed: int | None = None,
              export: str | Path | None = None, parquet: bool = False,
@@ -232,6 +236,7 @@ def simulate(scenarios: ScenarioRef | Sequence[ScenarioRef], *,
     return Result(sim_doc(reports), {"reports": tuple(reports), "runs": tuple(runs)}, plotter)
 
 
+@checked
 def sweep(scenario: ScenarioRef, *, rates: Sequence[float] | None = None, seeds: int = 1,
           overrides: Sequence[str] = ()) -> Result:
     """Offered load vs latency percentiles, throughput and goodput, and the maximum load the

@@ -1,13 +1,20 @@
 """Models, accelerators and deployments from keyword arguments (the CLI's common flags)."""
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from napkin.accounting.forward import Precision
+from napkin.api.boundary import checked
 from napkin.catalog import load_accelerator
 from napkin.catalog import load_model as _load_catalog_model
 from napkin.catalog.checkpoints import resolve_unquantized
+from napkin.errors import NapkinError
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
 from napkin.timing import DEFAULT_MBU, DEFAULT_MFU, Deployment, Efficiency
 from napkin.units import MS
+
+T = TypeVar("T")
 
 ModelRef = str | ModelSpec
 """A catalog id (``napkin.list_models()``), a path to a Hugging Face ``config.json``, or a
@@ -16,11 +23,25 @@ GpuRef = str | Accelerator
 """A catalog id (``napkin.list_gpus()``) or an :class:`~napkin.specs.hardware.Accelerator`."""
 
 
+@checked
 def load_model(model: ModelRef) -> ModelSpec:
     """The model spec of a catalog id or a ``config.json`` path (a spec is returned as is)."""
     return model if isinstance(model, ModelSpec) else _load_catalog_model(model)
 
 
+def as_field(field: str, load: Callable[[], T]) -> T:
+    """``load()``, its ``model:`` errors naming ``field`` instead: a second model of a command
+    (``teacher``, ``reward_model``, ``slow``, ``fast``) is the user's field, not ``model``."""
+    try:
+        return load()
+    except NapkinError as e:
+        text = str(e)
+        if text.startswith("model:"):
+            raise NapkinError(f"{field}:{text.removeprefix('model:')}") from None
+        raise
+
+
+@checked
 def load_gpu(gpu: GpuRef | None = None, *, gpu_mem_gb: float | None = None,
              gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None) -> Accelerator:
     """A catalog accelerator with optional overrides (memory GB, bandwidth GB/s, dense
@@ -35,6 +56,7 @@ def has_gpu(gpu: GpuRef | None, gpu_mem_gb: float | None, gpu_bw_gbs: float | No
     return bool(gpu) or any(v is not None for v in (gpu_mem_gb, gpu_bw_gbs, gpu_tflops))
 
 
+@checked
 def deployment(model: ModelRef, gpu: GpuRef | None = None, *, gpu_mem_gb: float | None = None,
                gpu_bw_gbs: float | None = None, gpu_tflops: float | None = None,
                weights: str = "bf16", kv_dtype: str = "bf16", read_embedding: bool = False,

@@ -2,8 +2,9 @@
 
 from collections.abc import Sequence
 
+from napkin.api.boundary import checked
 from napkin.api.result import Result
-from napkin.api.specs import GpuRef, ModelRef, load_gpu, load_model
+from napkin.api.specs import GpuRef, ModelRef, as_field, load_gpu, load_model
 from napkin.errors import require
 from napkin.units import GB
 
@@ -19,6 +20,7 @@ def _ref_name(ref: ModelRef | None) -> str | None:
     return ref if ref is None or isinstance(ref, str) else ref.name
 
 
+@checked
 def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None,
           micro_batch: int = 1, accumulation: int = 1, labels: int | None = None,
           head: str = "all", recompute: str = "none", freeze: str | Sequence[str] = (),
@@ -219,6 +221,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                             warnings), TrainingResult(plan, run))
 
 
+@checked
 def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int = 16,
        keep_rate: float = 0.5, reference: bool = True, teacher: ModelRef | None = None,
        reward_model: ModelRef | None = None, head: str = "all", replicas: int = 0,
@@ -258,8 +261,10 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
         _within(rollout_gpus, 1, 100_000, "rollout-gpus")
     _within(rollout_tp, 1, 64, "rollout-tp")
     spec.check_context(prompt_len + gen_len, "prompt-len + gen-len")
-    teacher_spec = load_model(teacher) if teacher is not None else None
-    reward_spec = load_model(reward_model) if reward_model is not None else None
+    teacher_spec = (as_field("teacher", lambda: load_model(teacher))
+                    if teacher is not None else None)
+    reward_spec = (as_field("reward_model", lambda: load_model(reward_model))
+                   if reward_model is not None else None)
     cycle = rl_cycle(spec, prompt_len, gen_len, keep, keep_rate, reference, teacher_spec,
                      reward_spec, head, replicas)
     roles = rl_memory(method, spec, recipe(optimizer), reward_spec)

@@ -22,6 +22,7 @@ from napkin.catalog.checkpoints import checkpoint_int4, checkpoint_quantization
 from napkin.errors import NapkinError
 from napkin.specs.dtypes import SIXTEEN_BIT
 from napkin.specs.files import read_text
+from napkin.specs.limits import MAX_CLIENTS
 from napkin.specs.releases import release
 from napkin.specs.yaml_text import check_nesting
 
@@ -1091,7 +1092,11 @@ def _plain_harness(row: dict[str, str], where: str) -> Harness:
     if row.get("ramp_s"):  # empty: the Harness default
         common["ramp_s"] = float(_non_negative(row["ramp_s"], where, "ramp_s", integer=False))
     if kind == "closed_loop":
-        return Harness(kind, concurrency=positive_int(load, where, "load"), **common)
+        clients = positive_int(load, where, "load")
+        if clients > MAX_CLIENTS:
+            _fail(where, "load", f"{clients:,} clients; a closed loop holds at most "
+                                 f"{MAX_CLIENTS:,}")
+        return Harness(kind, concurrency=clients, **common)
     if kind == "poisson":
         return Harness(kind, rate_per_s=positive_float(load, where, "load"), **common)
     if kind == "burst":

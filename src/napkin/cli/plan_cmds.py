@@ -12,9 +12,9 @@ from napkin.cli.common import Format, FormatOpt, PlotOption, emit
 
 def plan(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN.yaml", help="Plan file.")],
-    jobs: Annotated[int, typer.Option("--jobs", min=0, max=256,
+    jobs: Annotated[int, typer.Option("--jobs", min=0, max=api.MAX_JOBS,
                                       help="Worker processes (0: one per core).")] = 0,
-    top: Annotated[int, typer.Option("--top", min=1, max=10_000,
+    top: Annotated[int, typer.Option("--top", min=1, max=api.MAX_TOP,
                                      help="Feasible configurations listed.")] = 15,
     plot: Annotated[Path | None, PlotOption(
         help="Pareto figure: output tokens/s per GPU vs tokens/s per user.")] = None,

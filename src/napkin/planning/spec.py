@@ -35,6 +35,7 @@ from pydantic import Field, ValidationError, model_validator
 from napkin.accounting.energy import PowerModel
 from napkin.errors import NapkinError
 from napkin.serving.scenario import (
+    MAX_REPLICAS,
     DisaggConfig,
     EngineConfig,
     Scenario,
@@ -124,6 +125,8 @@ class SearchSpace(InputModel):
             values = getattr(self, name)
             if any(v < 1 for v in values):
                 raise ValueError(f"{name}: every value must be >= 1")
+            if name == "replicas" and max(values) > MAX_REPLICAS:
+                raise ValueError(f"replicas: every value must be <= {MAX_REPLICAS:,}")
             if len(set(values)) != len(values):
                 raise ValueError(f"{name}: values repeat")
         return self

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from napkin.errors import require
+from napkin.errors import NapkinError, require
 from napkin.serving.arrivals import OpenLoop
 from napkin.serving.workload import (
     ClientsArrivals,
@@ -71,7 +71,23 @@ def scale_load(workload: Workload, factor: float) -> Workload:
         assert isinstance(arr, ClosedLoopArrivals)
         new = arr.model_copy(update={"clients": _count(arr.clients, f),
                                      "num_requests": _count(arr.num_requests, f)})
-    return workload.model_copy(update={"arrivals": new})
+    return _validated(workload.model_copy(update={"arrivals": new}), factor)
+
+
+def _validated(workload: Workload, factor: float) -> Workload:
+    """A scaled workload checked as a user's would be (``model_copy`` does not validate): a
+    rate scaled below the workload file's minimum or above its maximum is refused, naming the
+    field and the factor."""
+    from pydantic import ValidationError
+
+    from napkin.specs.files import validation_message
+
+    data = workload.model_dump()
+    try:
+        return Workload.model_validate(data)
+    except ValidationError as e:
+        raise NapkinError(f"load factor {factor:.6g}: the scaled workload is refused: "
+                          f"{validation_message(e, data)}") from None
 
 
 def is_closed_loop(workload: Workload) -> bool:

@@ -59,16 +59,21 @@ def _expert_parallel(v: object) -> object:
     raise ValueError("must be true, false or an expert-parallel size (a whole number >= 1)")
 
 
+
+MAX_REPLICAS = 10_000
+"""Most replicas (engines) of one pool: each is an object the simulator steps; 10,000 build
+and run a small workload in under a second, a million took minutes."""
+
 class DisaggConfig(InputModel):
     """Disaggregated prefill/decode: pools of their own size (and prefill TP); each request's
     KV moves from its prefill replica to a decode replica over a link of ``kv_link_gbs`` GB/s
     (default: the GPU's interconnect per direction from the catalog × the prefill TP, one link
     per rank) after ``kv_link_latency_us``."""
 
-    prefill_replicas: int = Field(default=1, ge=1)
+    prefill_replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
     """Prefill engines: each runs a request's prompt and first token, taking arrivals from
     ``engine.router``."""
-    decode_replicas: int = Field(default=1, ge=1)
+    decode_replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
     """Decode engines: each transferred request goes to the one with the fewest outstanding
     requests."""
     prefill_tensor_parallel: int | None = Field(default=None, ge=1)
@@ -223,7 +228,7 @@ class EngineConfig(InputModel):
     holding its share of the weights and of every request's KV, with as many batches in flight
     as stages (:mod:`napkin.serving.pipeline`). Tensor-parallel replicas only (``data_parallel``
     1, not disaggregated)."""
-    replicas: int = Field(default=1, ge=1)
+    replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
     """Engine replicas behind the router, each of ``tensor_parallel`` GPUs; must stay 1 with
     ``disaggregated``."""
     router: Literal["round_robin", "least_outstanding", "least_kv"] = "round_robin"

@@ -200,10 +200,21 @@ class _Runner:
             return 0.0 if factor == 0 else float("inf")
         return expected_requests(scale_load(self.workload, factor).arrivals)
 
+    def refusal(self, load: float) -> str | None:
+        """Why ``load`` cannot be simulated (None: it can): the workload scaled to it is
+        refused as a user's would be, or it draws no request or more than
+        :data:`MAX_REQUESTS` (where known)."""
+        try:
+            n = self.requests_at(load)
+        except NapkinError as e:
+            return str(e)
+        if n is not None and not 1 <= n <= MAX_REQUESTS:
+            return (f"it draws about {n:.3g} requests from this workload; between 1 and "
+                    f"{MAX_REQUESTS:,} can be simulated")
+        return None
+
     def runnable(self, load: float) -> bool:
-        """At least one request and at most :data:`MAX_REQUESTS` (where known)."""
-        n = self.requests_at(load)
-        return n is None or 1 <= n <= MAX_REQUESTS
+        return self.refusal(load) is None
 
     def run(self, load: float, decide: bool = False) -> SweepPoint:
         """The point at ``load`` over the seeds; ``decide``: only whether it is sustainable,
@@ -332,10 +343,8 @@ def sweep(scenario: Scenario, base_dir: Path, loads: Sequence[float] | None = No
     r = _Runner(scenario, base_dir, seeds, power)
     share = scenario.slo.share
     for x in loads or ():
-        if not r.runnable(x):
-            raise NapkinError(f"rates: a load of {x:g} {r.unit()} draws about "
-                              f"{r.requests_at(x):.3g} requests from this workload; between 1 "
-                              f"and {MAX_REQUESTS:,} can be simulated")
+        if (why := r.refusal(x)) is not None:
+            raise NapkinError(f"rates: a load of {x:g} {r.unit()} cannot be simulated: {why}")
     for x in loads or ():
         r.run(x)
     start = r.base

@@ -29,6 +29,7 @@ from pydantic import (
 from napkin.errors import NapkinError
 from napkin.serving.distributions import Duration, Length
 from napkin.specs.files import InputModel, read_yaml, tagged, validation_message
+from napkin.specs.limits import MAX_CLIENTS
 
 
 class RequestClass(InputModel):
@@ -187,7 +188,7 @@ class ClosedLoopArrivals(_Bounded):
     plus ``think_time_s``. Stops after ``num_requests`` in total or at ``duration_s``."""
 
     kind: Literal["closed_loop"]
-    clients: int = Field(ge=1, le=100_000)
+    clients: int = Field(ge=1, le=MAX_CLIENTS)
     """Concurrent clients, at most 100,000 (each holds a request in flight)."""
     think_time_s: Duration = 0.0
     """Pause between a client's request finishing and its next one being sent, seconds: fixed, or a
