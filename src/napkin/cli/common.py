@@ -86,5 +86,6 @@ ReadEmbOpt = Annotated[
 
 def emit(result: Result, fmt: Format) -> None:
     """Print an API :class:`~napkin.api.result.Result` in the asked format."""
-    sys.stdout.write(render(result.document, fmt.value, wide=output.wide))
+    sys.stdout.write(render(result.document, fmt.value, wide=output.wide,
+                            timing=output.timing))
 

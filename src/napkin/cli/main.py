@@ -57,7 +57,8 @@ def build(only: str | None = None) -> typer.Typer:
         help="Napkin math for LLM systems: FLOPs, bytes, memory and seconds, from config.json "
              "and accelerator specs, with every assumption printed. Tables fit the terminal "
              "by leaving columns out (a note names them); --wide, anywhere on a command line, "
-             "prints every column.",
+             "prints every column; --timing adds the run's wall-clock figures, which are "
+             "otherwise left out so that the same inputs print the same bytes.",
         add_completion=False,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
@@ -109,9 +110,11 @@ def main() -> None:
     """Run the CLI; library errors and usage errors print one line and exit 2."""
     argv = sys.argv[1:]
     end = argv.index("--") if "--" in argv else len(argv)
-    if "--wide" in argv[:end]:  # a table option of every command, anywhere on the line
-        argv = [a for i, a in enumerate(argv) if i >= end or a != "--wide"]
-        output.wide = True
+    for flag in ("--wide", "--timing"):  # output options of every command, anywhere on the line
+        if flag in argv[:end]:
+            argv = [a for i, a in enumerate(argv) if i >= end or a != flag]
+            end = argv.index("--") if "--" in argv else len(argv)
+            setattr(output, flag[2:], True)
     try:
         code = command(_invoked(argv))(args=argv, prog_name="napkin", standalone_mode=False)
     except NapkinError as e:

@@ -29,11 +29,16 @@ class Document:
     assumptions: dict[str, Any]
     sections: list[Section]
     data: dict[str, Any]
+    timing: dict[str, Any] = field(default_factory=dict)
+    """Wall-clock figures of the run (seconds, rates): kept out of ``data`` and the tables so
+    that the same inputs print the same bytes; shown with ``--timing``."""
 
-    def payload(self) -> dict[str, Any]:
-        """The JSON document: inputs and assumptions echoed, then the results."""
-        return {"inputs": jsonable(self.inputs), "assumptions": jsonable(self.assumptions),
-                **jsonable(self.data)}
+    def payload(self, timing: bool = False) -> dict[str, Any]:
+        """The JSON document: inputs and assumptions echoed, then the results (and the
+        ``timing`` block when asked)."""
+        out = {"inputs": jsonable(self.inputs), "assumptions": jsonable(self.assumptions),
+               **jsonable(self.data)}
+        return {**out, "timing": jsonable(self.timing)} if timing and self.timing else out
 
 
 def _properties(cls: type) -> list[str]:

@@ -254,9 +254,7 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                                       f"{result.count('knife-edge')} knife-edge, "
                                       f"{result.count('infeasible')} not)"],
         ["simulations (configuration × seed)", f"{result.simulations:,}"],
-        ["wall time", f"{result.wall_s:.1f} s on {result.jobs} worker(s)"],
-        ["configurations/s", f"{n / max(result.wall_s, 1e-9):,.1f}"],
-        ["simulations/s", f"{result.simulations / max(result.wall_s, 1e-9):,.1f}"],
+        ["workers", f"{result.jobs}"],
     ]
     price_notes = []
     for gpu in prices:
@@ -285,7 +283,10 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
             "gpus_side_by_side": {gpu: gpu_point_record(pt) for gpu, pt in best_gpu.items()},
             "gpu_points": [gpu_point_record(pt) for pt in result.gpu_points],
             "search": {"candidates": n, "simulations": result.simulations,
-                       "wall_s": result.wall_s, "jobs": result.jobs}}
+                       "jobs": result.jobs}}
+    timing = {"wall_s": result.wall_s,
+              "configurations_per_s": n / max(result.wall_s, 1e-9),
+              "simulations_per_s": result.simulations / max(result.wall_s, 1e-9)}
     return Document("Plan", {"plan": plan.name, "model": plan.model},
                     {"slo_ttft_s": plan.slo.ttft_s, "slo_tpot_s": plan.slo.tpot_s,
                      "slo_e2e_s": plan.slo.e2e_s,
@@ -295,4 +296,5 @@ def plan_doc(result: PlanResult, top: int = 15) -> Document:
                      "prefill_power_frac": plan.energy.prefill_power_frac,
                      "decode_power_frac": plan.energy.decode_power_frac,
                      "idle_power_frac": plan.energy.idle_power_frac,
-                     "router": plan.router}, sections, data)
+                     "router": plan.router}, sections, data,
+                    timing)

@@ -4,6 +4,7 @@ import html
 import json
 import shutil
 import sys
+from dataclasses import replace
 from typing import Any, Literal
 
 from napkin.report.document import Document, Section
@@ -11,11 +12,18 @@ from napkin.report.document import Document, Section
 Format = Literal["table", "md", "json", "html"]
 
 
-def render(doc: Document, fmt: Format, width: int | None = None, wide: bool = False) -> str:
+def render(doc: Document, fmt: Format, width: int | None = None, wide: bool = False,
+           timing: bool = False) -> str:
     """The whole output of a command, as one string (``width``, ``wide``: of tables, see
-    :func:`_table`)."""
+    :func:`_table`; ``timing``: with the document's wall-clock figures, which are otherwise
+    left out so that the same inputs print the same bytes)."""
     if fmt == "json":
-        return json.dumps(doc.payload(), indent=2)
+        return json.dumps(doc.payload(timing), indent=2)
+    if timing and doc.timing:
+        doc = replace(doc, sections=[*doc.sections, Section(
+            "timing (wall clock)", ["", ""],
+            [[k, f"{v:,.4g}" if isinstance(v, float) else str(v)]
+             for k, v in doc.timing.items()])])
     if fmt == "md":
         return _markdown(doc)
     if fmt == "html":

@@ -174,7 +174,6 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("pools: replicas, busy, peak KV", lambda r: "; ".join(
             f"{p.name} {p.replicas}× busy {p.busy_frac:.0%} KV {p.peak_kv_frac:.0%}"
             for p in s(r).pools)),
-        row("wall time", lambda r: fmt_seconds(r.wall_s)),
     ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); step times "
         "come from the calibration named above (a fitted profile, or the roofline at the "
         "MFU/MBU given plus the step overhead)"])
@@ -188,7 +187,7 @@ def sim_doc(reports: list[SimReport]) -> Document:
                            "bands": latency_bands(r.summary, r.built.profile),
                            "warnings": list(r.built.warnings)} for r in reports]}
     return Document("Serving simulation", {"scenarios": ", ".join(names)}, shared,
-                    [lat, totals], data)
+                    [lat, totals], data, {f"{r.name}: wall_s": r.wall_s for r in reports})
 
 def _host_tier(r: SimReport) -> str:
     """A run's host KV tier: its size and what it loaded back (tokens, engine seconds)."""

@@ -236,7 +236,8 @@ def result_json(result: Result, **extra: Any) -> dict[str, Any]:
     """The result as the pages read it: title, the JSON payload, the printed tables."""
     tables = [{"title": s.title, "columns": list(s.columns), "rows": [list(r) for r in s.rows],
                "notes": list(s.notes)} for s in result.document.sections]
-    return {"title": result.title, "data": result.data, "tables": tables, **extra}
+    return {"title": result.title, "data": result.data, "tables": tables,
+            "timing": result.document.timing, **extra}
 
 
 def _thin(n: int, most: int = MAX_POINTS) -> Any:

@@ -145,7 +145,7 @@
     napkin.facts($("search-facts"), [
       ["candidates", d.search.candidates, fmt.int, "candidates"],
       ["simulations (configuration × seed)", d.search.simulations, fmt.int, "simulations"],
-      ["wall time", d.search.wall_s, (x) => fmt.s(x, 1), "wall_s"],
+      ["wall time", result.timing.wall_s, (x) => fmt.s(x, 1), "wall_s"],
       ["worker processes", d.search.jobs, fmt.int, "jobs"],
       ...(search ? search.rows.filter((r) => r[0].startsWith("pruned") ||
                                             r[0].startsWith("simulated"))
