@@ -490,3 +490,79 @@ def test_each_page_links_its_docs_and_docs_answer(client, tmp_path):
     (tmp_path / "planning" / "index.html").write_text("<h1>Planning</h1>")
     built = TestClient(create_app(docs_dir=tmp_path))
     assert built.get("/docs/planning/").text == "<h1>Planning</h1>"
+
+
+# --- files on the server's machine
+
+
+def _secret(tmp_path: Path) -> tuple[str, str]:
+    """A file outside every folder the server may read, and its content."""
+    path = tmp_path / "outside" / "secret.yaml"
+    path.parent.mkdir()
+    content = "name: SECRET-CONTENT-7f3a\narrivals: {kind: poisson, rate_per_s: 1}\n"
+    path.write_text(content)
+    return str(path), "SECRET-CONTENT-7f3a"
+
+
+def _requests(target: str) -> list[tuple[str, str, dict]]:
+    """Every input field of every endpoint, naming ``target``."""
+    scenario, workload = scenario_text()
+    text = yaml.safe_dump(scenario)
+    plan = yaml.safe_load(SMALL_PLAN)
+    out: list[tuple[str, str, dict]] = []
+    for route in ("/api/model", "/api/decode", "/api/capacity", "/api/train"):
+        out.append(("get", route, {"model": target}))
+    for route in ("/api/simulate", "/api/sweep"):
+        base = {"scenario": text, "workload": workload, "wait": True}
+        out += [("post", route, {**base, "scenario": yaml.safe_dump({**scenario,
+                                                                     "workload": target})}),
+                ("post", route, {**base, "scenario": yaml.safe_dump({**scenario,
+                                                                     "model": target})}),
+                ("post", route, {**base, "scenario": yaml.safe_dump({**scenario,
+                                                                     "calibration": target})}),
+                ("post", route, {**base, "workload": yaml.safe_dump(
+                    {"arrivals": {"kind": "trace", "format": "azure", "path": target}})}),
+                *[("post", route, {**base, "overrides": f"{key}={target}"})
+                  for key in ("workload", "model", "calibration", "workload.arrivals.path")],
+                ("post", route, {**base, "overrides": "workload={arrivals: {kind: trace, "
+                                                      f"format: csv, path: '{target}'}}}}"})]
+    for key in ("workload", "model", "calibration"):
+        out.append(("post", "/api/plan", {"plan": yaml.safe_dump({**plan, key: target}),
+                                          "wait": True}))
+    out.append(("post", "/api/agent", {"trajectory": (EXAMPLES / "agent-dag.yaml").read_text(),
+                                       "model": target}))
+    return out
+
+
+def test_no_field_reads_a_file_outside_the_data_folder(tmp_path):
+    """Naming a file of the server's machine (``/etc/hostname``, or one outside the data
+    folder) in any field is refused by field, and the answer quotes nothing of the file."""
+    data = tmp_path / "data"
+    data.mkdir()
+    client = TestClient(create_app(upload_dir=tmp_path / "uploads", data_dir=data))
+    secret, content = _secret(tmp_path)
+    hostname = Path("/etc/hostname")
+    host = hostname.read_text().strip() if hostname.is_file() else ""
+    for target in (secret, "/etc/hostname", "../outside/secret.yaml", "~/.bashrc"):
+        for method, route, body in _requests(target):
+            r = (client.get(route, params=body) if method == "get"
+                 else client.post(route, json=body))
+            assert r.status_code == 422, (route, body, r.text)
+            error = r.json()["error"]
+            assert "is not a file this server may read" in error, (route, body, error)
+            assert content not in r.text and (len(host) < 4 or host not in r.text), route
+
+
+def test_a_file_in_the_data_folder_is_read_by_its_name(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    scenario, workload = scenario_text()
+    small = yaml.safe_load(workload)
+    windows = yaml.safe_load(SMALL_WINDOWS.split("=", 1)[1])
+    small["arrivals"] = {"kind": "windows", "windows": windows}
+    (data / "w.yaml").write_text(yaml.safe_dump(small))
+    client = TestClient(create_app(upload_dir=tmp_path / "uploads", data_dir=data))
+    r = client.post("/api/simulate", json={
+        "scenario": yaml.safe_dump({**scenario, "workload": "w.yaml"}), "wait": True})
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["scenarios"][0]["summary"]["requests"] == 40

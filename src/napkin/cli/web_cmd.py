@@ -29,6 +29,9 @@ def web(
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
     host: Annotated[str, typer.Option(
         "--host", help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    data: Annotated[str | None, typer.Option(
+        "--data", help="Folder whose files requests may name (besides uploads and the shipped "
+                       "examples); no other file of this machine is read.")] = None,
     docs: Annotated[str | None, typer.Option(
         "--docs", help="Built documentation site served at /docs/ (default: the checkout's "
                        "site/ after mkdocs build).")] = None,
@@ -45,7 +48,7 @@ def web(
                           "pip install 'napkin[web]'") from None
     from napkin.web.app import create_app
 
-    app = create_app(docs_dir=docs)
+    app = create_app(docs_dir=docs, data_dir=data)
     _check_port(host, port)
     shown = f"[{host}]" if ":" in host else host
     print(f"napkin web: http://{shown}:{port}/  (Ctrl-C stops it)", flush=True)

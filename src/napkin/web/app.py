@@ -55,6 +55,7 @@ from napkin.api.result import Result
 from napkin.api.text import parse_ints, parse_loads
 from napkin.errors import NapkinError
 from napkin.specs.yaml_text import load_yaml
+from napkin.web.paths import PathGuard
 
 log = logging.getLogger("napkin.web")
 
@@ -136,16 +137,21 @@ class Form:
     """Form fields (a query string or a JSON body) as API arguments; a value that does not parse
     is the CLI's line for that option (``Invalid value for '--context': …``)."""
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, Any], guard: PathGuard | None = None) -> None:
         self.values = values
+        self.guard = guard
 
     def raw(self, key: str) -> Any:
         value = self.values.get(key)
         return None if value is None or (isinstance(value, str) and not value.strip()) else value
 
     def text(self, key: str, default: str | None = None) -> str | None:
+        """The field's text; a file it names resolved by the server's :class:`PathGuard`."""
         value = self.raw(key)
-        return default if value is None else str(value).strip()
+        if value is None:
+            return default
+        text = str(value).strip()
+        return self.guard.value(key, text) if self.guard is not None else text
 
     def required(self, key: str, metavar: str) -> str:
         value = self.text(key)
@@ -205,7 +211,9 @@ class Form:
         if value is None:
             return []
         items = value if isinstance(value, list) else str(value).splitlines()
-        return [s for s in (str(i).strip() for i in items) if s and not s.startswith("#")]
+        out = [s for s in (str(i).strip() for i in items) if s and not s.startswith("#")]
+        return self.guard.overrides(out) if self.guard is not None and key == "overrides" \
+            else out
 
 
 def parse_yaml(text: Any, what: str, required: bool = True) -> dict[str, Any] | None:
@@ -445,11 +453,13 @@ def _docs_missing(page: str) -> HTMLResponse:
 
 
 def create_app(upload_dir: str | Path | None = None,
-               docs_dir: str | Path | None = None) -> FastAPI:
+               docs_dir: str | Path | None = None,
+               data_dir: str | Path | None = None) -> FastAPI:
     """The ``napkin web`` app. ``upload_dir``: where uploaded files are kept (default: a new
     temporary folder on the first upload); ``docs_dir``: the built documentation site served
     at ``/docs/`` (default: the checkout's ``site/`` if built, else a page saying where each
-    page's source is)."""
+    page's source is); ``data_dir``: the folder whose files requests may name besides their
+    uploads and the shipped examples (:mod:`napkin.web.paths`)."""
     plotly_js = plotly_bundle()
     static = static_dir()
     app = FastAPI(title="napkin", summary="Napkin math for LLM systems, in a browser",
@@ -459,6 +469,15 @@ def create_app(upload_dir: str | Path | None = None,
     jobs = Jobs()
     app.state.jobs = jobs
     uploads: dict[str, Path | None] = {"dir": Path(upload_dir) if upload_dir else None}
+    if data_dir is not None and not Path(data_dir).is_dir():
+        raise NapkinError(f"data: {str(data_dir)!r} is not a folder")
+    data = Path(data_dir) if data_dir is not None else None
+    guard = PathGuard(lambda: [p for p in (uploads["dir"], data, presets_dir()) if p])
+
+    def parse(text: Any, what: str, required: bool = True) -> dict[str, Any] | None:
+        """:func:`parse_yaml`, with the files it names resolved by the guard."""
+        found = parse_yaml(text, what, required)
+        return None if found is None else guard.walk(found)
 
     @app.exception_handler(NapkinError)
     async def _napkin_error(_request: Request, exc: NapkinError) -> JSONResponse:
@@ -519,7 +538,7 @@ def create_app(upload_dir: str | Path | None = None,
     @app.get("/api/model")
     def model(request: Request) -> dict[str, Any]:
         """``napkin model MODEL [--weights] [--kv-dtype] [--unquantized] [--read-embedding]``."""
-        f = Form(request.query_params)
+        f = Form(request.query_params, guard)
         return result_json(catalog.describe_model(
             f.required("model", "MODEL"), weights=f.text("weights", "bf16"),
             kv_dtype=f.text("kv_dtype", "bf16"), read_embedding=f.bool("read_embedding"),
@@ -535,7 +554,7 @@ def create_app(upload_dir: str | Path | None = None,
     @app.get("/api/decode")
     def decode(request: Request) -> dict[str, Any]:
         """``napkin decode MODEL --gpu --batch 1,8,64 --context …``."""
-        f = Form(request.query_params)
+        f = Form(request.query_params, guard)
         efficiency = {k: v for k, v in (("mfu", f.float("mfu")), ("mbu", f.float("mbu")))
                       if v is not None}  # not given: the API's defaults
         return result_json(inference.decode_table(
@@ -546,7 +565,7 @@ def create_app(upload_dir: str | Path | None = None,
     @app.get("/api/capacity")
     def capacity(request: Request) -> dict[str, Any]:
         """``napkin capacity MODEL --gpu --count --context [--avg-context] …``."""
-        f = Form(request.query_params)
+        f = Form(request.query_params, guard)
         return result_json(inference.capacity(
             f.required("model", "MODEL"), count=f.int("count", 1),
             avg_context=f.int("avg_context"), **_gpu_args(f)))
@@ -596,12 +615,12 @@ def create_app(upload_dir: str | Path | None = None,
         ``workload`` (YAML text replacing the scenario's workload), ``overrides`` (the CLI's
         ``--set`` items, one per line), ``mode``, ``seed``; ``wait``: answer the result now
         instead of a job id."""
-        f = Form(payload)
+        f = Form(payload, guard)
         texts = payload.get("scenarios") or [payload.get("scenario")]
         if not isinstance(texts, list):
             texts = [texts]
-        scenarios = [parse_yaml(t, "scenario") for t in texts]
-        workload = parse_yaml(payload.get("workload"), "workload", required=False)
+        scenarios = [parse(t, "scenario") for t in texts]
+        workload = parse(payload.get("workload"), "workload", required=False)
         if workload is not None:
             for s in scenarios:
                 assert s is not None
@@ -633,9 +652,9 @@ def create_app(upload_dir: str | Path | None = None,
         """``napkin serve sweep``: ``scenario`` (YAML text), ``workload`` (YAML text replacing
         its workload), ``overrides`` (``--set`` items, one per line), ``rates`` (``auto`` or
         comma-separated loads), ``seeds``; ``wait``: answer the result now."""
-        f = Form(payload)
-        scenario = parse_yaml(payload.get("scenario"), "scenario")
-        workload = parse_yaml(payload.get("workload"), "workload", required=False)
+        f = Form(payload, guard)
+        scenario = parse(payload.get("scenario"), "scenario")
+        workload = parse(payload.get("workload"), "workload", required=False)
         assert scenario is not None
         if workload is not None:
             scenario["workload"] = workload
@@ -653,7 +672,7 @@ def create_app(upload_dir: str | Path | None = None,
     def train(request: Request) -> dict[str, Any]:
         """``napkin train MODEL …``: the form's fields as the CLI's options (``tokens`` for a
         whole run)."""
-        f = Form(request.query_params)
+        f = Form(request.query_params, guard)
         return result_json(training.train(
             f.required("model", "MODEL"), seq=f.int("seq", 4096),
             micro_batch=f.int("micro_batch", 1), accumulation=f.int("accumulation", 1),
@@ -670,8 +689,8 @@ def create_app(upload_dir: str | Path | None = None,
     def plan(payload: dict[str, Any] = Body(...)) -> Any:  # noqa: B008
         """``napkin plan``: ``plan`` (YAML text), ``jobs`` (worker processes, 0: one per
         core), ``top``; ``wait``: answer the result now instead of a job id."""
-        f = Form(payload)
-        spec = parse_yaml(payload.get("plan"), "plan")
+        f = Form(payload, guard)
+        spec = parse(payload.get("plan"), "plan")
         jobs_n, top = f.int("jobs", 0), f.int("top", 15)
 
         def work(progress: dict[str, Any]) -> dict[str, Any]:
@@ -690,11 +709,11 @@ def create_app(upload_dir: str | Path | None = None,
         """``napkin agent``: ``trajectory`` (YAML text; ``trajectories`` for a logged set),
         ``speedup`` (STEP=FACTOR, one per line), ``model``, ``gpu``, ``weights``,
         ``kv_dtype``, ``mfu``, ``mbu``."""
-        f = Form(payload)
+        f = Form(payload, guard)
         texts = payload.get("trajectories") or [payload.get("trajectory")]
         if not isinstance(texts, list):
             texts = [texts]
-        refs = [parse_yaml(t, "trajectory") for t in texts]
+        refs = [parse(t, "trajectory") for t in texts]
         result = agents.analyze_trajectory(
             refs[0] if len(refs) == 1 else refs, speedup=f.lines("speedup"),
             model=f.text("model"), gpu=f.text("gpu"), weights=f.text("weights"),
