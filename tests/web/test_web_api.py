@@ -9,6 +9,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -566,3 +567,92 @@ def test_a_file_in_the_data_folder_is_read_by_its_name(tmp_path):
         "scenario": yaml.safe_dump({**scenario, "workload": "w.yaml"}), "wait": True})
     assert r.status_code == 200, r.text
     assert r.json()["data"]["scenarios"][0]["summary"]["requests"] == 40
+
+
+# --- the server as a service: budgets, sizes, concurrency
+
+
+def _long_simulation() -> dict:
+    """The chapter's scenario at a load that runs for seconds (tens of thousands of requests)."""
+    scenario, workload = scenario_text()
+    return {"scenario": yaml.safe_dump(scenario), "workload": workload,
+            "overrides": "workload.arrivals.windows=[{duration_s: 3000, rate_per_s: 20}]"}
+
+
+def test_a_run_past_its_budget_is_stopped(tmp_path):
+    client = TestClient(create_app(upload_dir=tmp_path, job_budget_s=0.3))
+    start = time.time()
+    r = client.post("/api/simulate", json=_long_simulation())
+    job = wait_job(client, r.json()["job"], timeout_s=60)
+    assert job["status"] == "error"
+    assert job["error"] == "time: the run passed this server's budget of 0.3 s and was stopped"
+    assert time.time() - start < 20
+    now = client.post("/api/simulate", json={**_long_simulation(), "wait": True})
+    assert now.status_code == 422 and now.json()["error"].startswith("time: ")
+
+
+def test_a_job_nobody_polls_is_stopped(tmp_path):
+    app = create_app(upload_dir=tmp_path, job_idle_s=0.3)
+    client = TestClient(app)
+    r = client.post("/api/simulate", json=_long_simulation())
+    job_id = r.json()["job"]
+    time.sleep(1.5)  # the client went away: nobody polls
+    job = app.state.jobs._jobs[job_id]
+    deadline = time.time() + 30
+    while job["status"] == "running" and time.time() < deadline:
+        time.sleep(0.05)
+    assert job["status"] == "error"
+    assert job["error"] == "client: nobody asked for this job for 0.3 s; it was stopped"
+
+
+def test_a_body_past_the_limit_is_refused_before_it_is_read(client):
+    from napkin.web.app import MAX_REQUEST_BYTES
+
+    big = "#" * (MAX_REQUEST_BYTES + 1)
+    r = client.post("/api/plan", content=big, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    assert r.json()["error"] == (f"request: {MAX_REQUEST_BYTES + 1:,} bytes; at most "
+                                 f"{MAX_REQUEST_BYTES:,} are read (upload large files through "
+                                 "/api/upload)")
+
+
+def test_concurrent_requests_get_their_own_answers(client):
+    """24 requests at once on 8 threads (decode tables of different batches and models, and
+    simulations of different batch caps): every answer is its own request's, none lost."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    scenario, workload = scenario_text()
+    cases: list[tuple[str, dict, Any]] = []
+    for model in ("qwen3-0.6b", "qwen3-8b", "llama-3.1-8b"):
+        for batch in ("1", "8", "64", "256"):
+            cases.append(("decode", {"model": model, "gpu": "h100-sxm", "batch": batch,
+                                     "context": "1024"},
+                          inference_api.decode_table(model, gpu="h100-sxm", batch=[int(batch)],
+                                                     context=1024).data))
+    for seqs in range(2, 14):
+        cases.append(("simulate", {"scenario": yaml.safe_dump(scenario), "workload": workload,
+                                   "overrides": f"{SMALL_WINDOWS}\nengine.max_num_seqs={seqs}",
+                                   "wait": True}, seqs))
+
+    def one(case: tuple[str, dict, Any]) -> tuple[tuple[str, dict, Any], dict]:
+        kind, body, _ = case
+        r = (client.get("/api/decode", params=body) if kind == "decode"
+             else client.post("/api/simulate", json=body))
+        assert r.status_code == 200, r.text
+        return case, r.json()
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(one, cases))
+    assert len(answers) == len(cases)
+    sims = {}
+    for (kind, _, expected), got in answers:
+        if kind == "decode":
+            assert got["data"] == json.loads(json.dumps(expected))
+        else:
+            sims[expected] = got["data"]["scenarios"][0]["summary"]
+    # each run is its own request's: rerun two alone and compare
+    for seqs in (2, 9):
+        alone = serving_api.simulate(inline(scenario, workload), overrides=[
+            SMALL_WINDOWS, f"engine.max_num_seqs={seqs}"]).data["scenarios"][0]["summary"]
+        assert sims[seqs] == json.loads(json.dumps(alone))
+    assert len({json.dumps(s, sort_keys=True) for s in sims.values()}) > 1

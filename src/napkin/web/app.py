@@ -100,6 +100,12 @@ MAX_POINTS = 4000
 MAX_UPLOAD_BYTES = 512 * 2**20
 KEEP_JOBS = 16
 """Finished jobs kept for their results (the oldest are dropped first)."""
+JOB_BUDGET_S = 600.0
+"""Wall-clock seconds a simulation, sweep or plan may run before it is stopped."""
+JOB_IDLE_S = 120.0
+"""A background job nobody has polled for this long is stopped (its client went away)."""
+MAX_REQUEST_BYTES = 32 * 2**20
+"""Largest request body but an upload's (YAML and JSON inputs are kilobytes)."""
 
 
 def static_dir() -> Path:
@@ -307,20 +313,59 @@ def run_series(runs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
 # background jobs
 
 
-class Jobs:
-    """Long runs in threads: a dict of jobs with their progress and outcome."""
+class JobProgress(dict):
+    """A job's progress, which the API's callbacks update as the run goes; each update checks
+    the job's budget and stops the run (a :class:`NapkinError` out of the callback) once it
+    has run ``budget_s`` or nobody has polled it for ``idle_s``."""
 
-    def __init__(self, keep: int = KEEP_JOBS) -> None:
+    def __init__(self, job: dict[str, Any], budget_s: float, idle_s: float | None) -> None:
+        super().__init__()
+        self.job, self.budget_s, self.idle_s = job, budget_s, idle_s
+
+    def check(self) -> None:
+        now = time.time()
+        if now - self.job["started"] > self.budget_s:
+            raise NapkinError(f"time: the run passed this server's budget of "
+                              f"{self.budget_s:g} s and was stopped")
+        if self.idle_s is not None and now - self.job["seen"] > self.idle_s:
+            raise NapkinError(f"client: nobody asked for this job for {self.idle_s:g} s; it "
+                              "was stopped")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.check()
+        super().__setitem__(key, value)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.check()
+        super().update(*args, **kwargs)
+
+
+class Jobs:
+    """Long runs in threads: a dict of jobs with their progress and outcome; each stopped at
+    its budget (``budget_s`` of wall clock; ``idle_s`` without a poll)."""
+
+    def __init__(self, keep: int = KEEP_JOBS, budget_s: float = JOB_BUDGET_S,
+                 idle_s: float = JOB_IDLE_S) -> None:
         self.keep = keep
+        self.budget_s, self.idle_s = budget_s, idle_s
         self._jobs: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+
+    def progress(self, job: dict[str, Any] | None = None) -> JobProgress:
+        """A fresh progress for ``job`` (None: a run answered at once, held to the budget
+        alone)."""
+        now = time.time()
+        own = job if job is not None else {"started": now, "seen": now}
+        return JobProgress(own, self.budget_s, self.idle_s if job is not None else None)
 
     def start(self, kind: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> str:
         """Run ``work(progress)`` in a thread; ``progress`` is a dict it updates."""
         job_id = uuid.uuid4().hex[:12]
+        now = time.time()
         job: dict[str, Any] = {"id": job_id, "kind": kind, "status": "running",
-                               "progress": {}, "result": None, "error": None,
-                               "started": time.time(), "finished": None}
+                               "result": None, "error": None, "started": now, "seen": now,
+                               "finished": None}
+        job["progress"] = self.progress(job)
         with self._lock:
             self._jobs[job_id] = job
             self._trim()
@@ -350,6 +395,7 @@ class Jobs:
         job = self._jobs.get(job_id)
         if job is None:
             raise StarletteHTTPException(404, f"job: no such job {job_id!r}")
+        job["seen"] = time.time()
         now = job["finished"] or time.time()
         return {"id": job["id"], "kind": job["kind"], "status": job["status"],
                 "progress": dict(job["progress"]), "elapsed_s": now - job["started"],
@@ -360,7 +406,7 @@ def _run_or_start(jobs: Jobs, kind: str, wait: bool,
                   work: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
     """``wait``: run now and answer the result; else start a job and answer its id (202)."""
     if wait:
-        return work({})
+        return work(jobs.progress())
     return JSONResponse({"job": jobs.start(kind, work)}, status_code=202)
 
 
@@ -425,6 +471,26 @@ def _request_error(exc: RequestValidationError) -> str:
     return f"request: {where + ': ' if where else ''}{e.get('msg', 'invalid')}"
 
 
+class BodyLimit:
+    """Refuse a request body over ``limit`` bytes (by its ``Content-Length``) with 413 and the
+    one-line JSON error, before the app reads it; uploads stream under their own cap."""
+
+    def __init__(self, app: Any, limit: int = MAX_REQUEST_BYTES,
+                 exempt: tuple[str, ...] = ("/api/upload",)) -> None:
+        self.app, self.limit, self.exempt = app, limit, exempt
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] not in self.exempt:
+            length = dict(scope.get("headers") or ()).get(b"content-length", b"0")
+            size = int(length) if length.isdigit() else 0
+            if size > self.limit:
+                response = _error(413, f"request: {size:,} bytes; at most {self.limit:,} are "
+                                       "read (upload large files through /api/upload)")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def docs_site(given: str | Path | None = None) -> Path | None:
     """The built documentation site (``mkdocs build`` writes ``site/`` in the repository):
     ``given``, else the checkout's ``site/`` when napkin runs from one; None: not built."""
@@ -454,7 +520,8 @@ def _docs_missing(page: str) -> HTMLResponse:
 
 def create_app(upload_dir: str | Path | None = None,
                docs_dir: str | Path | None = None,
-               data_dir: str | Path | None = None) -> FastAPI:
+               data_dir: str | Path | None = None, job_budget_s: float = JOB_BUDGET_S,
+               job_idle_s: float = JOB_IDLE_S) -> FastAPI:
     """The ``napkin web`` app. ``upload_dir``: where uploaded files are kept (default: a new
     temporary folder on the first upload); ``docs_dir``: the built documentation site served
     at ``/docs/`` (default: the checkout's ``site/`` if built, else a page saying where each
@@ -466,7 +533,8 @@ def create_app(upload_dir: str | Path | None = None,
                   docs_url=None, redoc_url=None,  # their pages load scripts from a CDN
                   openapi_url="/api/openapi.json")
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
-    jobs = Jobs()
+    app.add_middleware(BodyLimit)
+    jobs = Jobs(budget_s=job_budget_s, idle_s=job_idle_s)
     app.state.jobs = jobs
     uploads: dict[str, Path | None] = {"dir": Path(upload_dir) if upload_dir else None}
     if data_dir is not None and not Path(data_dir).is_dir():
