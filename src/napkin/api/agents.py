@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, deployment, load_gpu, load_model
-from napkin.errors import refuse_unused, require
+from napkin.errors import NapkinError, refuse_unused, require
 
 if TYPE_CHECKING:  # the agents layer loads on first use, not with the CLI
     from napkin.agents.context import Edit, Round
@@ -82,8 +82,13 @@ def analyze_trajectory(trajectories: TrajectoryRef | Sequence[TrajectoryRef], *,
     from napkin.media.playback import timeline_from_arrivals
     from napkin.report.agent_views import agent_doc, logged_doc
 
-    refs = ([trajectories] if isinstance(trajectories, str | Path | Mapping | Trajectory)
-            else list(trajectories))
+    one = str | Path | Mapping | Trajectory
+    if not isinstance(trajectories, one) and not (
+            isinstance(trajectories, list | tuple) and all(isinstance(t, one)
+                                                           for t in trajectories)):
+        raise NapkinError("trajectories: must be a file path, a mapping, a Trajectory or a "
+                          f"list of them, got {type(trajectories).__name__}")
+    refs = [trajectories] if isinstance(trajectories, one) else list(trajectories)
     require(len(refs) >= 1, "trajectory: give at least one file")
     if gpu is None:
         refuse_unused({"mfu": mfu, "mbu": mbu, "weights": weights, "kv-dtype": kv_dtype},
