@@ -29,6 +29,9 @@ ENDPOINTS = {
     "/api/capacity": ["count", "context", "avg_context", "reserve_gb", "gpu_mem_gb", "weights",
                       "kv_dtype", "gpu", "model", "unquantized"],
     "/api/model": ["model", "weights", "kv_dtype", "read_embedding", "unquantized"],
+    "/api/train": ["seq", "micro_batch", "accumulation", "devices", "gpu", "zero", "tp",
+                   "pipeline", "cp", "ep", "precision", "recompute", "mfu", "tokens",
+                   "usd_per_gpu_hour", "model"],
 }
 SCENARIO = {"name": "toy", "model": "qwen3-0.6b", "gpu": "h100-sxm", "calibration": "roofline",
             "engine": {"max_num_seqs": 2, "kv_pool_gib": 1},
@@ -83,6 +86,27 @@ def _simulate_case(client: Any, data: Any) -> None:
     _answered(r, [key.split(".")[-1], "set", "scenario"])
 
 
+def _sweep_case(client: Any, data: Any) -> None:
+    key = data.draw(st.sampled_from(["rates", "seeds"]))
+    value = data.draw(st.one_of(st.sampled_from(ODD), st.sampled_from(["0.1,0.2", "auto"])))
+    r = client.post("/api/sweep", json={"scenario": json.dumps(SCENARIO), "wait": True,
+                                        key: value})
+    _answered(r, [key, "--" + key, "load factor"])
+
+
+def _plan_case(client: Any, data: Any) -> None:
+    key = data.draw(st.sampled_from(["jobs", "top"]))
+    value = data.draw(st.sampled_from(ODD))
+    plan = {"name": "toy", "model": "qwen3-0.6b", "calibration": "roofline",
+            "workload": SCENARIO["workload"], "search": {"gpus": ["h100-sxm"],
+                                                          "tensor_parallel": [1],
+                                                          "replicas": [1], "max_num_seqs": [2]},
+            "seeds": 1}
+    r = client.post("/api/plan", json={"plan": json.dumps(plan), "wait": True, key: value,
+                                       **({"jobs": "1"} if key != "jobs" else {})})
+    _answered(r, [key, "--" + key])
+
+
 def _command_case(cli: Any, monkeypatch: Any, data: Any) -> None:
     """``napkin web --port P --host H`` with the server stubbed: a bad value is one line naming
     port or host (exit 2) and the server is not started; a good one starts it on that port."""
@@ -114,6 +138,25 @@ def test_quick_endpoints(client, data):
 @given(data=st.data())
 def test_quick_simulate(client, data):
     _simulate_case(client, data)
+
+
+@_profile(4)
+@given(data=st.data())
+def test_quick_sweep(client, data):
+    _sweep_case(client, data)
+
+
+@_profile(4)
+@given(data=st.data())
+def test_quick_plan(client, data):
+    _plan_case(client, data)
+
+
+@pytest.mark.slow
+@_profile(LONG // 5)
+@given(data=st.data())
+def test_long_sweep_and_plan(client, data):
+    (_sweep_case if data.draw(st.booleans()) else _plan_case)(client, data)
 
 
 @_profile(QUICK)
