@@ -158,3 +158,21 @@ def test_u12_measurement_errors_name_the_file_s_column(cli, tmp_path):
 def test_u15_a_second_model_is_named_as_given(cli, args, field):
     line = _one_line(*cli(*args))
     assert line.startswith(f"napkin: error: {field}: unknown model 'nope'")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="no /proc on this machine")
+@pytest.mark.parametrize("args", [
+    ["serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--plot", "/proc/x.png"],
+    ["serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--export", "/proc"],
+])
+def test_a_folder_that_takes_no_files_is_one_line(cli, args):
+    """``/proc`` exists and passes the writable check (as root) but takes no new file: the
+    write fails as one line naming the option, and nothing is left behind."""
+    line = _one_line(*cli(*args))
+    assert "/proc" in line and ("plot" in line or "export" in line), line
+
+
+def test_ced_with_no_layers_is_refused(cli):
+    line = _one_line(*cli("ced", "--encoder-layers", "0", "--decoder-layers", "0"))
+    assert line == ("napkin: error: encoder-layers: with decoder-layers must count at least "
+                    "one layer, got 0 and 0")

@@ -96,7 +96,7 @@ def plan(plan: PlanRef, *, jobs: Annotated[int, Field(ge=0, le=MAX_JOBS)] = 0,
 
             from napkin.report.document import jsonable
 
-            with atomic_write(path) as tmp:
+            with atomic_write(path, "export") as tmp:
                 tmp.write_text(json.dumps(jsonable(doc.data["evaluations"]), indent=1))
         else:
             from napkin.report.export import write_table

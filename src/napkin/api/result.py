@@ -71,5 +71,9 @@ class Result:
         if self.plotter is None:
             raise NapkinError(f"plot: {self.title} has no figure")
         check_output(str(path), PLOT_SUFFIXES, "plot")
-        self.plotter(Path(path))
+        try:
+            self.plotter(Path(path))
+        except OSError as e:  # a folder that takes no files (/proc), a full disk
+            Path(path).unlink(missing_ok=True)
+            raise NapkinError(f"plot: cannot write {str(path)!r} ({e.strerror})") from None
         return Path(path)

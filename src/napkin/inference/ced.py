@@ -37,6 +37,8 @@ def expert_layer_passes(prompt_tokens: int, encoder_layers: int = 20, decoder_la
         require(0 <= layers <= MAX_LAYERS, f"{name}: must be in [0, {MAX_LAYERS}], got {layers}")
     require(0 <= replay_tokens <= MAX_TOKENS,
             f"replay: must be in [0, {MAX_TOKENS:,}] tokens, got {replay_tokens}")
+    require(encoder_layers + decoder_layers >= 1,
+            "encoder-layers: with decoder-layers must count at least one layer, got 0 and 0")
     full = (encoder_layers + decoder_layers) * prompt_tokens
     ced = encoder_layers * prompt_tokens + decoder_layers * min(prompt_tokens, replay_tokens)
     return LayerPasses(prompt_tokens, full, ced)

@@ -54,7 +54,7 @@ def write_table(cols: dict[str, np.ndarray], path: Path) -> Path:
     """CSV, or Parquet when ``path`` ends in ``.parquet``; written whole or not at all
     (:func:`~napkin.specs.files.atomic_write`). The folder itself is created if missing."""
     path.parent.mkdir(exist_ok=True)
-    with atomic_write(path) as tmp:
+    with atomic_write(path, "export") as tmp:
         if path.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq

@@ -152,15 +152,22 @@ def check_folder(path: str | Path, field: str) -> None:
 
 
 @contextmanager
-def atomic_write(path: str | Path) -> Iterator[Path]:
+def atomic_write(path: str | Path, what: str = "output") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename,
-    on any failure (an error, Ctrl-C) it is removed: a reader never sees half a file."""
+    on any failure (an error, Ctrl-C) it is removed: a reader never sees half a file. A folder
+    that takes no files (``/proc``, a read-only mount) is one error naming ``what``."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise NapkinError(f"{what}: cannot write {str(target)!r} ({e.strerror})") from None
     os.close(fd)
     try:
         yield Path(tmp)
         os.replace(tmp, target)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise NapkinError(f"{what}: cannot write {str(target)!r} ({e.strerror})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
