@@ -176,3 +176,10 @@ def test_ced_with_no_layers_is_refused(cli):
     line = _one_line(*cli("ced", "--encoder-layers", "0", "--decoder-layers", "0"))
     assert line == ("napkin: error: encoder-layers: with decoder-layers must count at least "
                     "one layer, got 0 and 0")
+
+
+def test_fluid_capacity_is_named_as_its_option(cli):
+    line = _one_line(*cli("serve", "fluid", "examples/chapter-3-1-shifted.workload.yaml",
+                          "--capacity-steps-s", "-5"))
+    assert line == ("napkin: error: capacity-steps-s: must be > 0 decode steps per second, "
+                    "got -5")

@@ -43,10 +43,11 @@ class PowerModel:
     def __post_init__(self) -> None:
         for name in ("prefill_power_frac", "decode_power_frac", "idle_power_frac"):
             v = getattr(self, name)
-            require(0 <= v <= 1.5, f"{name}: must be a share of TDP in [0, 1.5], got {v}")
+            require(0 <= v <= 1.5, f"{name.replace('_', '-')}: must be a share of the board "
+                                   f"power in [0, 1.5], got {v}")
         require(1 <= self.pue <= 5, f"pue: must be in [1, 5], got {self.pue}")
         require(self.usd_per_kwh is None or 0 <= self.usd_per_kwh <= 100,
-                f"usd_per_kwh: must be in [0, 100], got {self.usd_per_kwh}")
+                f"usd-per-kwh: must be in [0, 100] $/kWh, got {self.usd_per_kwh}")
 
 
 DEFAULT_POWER = PowerModel()

@@ -119,6 +119,8 @@ def fluid(workload: WorkloadRef, *, capacity_steps_s: float | None = None,
     info: dict[str, Any]
     if capacity_steps_s is not None:
         require(gpu is None, "gpu: give --capacity-steps-s or --gpu, not both")
+        require(capacity_steps_s > 0, "capacity-steps-s: must be > 0 decode steps per second, "
+                f"got {capacity_steps_s:g}")
         mu, info = capacity_steps_s, {"capacity_steps_per_s": capacity_steps_s}
     elif gpu is not None:
         mu, info = _capacity(model, gpu, count, batch, context, weights, mbu,
