@@ -299,8 +299,10 @@ def _model_ref(value: str, where: str, name: str) -> str:
 
 
 def _fail(where: str, name: str, message: str) -> NoReturn:
-    """Raise the one-line error ``<where>: <name>: <message>``."""
-    raise NapkinError(f"{where}: {name}: {message}")
+    """Raise the one-line error ``<where>: <name>: <message>``, the message cut to 300
+    characters (it quotes a cell's value, which a file may make arbitrarily long)."""
+    text = message if len(message) <= 300 else message[:297] + "..."
+    raise NapkinError(f"{where}: {name}: {text}")
 
 
 def _missing(value: object) -> bool:

@@ -93,6 +93,13 @@ class Trace:
     """Rows skipped because their ``Model`` is not the ``model=`` asked for (BurstGPT)."""
 
 
+
+def _short(value: object, most: int = 60) -> str:
+    """A cell's value as an error quotes it: its repr, cut to ``most`` characters (an error
+    never carries more of a file than the field's own value, truncated)."""
+    text = repr(value)
+    return text if len(text) <= most else text[:most - 3] + "..."
+
 def read_trace(
     path: str | Path,
     fmt: TraceFormat,
@@ -350,8 +357,8 @@ def _read_csv(path: Path, fmt: str, arrival_col: str, input_col: str, output_col
                 except ValueError:
                     what = "a datetime" if clock is not None else f"a number ({time_unit})"
                     raise NapkinError(
-                        f"trace: {path}:{line}: column {arrival_col!r}: cannot parse {text!r} "
-                        f"as {what}"
+                        f"trace: {path}:{line}: column {arrival_col!r}: cannot parse "
+                        f"{_short(text)} as {what}"
                     ) from None
                 counts = []
                 for i, col in ((i_in, input_col), (i_out, output_col)):
@@ -360,7 +367,7 @@ def _read_csv(path: Path, fmt: str, arrival_col: str, input_col: str, output_col
                         counts.append(_parse_count(text))
                     except ValueError:
                         raise NapkinError(
-                            f"trace: {path}:{line}: column {col!r}: cannot parse {text!r} as "
+                            f"trace: {path}:{line}: column {col!r}: cannot parse {_short(text)} as "
                             f"{_COUNT}"
                         ) from None
                 n_in, n_out = counts
@@ -403,12 +410,12 @@ def _json_count(path: Path, line: int, key: str, value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise NapkinError(
-            f"trace: {path}:{line}: field {key!r}: expected a token count, got {value!r}"
+            f"trace: {path}:{line}: field {key!r}: expected a token count, got {_short(value)}"
         )
     if isinstance(value, float) and math.isnan(value):
         return None
     if (isinstance(value, float) and not value.is_integer()) or value > MAX_REQUEST_TOKENS:
-        raise NapkinError(f"trace: {path}:{line}: field {key!r}: {value!r} is not {_COUNT}")
+        raise NapkinError(f"trace: {path}:{line}: field {key!r}: {_short(value)} is not {_COUNT}")
     return int(value)
 
 
@@ -570,7 +577,7 @@ def _arrow_arrivals(pa: Any, path: Path, col: Any, name: str,
             except ValueError:
                 what = "a datetime" if clock is not None else f"a number ({time_unit})"
                 raise NapkinError(
-                    f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {text!r} as "
+                    f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {_short(text)} as "
                     f"{what}"
                 ) from None
         return out, 1.0 if clock is not None else _PER_SECOND[time_unit]
@@ -631,7 +638,7 @@ def _arrow_counts(pa: Any, path: Path, col: Any, name: str) -> tuple[np.ndarray,
                 n = None if text is None else _parse_count(text)
             except ValueError:
                 raise NapkinError(
-                    f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {text!r} as "
+                    f"trace: {path}: row {i + 1}: column {name!r}: cannot parse {_short(text)} as "
                     f"{_COUNT}"
                 ) from None
             if n is None:
