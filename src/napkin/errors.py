@@ -9,6 +9,17 @@ class NapkinError(ValueError):
     """Bad input: the message names the field, the value and what is allowed."""
 
 
+class _State:
+    """How errors name the fields: ``flag_names`` (set for a command-line run by
+    :func:`napkin.cli.main.main`): the API's boundary names an argument as the CLI's flag
+    (``prompt-len``) instead of the keyword (``prompt_len``)."""
+
+    flag_names = False
+
+
+state = _State()
+
+
 def require(condition: bool, message: str) -> None:
     """Raise :class:`NapkinError` with ``message`` unless ``condition`` holds."""
     if not condition:

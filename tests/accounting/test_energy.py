@@ -44,7 +44,7 @@ def test_call_energy_per_million_tokens_by_hand():
 
 
 def test_bad_power_inputs_name_the_field():
-    with pytest.raises(NapkinError, match="^decode-power-frac: must be a share"):
+    with pytest.raises(NapkinError, match=r"^decode-power-frac: must be a share"):
         napkin.call("llama-3.1-8b", new=10, gpu="h100-sxm", decode_power_frac=-0.1)
     with pytest.raises(NapkinError, match="pue"):
         napkin.call("llama-3.1-8b", new=10, gpu="h100-sxm", pue=0.5)

@@ -1,6 +1,7 @@
 """Tables fit the terminal by leaving columns out and wrapping between words, never by cutting
 a number; piped output keeps every column at full width; ``--wide`` too."""
 
+import json
 import re
 
 import pytest
@@ -66,12 +67,15 @@ def test_a_real_result_at_100_columns():
                     assert all(w in shown for w in cell.split()), (s.title, cell)
 
 
-def test_wide_on_the_command_line(monkeypatch):
-    from napkin.cli import main as cli_main
+def test_wide_and_timing_on_the_command_line(cli):
+    """``--wide`` and ``--timing`` are taken anywhere on a command line, for that run only."""
     from napkin.cli import output
 
-    monkeypatch.setattr(output, "wide", False)
-    monkeypatch.setattr("sys.argv", ["napkin", "gpus", "--wide"])
-    with pytest.raises(SystemExit) as exit_:
-        cli_main.main()
-    assert exit_.value.code == 0 and output.wide is True
+    code, out, err = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--timing",
+                         "--wide", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["timing"]["chapter 3-1 uniform: wall_s"] > 0
+    assert (output.wide, output.timing) == (False, False)  # restored after the run
+    code, out, _ = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--format",
+                       "json")
+    assert code == 0 and "timing" not in json.loads(out)

@@ -26,10 +26,16 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, TypeVar, get_args, get_origin
 
+from napkin import errors
 from napkin.errors import NapkinError
 
 MAX_INT = 2**53
 """Largest integer magnitude accepted (every integer below it is exact as a float)."""
+
+def _field(name: str) -> str:
+    """An argument's name as the caller wrote it: the CLI's flag (``prompt-len``) in a command
+    line run (:data:`napkin.errors.state`), else the keyword (``prompt_len``)."""
+    return name.replace("_", "-") if errors.state.flag_names else name
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,14 +67,14 @@ def check(name: str, value: Any, adapter: Any) -> None:
     from pydantic import ValidationError
 
     if (big := _too_big(value)) is not None:
-        raise NapkinError(f"{name}: integers must be at most {MAX_INT:,} in magnitude, got "
-                          f"{_shown(big)}")
+        raise NapkinError(f"{_field(name)}: integers must be at most {MAX_INT:,} in magnitude, "
+                          f"got {_shown(big)}")
     if adapter is None:
         return
     try:
         adapter.validate_python(value)
     except ValidationError as e:
-        raise NapkinError(_message(name, value, adapter, e)) from None
+        raise NapkinError(_message(_field(name), value, adapter, e)) from None
 
 
 def _too_big(value: Any, depth: int = 0) -> int | None:

@@ -10,7 +10,7 @@ from typer.exceptions import TyperException
 
 from napkin import __version__
 from napkin.cli import output
-from napkin.errors import NapkinError
+from napkin.errors import NapkinError, state
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("catalog_cmds", "models"), "gpus": ("catalog_cmds", "gpus"),
@@ -107,7 +107,18 @@ def _invoked(argv: list[str]) -> str | None:
 
 
 def main() -> None:
-    """Run the CLI; library errors and usage errors print one line and exit 2."""
+    """Run the CLI; library errors and usage errors print one line and exit 2. The output
+    options and the boundary's naming hold for this run only (tests run many in one
+    process)."""
+    saved = (state.flag_names, output.wide, output.timing)
+    try:
+        _main()
+    finally:
+        state.flag_names, output.wide, output.timing = saved
+
+
+def _main() -> None:
+    state.flag_names = True  # errors of the API name the flags the user typed
     argv = sys.argv[1:]
     end = argv.index("--") if "--" in argv else len(argv)
     for flag in ("--wide", "--timing"):  # output options of every command, anywhere on the line
