@@ -35,6 +35,20 @@ def test_flops_moe_expert_matmuls(cli):
     assert r.value["expert_train_flops"] == pytest.approx(18 * 48 * 2048 * 768 * 8 * 1e12)
 
 
+def test_flops_of_a_moe_counts_its_active_parameters():
+    """DeepSeek-V3 on its 14.8T tokens: 6 · N_active · D with N_active = 37.55B (the card's
+    "37B activated") gives 3.33e24 FLOPs; total N (671B) would give 5.96e25, 18× too much —
+    the question bank's warning (issue 38)."""
+    r = flops("deepseek-v3", tokens=14.8e12)
+    spec = load_model("deepseek-v3")
+    assert r.value["params"] == spec.active_params
+    assert 37e9 < spec.active_params < 38e9 and 670e9 < spec.params < 672e9
+    assert r.value["train_flops"] == pytest.approx(6 * spec.active_params * 14.8e12)
+    assert r.value["train_flops"] == pytest.approx(3.33e24, rel=0.003)
+    assert r.value["tokens_per_param"] == pytest.approx(14.8e12 / spec.active_params)
+    assert r.value["total_params"] == spec.params
+
+
 def test_speculative_q39(cli):
     r = speculative(alpha=0.8, k=4, draft_cost=0.1)
     _, out, _ = cli("speculative", "--alpha", "0.8", "--k", "4", "--draft-cost", "0.1",

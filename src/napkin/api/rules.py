@@ -26,13 +26,14 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18).
 
     ``C = 6·N·D`` FLOPs (2N forward + 4N backward per token) for N parameters (``params``, or
-    the total parameters of ``model``; give one of the two) and D = ``tokens`` training tokens;
+    the parameters of ``model`` — a MoE's active ones, top-k routed plus shared experts, since
+    a token passes only those; give one of the two) and D = ``tokens`` training tokens;
     D/N beside Chinchilla's compute-optimal 20. For a MoE ``model`` also its routed + shared
     expert matmuls, ``18·n_L·h·f·(k_routed + k_shared)`` FLOPs per token (3 SwiGLU projections
     × 2 FLOPs per multiply-add × 3 for forward + backward) and × D (DeepSeek V4).
     ``value``: dict of the numbers (``params``, ``tokens``, ``train_flops``,
-    ``tokens_per_param``; for a MoE also ``active_params``, ``expert_train_flops_per_token``,
-    ``expert_train_flops``).
+    ``tokens_per_param``; for a MoE also ``active_params``, ``total_params``,
+    ``expert_train_flops_per_token``, ``expert_train_flops``).
     """
     from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
 
@@ -42,11 +43,13 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
     if params is None:
         assert model is not None
         spec = load_model(model)
-        params = float(spec.params)
+        # a token passes only its routed and shared experts: N of 6ND is the active count
+        params = float(spec.active_params if spec.is_moe else spec.params)
     n, d = _positive(params, "params"), _positive(tokens, "tokens")
     c, ratio = train_flops_6nd(n, d), tokens_per_parameter(n, d)
-    rows = [["N", f"{n:.4g} parameters"], ["D", f"{d:.4g} tokens"], ["6ND", f"{c:.4g} FLOPs"],
-            ["D/N", f"{ratio:,.1f}"]]
+    moe = spec is not None and spec.is_moe
+    rows = [["N (active: top-k + shared experts)" if moe else "N", f"{n:.4g} parameters"],
+            ["D", f"{d:.4g} tokens"], ["6ND", f"{c:.4g} FLOPs"], ["D/N", f"{ratio:,.1f}"]]
     data: dict[str, float] = {"params": n, "tokens": d, "train_flops": c,
                               "tokens_per_param": ratio}
     notes = [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]
@@ -54,12 +57,18 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
         from napkin.training.flops import expert_train_flops_per_token
 
         per_token = expert_train_flops_per_token(spec)
-        rows += [["active N (top-k + shared experts)", f"{spec.active_params:.4g} parameters"],
+        total = float(spec.params)
+        rows += [["total parameters (memory, not compute)", f"{total:.4g} parameters"],
+                 ["6 · total · D (the mistake to avoid)", f"{train_flops_6nd(total, d):.4g} "
+                                                           "FLOPs"],
                  ["expert matmuls per token (fwd + bwd)", f"{per_token / 1e9:,.4f} GFLOPs"],
                  ["expert matmuls × D", f"{per_token * d:.6g} FLOPs"]]
-        data |= {"active_params": float(spec.active_params),
+        data |= {"active_params": float(spec.active_params), "total_params": total,
                  "expert_train_flops_per_token": per_token,
                  "expert_train_flops": per_token * d}
+        notes.insert(0, "a MoE token passes only its top-k routed and shared experts: 6ND and "
+                        "D/N count the active parameters (the total sizes the weights in "
+                        "memory, not the compute)")
         notes.append("expert matmuls: 3 SwiGLU projections × 2 FLOPs per multiply-add × 3 "
                      "(forward + backward) per routed and shared expert a token passes, "
                      "18·n_L·h·f·(k_routed + k_shared); attention, routers, head, MTP, "
