@@ -159,7 +159,7 @@ SURFACE: dict[str, str] = {
     'lifecycle': (
         "*, target_loss, sizes, prompt=512, gen=128, gpu='h100-sxm', mfu=0.4, "
         "law='chinchilla', mix=None"),
-    'flops': 'model=None, *, params=None, tokens=1000000000000.0',
+    'flops': 'model=None, *, params=None, tokens=None',
     'speculative': '*, alpha=0.8, k=4, draft_cost=0.0',
     'attention_matrix': "model, *, seq=8192, batch=1, dtype='bf16'",
     'loss_mask': '*, prompt=3000, answer=100',

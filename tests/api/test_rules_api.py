@@ -28,11 +28,21 @@ def test_flops_llama_1_and_a_model(cli):
 def test_flops_moe_expert_matmuls(cli):
     """Qwen3-30B-A3B: 48 layers, hidden 2,048, expert FFN 768, top-8 routed, no shared expert:
     18·n_L·h·f·k FLOPs per token."""
-    r = flops("qwen3-30b-a3b")
-    _, out, _ = cli("flops", "qwen3-30b-a3b", "--format", "json")
+    r = flops("qwen3-30b-a3b", tokens=1e12)
+    _, out, _ = cli("flops", "qwen3-30b-a3b", "--tokens", "1e12", "--format", "json")
     assert r.data == json.loads(out)
     assert r.value["expert_train_flops_per_token"] == pytest.approx(18 * 48 * 2048 * 768 * 8)
     assert r.value["expert_train_flops"] == pytest.approx(18 * 48 * 2048 * 768 * 8 * 1e12)
+
+
+def test_flops_without_tokens_takes_chinchillas_20_per_parameter(cli):
+    """N = 7e9, no D: D = 20·N = 1.4e11 tokens and C = 6·N·20N = 120·N² = 5.88e21 FLOPs."""
+    r = flops(params=7e9)
+    assert r.value["tokens"] == pytest.approx(1.4e11)
+    assert r.value["train_flops"] == pytest.approx(5.88e21)
+    assert r.value["tokens_per_param"] == pytest.approx(20)
+    _, out, _ = cli("flops", "--params", "7e9", "--format", "json")
+    assert json.loads(out)["train_flops"] == pytest.approx(5.88e21)
 
 
 def test_flops_of_a_moe_counts_its_active_parameters():

@@ -22,12 +22,13 @@ def _within(value: int, low: int, high: int, field: str) -> None:
 
 @checked
 def flops(model: ModelRef | None = None, *, params: float | None = None,
-          tokens: float = 1e12) -> Result:
+          tokens: float | None = None) -> Result:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18).
 
     ``C = 6·N·D`` FLOPs (2N forward + 4N backward per token) for N parameters (``params``, or
     the parameters of ``model`` — a MoE's active ones, top-k routed plus shared experts, since
-    a token passes only those; give one of the two) and D = ``tokens`` training tokens;
+    a token passes only those; give one of the two) and D = ``tokens`` training tokens
+    (default: Chinchilla's D = 20·N, so C = 120·N²);
     D/N beside Chinchilla's compute-optimal 20. For a MoE ``model`` also its routed + shared
     expert matmuls, ``18·n_L·h·f·(k_routed + k_shared)`` FLOPs per token (3 SwiGLU projections
     × 2 FLOPs per multiply-add × 3 for forward + backward) and × D (DeepSeek V4).
@@ -36,6 +37,7 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
     ``expert_train_flops_per_token``, ``expert_train_flops``).
     """
     from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
+    from napkin.scaling.optimum import CHINCHILLA_TOKENS_PER_PARAM
 
     require((model is None) != (params is None),
             "params: give a MODEL or --params, not both and not neither")
@@ -45,14 +47,18 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
         spec = load_model(model)
         # a token passes only its routed and shared experts: N of 6ND is the active count
         params = float(spec.active_params if spec.is_moe else spec.params)
-    n, d = _positive(params, "params"), _positive(tokens, "tokens")
+    n = _positive(params, "params")
+    chinchilla = tokens is None  # D = 20·N, Chinchilla's compute-optimal ratio
+    d = CHINCHILLA_TOKENS_PER_PARAM * n if tokens is None else _positive(tokens, "tokens")
     c, ratio = train_flops_6nd(n, d), tokens_per_parameter(n, d)
     moe = spec is not None and spec.is_moe
     rows = [["N (active: top-k + shared experts)" if moe else "N", f"{n:.4g} parameters"],
             ["D", f"{d:.4g} tokens"], ["6ND", f"{c:.4g} FLOPs"], ["D/N", f"{ratio:,.1f}"]]
     data: dict[str, float] = {"params": n, "tokens": d, "train_flops": c,
                               "tokens_per_param": ratio}
-    notes = [f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]
+    notes = [f"D = 20·N = {d:.4g} tokens (no --tokens given: Chinchilla's compute-optimal "
+             f"ratio), so 6ND = 6·N·20N = 120·N² = {c:.4g} FLOPs" if chinchilla else
+             f"D/N {ratio / 20:.1f}× Chinchilla's 20 tokens per parameter"]
     if spec is not None and spec.is_moe:
         from napkin.training.flops import expert_train_flops_per_token
 

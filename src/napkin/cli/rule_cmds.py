@@ -21,7 +21,8 @@ def flops(
         float | None,
         FiniteOption("--params", help="N, parameters (instead of a model, e.g. a nominal 6.7e9)."),
     ] = None,
-    tokens: Annotated[float, FiniteOption("--tokens", help="D, training tokens.")] = 1e12,
+    tokens: Annotated[float | None, FiniteOption(
+        "--tokens", help="D, training tokens (default: Chinchilla's 20 per parameter).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18; Chinchilla's
