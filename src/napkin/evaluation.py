@@ -158,8 +158,13 @@ def paired_bootstrap(correct_a: Sequence[float] | np.ndarray,
 # ---------------------------------------------------------------- sampling metrics (q50)
 
 
+MAX_SAMPLES_PER_PROBLEM = 10_000_000
+"""Most samples n of one problem pass@k and pass^k take (their products run over up to n
+terms)."""
+
+
 def _counts(where: str, n: int, c: int, k: int) -> tuple[int, int, int]:
-    n = _integer(where, "n", n, 1)
+    n = _integer(where, "n", n, 1, MAX_SAMPLES_PER_PROBLEM)
     c = _integer(where, "c", c, 0, n)
     k = _integer(where, "k", k, 1, n)
     return n, c, k

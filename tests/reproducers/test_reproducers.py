@@ -183,3 +183,10 @@ def test_fluid_capacity_is_named_as_its_option(cli):
                           "--capacity-steps-s", "-5"))
     assert line == ("napkin: error: capacity-steps-s: must be > 0 decode steps per second, "
                     "got -5")
+
+
+def test_pass_at_k_samples_are_bounded():
+    """pass@k's product runs over up to n terms: n is at most 10,000,000 (found by the long
+    API fuzz: n = c = k = 2^53 ran for minutes)."""
+    with pytest.raises(NapkinError, match=r"^pass_at_k: n must be an integer in \[1, 10000000\]"):
+        napkin.eval_passk(n=2**53, c=2**53, k=2**53)
