@@ -49,6 +49,10 @@ def test_example_3_1_fluid_backlog_and_drain():
     assert result.final_backlog == pytest.approx((7471.2 - mu) * 60)  # 1,879.87 × 60
     assert round(result.final_backlog) == 112_792
     assert round(result.drain_s, 2) == 20.17  # 112,792 / 5,591.33
+    # issue 38: the total decode steps and when the queue is empty, not only the drain
+    assert result.total_steps == pytest.approx((1736.8 + 7471.2) * 60)  # 552,480 steps
+    assert result.empty_at_s == pytest.approx(120 + (7471.2 - mu) * 60 / mu)  # 140.17 s
+    assert round(result.empty_at_s, 2) == 140.17
     _t, q = result.curve(points_per_window=4)
     assert q[-1] == pytest.approx(0, abs=1e-6) and max(q) == pytest.approx(result.peak_backlog)
 

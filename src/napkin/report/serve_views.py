@@ -38,10 +38,12 @@ def fluid_doc(name: str, result: FluidResult, capacity: dict[str, Any]) -> Docum
              f"{w.capacity_per_s:,.2f}", f"{w.backlog_start:,.0f}", f"{w.backlog_end:,.0f}"]
             for w in result.windows]
     notes = [result.describe_drain(),
+             f"total decode steps {result.total_steps:,.0f} (Σ A_k over the windows)",
              "Q_{k+1} = max(0, Q_k + A_k − μ·Δt); decode steps counted at arrival"]
     data = {"windows": result.windows, "peak_backlog_steps": result.peak_backlog,
             "final_backlog_steps": result.final_backlog, "drain_s": result.drain_s,
-            "emptied_at_s": result.emptied_at_s}
+            "emptied_at_s": result.emptied_at_s, "total_steps": result.total_steps,
+            "empty_at_s": result.empty_at_s}
     return Document(f"{name}: fluid queue", {"workload": name}, capacity,
                     [Section("backlog", cols, rows, notes)], data)
 

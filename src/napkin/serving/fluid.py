@@ -75,13 +75,35 @@ class FluidResult:
                 return w.start_s + w.backlog_start / (w.capacity_per_s - w.arrival_rate_per_s)
         return None
 
+    @property
+    def total_steps(self) -> float:
+        """Decode steps that arrived over all windows: ``Σ A_k`` (A_k: window k's steps)."""
+        return sum(w.arrivals for w in self.windows)
+
+    @property
+    def end_s(self) -> float:
+        """End of the last window."""
+        return self.windows[-1].start_s + self.windows[-1].duration_s if self.windows else 0.0
+
+    @property
+    def empty_at_s(self) -> float:
+        """When the queue is empty for good: inside the windows (:attr:`emptied_at_s`), at the
+        last window's end plus the drain ``Q/μ`` when a backlog outlives them, or 0 when none
+        ever builds."""
+        if self.peak_backlog == 0:
+            return 0.0
+        if self.final_backlog > 0:
+            return self.end_s + self.drain_s
+        return self.emptied_at_s or 0.0
+
     def describe_drain(self) -> str:
         """One line: no backlog, emptied inside the windows, or drained after the last."""
         if self.peak_backlog == 0:
             return "capacity covers every window: no backlog"
         head = f"peak backlog {self.peak_backlog:,.0f} steps at t = {self.peak_end_s:,.0f} s"
         if self.final_backlog > 0:
-            return f"{head}; after arrivals stop it drains in {self.drain_s:,.2f} s (Q/μ)"
+            return (f"{head}; after arrivals stop it drains in {self.drain_s:,.2f} s (Q/μ): "
+                    f"the queue is empty at t = {self.empty_at_s:,.2f} s")
         at = self.emptied_at_s
         assert at is not None
         return (f"{head}; it empties inside the windows at t = {at:,.2f} s "
