@@ -10,6 +10,7 @@ A small budget runs by default (:data:`QUICK` examples a function); ``pytest -m 
 
 import inspect
 import math
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -27,9 +28,11 @@ from napkin.errors import NapkinError
 QUICK, LONG = 6, 150
 CALL_S = 20
 """Wall-clock bound of one call."""
+MEMORY_BYTES = 8 * 2**30
+"""Address space a call may reach (the test process's own included)."""
 
 ODD = [None, 0, -1, 1, 2, 1.5, -0.5, "16", "", "x", True, False, math.nan, math.inf, -math.inf,
-       10**400, -(10**30), 2**53, 5e-324, 1e308, [], [1, "a"], [0], [math.nan], {}, {"a": 1},
+       10**400, -(10**30), 2**53, 2**31, 5e-324, 1e308, [], [1, "a"], [0], [math.nan], {}, {"a": 1},
        "qwen3-0.6b", "h100-sxm", "nope.yaml", "/dev/zero", b"bytes", (1, 2), object()]
 """Values every argument is tried with."""
 
@@ -64,8 +67,13 @@ def _check(name: str, kwargs: dict) -> None:
     fn = getattr(napkin, name)
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(CALL_S)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    # a call that allocates past MEMORY_BYTES fails here (MemoryError), not the machine
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, hard))
     try:
         result = fn(**kwargs)
+    except MemoryError:
+        pytest.fail(f"napkin.{name}(**{kwargs!r}) allocated past {MEMORY_BYTES / 2**30:g} GiB")
     except NapkinError as e:
         text = str(e)
         assert text and "\n" not in text and "Traceback" not in text, (name, kwargs, text)
@@ -73,6 +81,7 @@ def _check(name: str, kwargs: dict) -> None:
     except _Timeout:
         pytest.fail(f"napkin.{name}(**{kwargs!r}) ran past {CALL_S} s")
     finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     data = result.data if hasattr(result, "data") else None

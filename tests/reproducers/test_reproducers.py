@@ -190,3 +190,11 @@ def test_pass_at_k_samples_are_bounded():
     API fuzz: n = c = k = 2^53 ran for minutes)."""
     with pytest.raises(NapkinError, match=r"^pass_at_k: n must be an integer in \[1, 10000000\]"):
         napkin.eval_passk(n=2**53, c=2**53, k=2**53)
+
+
+def test_sweep_seeds_are_bounded():
+    """A sweep's seeds became ``tuple(range(seeds))``: 2^31 from a web form filled the machine's
+    memory; at most 32, as the CLI's ``--seeds``."""
+    with pytest.raises(NapkinError) as e:
+        napkin.sweep("examples/chapter-3-1-uniform.yaml", seeds=2**31)
+    assert str(e.value) == "seeds: must be less than or equal to 32, got 2147483648 (int)"

@@ -19,7 +19,14 @@ from napkin.api.result import Result
 from napkin.api.specs import deployment
 from napkin.errors import NapkinError, require
 
+MAX_SEEDS = 32
+"""Most seeds a sweep runs each load over (``seeds``; the CLI's ``--seeds`` takes the same)."""
+
 if TYPE_CHECKING:
+    from typing import Annotated
+
+    from pydantic import Field
+
     from napkin.api.specs import GpuRef, ModelRef
     from napkin.serving.requests import RequestSet
     from napkin.serving.scenario import Scenario
@@ -239,7 +246,8 @@ def simulate(scenarios: ScenarioRef | Sequence[ScenarioRef], *,
 
 
 @checked
-def sweep(scenario: ScenarioRef, *, rates: Sequence[float] | None = None, seeds: int = 1,
+def sweep(scenario: ScenarioRef, *, rates: Sequence[float] | None = None,
+          seeds: Annotated[int, Field(ge=1, le=MAX_SEEDS)] = 1,
           overrides: Sequence[str] = ()) -> Result:
     """Offered load vs latency percentiles, throughput and goodput, and the maximum load the
     scenario sustains under its SLO.

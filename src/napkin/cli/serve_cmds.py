@@ -90,7 +90,7 @@ def sweep(
         "--rates", help="Offered loads, comma-separated (requests/s; clients for a closed "
                         "loop; sessions/s for sessions), or auto: around the maximum "
                         "sustainable load.")] = "auto",
-    seeds: Annotated[int, typer.Option("--seeds", min=1, max=32,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, max=api.MAX_SEEDS,
                                        help="Seeds per load; a load is sustainable only "
                                             "when every seed meets the SLO.")] = 1,
     set_: Annotated[list[str] | None, typer.Option(
