@@ -51,7 +51,7 @@ class DecisionComparison:
         return self.generation.e2e_s / self.decision_time.time_s
 
 
-def usd_per_million(seconds: float, tokens: int, usd_per_gpu_hour: float) -> float:
+def usd_per_million(seconds: float, tokens: float, usd_per_gpu_hour: float) -> float:
     """Dollars per 1e6 tokens when ``tokens`` take ``seconds`` of one GPU."""
     return seconds * usd_per_gpu_hour / HOUR_S * 1e6 / tokens
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from napkin.accounting.energy import Energy
+from napkin.inference.decision import usd_per_million
 from napkin.planning.evaluate import Evaluation
 from napkin.planning.prices import price_of
 from napkin.planning.spec import Candidate, PlanFile
@@ -56,7 +57,7 @@ class GpuPoint:
     @property
     def usd_per_m_output_tokens(self) -> float | None:
         t = self.output_tokens_per_s
-        return None if not t else self.usd_per_hour / (t * 3600) * 1e6
+        return None if not t else usd_per_million(1.0, t, self.usd_per_hour)
 
 
 def single_replicas(evaluations: tuple[Evaluation, ...]) -> list[Candidate]:

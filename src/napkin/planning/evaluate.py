@@ -28,6 +28,7 @@ import numpy as np
 
 from napkin.accounting.energy import Energy
 from napkin.errors import NapkinError
+from napkin.inference.decision import usd_per_million
 from napkin.planning.prices import price_of
 from napkin.planning.spec import Candidate, PlanFile
 from napkin.serving.arrivals import OpenLoop
@@ -91,7 +92,7 @@ class Evaluation:
     @property
     def usd_per_m_output_tokens(self) -> float | None:
         t = self.output_tokens_per_s
-        return None if not t else self.usd_per_hour / (t * 3600) * 1e6
+        return None if not t else usd_per_million(1.0, t, self.usd_per_hour)
 
 
 def capacity_utilization(built: Built) -> float | None:
@@ -148,8 +149,7 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
     worst = min(summaries, key=lambda s: s.slo_met_frac)
     met = not stopped and len(summaries) == plan.seeds and all(
         s.slo_met_frac >= plan.slo.share for s in summaries)
-    sure = confidence(latencies, built.slo, built.profile) if met else None
-    p = None if sure is None else sure.probability
+    p = confidence(latencies, built.slo, built.profile) if met else None
     status: Status = ("infeasible" if not met else
                       "knife-edge" if p is not None and p < plan.slo.confidence else "feasible")
     reason = (f"seed {len(summaries) - 1}: {'stopped once ' if stopped else ''}"

@@ -84,15 +84,6 @@ def _normal_midpoints(k: int) -> np.ndarray:
     return np.array([dist.inv_cdf((j + 0.5) / k) for j in range(k)])
 
 
-@dataclass(frozen=True)
-class Confidence:
-    """P(SLO met) of a simulated configuration and the ratios it was read under."""
-
-    probability: float
-    ttft: LogNormalRatio
-    tpot: LogNormalRatio
-
-
 def ratios(profile: Profile | None) -> tuple[LogNormalRatio, LogNormalRatio] | None:
     """The TTFT and TPOT ratios of ``profile``'s bands; None without a band (the roofline, a
     profile held out on throughput only): nothing to be unsure by."""
@@ -120,9 +111,9 @@ def p_slo_met(latencies: RequestLatencies, slo: SLO, ttft: LogNormalRatio,
 
 
 def confidence(runs: list[RequestLatencies], slo: SLO, profile: Profile | None
-               ) -> Confidence | None:
+               ) -> float | None:
     """Mean P(SLO met) over the seeds' runs under ``profile``'s bands (None: no band)."""
     r = ratios(profile)
     if r is None or not runs:
         return None
-    return Confidence(float(np.mean([p_slo_met(x, slo, *r) for x in runs])), *r)
+    return float(np.mean([p_slo_met(x, slo, *r) for x in runs]))

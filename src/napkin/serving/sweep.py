@@ -242,7 +242,7 @@ class _Runner:
             full = not stopped and len(out) == len(self.seeds)
             sure = confidence(latencies, built.slo, built.profile) if full else None
             p = None if sure is None else (
-                0.0 if over or any(s.queue_growing for s in out) else sure.probability)
+                0.0 if over or any(s.queue_growing for s in out) else sure)
             used = run_energy(built, out, built.gpus, self.power) if full else None
             self.points[load] = SweepPoint(load, tuple(out), stopped, over, p, used)
         return self.points[load]

@@ -41,7 +41,7 @@ class PathGuard:
     def resolve(self, field: str, text: str) -> str:
         """The absolute path of ``text`` inside an allowed folder (module docstring)."""
         roots = [r.resolve() for r in self.roots() if r is not None]
-        given = Path(text).expanduser() if not text.startswith("~") else Path(text)
+        given = Path(text)
         candidates = [given] if given.is_absolute() else [r / given for r in roots]
         for c in candidates:
             real = c.resolve()

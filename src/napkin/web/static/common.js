@@ -372,6 +372,24 @@ const napkin = (() => {
     }
   }
 
+  // one run of a page: the button disabled and the page's state set while `work` runs, "ok"
+  // after it; on an error the error line ("error"), after `onError` tidies the page
+  async function attempt(button, work, onError) {
+    clearError();
+    busy(button, true);
+    done("running");
+    try {
+      await work();
+      done("ok");
+    } catch (e) {
+      if (onError) onError(e);
+      showError(e.message);
+      done("error");
+    } finally {
+      busy(button, false);
+    }
+  }
+
   function busy(button, on) {
     button.disabled = on;
     document.body.dataset.busy = on ? "1" : "0";
@@ -387,5 +405,5 @@ const napkin = (() => {
 
   return {get, post, upload, pick, showError, clearError, fmt, isNum, facts, table, cliTables,
           cliSection, plot, pollJob, values, readFile, fillCatalog, presets, busy,
-          done, downloads, jsonLink, docLinks};
+          done, attempt, downloads, jsonLink, docLinks};
 })();

@@ -41,23 +41,12 @@
     $("progress-text").textContent = text;
   }
 
-  async function plan() {
-    napkin.clearError();
-    napkin.busy(run, true);
-    napkin.done("running");
+  function plan() {
     const v = napkin.values(form);
-    try {
+    return napkin.attempt(run, async () => {
       const {job} = await napkin.post("/api/plan", {plan: v.plan, jobs: v.jobs, top: v.top});
-      const result = await napkin.pollJob(job, showProgress, 250);
-      render(result);
-      napkin.done("ok");
-    } catch (e) {
-      $("progress-box").hidden = true;
-      napkin.showError(e.message);
-      napkin.done("error");
-    } finally {
-      napkin.busy(run, false);
-    }
+      render(await napkin.pollJob(job, showProgress, 250));
+    }, () => { $("progress-box").hidden = true; });
   }
 
   function config(e) {

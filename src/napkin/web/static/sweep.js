@@ -29,30 +29,19 @@
     napkin.done("error");
   }
 
-  async function sweep() {
-    napkin.clearError();
-    napkin.busy(run, true);
-    napkin.done("running");
+  function sweep() {
     $("progress-box").hidden = false;
     $("progress").removeAttribute("value");
     $("progress-text").textContent = "sweeping";
-    try {
-      const body = napkin.values(form);
-      const {job} = await napkin.post("/api/sweep", body);
+    return napkin.attempt(run, async () => {
+      const {job} = await napkin.post("/api/sweep", napkin.values(form));
       const result = await napkin.pollJob(job, (_p, elapsed) => {
         $("progress-text").textContent = `sweeping (${fmt.num(elapsed || 0, 1)} s)`;
       });
       $("progress").value = 1;
       $("progress-text").textContent = "done";
       render(result);
-      napkin.done("ok");
-    } catch (e) {
-      $("progress-box").hidden = true;
-      napkin.showError(e.message);
-      napkin.done("error");
-    } finally {
-      napkin.busy(run, false);
-    }
+    }, () => { $("progress-box").hidden = true; });
   }
 
   function render(result) {

@@ -21,21 +21,12 @@
     napkin.done("error");
   }
 
-  async function compute() {
-    napkin.clearError();
-    napkin.busy(run, true);
-    napkin.done("running");
-    try {
+  function compute() {
+    return napkin.attempt(run, async () => {
       const f = napkin.values(form);
       f.compile = f.compile ? "true" : "";
       render(await napkin.get("/api/train", f));
-      napkin.done("ok");
-    } catch (e) {
-      napkin.showError(e.message);
-      napkin.done("error");
-    } finally {
-      napkin.busy(run, false);
-    }
+    });
   }
 
   function render(result) {
