@@ -333,7 +333,7 @@ def test_tensor_and_pipeline_parallel_traffic_and_topology(cli):
 
 
 @pytest.mark.parametrize(("args", "field"), [
-    (["--tp", "3"], "tensor_parallel"), (["--tp", "0"], "tp"),
+    (["--tp", "3"], "tp"), (["--tp", "0"], "tp"),
     (["--pipeline", "1000"], "pipeline"), (["--inter-node-gbs", "inf"], "inter-node-gbs"),
     (["--gpus-per-node", "0"], "gpus-per-node"),
     (["--virtual-stages", "2"], "virtual-stages"), (["--virtual-stages", "0"], "virtual-stages"),

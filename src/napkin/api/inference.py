@@ -80,7 +80,7 @@ def call(model: ModelRef, *, new: int, cached: int = 0, gen: int = 1, batch: int
 
         require(dep is not None, "calibration: needs --gpu (a catalog accelerator)")
         assert dep is not None
-        check_tensor_parallel(spec, tp)
+        check_tensor_parallel(spec, tp, "tp")
         calibrated = calibrated_call(load_profile(calibration), spec, dep.acc, precision, new,
                                      gen, cached, batch, tp,
                                      model if isinstance(model, str) else spec.name)
@@ -119,7 +119,7 @@ def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,
         from napkin.calibration.predict import calibrated_decode
         from napkin.calibration.profile import load_profile
 
-        check_tensor_parallel(dep.model, tp)
+        check_tensor_parallel(dep.model, tp, "tp")
         profile = load_profile(calibration)
         calibrated = (profile, calibrated_decode(profile, dep.model, dep.acc, dep.precision,
                                                  batches, context, tp), tp)

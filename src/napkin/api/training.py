@@ -132,7 +132,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     if gpus_per_node is None:  # a node of 8, or the GPU's NVLink domain (NVL72: 72)
         gpus_per_node = acc.nvlink_domain or 8
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
-    check_tensor_parallel(spec, tp)
+    check_tensor_parallel(spec, tp, "tp")
     rate = matmul_rate(precision)
     require(rate in acc.dense_flops_per_s,
             f"precision: {precision} runs at the {rate.upper()} rate, which {acc.id} lacks "

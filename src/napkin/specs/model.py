@@ -270,7 +270,8 @@ class ModelSpec:
         return (per_token + self._compressed_elements_per_token()) * bytes_per_element
 
 
-def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
+def check_tensor_parallel(model: ModelSpec, tp: int,
+                          field: str = "tensor_parallel") -> None:
     """Raise unless ``tp`` GPUs can split ``model``'s attention the way vLLM does.
 
     vLLM refuses a TP size that does not divide the attention heads (``ModelConfig.
@@ -280,21 +281,22 @@ def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
     fewer, each GPU holds one KV head and every head is replicated ``tp / kv_heads`` times
     (``kv_heads`` must divide ``tp``), so the KV cache per GPU stops shrinking past
     ``tp = kv_heads``. MLA models count as one (latent) KV head, replicated on every GPU.
+    ``field`` names the user's option or key in the error (``tp`` for the CLI's ``--tp``).
     Linear-attention layers split their q/k heads and value heads over the GPUs without
     replication (vLLM's ``MambaStateShapeCalculator.gated_delta_net_state_shape`` divides
     both by ``tp``), so ``tp`` must divide their q/k heads.
     """
-    require(tp >= 1, f"tensor_parallel: must be >= 1, got {tp}")
+    require(tp >= 1, f"{field}: must be >= 1, got {tp}")
     for attn in dict.fromkeys(g.block.attention for g in model.layer_groups):
         heads, kv = attn.num_heads, attn.num_kv_heads
         require(
             heads % tp == 0,
-            f"tensor_parallel: {tp} does not divide {model.name}'s {heads} attention heads "
+            f"{field}: {tp} does not divide {model.name}'s {heads} attention heads "
             f"(vLLM: total number of attention heads must be divisible by tensor parallel size)",
         )
         require(
             kv % tp == 0 if kv >= tp else tp % kv == 0,
-            f"tensor_parallel: {tp} and {model.name}'s {kv} KV heads do not split evenly "
+            f"{field}: {tp} and {model.name}'s {kv} KV heads do not split evenly "
             f"(vLLM needs tp to divide the KV heads, or the KV heads to divide tp and be "
             f"replicated tp/kv_heads times)",
         )
@@ -302,7 +304,7 @@ def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
                             if g.block.linear_attention is not None):
         require(
             la.num_k_heads % tp == 0,
-            f"tensor_parallel: {tp} does not divide {model.name}'s {la.num_k_heads} "
+            f"{field}: {tp} does not divide {model.name}'s {la.num_k_heads} "
             f"linear-attention key heads (vLLM splits them and the {la.num_v_heads} value "
             f"heads over the GPUs, without replication)",
         )
