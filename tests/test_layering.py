@@ -8,7 +8,8 @@ from pathlib import Path
 import napkin
 
 SRC = Path(napkin.__file__).parent
-ORDER = ["errors", "units", "stats", "evaluation", "results_files", "specs", "catalog",
+ORDER = ["errors", "units", "stats", "evaluation", "results_files", "specs", "retrieval",
+         "catalog",
          "accounting", "timing",
          "calibration", "inference", "serving", "validation", "training", "reinforcement",
          "economics", "agents", "media", "scaling", "planning",

@@ -40,18 +40,18 @@ def test_cost_escalation_by_hand(cli):
                     "--format", "json")
     assert r.data == json.loads(out)
     # c_dec + e·c_LLM: 1e-4 + 0.01·1e-2 = 2e-4, 1e-4 + 0.05·1e-2 = 6e-4; gain = that / c_dec
-    assert r.value["mean_cost"] == pytest.approx([2e-4, 6e-4])
+    assert r.value["mean_usd_per_request"] == pytest.approx([2e-4, 6e-4])
     assert r.value["min_success_gain"] == pytest.approx([2.0, 6.0])
     assert r.value["break_even_share"] == pytest.approx(1e-4 / 1e-2)
 
 
 def test_cost_breakeven_chapter_example(cli):
     # §3.6.3: 100k H100-hours (3.6e8 GPU-s) extra at 0.72 GPU-s saved per task → Q* = 5e8
-    r = cost_breakeven(extra_upfront=3.6e8, saving=0.72, tasks=[1e8, 1e9])
+    r = cost_breakeven(extra_upfront=3.6e8, saving=0.72, tasks=[1e8, 1e9], unit="gpu-s")
     assert r.value["break_even_tasks"] == pytest.approx(5e8)
-    assert r.value["differences"] == pytest.approx([3.6e8 - 0.72e8, 3.6e8 - 7.2e8])
+    assert r.value["differences_gpu_s"] == pytest.approx([3.6e8 - 0.72e8, 3.6e8 - 7.2e8])
     _, out, _ = cli("cost", "breakeven", "--extra-upfront", "3.6e8", "--saving", "0.72",
-                    "--tasks", "1e8,1e9", "--format", "json")
+                    "--tasks", "1e8,1e9", "--unit", "gpu-s", "--format", "json")
     assert r.data == json.loads(out)
     assert r.to_markdown().startswith("# Lifecycle break-even")
 
@@ -67,3 +67,5 @@ def test_errors_name_the_field():
         cost_escalation(decision_cost=1, llm_cost=2, share=[1.5])
     with pytest.raises(NapkinError, match=r"^saving per task:"):
         cost_breakeven(extra_upfront=1, saving=0)
+    with pytest.raises(NapkinError, match=r"^unit:"):
+        cost_breakeven(extra_upfront=1, saving=1, unit="eur")

@@ -70,4 +70,43 @@ def test_errors_name_the_field():
     with pytest.raises(NapkinError, match=r"^prompt:"):
         ced(prompt=0)
     with pytest.raises(NapkinError, match=r"^plot:"):
-        ced().plot("x.png")
+        ced().plot("x.txt")
+    with pytest.raises(NapkinError, match=r"^replay:"):
+        decision("qwen3-8b", replay=64)  # without ced
+    with pytest.raises(NapkinError, match=r"^usd-per-million-input:"):
+        decision("qwen3-8b", usd_per_million_input=1e300)
+
+
+def test_gen_range_prints_each_length_once(cli):
+    code, out, _ = cli("decision", "qwen3-8b", "--gen-range", "64,512,512")
+    assert code == 0
+    assert out.count("prefill + 64 tokens, decode batched at 64") == 1
+    assert out.count("prefill + 512 tokens, decode batched at 64") == 1
+    assert list(decision("qwen3-8b", gen_range=[64, 512, 512]).value["gpu_time_ratio_by_gen"]) \
+        == [64, 512]
+
+
+def test_a_model_larger_than_the_gpu_is_warned(cli):
+    code, out, _ = cli("decision", "deepseek-v4-flash")
+    assert code == 0
+    warning = next(line for line in out.splitlines() if "warning:" in line)
+    # 284B params · 2 B (BF16) ≈ 568.7 GB of weights against one 80 GB H100: ⌈568.7/80⌉ = 8
+    assert "568.7 GB" in warning and "80 GB" in warning and "at least 8" in warning
+    _, out, _ = cli("decision", "qwen3-8b")
+    assert "warning:" not in out
+
+
+@pytest.mark.parametrize("args", [["decision", "qwen3-8b", "--gen", "16"],
+                                  ["decision", "qwen3-8b", "--gen", "4", "--ced"],
+                                  ["ced", "--prompt", "8192"]])
+def test_plots_are_written(cli, tmp_path, args):
+    path = tmp_path / "figure.png"
+    code, _, _ = cli(*args, "--plot", str(path))
+    assert code == 0
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("command", [["decision"], ["ced"]])
+def test_help(cli, command):
+    code, out, _ = cli(*command, "--help")
+    assert code == 0 and "--plot" in out

@@ -100,19 +100,20 @@ SURFACE: dict[str, str] = {
     'decision': (
         "model, *, prompt=1929, questions=8, gen=64, gpu='h100-sxm', weights='bf16', "
         "kv_dtype='bf16', mfu=0.4, mbu=0.5, usd_per_gpu_hour=2.0, decode_batch=64, "
-        'gen_range=(), request_usd=None, usd_per_million_input=None'),
+        'gen_range=(), request_usd=None, usd_per_million_input=None, llm_usd=None, '
+        'ced=False, encoder_layers=None, replay=128'),
     'ced': '*, prompt=8192, encoder_layers=20, decoder_layers=20, replay=128',
     'cost_success': '*, cost, success, verification=None, tools=None, environment=None',
     'cost_price': '*, price_ratio, tokens_ratio, success_old, success_new',
     'cost_escalation': '*, decision_cost, llm_cost, share=(0.01, 0.05)',
-    'cost_breakeven': '*, extra_upfront, saving, tasks=()',
+    'cost_breakeven': "*, extra_upfront, saving, tasks=(), unit='usd'",
     'eval_passk': '*, n=10, c=2, k=5',
     'eval_ci': '*, p=0.6, n=500, p2=None',
     'eval_results': 'results, *, k=1, model=None',
     'eval_bootstrap': 'results, *, resamples=10000, seed=0, level=0.95',
     'eval_bpb': '*, loss=2.0, tokens=250, n_bytes=1000',
     'eval_dpo': '*, chosen=0.0, rejected=0.0, beta=0.1',
-    'eval_grpo': "*, rewards=(1.0, 0.0, 0.0, 0.0), std='population', p=None",
+    'eval_grpo': "*, rewards=None, std='population', p=None, group=None",
     'demand': 'workload, *, window_s=None',
     'fluid': (
         "workload, *, capacity_steps_s=None, gpu=None, count=1, model='qwen3-8b', batch=64, "
@@ -121,6 +122,9 @@ SURFACE: dict[str, str] = {
         'scenarios, *, overrides=(), mode=None, seed=None, export=None, parquet=False, '
         'progress=None, on_scenario=None'),
     'sweep': 'scenario, *, rates=None, seeds=1, overrides=()',
+    'serve_metrics': 'log, *, percentiles=(50.0, 90.0, 95.0, 99.0)',
+    'serve_little': ("*, rate_per_s, wait_s, state_gib=None, model=None, context=None, "
+                     "kv_dtype='bf16'"),
     'plan': (
         "plan, *, jobs=0, top=15, export=None, executor='process', ray_address=None, "
         'progress=None'),
@@ -143,27 +147,38 @@ SURFACE: dict[str, str] = {
         "precision='bf16', compiled=False, async_tp=False, cp=1, ep=1, allocator_overhead=None, "
         'eval_share=0.0, checkpoint_s=0.0, checkpoint_interval_s=1800.0, '
         'failures_per_gpu_hour=None, restart_s=0.0, offload_activations=False, '
-        'offload_params=False, optimizer_in_backward=False, overlap_ep=False'),
+        'offload_params=False, optimizer_in_backward=False, overlap_ep=False, '
+        "activations='ffn'"),
     'rl': (
-        'model, *, prompt_len=1024, gen_len=256, keep=16, keep_rate=0.5, reference=True, '
-        "teacher=None, reward_model=None, head='all', replicas=0, method='grpo', "
-        "optimizer='adamw', gpu=None, count=8, separate=False, rollout_gpus=None, "
-        "rollout_tp=1, mfu=0.4, calibration='auto', usd_per_gpu_hour=None"),
+        'model, *, prompt_len=1024, gen_len=256, keep=16, keep_rate=None, generate=None, '
+        "reference=True, teacher=None, reward_model=None, head='all', replicas=0, "
+        "method='grpo', optimizer='adamw', gpu=None, count=8, separate=False, "
+        "rollout_gpus=None, rollout_tp=1, mfu=0.4, calibration='auto', usd_per_gpu_hour=None"),
+    'run_record': "path, *, kind='train'",
     'pretrain': (
         "*, gpu='rtx-4080', count=4, days=30.0, mfu=0.4, law='chinchilla', alt=(), "
         'gpu_mem_gb=None, gpu_bw_gbs=None, gpu_tflops=None'),
     'fit_scaling': (
         "path, *, n_col='params', d_col='tokens', loss_col='loss', holdout_min_n=None, "
-        "grid='coarse', out=None"),
+        "grid='coarse', out=None, fix_E=None"),
     'scaling_optimum': "*, flops, law='chinchilla'",
     'lifecycle': (
         "*, target_loss, sizes, prompt=512, gen=128, gpu='h100-sxm', mfu=0.4, "
         "law='chinchilla', mix=None"),
-    'flops': 'model=None, *, params=None, tokens=None',
+    'flops': 'model=None, *, params=None, tokens=None, context=None',
     'speculative': '*, alpha=0.8, k=4, draft_cost=0.0',
     'attention_matrix': "model, *, seq=8192, batch=1, dtype='bf16'",
     'loss_mask': '*, prompt=3000, answer=100',
+    'loss_norm': '*, tokens, mean_losses=None, loss_sums=None',
+    'lora': "model=None, *, rank=8, d_in=None, d_out=None, proj='attn/q'",
     'gpu_hours': "hours, *, gpu='h100-sxm', devices=1, as_gpu=()",
+    'tokens': "text=None, *, file=None, tokenizer='gpt2'",
+    'attention_scale': 'model=None, *, d_k=None, var_q=1.0, var_k=1.0',
+    'objectives': '*, seq=1000, mask_rate=0.15, bos=False',
+    'balance_loss': 'f, *, p=None, alpha=0.01',
+    'rounding': 'value, *, add=None',
+    'eval_retrieval': "queries=None, *, ranked=(), relevant=(), k=5",
+    'eval_rrf': 'lists, *, k=60, top=10',
     'analyze_trajectory': (
         'trajectories, *, speedup=(), model=None, gpu=None, weights=None, kv_dtype=None, '
         'mfu=None, mbu=None'),

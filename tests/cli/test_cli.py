@@ -38,6 +38,52 @@ def test_decode_task_2(cli):
     assert [r["fits"] for r in rows] == [True, True, True, False]
 
 
+def test_decode_prints_bytes_moved_flops_2n_and_the_ridge_point(cli):
+    args = ("decode", "qwen3-8b", "--gpu", "rtx-4080", "--gpu-mem-gb", "32", "--batch", "1,8",
+            "--read-embedding")
+    code, out, _ = cli(*args, "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    # question bank task 2: "Вычислений на токен 2N ≈ 16.4 GFLOP ... интенсивность около
+    # 1 FLOP/байт при точке перегиба 136" (97.5 TFLOP/s ÷ 717 GB/s)
+    assert round(doc["flops_per_token_2n"] / 1e9, 1) == 16.4
+    assert doc["flops_per_token_2n"] == 2 * 8_190_735_360
+    assert round(doc["ridge_flops_per_byte"]) == 136
+    assert round(doc["rows"][0]["flops_per_byte"]) == 1
+    assert doc["rows"][0]["flops_per_byte"] == doc["rows"][0]["flops"] / \
+        doc["rows"][0]["bytes_moved"]
+    # napkin's own count beside it: the step's FLOPs at batch 1 (attention at 4,096 included)
+    assert doc["flops_per_token"] == doc["rows"][0]["flops"] > doc["flops_per_token_2n"]
+    _, table, _ = cli(*args, "--wide")
+    assert "moved per step" in table and "FLOPs per step" in table and "held (" in table
+    assert "2N = 2 × 8.19B = 16.381 GFLOP" in table
+    assert "= 136.0 FLOPs/byte" in table
+
+
+def test_decode_ridge_point_of_the_h100(cli):
+    # catalog H100 SXM: 989.4 TFLOP/s dense BF16 ÷ 3,350 GB/s = 295.3 FLOPs/byte; at MFU 0.4 /
+    # MBU 0.5 the step turns compute-bound at 295.3 · 0.4/0.5 = 236.3
+    _, out, _ = cli("decode", "qwen3-8b", "--gpu", "h100-sxm", "--mfu", "0.4", "--mbu", "0.5",
+                    "--format", "json")
+    doc = json.loads(out)
+    assert doc["ridge_flops_per_byte"] == pytest.approx(989.4e12 / 3350e9)
+    assert round(doc["ridge_flops_per_byte"], 1) == 295.3
+    assert doc["effective_ridge_flops_per_byte"] == pytest.approx(989.4e12 * 0.4 / (3350e9 * 0.5))
+
+
+def test_call_batch_labels_its_prefills(cli):
+    code, out, _ = cli("call", "qwen3-8b", "--new", "100", "--gen", "4", "--batch", "8",
+                       "--gpu", "h100-sxm", "--wide")
+    assert code == 0
+    assert "prefill (8 sequences in 1 batched call)" in out and "(1 call)" not in out
+    assert "decode (3 steps of 8 sequences)" in out
+    _, out, _ = cli("call", "qwen3-8b", "--new", "100", "--batch", "8", "--format", "json")
+    prefill = json.loads(out)["prefill"]
+    assert (prefill["sequences"], prefill["calls"]) == (8, 1)
+    _, out, _ = cli("call", "qwen3-8b", "--new", "100", "--gpu", "h100-sxm", "--wide")
+    assert "prefill (1 call)" in out
+
+
 def test_decode_example_3_1(cli):
     code, out, _ = cli("decode", "qwen3-8b", "--gpu", "rtx-pro-6000",
                        "--batch", "64", "--context", "2742", "--mbu", "1", "--format", "json")

@@ -10,6 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonchecks import assert_finite
 
+from napkin.catalog import scaling_data
+
 ODD = ["nan", "inf", "-inf", "-1", "0", "1e400", "5e-324", "1e308", "x", "",
        "99999999999999999999", "0.5", "3", "1e9"]
 
@@ -19,12 +21,33 @@ CASES = [
     (["eval", "bpb"], ["--loss", "--tokens", "--bytes"]),
     (["eval", "dpo"], ["--chosen", "--rejected", "--beta"]),
     (["eval", "grpo"], ["--p"]),
+    (["eval", "grpo", "--p", "0.3"], ["--group", "--p"]),
+    (["rl", "qwen3-0.6b", "--prompt-len", "64", "--gen-len", "16", "--keep", "4"],
+     ["--generate", "--keep-rate", "--keep"]),
     (["flops"], ["--params", "--tokens"]),
+    (["flops", "llama-2-7b"], ["--context", "--tokens"]),
+    (["loss-norm", "--tokens", "100,900"], ["--mean-losses", "--loss-sums"]),
+    (["loss-norm", "--mean-losses", "1"], ["--tokens"]),
+    (["lora", "--d-in", "64", "--d-out", "64"], ["--rank", "--d-in", "--d-out"]),
+    (["scaling", "fit", str(scaling_data("datablations_c4_runs.csv")), "--loss-col",
+      "c4_val_loss", "--holdout-min-n", "2e9"], ["--fix-E"]),
+    (["scaling", "optimum", "--law", "kaplan"], ["--flops"]),
     (["speculative"], ["--alpha", "--k", "--draft-cost"]),
     (["attention-matrix", "qwen3-0.6b"], ["--seq", "--batch"]),
     (["loss-mask"], ["--prompt", "--answer"]),
     (["gpu-hours", "100"], ["--devices"]),
+    (["attention-scale"], ["--d-k"]),
+    (["attention-scale", "--d-k", "64"], ["--var-q", "--var-k"]),
+    (["objectives"], ["--seq", "--mask-rate"]),
+    (["balance-loss", "--f", "0.5,0.5"], ["--alpha", "--p"]),
+    (["rounding", "1"], ["--add"]),
+    (["eval", "retrieval", "--ranked", "a,b", "--relevant", "b"], ["--k"]),
+    (["eval", "rrf", "--list", "a,b", "--list", "b"], ["--k", "--top"]),
     (["decision", "qwen3-0.6b"], ["--decode-batch", "--usd-per-gpu-hour"]),
+    (["decision", "qwen3-0.6b", "--ced"], ["--encoder-layers", "--replay",
+                                           "--usd-per-million-input"]),
+    (["decision", "qwen3-0.6b", "--request-usd", "0.000081", "--usd-per-million-input",
+      "0.042"], ["--llm-usd"]),
     (["train", "qwen3-0.6b", "--seq", "512"], ["--tokens", "--tp", "--inter-node-gbs",
                                                 "--gpus-per-node", "--pipeline",
                                                 "--usd-per-gpu-hour"]),
@@ -40,6 +63,10 @@ CASES = [
     (["train", "qwen3-30b-a3b", "--seq", "512", "--devices", "8", "--zero", "3",
       "--overlap-ep"], ["--ep", "--tp"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--dataset-tokens", "1e9"], ["--epochs"]),
+    (["serve", "little", "--rate-per-s", "2", "--wait-s", "10", "--state-gib", "1"],
+     ["--rate-per-s", "--wait-s", "--state-gib"]),
+    (["serve", "little", "--rate-per-s", "2", "--wait-s", "10", "--model", "qwen3-0.6b",
+      "--context", "8"], ["--context"]),
     (["train", "qwen3-0.6b", "--seq", "512", "--tokens", "1e9"],
      ["--eval-share", "--checkpoint-s", "--checkpoint-interval-s", "--failures-per-gpu-hour",
       "--restart-s"]),

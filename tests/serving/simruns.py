@@ -29,7 +29,8 @@ def _state(engine: Engine) -> tuple:
     rids = lambda d: [r.rid for r in d]  # noqa: E731
     return repr((
         engine.clock, engine.steps, engine.num_steps, engine.busy_s, engine.kv_token_seconds,
-        engine.peak_blocks, engine.preemptions, engine.dec_base, engine.dec_left,
+        engine.peak_blocks, engine.preemptions, engine.slot_steps, engine.dec_base,
+        engine.dec_left,
         engine.dec_over_clip, engine.ratio_reset_step, engine.residues, _plan(engine.plan),
         engine.pool.used, engine.pool.private_used, list(engine.series_t),
         list(engine.series_blocks), list(engine.series_running), list(engine.series_waiting),

@@ -100,3 +100,15 @@ def test_backlog_that_empties_inside_a_later_window_is_said_so():
     assert fluid([1000 * 60], [60], 3000).describe_drain().endswith("no backlog")
     left = fluid([4000 * 60], [60], 3000)
     assert left.emptied_at_s is None and "drains in 20.00 s" in left.describe_drain()
+
+
+def test_example_3_1_class_composition_per_window():
+    """Figure 3-4's composition: 240 requests a minute at 9:1 then 1:9 are 216 long-input and
+    24 long-output requests, then 24 and 216; the uniform mix has 120 of each a minute."""
+    from napkin.serving.demand import class_counts
+
+    shifted = _chapter({"long_input": 9, "long_output": 1}, {"long_input": 1, "long_output": 9})
+    assert class_counts(shifted, [0, 60, 120]) == (
+        {"long_input": 216, "long_output": 24}, {"long_input": 24, "long_output": 216})
+    uniform = _chapter({"long_input": 1, "long_output": 1}, {"long_input": 1, "long_output": 1})
+    assert class_counts(uniform, [0, 60, 120]) == ({"long_input": 120, "long_output": 120},) * 2

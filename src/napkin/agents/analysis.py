@@ -19,6 +19,28 @@ from napkin.timing import Deployment
 
 
 @dataclass(frozen=True)
+class TokenTotals:
+    """A task's model calls summed: rounds (calls), input tokens I (cache hits included),
+    prefix-cache hits K, output tokens O."""
+
+    rounds: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+
+    @property
+    def prefix_hit_frac(self) -> float | None:
+        """``ΣK / ΣI``: the share of input tokens served from the prefix cache (None without
+        input tokens)."""
+        return self.cached_tokens / self.input_tokens if self.input_tokens else None
+
+    def __add__(self, other: "TokenTotals") -> "TokenTotals":
+        return TokenTotals(self.rounds + other.rounds, self.input_tokens + other.input_tokens,
+                           self.cached_tokens + other.cached_tokens,
+                           self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True)
 class TaskAnalysis:
     """A trajectory as drawn (its DAG) and with every step run one after another."""
 
@@ -42,6 +64,14 @@ class TaskAnalysis:
         """Each step kind's summed time over the summed time of all steps."""
         busy = self.dag.busy_s
         return {k: v / busy if busy else 0.0 for k, v in self.dag.by_kind_s().items()}
+
+    @property
+    def tokens(self) -> TokenTotals:
+        """Rounds and token counts over the task's model calls."""
+        calls = self.trajectory.model_steps
+        return TokenTotals(len(calls), sum(s.input_tokens for s in calls),
+                           sum(s.cached_tokens for s in calls),
+                           sum(s.output_tokens for s in calls))
 
     @property
     def output_tokens(self) -> tuple[int, int]:

@@ -64,8 +64,9 @@ def analyze_trajectory(trajectories: TrajectoryRef | Sequence[TrajectoryRef], *,
     by their factors, and Amdahl's ``1/((1 − f) + f/s)`` for one common factor; with
     ``realtime.arrivals_s``, the blocks played through the trajectory's buffer.
 
-    Several trajectories: each task's critical path and cost, and the cost per success
-    ``Σ cost / tasks passed`` ($; a task without a ``check`` counts as failed).
+    Several trajectories: each task's rounds (model calls), input, cached and output tokens,
+    prefix-cache hit rate ``ΣK/ΣI``, critical path and cost, their sums, and the cost per
+    success ``Σ cost / tasks passed`` ($; a task without a ``check`` counts as failed).
 
     ``model`` overrides the trajectory's model (KV states given in tokens; computed
     durations). ``gpu`` computes the durations of model steps without ``duration_s`` at the

@@ -61,15 +61,17 @@ def eval_ci(*, p: float = 0.6, n: int = 500, p2: float | None = None) -> Result:
     Standard error ``SE = √(p(1−p)/n)``, the 95 % interval ``p ± 1.96·SE``; with ``p2`` the
     difference ``p − p2`` and its standard error ``√(p(1−p)/n + p2(1−p2)/n)`` (independent
     items): distinguishable at 95 % when ``|p − p2| ≥ 1.96·SE``. ``value``: dict with
-    ``standard_error``, ``low``, ``high`` and with ``p2`` ``difference`` and
-    ``difference_standard_error``.
+    ``standard_error``, ``low``, ``high``, ``half_width`` (1.96·SE) and with ``p2``
+    ``difference`` and ``difference_standard_error``.
     """
     from napkin.evaluation import confidence_interval, difference_standard_error, standard_error
 
     se = standard_error(p, n)
     low, high = confidence_interval(p, n)
-    rows = [["standard error", f"{se:.4f}"], ["95 % interval", f"[{low:.4f}, {high:.4f}]"]]
-    data: dict[str, Any] = {"standard_error": se, "low": low, "high": high}
+    half = (high - low) / 2
+    rows = [["standard error", f"{se:.4f}"], ["95 % interval", f"[{low:.4f}, {high:.4f}]"],
+            ["half-width (1.96·SE)", f"±{half:.4f} ({100 * half:.2f} pp)"]]
+    data: dict[str, Any] = {"standard_error": se, "low": low, "high": high, "half_width": half}
     notes = []
     if p2 is not None:
         d_se = difference_standard_error(p, p2, n)
@@ -195,18 +197,24 @@ def eval_dpo(*, chosen: float = 0.0, rejected: float = 0.0, beta: float = 0.1) -
     return Result(doc, {"dpo_loss": value})
 
 
+MAX_GROUP = 1_000_000
+"""Largest GRPO group ``group`` may give (published recipes sample 4–64 answers a prompt)."""
+
+
 @checked
-def eval_grpo(*, rewards: Sequence[float] = (1.0, 0.0, 0.0, 0.0), std: str = "population",
-              p: float | None = None) -> Result:
-    """GRPO's group-relative advantages of one group's ``rewards`` (q33), and with ``p`` how
-    often a group carries any signal (q34).
+def eval_grpo(*, rewards: Sequence[float] | None = None, std: str = "population",
+              p: float | None = None, group: int | None = None) -> Result:
+    """GRPO's group-relative advantages of one group's ``rewards`` (q33; default
+    ``[1, 0, 0, 0]``), and with ``p`` how often a group carries any signal (q34).
 
     ``A_i = (r_i − mean(r))/std(r)`` with ``std`` ``population`` (÷G) or ``sample``
     (÷(G − 1)); all rewards equal: zeros (no signal). At accuracy ``p`` on the prompt a group
     of G answers is not degenerate with probability ``1 − p^G − (1 − p)^G``, and
-    ``G/(1 − p^G − (1 − p)^G)`` answers are generated per group with signal. ``value``: dict
-    with ``advantages`` and with ``p`` ``signal_probability`` (and
-    ``generations_per_useful_group`` when it is > 0).
+    ``G/(1 − p^G − (1 − p)^G)`` answers are generated per group with signal. G is ``group``
+    (with ``p``; without ``rewards`` only the signal is computed) or the number of
+    ``rewards``. ``value``: dict with ``advantages`` (when rewards are given or defaulted) and
+    with ``p`` ``group_size``, ``signal_probability`` (and ``generations_per_useful_group``
+    when it is > 0).
     """
     from napkin.evaluation import (
         expected_generations_per_useful_group,
@@ -216,24 +224,47 @@ def eval_grpo(*, rewards: Sequence[float] = (1.0, 0.0, 0.0, 0.0), std: str = "po
 
     require(not isinstance(rewards, str),
             f"rewards: must be a sequence of numbers, not a string, got {rewards!r}")
-    try:
-        values = [float(r) for r in rewards]
-    except (TypeError, ValueError):
-        raise NapkinError(f"rewards: must be numbers, got {rewards!r}") from None
     require(std in ("population", "sample"), f"std: must be population or sample, got {std!r}")
-    adv = grpo_advantages(values, std)  # type: ignore[arg-type]
-    rows = [[f"{r:g}", f"{a:+.4f}"] for r, a in zip(values, adv, strict=True)]
-    data: dict[str, Any] = {"advantages": [float(a) for a in adv]}
-    notes = ["all rewards equal: no signal (zero advantages)"] if not adv.any() else []
+    require(p is None or 0 <= p <= 1, f"p: must be a probability in [0, 1], got {p}")
+    if group is not None:
+        require(p is not None, "group: needs --p (the accuracy on the prompt)")
+        require(isinstance(group, int) and 1 <= group <= MAX_GROUP,
+                f"group: must be a whole number in [1, {MAX_GROUP:,}], got {group}")
+    if rewards is None and group is None:
+        rewards = (1.0, 0.0, 0.0, 0.0)
+    data: dict[str, Any] = {}
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    values: list[float] | None = None
+    if rewards is not None:
+        try:
+            values = [float(r) for r in rewards]
+        except (TypeError, ValueError):
+            raise NapkinError(f"rewards: must be numbers, got {rewards!r}") from None
+        require(group is None or group == len(values),
+                f"group: must equal the number of --rewards ({len(values)}), got {group}")
+        adv = grpo_advantages(values, std)  # type: ignore[arg-type]
+        rows = [[f"{r:g}", f"{a:+.4f}"] for r, a in zip(values, adv, strict=True)]
+        data["advantages"] = [float(a) for a in adv]
+        if not adv.any():
+            notes.append("all rewards equal: no signal (zero advantages)")
     if p is not None:
-        g = len(values)
+        g = group if group is not None else len(values or ())
         prob = grpo_signal_probability(p, g)
-        data["signal_probability"] = prob
-        notes.append(f"at p = {p:g}, a group of {g} has signal with probability {prob:.4f}")
-        if prob > 0:
-            per = expected_generations_per_useful_group(p, g)
+        data.update(group_size=g, signal_probability=prob)
+        notes.append(f"at p = {p:g}, a group of {g} has signal with probability "
+                     f"1 − p^G − (1 − p)^G = {prob:.4f}")
+        per = expected_generations_per_useful_group(p, g) if prob > 0 else None
+        if per is not None:
             data["generations_per_useful_group"] = per
-            notes.append(f"{per:.2f} answers generated per group with signal")
-    doc = result_doc("GRPO advantages", rows, data, {"rewards": values, "std": std, "p": p},
-                     notes, ["reward", "advantage"])
+            notes.append(f"{per:.2f} answers generated per group with signal (G / that)")
+        if values is None:
+            rows = [["group size G", f"{g:,}"], ["P(group has signal)", f"{prob:.4f}"],
+                    ["answers per group with signal",
+                     f"{per:.2f}" if per is not None else "— (no group has signal)"]]
+    inputs = {"rewards": values, "std": std, "p": p, "group": group}
+    if values is None:
+        doc = result_doc("GRPO signal", rows, data, inputs, notes, ["", "value"])
+    else:
+        doc = result_doc("GRPO advantages", rows, data, inputs, notes, ["reward", "advantage"])
     return Result(doc, dict(data))

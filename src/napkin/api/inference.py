@@ -103,9 +103,12 @@ def decode_table(model: ModelRef, *, gpu: GpuRef | None = None,
                  mfu: float = DEFAULT_MFU, mbu: float = DEFAULT_MBU, overhead_ms: float = 0.0,
                  calibration: str | None = None, tp: int = 1,
                  unquantized: str | None = None) -> Result:
-    """Decode steps over batch sizes at ``context`` cached tokens per sequence: memory
-    (weights + KV, GB), whether it fits (keeping ``reserve_gb`` free), step time, tokens/s,
-    and the compute/memory crossover (question bank task 2). ``value``: the table rows."""
+    """Decode steps over batch sizes at ``context`` cached tokens per sequence: memory held
+    (weights + KV, GB), whether it fits (keeping ``reserve_gb`` free), bytes moved per step
+    (weights read + KV read and written) and FLOPs per step, their ratio (FLOPs/byte) against
+    the GPU's ridge point ``peak FLOP/s ÷ bandwidth``, step time, tokens/s, the question
+    bank's ``2N`` FLOPs per token beside the counted ones, and the compute/memory crossover
+    (question bank task 2). ``value``: the table rows."""
     dep = deployment(model, gpu, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                      gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,
                      read_embedding=read_embedding, mfu=mfu, mbu=mbu, overhead_ms=overhead_ms,

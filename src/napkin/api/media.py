@@ -49,10 +49,12 @@ def media_vision(*, images: Sequence[Size] = ((640, 640),), model: str = "qwen3-
     catalog VLM or a config.json with ``vision_config``. ``file_mb``: the compressed files'
     size (MB = 1e6 B), shown beside EC and KV. With ``gpu``, the encoder time at the roofline
     with ``mfu`` (s). ``value``: ``{"images": list[ImageCost], "prompt": PromptState,
-    "encoder_time_s": list[float] | None}``.
+    "encoder_time_s": list[float] | None}``. The result has a figure: visual tokens against
+    image size (square images through the preprocessor, the given images marked) and the
+    first image's patch and token grid (Figure 3-16).
     """
     from napkin.catalog import load_vision_tower
-    from napkin.media.vision import image_cost, prompt_state
+    from napkin.media.vision import image_cost, image_tokens, prompt_state
     from napkin.report.media_views import vision_doc
 
     require(file_mb is None or file_mb >= 0, "file-mb: must be >= 0")
@@ -68,7 +70,18 @@ def media_vision(*, images: Sequence[Size] = ((640, 640),), model: str = "qwen3-
                      {"images": [f"{h}x{w}" for h, w in sizes], "model": model,
                       "text_tokens": text_tokens, "resize": resize, "gpu": _gpu_name(gpu)},
                      {"ec_dtype": "bf16", "kv_dtype": "bf16", "mfu": mfu})
-    return Result(doc, {"images": costs, "prompt": prompt, "encoder_time_s": times})
+    # square images from 64 px to past the largest given side, through the preprocessor
+    top = max(2048, 2 * max(max(s) for s in sizes))
+    sides = sorted({round(64 * (top / 64) ** (k / 47)) for k in range(48)})
+    curve = [(side, image_tokens(tower, side, side)[2]) for side in sides]
+
+    def plotter(path: Path) -> None:
+        from napkin.report.media_plots import plot_vision_tokens
+
+        plot_vision_tokens(sizes, costs, curve, tower.patch_size, tower.spatial_merge_size,
+                           _model_name(model), path)
+
+    return Result(doc, {"images": costs, "prompt": prompt, "encoder_time_s": times}, plotter)
 
 
 @checked
@@ -205,7 +218,9 @@ def media_interrupt(*, command_ms: float = 123, control_ms: float = 5, poll_ms: 
                      None if stop_compute_ms is None else stop_compute_ms * MS,
                      None if free_state_ms is None else free_state_ms * MS)
     return Result(interrupt_doc(i, {"command_ms": command_ms, "control_ms": control_ms,
-                                    "poll_ms": poll_ms, "phase_ms": phase_ms}), i)
+                                    "poll_ms": poll_ms, "phase_ms": phase_ms,
+                                    "stop_compute_ms": stop_compute_ms,
+                                    "free_state_ms": free_state_ms}), i)
 
 
 @checked

@@ -2,12 +2,17 @@
 gpu-hours``."""
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, load_gpu, load_model
 from napkin.errors import require
 from napkin.report.econ_views import result_doc
+
+if TYPE_CHECKING:
+    from napkin.specs.model import ModelSpec
 
 
 def _positive(value: float, field: str) -> float:
@@ -16,13 +21,17 @@ def _positive(value: float, field: str) -> float:
     return value
 
 
+MAX_CONTEXT = 10_000_000
+"""Longest training sequence ``flops --context`` counts (tokens)."""
+
+
 def _within(value: int, low: int, high: int, field: str) -> None:
     require(low <= value <= high, f"{field}: must be in [{low:,}, {high:,}], got {value}")
 
 
 @checked
 def flops(model: ModelRef | None = None, *, params: float | None = None,
-          tokens: float | None = None) -> Result:
+          tokens: float | None = None, context: int | None = None) -> Result:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18).
 
     ``C = 6·N·D`` FLOPs (2N forward + 4N backward per token) for N parameters (``params``, or
@@ -32,15 +41,24 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
     D/N beside Chinchilla's compute-optimal 20. For a MoE ``model`` also its routed + shared
     expert matmuls, ``18·n_L·h·f·(k_routed + k_shared)`` FLOPs per token (3 SwiGLU projections
     × 2 FLOPs per multiply-add × 3 for forward + backward) and × D (DeepSeek V4).
+    With ``context`` T (tokens per training sequence; needs ``model``): what 6ND leaves out,
+    causal attention's QKᵀ and AV forward + backward for one sequence, and its share of
+    ``6·N·T`` with N the active parameters without embedding and head (q18: ≈ T/(12d), +8% at
+    4K and +67% at 32K for d = 4,096); a T past the model's ``max_position_embeddings`` is
+    counted with a warning (the model would need a context extension), not refused.
     ``value``: dict of the numbers (``params``, ``tokens``, ``train_flops``,
     ``tokens_per_param``; for a MoE also ``active_params``, ``total_params``,
-    ``expert_train_flops_per_token``, ``expert_train_flops``).
+    ``expert_train_flops_per_token``, ``expert_train_flops``; with ``context`` also
+    ``context_tokens``, ``attention_flops_per_sequence``, ``attention_share_of_6nt``,
+    ``warnings``).
     """
     from napkin.accounting.rules import tokens_per_parameter, train_flops_6nd
     from napkin.scaling.optimum import CHINCHILLA_TOKENS_PER_PARAM
 
     require((model is None) != (params is None),
             "params: give a MODEL or --params, not both and not neither")
+    require(context is None or model is not None,
+            "context: needs a MODEL (attention depends on its layers and heads)")
     spec = None
     if params is None:
         assert model is not None
@@ -80,8 +98,42 @@ def flops(model: ModelRef | None = None, *, params: float | None = None,
                      "18·n_L·h·f·(k_routed + k_shared); attention, routers, head, MTP, "
                      "optimizer and recompute come on top")
     label = model if model is None or isinstance(model, str) else model.name
-    return Result(result_doc("Training compute: 6ND", rows, data,
-                             {"model": label, "params": n, "tokens": d}, notes), dict(data))
+    inputs: dict[str, object] = {"model": label, "params": n, "tokens": d}
+    if context is not None:
+        assert spec is not None
+        extra, warnings = _attention_rows(spec, context)
+        rows += extra[0]
+        data |= extra[1]
+        notes += extra[2] + [f"warning: {w}" for w in warnings]
+        data["warnings"] = warnings  # type: ignore[assignment]
+        inputs["context"] = context
+    return Result(result_doc("Training compute: 6ND", rows, data, inputs, notes), dict(data))
+
+
+def _attention_rows(spec: "ModelSpec", context: int
+                    ) -> tuple[tuple[list[list[str]], dict[str, float], list[str]], list[str]]:
+    """``flops --context``: the attention rows, data and notes, and the warnings."""
+    from napkin.training.attention_share import attention_share, matmul_params
+
+    _within(context, 1, MAX_CONTEXT, "context")
+    limit = spec.max_position_embeddings
+    warnings = ([f"context: {context:,} tokens exceeds {spec.name}'s max_position_embeddings "
+                 f"({limit:,}); counted as if the model ran at this length, which needs a "
+                 "context extension (RoPE scaling such as YaRN, then fine-tuning on long "
+                 "texts): changing the config alone is not enough"]
+                if limit and context > limit else [])
+    att = attention_share(spec, context)
+    rows = [[f"attention per {context:,}-token sequence (QKᵀ + AV, causal, fwd + bwd)",
+             f"{att.attention_flops:.4g} FLOPs"],
+            ["6·N·T (N without embedding and head)", f"{att.six_nt_flops:.4g} FLOPs"],
+            ["attention on top of 6ND", f"{att.share:.1%}"]]
+    data = {"context_tokens": float(context),
+            "attention_flops_per_sequence": att.attention_flops,
+            "six_nt_flops": att.six_nt_flops, "attention_share_of_6nt": att.share}
+    notes = [f"attention share = attention / (6·N·T), N = {matmul_params(spec):.4g} active "
+             "parameters without embedding and head (q18); QKᵀ and AV have no parameters, so "
+             "6ND misses them, and they grow as T² against 6ND's T"]
+    return (rows, data, notes), warnings
 
 
 @checked
@@ -173,6 +225,103 @@ def loss_mask(*, prompt: int = 3000, answer: int = 100) -> Result:
 
 
 @checked
+def loss_norm(*, tokens: Sequence[int], mean_losses: Sequence[float] | None = None,
+              loss_sums: Sequence[float] | None = None) -> Result:
+    """Loss normalization over the micro-batches of one accumulated batch (§3.5.2, q24).
+
+    Micro-batch k has n_k = ``tokens[k]`` labelled tokens and a loss sum s_k (nats; give
+    ``loss_sums``, or ``mean_losses`` m_k with s_k = n_k·m_k). The per-token mean
+    ``Σ s_k / Σ n_k`` weighs every token ``1/N`` (N = Σ n_k); the mean of the micro-batch
+    means ``(1/a)·Σ s_k/n_k`` (a micro-batches) weighs a token of micro-batch k
+    ``1/(a·n_k)``, so tokens of short micro-batches count ``N/(a·n_k)`` times as much.
+    ``value``: :class:`~napkin.training.loss_norm.LossNormalization`.
+    """
+    from napkin.training.loss_norm import from_loss_sums, loss_normalization
+
+    require((mean_losses is None) != (loss_sums is None),
+            "mean-losses: give --mean-losses or --loss-sums, one per micro-batch, not both")
+    labels = list(tokens)
+    norm = (loss_normalization(labels, list(mean_losses)) if mean_losses is not None
+            else from_loss_sums(labels, list(loss_sums or ())))
+    a, total = len(labels), sum(labels)
+    rows = [[f"micro-batch {k + 1}", f"{n:,}", f"{m:.4g}", f"{norm.per_token_weight:.4g}",
+             f"{norm.trap_weight(k):.4g}", f"{norm.token_weight(k):.3g}×"]
+            for k, (n, m) in enumerate(zip(labels, norm.mean_losses, strict=True))]
+    rows += [["per-token mean Σs/Σn", f"{total:,}", f"{norm.token_mean:.4g}", "", "", ""],
+             [f"mean of the {a} micro-batch means", "", f"{norm.mean_of_means:.4g}", "", "",
+              ""]]
+    data = {"token_mean": norm.token_mean, "mean_of_means": norm.mean_of_means,
+            "tokens": total,
+            "micro_batches": [{"tokens": n, "mean_loss": m, "loss_sum": sk,
+                               "weight_per_token": norm.per_token_weight,
+                               "weight_mean_of_means": norm.trap_weight(k),
+                               "weight_ratio": norm.token_weight(k)}
+                              for k, (n, m, sk) in enumerate(zip(
+                                  labels, norm.mean_losses, norm.loss_sums, strict=True))]}
+    doc = result_doc("Loss normalization over micro-batches", rows, data,
+                     {"tokens": labels, "mean_losses": list(norm.mean_losses)},
+                     [f"right: divide the summed loss by all {total:,} labelled tokens of the "
+                     "batch (every token weighs 1/N); the trap: average each micro-batch, then "
+                     f"the {a} means (a token of micro-batch k weighs 1/(a·n_k))"],
+                     ["", "labelled tokens", "mean loss, nats", "weight per token (right)",
+                      "weight, mean of means", "ratio"])
+    return Result(doc, norm)
+
+
+@checked
+def lora(model: ModelRef | None = None, *, rank: int = 8, d_in: int | None = None,
+         d_out: int | None = None, proj: str = "attn/q") -> Result:
+    """Trainable parameters of a LoRA adapter on one weight matrix (q27).
+
+    ``W x + (α/r)·B A x`` with ``A: d_in → r`` and ``B: r → d_out`` adds ``r·(d_in + d_out)``
+    parameters beside the frozen ``d_in·d_out`` of W (4096 × 4096 at r = 8: 65,536, 0.39% of
+    16.8M). Give ``d_in`` and ``d_out``, or a ``model`` and the name ``proj`` of one of its
+    projections (``attn/q``, ``attn/k``, ``attn/v``, ``attn/o``, ``mlp/gate``, ``mlp/up``,
+    ``mlp/down``…), for which the count over every layer that has it is added.
+    ``value``: dict with ``adapter_params``, ``matrix_params``, ``share``, ``d_in``,
+    ``d_out``, ``rank`` (and ``layers``, ``adapter_params_all_layers`` with a model).
+    """
+    from napkin.specs.lora import adapter_params
+
+    _within(rank, 1, 1_000_000, "rank")
+    layers = 0
+    if model is None:
+        require(d_in is not None and d_out is not None,
+                "d-in: give --d-in and --d-out, or a MODEL and --proj")
+        assert d_in is not None and d_out is not None
+        _within(d_in, 1, 10**9, "d-in")
+        _within(d_out, 1, 10**9, "d-out")
+        label = None
+    else:
+        require(d_in is None and d_out is None,
+                "d-in: give --d-in/--d-out or a MODEL with --proj, not both")
+        spec = load_model(model)
+        found = [lin for b in spec.blocks for lin in b.linears if lin.name == proj]
+        names = sorted({lin.name for b in spec.blocks for lin in b.linears})
+        require(bool(found), f"proj: {proj!r} is not a projection of {spec.name}; it has "
+                             f"{', '.join(names)}")
+        d_in, d_out, layers = found[0].in_features, found[0].out_features, len(found)
+        label = model if isinstance(model, str) else spec.name
+    adapter, full = adapter_params(d_in, d_out, rank), d_in * d_out
+    rows = [["W", f"{d_in:,} × {d_out:,} = {full:,} parameters (frozen)"],
+            [f"A ({d_in:,} × {rank}) + B ({rank} × {d_out:,})",
+             f"r·(d_in + d_out) = {adapter:,} parameters"],
+            ["share of W", f"{adapter / full:.3%}"]]
+    data: dict[str, float] = {"adapter_params": adapter, "matrix_params": full,
+                              "share": adapter / full, "d_in": d_in, "d_out": d_out,
+                              "rank": rank}
+    if layers:
+        rows.append([f"{proj} in all {layers} layers", f"{adapter * layers:,} parameters"])
+        data |= {"layers": layers, "adapter_params_all_layers": adapter * layers}
+    return Result(result_doc(
+        "LoRA adapter on one matrix", rows, data,
+        {"model": label, "proj": proj if label else None, "rank": rank, "d_in": d_in,
+         "d_out": d_out},
+        ["B starts at zero, so the model is unchanged at step 0; after training B·A merges "
+         "into W and inference costs nothing extra"]), dict(data))
+
+
+@checked
 def gpu_hours(hours: float, *, gpu: GpuRef = "h100-sxm", devices: int = 1,
               as_gpu: Sequence[GpuRef] = ()) -> Result:
     """GPU-hours ↔ calendar days ↔ another accelerator's hours (§3.6.2).
@@ -181,23 +330,38 @@ def gpu_hours(hours: float, *, gpu: GpuRef = "h100-sxm", devices: int = 1,
     ``hours / devices / 24`` days of wall-clock time, running without stops; as hours of each
     accelerator in ``as_gpu`` at the same utilization: ``hours × peak(gpu) / peak(other)``
     (dense BF16 peaks). ``value``: dict with ``gpu_hours``, ``days`` and
-    ``equivalent_hours`` (accelerator id → hours).
+    ``equivalent_hours`` (accelerator id → hours). The result has a figure (Figure 3-31's
+    equivalent hours on a log axis, and calendar days against the number of devices).
     """
+    from napkin.report.econ_views import full_number
     from napkin.training.schedule import calendar_days, equivalent_hours
 
     h = _positive(hours, "gpu-hours")
     acc = load_gpu(gpu)
     _within(devices, 1, 10_000_000, "devices")
     days = calendar_days(h, devices)
-    rows = [[f"{acc.id} GPU-hours", f"{h:,.6g}"], [f"calendar days on {devices:,}", f"{days:,.2f}"]]
+    rows = [[f"{acc.id} GPU-hours", full_number(h)],
+            [f"calendar days on {devices:,}", f"{days:,.2f}"]]
     others: dict[str, float] = {}
     for other in as_gpu:
         target = load_gpu(other)
         others[target.id] = equivalent_hours(h, acc, target)
-        rows.append([f"as {target.id} GPU-hours (BF16 peak ratio)", f"{others[target.id]:,.6g}"])
+        v = others[target.id]
+        rows.append([f"as {target.id} GPU-hours (BF16 peak ratio)",
+                     f"{v:,.0f}" if v >= 100 else f"{v:,.4g}"])
     given = [g if isinstance(g, str) else g.id for g in as_gpu]
+    by_gpu = {acc.id: h, **others}
+    # devices 1, 2, 4, … past 4× the user's count, and the user's count itself
+    counts = sorted({2 ** k for k in range(max(11, (4 * devices).bit_length()))} | {devices})
+    curves = {gid: [calendar_days(v, n) for n in counts] for gid, v in by_gpu.items()}
+
+    def plotter(path: Path) -> None:
+        from napkin.report.cost_plots import plot_gpu_hours
+
+        plot_gpu_hours(by_gpu, counts, curves, devices, path)
+
     return Result(result_doc(
         "GPU-hours", rows, {"gpu_hours": h, "days": days, "equivalent_hours": others},
         {"gpu_hours": h, "gpu": acc.id, "devices": devices, "as": given},
         ["equivalence assumes the same MFU on both; memory or interconnect limits may differ"]),
-        {"gpu_hours": h, "days": days, "equivalent_hours": dict(others)})
+        {"gpu_hours": h, "days": days, "equivalent_hours": dict(others)}, plotter)

@@ -10,7 +10,7 @@ come with warnings.
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,15 @@ def _c4_law() -> "NamedLaw":
     from napkin.examples.scaling import example_3_5_law
 
     return example_3_5_law()
+
+
+def _law_notes(named: "NamedLaw") -> list[str]:
+    """What a reconstructed preset is and how to refit it (``c4``); nothing for the others."""
+    if named.name != "c4":
+        return []
+    from napkin.examples.scaling import c4_law_note
+
+    return [c4_law_note()]
 
 
 def _g(x: float) -> str:
@@ -93,14 +102,15 @@ def pretrain(*, gpu: GpuRef = "rtx-4080", count: int = 4, days: float = 30.0, mf
                      f"state: AdamW mixed precision, 16 B/param, replicated (DDP) or sharded "
                      f"(FSDP); ✗ = more than the {acc.memory_bytes / GB:,.0f} GB per GPU before "
                      "activations",
-                     *[f"warning: {w}" for w in plan.warnings]])
+                     *_law_notes(named), *[f"warning: {w}" for w in plan.warnings]])
     return Result(doc, plan)
 
 
 @checked
 def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens",
                 loss_col: str = "loss", holdout_min_n: float | None = None,
-                grid: str = "coarse", out: str | Path | None = None) -> Result:
+                grid: str = "coarse", out: str | Path | None = None,
+                fix_E: float | None = None) -> Result:
     """Fit ``L = E + A/N^α + B/D^β`` to the runs of a CSV file, optionally holding the largest
     models out.
 
@@ -109,10 +119,15 @@ def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens
     method (Huber loss, δ = 10⁻³, on log residuals, from every start of the ``grid``: ``full``,
     4,500 starts, or ``coarse``). With ``holdout_min_n``, runs with ``N >= holdout_min_n`` are
     held out and predicted (hold-out RMSE, nats/token). ``out`` writes the law and its data
-    range as JSON, usable as ``law=`` elsewhere. ``.plot(path)``: predicted vs observed loss.
+    range as JSON, usable as ``law=`` elsewhere. ``fix_E`` (nats/token) holds the
+    irreducible loss E at that value and fits A, B, α, β alone: Hoffmann's E = 1.69 on the
+    eight runs of Example 3-5 (six fitted, two with N ≥ 2e9 held out), ``grid="full"``, is
+    napkin's ``c4`` law. ``.plot(path)``: predicted vs observed loss.
     ``value``: :class:`~napkin.scaling.law.FitResult`, or
     :class:`~napkin.scaling.law.HoldoutResult` with ``holdout_min_n``.
     """
+    import numpy as np
+
     from napkin.report.econ_views import table_doc
     from napkin.scaling.law import (
         COARSE_GRID,
@@ -129,17 +144,26 @@ def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens
     if grid not in ("full", "coarse"):
         raise NapkinError(f"grid: must be full or coarse, got {grid!r}")
     starts = HOFFMANN_GRID if grid == "full" else COARSE_GRID
+    require(fix_E is None or (math.isfinite(fix_E) and fix_E >= 0),
+            f"fix-E: the irreducible loss E must be a finite number >= 0 nats/token, "
+            f"got {fix_E}")
     runs = read_observations(path, n_col, d_col, loss_col)
     result: FitResult | HoldoutResult
+    fitted_runs = [o for o in runs if holdout_min_n is None or holdout_min_n > o.N]
+    if fix_E is not None and fitted_runs:
+        lowest = min(o.loss for o in fitted_runs)
+        require(fix_E < lowest, f"fix-E: E = {fix_E:g} must lie below the lowest fitted loss "
+                                f"{lowest:g} nats/token (the law never goes under E)")
     if holdout_min_n is not None:
         test = [i for i, o in enumerate(runs) if holdout_min_n <= o.N]
         train = [i for i, o in enumerate(runs) if holdout_min_n > o.N]
-        result = held = holdout(runs, train, test, grid=starts)
+        result = held = holdout(runs, train, test, grid=starts, fixed_E=fix_E)
         fitted = held.fit
     else:
-        result = fitted = fit(runs, grid=starts)
+        result = fitted = fit(runs, grid=starts, fixed_E=fix_E)
     law = fitted.law
-    rows = [["E", _g(law.E)], ["A", _g(law.A)], ["B", _g(law.B)], ["α", _g(law.alpha)],
+    rows = [["E (held fixed)" if fix_E is not None else "E", _g(law.E)], ["A", _g(law.A)],
+            ["B", _g(law.B)], ["α", _g(law.alpha)],
             ["β", _g(law.beta)], ["fitted points", str(fitted.num_points)]]
     data: dict[str, Any] = {"law": law, "fitted_points": fitted.num_points}
     if isinstance(result, HoldoutResult):
@@ -147,7 +171,11 @@ def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens
                   f"observed {o.loss:.4f}, predicted {p:.4f}"]
                  for o, p in zip(result.test, result.predicted, strict=True)]
         rows.append(["hold-out RMSE", f"{result.rmse:.4f}"])
-        data.update(predicted=result.predicted, observed=result.observed, rmse=result.rmse)
+        data.update(predicted=result.predicted.tolist(), observed=result.observed.tolist(),
+                    errors=result.errors.tolist(), rmse=result.rmse)
+    data["fitted_median_abs_error"] = float(np.median(np.abs(fitted.residuals)))
+    rows.append(["median |error| on the fitted runs",
+                 f"{data['fitted_median_abs_error']:.4f} (fit error, not hold-out error)"])
     span = data_range_of(fitted, str(path))
     rows.append(["data range", f"N {_g(span.n_min)}–{_g(span.n_max)}, "
                                f"D {_g(span.d_min)}–{_g(span.d_max)}"])
@@ -157,7 +185,7 @@ def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens
         write_law(out, law, span, {"method": "Huber on log residuals, Hoffmann et al. 2022 "
                                              "Approach 3", "delta": fitted.delta,
                                    "grid": grid, "objective": fitted.objective,
-                                   "holdout_min_n": holdout_min_n})
+                                   "holdout_min_n": holdout_min_n, "fix_E": fix_E})
         notes.append(f"law written to {out} (use --law {out})")
 
     def plotter(target: Path) -> None:
@@ -166,7 +194,8 @@ def fit_scaling(path: str | Path, *, n_col: str = "params", d_col: str = "tokens
         plot_fit(result, target)
 
     return Result(table_doc(f"Scaling-law fit of {path.name}", "L = E + A/N^α + B/D^β",
-                            ["", ""], rows, data, {"file": str(path)}, {"grid": grid}, notes),
+                            ["", ""], rows, data, {"file": str(path)},
+                            {"grid": grid, "fix_E": fix_E}, notes),
                   result, plotter)
 
 
@@ -178,13 +207,20 @@ def scaling_optimum(*, flops: float, law: "str | ScalingLaw" = "chinchilla") -> 
     ``N_opt = (αA/(βB))^(1/(α+β)) · (C/6)^(β/(α+β))`` parameters, ``D_opt = C/(6·N_opt)``
     tokens, beside the 20-tokens-per-parameter rule ``N = √(C/120)``, ``D = 20N``; the loss of
     each (nats/token) and the allocation exponents ``N_opt ∝ C^(β/(α+β))``,
-    ``D_opt ∝ C^(α/(α+β))``. ``value``: dict with ``params``, ``tokens``, ``rule_params``,
-    ``rule_tokens`` and ``exponents`` (:class:`~napkin.scaling.law.AllocationExponents`).
+    ``D_opt ∝ C^(α/(α+β))``. ``law="kaplan"``: Kaplan et al. 2020's fitted allocation
+    ``N = 1.3e9·(C / 1 PF-day)^0.73`` (non-embedding parameters, 1 PF-day = 8.64e19 FLOPs),
+    ``D = C/(6N)`` ∝ C^0.27, beside Chinchilla's optimum (``chinchilla_params``,
+    ``chinchilla_tokens``). ``.plot(path)``: N and D of each allocation against budgets
+    from 10⁻³× to 10³× ``flops``, log-log. ``value``: dict with ``params``, ``tokens``,
+    ``rule_params``, ``rule_tokens`` and ``exponents``
+    (:class:`~napkin.scaling.law.AllocationExponents`).
     """
     from napkin.report.econ_views import table_doc
     from napkin.scaling.lawfile import range_warnings
     from napkin.scaling.optimum import allocation_exponents, chinchilla_rule, d_opt, n_opt
 
+    if isinstance(law, str) and law.strip() == "kaplan":
+        return _kaplan_optimum(flops)
     named, label = _law(law)
     fitted = named.law
     n, d = n_opt(fitted, flops), d_opt(fitted, flops)
@@ -200,9 +236,74 @@ def scaling_optimum(*, flops: float, law: "str | ScalingLaw" = "chinchilla") -> 
                      "warnings": warnings},
                     {"flops": flops}, {"law": label},
                     [f"N_opt ∝ C^{exps.n_exponent:.3f}, D_opt ∝ C^{exps.d_exponent:.3f}",
-                     *[f"warning: {w}" for w in warnings]])
+                     *_law_notes(named), *[f"warning: {w}" for w in warnings]])
+    plotter = _allocation_plotter(flops, {
+        f"{label} law optimum": lambda c: (n_opt(fitted, c), d_opt(fitted, c)),
+        "20 tokens per parameter": chinchilla_rule})
     return Result(doc, {"params": n, "tokens": d, "rule_params": rn, "rule_tokens": rd,
-                        "exponents": exps})
+                        "exponents": exps}, plotter)
+
+
+def _allocation_plotter(flops: float,
+                        allocations: dict[str, Callable[[float], tuple[float, float]]]
+                        ) -> Callable[[Path], None]:
+    """``.plot`` of ``scaling_optimum``: each allocation's (N, D) over budgets from 10⁻³× to
+    10³× ``flops`` (inside the accepted range)."""
+    def plotter(target: Path) -> None:
+        from napkin.report.scaling_plots import plot_allocation
+        from napkin.scaling.optimum import COMPUTE_FLOPS_RANGE
+
+        lo, hi = COMPUTE_FLOPS_RANGE
+        budgets = [c for c in (flops * 10 ** (k / 10) for k in range(-30, 31)) if lo <= c <= hi]
+        curves = {}
+        for label, allocate in allocations.items():
+            points = [allocate(c) for c in budgets]
+            curves[label] = (budgets, [p[0] for p in points], [p[1] for p in points])
+        plot_allocation(flops, curves, target)
+
+    return plotter
+
+
+def _kaplan_optimum(flops: float) -> Result:
+    """``scaling_optimum(law="kaplan")``: Kaplan et al. 2020's fitted allocation beside
+    Chinchilla's law optimum and the 20-tokens rule."""
+    from napkin.report.econ_views import table_doc
+    from napkin.scaling.law import CHINCHILLA_APPROACH3, KAPLAN_2020_ALLOCATION, PF_DAY_FLOPS
+    from napkin.scaling.optimum import chinchilla_rule, d_opt, fitted_allocation, n_opt
+
+    alloc = KAPLAN_2020_ALLOCATION
+    n, d = fitted_allocation(alloc, flops)
+    cn, cd = n_opt(CHINCHILLA_APPROACH3, flops), d_opt(CHINCHILLA_APPROACH3, flops)
+    rn, rd = chinchilla_rule(flops)
+    exps = alloc.exponents
+    rows = [["Kaplan et al. 2020 allocation", _g(n), _g(d), f"{d / n:,.1f}",
+             f"{float(CHINCHILLA_APPROACH3.loss(n, d)):.3f}"],
+            ["chinchilla law optimum", _g(cn), _g(cd), f"{cd / cn:,.1f}",
+             f"{float(CHINCHILLA_APPROACH3.loss(cn, cd)):.3f}"],
+            ["20 tokens per parameter", _g(rn), _g(rd), f"{rd / rn:,.1f}",
+             f"{float(CHINCHILLA_APPROACH3.loss(rn, rd)):.3f}"]]
+    data = {"params": n, "tokens": d, "chinchilla_params": cn, "chinchilla_tokens": cd,
+            "rule_params": rn, "rule_tokens": rd, "n_exponent": exps.n_exponent,
+            "d_exponent": exps.d_exponent, "warnings": []}
+    doc = table_doc(f"Compute-optimal size for {flops:.3g} FLOPs", "kaplan",
+                    ["", "params N", "tokens D", "D/N", "loss (chinchilla law)"], rows, data,
+                    {"flops": flops}, {"law": "kaplan"},
+                    [f"Kaplan et al. 2020, eq. (6.1) and Table 6: N_opt = "
+                     f"{alloc.n_ref:.2g}·(C / 1 PF-day)^{exps.n_exponent:g} non-embedding "
+                     f"parameters, 1 PF-day = {PF_DAY_FLOPS:.3g} FLOPs; D = C/(6N), so "
+                     f"D ∝ C^{exps.d_exponent:g} (their own D = 2e10·C^0.27 counts C at the "
+                     "critical batch size and does not multiply out to C = 6ND)",
+                     "Kaplan grows N faster with the budget than Chinchilla (N ∝ C^0.73 "
+                     "against ≈ C^0.5); every loss is Hoffmann's Approach 3 law at that N and D "
+                     "(Kaplan's own loss has another form)"])
+    plotter = _allocation_plotter(flops, {
+        "Kaplan et al. 2020, N ∝ C^0.73": lambda c: fitted_allocation(alloc, c),
+        "chinchilla law optimum": lambda c: (n_opt(CHINCHILLA_APPROACH3, c),
+                                             d_opt(CHINCHILLA_APPROACH3, c)),
+        "20 tokens per parameter": chinchilla_rule})
+    return Result(doc, {"params": n, "tokens": d, "chinchilla_params": cn,
+                        "chinchilla_tokens": cd, "rule_params": rn, "rule_tokens": rd,
+                        "exponents": exps}, plotter)
 
 
 def _task_mix(mix: Sequence[tuple[int, int, float]]) -> tuple[tuple[int, int, float], ...]:
@@ -233,7 +334,8 @@ def lifecycle(*, target_loss: float, sizes: Sequence[float], prompt: int = 512, 
     kinds; shares normalized to 1). Break-even between neighbouring sizes:
     ``Q* = ΔC₀/Δc`` calls (training GPU-seconds over per-call GPU-seconds), none when the
     smaller model is also cheaper to train. ``.plot(path)``: cumulative GPU-hours against
-    calls. ``value``: dict with ``sizes`` (tuple of
+    calls (Fig. 3-29), sizes outside a fitted law's data range dashed, each break-even a
+    vertical line. ``value``: dict with ``sizes`` (tuple of
     :class:`~napkin.scaling.lifecycle.SizeCost`) and ``break_even_calls`` (one per
     neighbouring pair, None where there is none).
     """
@@ -245,14 +347,20 @@ def lifecycle(*, target_loss: float, sizes: Sequence[float], prompt: int = 512, 
     kinds = _task_mix(mix) if mix is not None else None
     acc = load_gpu(gpu)
     costs = size_costs(named.law, target_loss, list(sizes), prompt, gen, acc, mfu, mix=kinds)
-    warnings = range_warnings(named, [(f"{_g(c.params)} params at loss {target_loss:g}",
-                                       c.params, c.tokens) for c in costs])
+    per_size = [range_warnings(named, [(f"{_g(c.params)} params at loss {target_loss:g}",
+                                        c.params, c.tokens)]) for c in costs]
+    warnings = [w for lines in per_size for w in lines]
     rows = [[_g(c.params), _g(c.tokens), f"{c.train_gpu_hours:,.1f}", f"{c.call_gpu_s:.6f}"]
             for c in costs]
-    notes, breaks = [], []
+    notes, breaks, pairs = [], [], []
     for small, large in itertools.pairwise(costs):
-        q = break_even_calls(*sorted((small, large), key=lambda c: c.params))
+        lo, hi = sorted((small, large), key=lambda c: c.params)
+        q = break_even_calls(lo, hi)
         breaks.append(q)
+        pairs.append({"small_params": lo.params, "large_params": hi.params,
+                      "extra_train_gpu_hours": lo.train_gpu_hours - hi.train_gpu_hours,
+                      "call_saving_gpu_s": hi.call_gpu_s - lo.call_gpu_s,
+                      "break_even_calls": q})
         notes.append(f"{_g(small.params)} vs {_g(large.params)}: " + (
             f"break-even after {q:,.4g} calls" if q is not None else
             "the smaller model is cheaper to train and to run: no break-even"))
@@ -260,14 +368,20 @@ def lifecycle(*, target_loss: float, sizes: Sequence[float], prompt: int = 512, 
     def plotter(target: Path) -> None:
         from napkin.report.scaling_plots import plot_lifecycle
 
-        plot_lifecycle(costs, target)
+        plot_lifecycle(costs, target, extrapolated=[bool(lines) for lines in per_size],
+                       break_even_calls=breaks)
 
     doc = table_doc(f"Lifecycle at loss {target_loss:g}", "per model size",
                     ["params", "tokens to target", "training GPU-h", "GPU-s per call"], rows,
-                    {"sizes": costs, "warnings": warnings},
+                    {"sizes": [{"params": c.params, "tokens": c.tokens,
+                                "train_gpu_hours": c.train_gpu_hours, "call_gpu_s": c.call_gpu_s,
+                                "flops_per_gpu_s": c.flops_per_gpu_s, "call_flops": c.call_flops}
+                               for c in costs],
+                     "pairs": pairs, "break_even_calls": breaks,
+                     "law_notes": _law_notes(named), "warnings": warnings},
                     {"target_loss": target_loss, "prompt_tokens": prompt, "gen_tokens": gen,
                      "mix": [list(k) for k in kinds] if kinds else None},
                     {"gpu": gpu if isinstance(gpu, str) else acc.id, "mfu": mfu,
                      "law": label},
-                    notes + [f"warning: {w}" for w in warnings])
+                    notes + _law_notes(named) + [f"warning: {w}" for w in warnings])
     return Result(doc, {"sizes": costs, "break_even_calls": breaks}, plotter)

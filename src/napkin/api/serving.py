@@ -1,4 +1,4 @@
-"""Serving: ``napkin serve demand | fluid | simulate | sweep``.
+"""Serving: ``napkin serve demand | fluid | simulate | sweep | metrics | little``.
 
 A workload is a file path, a mapping (what a workload YAML holds) or a loaded
 :class:`~napkin.serving.workload.Workload`; a scenario is a file path, a mapping (what a scenario
@@ -9,6 +9,7 @@ mapping or a loaded object, against the current folder.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -70,18 +71,27 @@ def demand(workload: WorkloadRef, *, window_s: float | None = None) -> Result:
     else 60 s from 0 past the last arrival. Per window of length Δt: input tokens/s = ΣP/Δt;
     decode steps/s = Σ(G − 1)/Δt (the prefill yields the first of G output tokens); mean decode
     context (tokens) = Σ(G−1)(P + (G−2)/2) / Σ(G−1), weighted by steps. Open-loop arrivals only
-    (a closed loop's arrivals depend on completions: :func:`simulate` it).
+    (a closed loop's arrivals depend on completions: :func:`simulate` it). The figure
+    (``Result.plot``) draws each window's requests by class and its input tokens/s and decode
+    steps/s (the chapter's Figures 3-4 and 3-5).
     ``value``: dict with ``windows`` (tuple of WindowDemand) and ``overall`` (one WindowDemand).
     """
     from napkin.report.serve_views import demand_doc
+    from napkin.serving.demand import class_counts, total, window_edges
     from napkin.serving.demand import demand as window_demand
-    from napkin.serving.demand import total, window_edges
 
     loaded, reqs = _open_requests(workload)
     edges = window_edges(loaded.arrivals, reqs, window_s)
     windows, overall = window_demand(reqs, edges), total(reqs, edges[-1])
+
+    def plotter(path: Path) -> None:
+        from napkin.report.plots import plot_demand
+
+        counts = class_counts(reqs, edges) + class_counts(reqs, [-math.inf, math.inf])
+        plot_demand(loaded.name, windows, overall, counts, path)
+
     return Result(demand_doc(loaded.name, windows, overall),
-                  {"windows": windows, "overall": overall})
+                  {"windows": windows, "overall": overall}, plotter)
 
 
 def _capacity(model: ModelRef, gpu: GpuRef, count: int, batch: int, context: int | None,
@@ -142,6 +152,77 @@ def fluid(workload: WorkloadRef, *, capacity_steps_s: float | None = None,
         plot_fluid(result, f"{loaded.name}: {mu:,.2f} steps/s", path)
 
     return Result(fluid_doc(loaded.name, result, info), result, plotter)
+
+
+@checked
+def serve_metrics(log: str | Path, *,
+                  percentiles: Sequence[float] = (50.0, 90.0, 95.0, 99.0)) -> Result:
+    """TTFT, TPOT and end-to-end latency of logged requests: means and nearest-rank percentiles.
+
+    Per request, with t_a its arrival, t_1 its first output token and t_G its last of G
+    (seconds): TTFT = t_1 − t_a; TPOT = (t_G − t_1)/(G − 1), over requests with G > 1;
+    e2e = t_G − t_a. The p-th percentile of n values is the ⌈p/100·n⌉-th smallest (chapter
+    3.1.2). ``log``: a CSV with columns ``arrival_s, first_token_s, last_token_s,
+    output_tokens``, JSON lines with those keys, or a ``vllm bench serve --save-detailed``
+    result (its ``ttfts``, ``itls``, ``output_lens`` arrays; times relative to each send).
+    ``percentiles``: each in (0, 100].
+    ``value``: (ttft, tpot, e2e) MetricStats (seconds).
+    """
+    from napkin.report.serve_log_views import log_metrics_doc
+    from napkin.serving.request_log import latency_stats, read_request_log
+
+    ps = tuple(float(p) for p in percentiles)
+    times = read_request_log(log)
+    metrics = latency_stats(times, ps)
+    return Result(log_metrics_doc(str(log), times, metrics), metrics)
+
+
+@checked
+def serve_little(*, rate_per_s: float, wait_s: float, state_gib: float | None = None,
+                 model: ModelRef | None = None, context: int | None = None,
+                 kv_dtype: str = "bf16") -> Result:
+    """State held by tasks waiting on tools, by Little's law (chapter 3.1.2, Exercise 3-2).
+
+    Tasks enter a wait at λ = ``rate_per_s`` per second, each waits τ = ``wait_s`` seconds
+    holding M₀ bytes: on average λ·τ tasks wait and λ·M₀·τ bytes are held; one task's held
+    area is M₀·τ byte-seconds. M₀ is ``state_gib`` (GiB = 2^30 bytes), or the KV of
+    ``context`` tokens of ``model`` in ``kv_dtype``: context × KV bytes per token.
+    ``value``: dict with ``state_bytes``, ``waiting_tasks``, ``held_bytes``,
+    ``task_byte_seconds``.
+    """
+    from napkin.accounting.forward import Precision
+    from napkin.api.specs import load_model
+    from napkin.report.serve_log_views import little_doc
+    from napkin.serving.fluid import state_byte_seconds, waiting_state_bytes, waiting_tasks
+    from napkin.units import GiB
+
+    require(rate_per_s > 0, f"rate-per-s: must be > 0 tasks per second, got {rate_per_s:g}")
+    require(wait_s > 0, f"wait-s: must be > 0 s, got {wait_s:g}")
+    inputs: dict[str, Any] = {"rate_per_s": rate_per_s, "wait_s": wait_s}
+    if state_gib is not None:
+        require(model is None and context is None,
+                "state-gib: give --state-gib or --model with --context, not both")
+        require(state_gib > 0, f"state-gib: must be > 0 GiB, got {state_gib:g}")
+        state = state_gib * GiB
+        inputs["state_gib"] = state_gib
+    else:
+        if model is None or context is None:
+            raise NapkinError("state-gib: give --state-gib, or --model with --context (the KV "
+                              "it holds)")
+        require(context >= 1, f"context: must be >= 1 token, got {context}")
+        spec = load_model(model)
+        per_token = spec.kv_bytes_per_token(Precision.of("bf16", kv_dtype).kv.bytes_per_element)
+        state = per_token * context
+        inputs |= {"model": model if isinstance(model, str) else spec.name,
+                   "context_tokens": context, "kv_dtype": kv_dtype,
+                   "kv_bytes_per_token": per_token}
+    value = {"state_bytes": state, "waiting_tasks": waiting_tasks(rate_per_s, wait_s),
+             "held_bytes": waiting_state_bytes(rate_per_s, state, wait_s),
+             "task_byte_seconds": state_byte_seconds(state, wait_s)}
+    require(all(math.isfinite(v) for v in value.values()),
+            "rate-per-s: λ·M₀·τ overflows a float; give a smaller rate, wait or state")
+    return Result(little_doc(inputs, state, value["waiting_tasks"], value["held_bytes"],
+                             value["task_byte_seconds"]), value)
 
 
 def _scenario(scenario: ScenarioRef, overrides: Sequence[str]) -> tuple[Scenario, Path]:

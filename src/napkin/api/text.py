@@ -28,3 +28,19 @@ def parse_loads(text: str, field: str = "rates") -> list[float] | None:
             raise NapkinError(f"{field}: {part.strip()!r} is not a number; give auto or "
                               "comma-separated loads such as 1,2,4") from None
     return values
+
+
+def parse_numbers(text: str, field: str) -> list[float]:
+    """``"50,90,99.9"`` → ``[50.0, 90.0, 99.9]`` (the API checks their range)."""
+    values = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise NapkinError(f"{field}: {part.strip()!r} is not a number; give "
+                              "comma-separated numbers such as 50,90,99") from None
+    if not values:
+        raise NapkinError(f"{field}: give at least one number, e.g. 50,90,99")
+    return values

@@ -1,6 +1,7 @@
 """One training update and one RL cycle: ``napkin train | rl``."""
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from napkin.api.boundary import checked
 from napkin.api.result import Result
@@ -41,7 +42,8 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
           checkpoint_s: float = 0.0, checkpoint_interval_s: float = 1800.0,
           failures_per_gpu_hour: float | None = None, restart_s: float = 0.0,
           offload_activations: bool = False, offload_params: bool = False,
-          optimizer_in_backward: bool = False, overlap_ep: bool = False) -> Result:
+          optimizer_in_backward: bool = False, overlap_ep: bool = False,
+          activations: str = "ffn") -> Result:
     """FLOPs, memory per device, communication and time of one training update; with
     ``tokens`` (or ``epochs`` × ``dataset_tokens``) the whole run.
 
@@ -55,8 +57,12 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     ``adamw-fp32-grads`` 18), sharded by ZeRO stage ``zero`` (3 = FSDP) or offloaded, plus
     activations, the loss's logits, a re-run layer under full recompute, FSDP's gathered
     layers and the caching allocator's ``allocator_overhead`` share on top (default: the
-    training profile's, fitted on torchtitan's peak memory). Compute time: by the shipped
-    training profile (:func:`napkin.training.efficiency.shipped_profile`, fitted on
+    training profile's, fitted on torchtitan's peak memory); whether the parameter state
+    alone fits and whether the whole total does are reported apart, in GB (1e9 B) and GiB
+    (2^30 B). ``activations``: ``ffn`` (per token per layer ``(18 + 4·ffn/h)·h`` bytes,
+    Megatron's generalization to the model's MLP width) or ``korthikanti`` (the paper's and
+    the question bank's ``34·h``), plus ``5·a·s`` without FlashAttention. Compute time: by
+    the shipped training profile (:func:`napkin.training.efficiency.shipped_profile`, fitted on
     torchtitan's published tables: matmul, attention and elementwise efficiencies per GPU
     architecture, with its held-out error band and warnings outside what it saw), or with
     ``mfu`` every matmul at that share of its peak; gradient and
@@ -81,12 +87,14 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     combine all-to-all on the critical path (``overlap_ep``: under other micro-batches'
     compute, as DeepSeek-V3's DualPipe runs them). A run is
     ``⌈tokens / tokens per update⌉`` updates: wall time (s), GPU-hours, days and $ at
-    ``usd_per_gpu_hour`` (default: the price catalog's), with what a run spends around its
+    ``usd_per_gpu_hour`` (default: the price catalog's; a GPU it lacks gets the time
+    without $), with what a run spends around its
     updates (:class:`napkin.training.run.Goodput`): ``eval_share`` of the wall time
     evaluating, ``checkpoint_s`` blocking every ``checkpoint_interval_s`` of training, and
     ``failures_per_gpu_hour`` (default Llama 3's 1.97e-5: 419 unexpected interruptions in 54
     days on 16,384 H100) each losing half a checkpoint interval and ``restart_s``.
 
+    ``plot``: the memory per device, stacked, against the device's memory.
     ``value``: :class:`~napkin.training.plan.TrainingResult` — ``plan``
     (:class:`~napkin.training.plan.TrainPlan`) and ``run``
     (:class:`~napkin.training.run.TrainingRun`, None without ``tokens``/``epochs``).
@@ -154,7 +162,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       offload_params=offload_params,
                       optimizer_in_backward=optimizer_in_backward, overlap_ep=overlap_ep,
                       profile=profile if mfu is None else None,
-                      allocator_overhead=overhead)
+                      allocator_overhead=overhead, activations=activations)
     plan = plan_training(spec, shape, cluster, recipe(optimizer), frozen, lora_rank,
                          qlora=qlora)
     inputs = {"model": spec.name, "documents": list(documents), "micro_batch": micro_batch,
@@ -176,6 +184,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                    "context_parallel": cp, "expert_parallel": ep,
                    "offload_activations": offload_activations, "offload_params": offload_params,
                    "optimizer_in_backward": optimizer_in_backward, "overlap_ep": overlap_ep,
+                   "activations": activations,
                    "link_bytes_per_s": link,
                    "link_source": "--link-gbs" if link_gbs is not None else
                    f"{acc.interconnect or 'no interconnect listed'}: catalog per-direction "
@@ -191,10 +200,15 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                       if offload_activations else {})}
     run = None
     if tokens is not None or epochs is not None or dataset_tokens is not None:
-        from napkin.planning.prices import hourly_price
+        from napkin.planning.prices import hourly_price, price_catalog
         from napkin.training.run import LLAMA3_FAILURES_PER_GPU_HOUR, Goodput, training_run
 
-        usd, source = hourly_price(cluster.acc.id, usd_per_gpu_hour)
+        usd: float | None
+        if usd_per_gpu_hour is None and cluster.acc.id not in price_catalog():
+            usd, source = None, (f"the price catalog has no {cluster.acc.id}: time without $; "
+                                 "give --usd-per-gpu-hour for the cost")
+        else:
+            usd, source = hourly_price(cluster.acc.id, usd_per_gpu_hour)
         rate = (LLAMA3_FAILURES_PER_GPU_HOUR if failures_per_gpu_hour is None
                 else failures_per_gpu_hour)
         goodput = Goodput(eval_share, checkpoint_s, checkpoint_interval_s, rate, restart_s)
@@ -217,13 +231,22 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
                 ("restart-s", restart_s, 0.0)):
             require(value == default, f"{name}: only with --tokens or --epochs")
     warnings = profile.warnings(cluster.acc, precision) if mfu is None else []
+    datasheet = cluster.acc.memory_bytes
+
+    def plotter(path: Path) -> None:
+        from napkin.report.train_plots import plot_train_memory
+
+        plot_train_memory(plan.fit, f"{spec.name} on {cluster.acc.id}: memory per device",
+                          path, datasheet)
+
     return Result(train_doc(plan, inputs, assumptions, run, profile if mfu is None else None,
-                            warnings), TrainingResult(plan, run))
+                            warnings, datasheet), TrainingResult(plan, run), plotter)
 
 
 @checked
 def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int = 16,
-       keep_rate: float = 0.5, reference: bool = True, teacher: ModelRef | None = None,
+       keep_rate: float | None = None, generate: int | None = None, reference: bool = True,
+       teacher: ModelRef | None = None,
        reward_model: ModelRef | None = None, head: str = "all", replicas: int = 0,
        method: str = "grpo", optimizer: str = "adamw", gpu: str | None = None, count: int = 8,
        separate: bool = False, rollout_gpus: int | None = None, rollout_tp: int = 1,
@@ -232,11 +255,14 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
     """FLOPs of one RL cycle by role, the models the method keeps loaded, and with ``gpu``
     the cycle's seconds, GPU-hours and dollars.
 
-    A cycle generates ``n = ⌈keep / keep_rate⌉`` answers of ``gen_len`` tokens to
-    ``prompt_len``-token prompts (rollout prefill and decode at 2 FLOPs per multiply-add),
+    A cycle generates ``n = ⌈keep / keep_rate⌉`` answers (``keep_rate`` default ½; a quotient
+    within 1e-6 of a whole number is that number: 16 at 0.3333333333 is 48), or ``generate``
+    answers, of ``gen_len`` tokens to ``prompt_len``-token prompts (``n·P`` prompt and ``n·G``
+    generated tokens; rollout prefill and decode at 2 FLOPs per multiply-add),
     reads each answer with the reference (``reference``), ``teacher`` and ``reward_model``
     (one teacher-forced forward each; ``head``: LM head at all or at labelled positions), and
-    updates the policy on the ``keep`` kept samples (forward + backward); the weight sync
+    updates the policy on the ``keep`` kept samples (forward + backward over
+    ``keep·(P + G − 1)`` input tokens, ``keep·G`` labelled); the weight sync
     copies BF16 weights to ``replicas`` generation replicas: ``F_cycle(n) = n(f_g + f_r) + F_u``
     FLOPs. ``method`` (ppo, grpo, dpo) sets the models held, with their parameter state under
     the ``optimizer`` recipe (bytes). With ``gpu`` (a catalog id) on ``count`` training GPUs:
@@ -246,6 +272,7 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
     update + sync``, separate ``max(rollout, reads + update + sync)``; $ = GPUs × cycle hours ×
     ``usd_per_gpu_hour`` (default: the price catalog's).
 
+    ``plot``: the cycle's FLOPs by role (and with ``gpu`` its seconds by phase).
     ``value``: dict with ``cycle`` (:class:`~napkin.reinforcement.cycle.RLCycle`), ``models_held``
     (tuple of :class:`~napkin.reinforcement.memory.RoleMemory`) and ``timing``
     (:class:`~napkin.reinforcement.timing.RLTiming`, None without ``gpu``).
@@ -265,11 +292,17 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
                     if teacher is not None else None)
     reward_spec = (as_field("reward_model", lambda: load_model(reward_model))
                    if reward_model is not None else None)
-    cycle = rl_cycle(spec, prompt_len, gen_len, keep, keep_rate, reference, teacher_spec,
-                     reward_spec, head, replicas)
+    require(keep_rate is None or generate is None,
+            "generate: give --generate or --keep-rate, not both")
+    if generate is not None:
+        _within(generate, 1, 100_000, "generate")
+    rate = 0.5 if keep_rate is None else keep_rate
+    cycle = rl_cycle(spec, prompt_len, gen_len, keep, rate, reference, teacher_spec,
+                     reward_spec, head, replicas, generate=generate)
     roles = rl_memory(method, spec, recipe(optimizer), reward_spec)
     inputs = {"model": spec.name, "prompt_tokens": prompt_len, "gen_tokens": gen_len,
-              "keep": keep, "keep_rate": keep_rate, "reference": reference,
+              "keep": keep, "keep_rate": keep / cycle.generated if generate else rate,
+              "generate": cycle.generated, "reference": reference,
               "teacher": _ref_name(teacher), "reward_model": _ref_name(reward_model),
               "head": head, "replicas": replicas, "method": method, "optimizer": optimizer}
     timing = None
@@ -288,5 +321,33 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
     else:
         require(usd_per_gpu_hour is None and not separate and rollout_gpus is None,
                 "gpu: --usd-per-gpu-hour, --separate and --rollout-gpus need --gpu")
+    def plotter(path: Path) -> None:
+        from napkin.report.train_plots import plot_rl_cycle
+
+        plot_rl_cycle(cycle, spec.name, path, timing)
+
     return Result(rl_doc(spec.name, cycle, roles, inputs, timing),
-                  {"cycle": cycle, "models_held": roles, "timing": timing})
+                  {"cycle": cycle, "models_held": roles, "timing": timing}, plotter)
+
+
+@checked
+def run_record(path: str | Path, *, kind: str = "train") -> Result:
+    """A run record's options (:mod:`napkin.training.record`): a YAML or JSON file of a
+    training (``kind`` ``train``) or RL (``rl``) run's inputs under :func:`train`'s or
+    :func:`rl`'s keywords, with its ``name``, ``stage`` and ``source``. Replay it with
+    ``napkin.train(**napkin.run_record(path).value["options"])`` (or ``napkin train --run
+    FILE``, where command-line options override the file's). ``value``: dict with ``kind``,
+    ``record`` (the file's model) and ``options`` (the keywords it sets, ``model`` included).
+    """
+    from napkin.report.econ_views import result_doc
+    from napkin.training.record import read_run_record, record_options
+
+    record = read_run_record(path, kind)
+    options = record_options(record)
+    rows = [[k, str(v)] for k, v in options.items()]
+    notes = [f"{k}: {v}" for k in ("name", "stage", "source", "notes")
+             if (v := getattr(record, k)) is not None]
+    data = {"kind": kind, "options": options}
+    doc = result_doc(f"run record ({kind})", rows, data, {"path": str(path), "kind": kind},
+                     notes, ["option", "value"])
+    return Result(doc, {"kind": kind, "record": record, "options": options})

@@ -45,7 +45,8 @@ def agent(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Critical path vs serial sum, model/tool shares, state held (GiB·s), Amdahl speedups,
-    cost; with several files, cost per successful task over the set."""
+    cost; with several files, each run's rounds, tokens, prefix-cache hit rate, cost and
+    check, and the cost per successful task over the set."""
     result = api.analyze_trajectory(files, speedup=speedup, model=model, gpu=gpu,
                                     weights=weights, kv_dtype=kv, mfu=mfu, mbu=mbu)
     if plot is not None:

@@ -1,12 +1,13 @@
 """``napkin cost``: cost per success, price changes, escalation, break-even (over
 :mod:`napkin.api.cost`)."""
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from napkin.api import cost as api
-from napkin.cli.common import FiniteOption, Format, FormatOpt, emit
+from napkin.cli.common import FiniteOption, Format, FormatOpt, PlotOption, emit
 from napkin.errors import NapkinError
 
 app = typer.Typer(help="Cost per successful task, price changes, escalation, break-even.",
@@ -31,15 +32,21 @@ def success(
     "",
     environment: Annotated[str, typer.Option("--environment", help="Environment cost per "
                                                                    "attempt, per method.")] = "",
+    plot: Annotated[Path | None, PlotOption(
+        help="Write Figure 3-9 for these methods: cost of 100 attempts, tasks passed, cost "
+             "per success (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Cost per success c/p of each method (c = generation + verification + tools +
     environment), and the success rate each needs to match the first."""
-    emit(api.cost_success(
+    result = api.cost_success(
         cost=_floats(cost, "cost"), success=_floats(rate, "success"),
         verification=_floats(verification, "verification") if verification else None,
         tools=_floats(tools, "tools") if tools else None,
-        environment=_floats(environment, "environment") if environment else None), fmt)
+        environment=_floats(environment, "environment") if environment else None)
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)
 
 
 @app.command()
@@ -71,11 +78,14 @@ def escalation(
 @app.command()
 def breakeven(
     extra_upfront: Annotated[float, FiniteOption("--extra-upfront",
-                                                 help="ΔC₀: extra up-front cost.")],
-    saving: Annotated[float, FiniteOption("--saving", help="Δc: saving per task.")],
+                                                 help="ΔC₀: extra up-front cost, in --unit.")],
+    saving: Annotated[float, FiniteOption("--saving", help="Δc: saving per task, in --unit.")],
     tasks: Annotated[str | None, typer.Option("--tasks", help="Task counts to compare.")] = None,
+    unit: Annotated[str, typer.Option(
+        "--unit", help="What the costs are in: usd, gpu-s (GPU-seconds) or gpu-h "
+                       "(GPU-hours).")] = "usd",
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Q* = ΔC₀/Δc, and the lifecycle difference at given task counts (§3.6.3)."""
     emit(api.cost_breakeven(extra_upfront=extra_upfront, saving=saving,
-                            tasks=_floats(tasks, "tasks") if tasks else []), fmt)
+                            tasks=_floats(tasks, "tasks") if tasks else [], unit=unit), fmt)

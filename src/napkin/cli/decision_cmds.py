@@ -1,6 +1,7 @@
 """``napkin decision`` (prefill-only decision request vs generation) and ``napkin ced`` (over
 :mod:`napkin.api.decision`)."""
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,6 +17,7 @@ from napkin.cli.common import (
     MbuOpt,
     MfuOpt,
     ModelArg,
+    PlotOption,
     WeightsOpt,
     emit,
 )
@@ -42,19 +44,39 @@ def decision(
         "--request-usd", help="A request's bill: with --usd-per-million-input it sets P.")]
     = None,
     usd_per_million_input: Annotated[float | None, FiniteOption(
-        "--usd-per-million-input", help="Price per 1M input tokens (for --request-usd).")]
+        "--usd-per-million-input", help="A provider's price per 1M input tokens, $: the price "
+                                        "÷ compute ratio (with --request-usd it sets P).")]
     = None,
+    llm_usd: Annotated[float | None, FiniteOption(
+        "--llm-usd", help="The generating LLM's bill for the same request, $ (with "
+                          "--request-usd): the two bills' ratio split into generation and "
+                          "the rest.")] = None,
+    ced: Annotated[bool, typer.Option(
+        "--ced", help="Run the decision forward on the CED path (encoder + replayed "
+                      "decoder).")] = False,
+    encoder_layers: Annotated[int | None, typer.Option(
+        "--encoder-layers", help="With --ced: the first E layers encode all P tokens "
+                                 "(default half the model's layers).")] = None,
+    replay: Annotated[int, typer.Option(
+        "--replay", help="With --ced: prompt tokens replayed through the decoder.")] = 128,
+    plot: Annotated[Path | None, PlotOption(
+        help="Write Figure 3-15: both paths on one time axis (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """One P-token forward reading out Q answers vs prefill + G generated tokens: latency, GPU
     time (decode batched), $ per million input tokens (§3.2.4; defaults are the chapter's).
-    --request-usd with --usd-per-million-input infers P from a bill."""
-    emit(api.decision(ref, prompt=prompt, questions=questions, gen=gen, gpu=gpu,
-                      weights=weights, kv_dtype=kv, mfu=mfu, mbu=mbu,
-                      usd_per_gpu_hour=usd_per_gpu_hour, decode_batch=decode_batch,
-                      gen_range=parse_ints(gen_range, "gen-range") if gen_range else [],
-                      request_usd=request_usd, usd_per_million_input=usd_per_million_input),
-         fmt)
+    --request-usd with --usd-per-million-input infers P from a bill; --usd-per-million-input
+    gives the price ÷ compute ratio; --ced times the forward on the CED path."""
+    result = api.decision(ref, prompt=prompt, questions=questions, gen=gen, gpu=gpu,
+                          weights=weights, kv_dtype=kv, mfu=mfu, mbu=mbu,
+                          usd_per_gpu_hour=usd_per_gpu_hour, decode_batch=decode_batch,
+                          gen_range=parse_ints(gen_range, "gen-range") if gen_range else [],
+                          request_usd=request_usd, usd_per_million_input=usd_per_million_input,
+                          llm_usd=llm_usd, ced=ced, encoder_layers=encoder_layers,
+                          replay=replay)
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)
 
 
 def ced(
@@ -63,8 +85,13 @@ def ced(
     decoder_layers: Annotated[int, typer.Option("--decoder-layers")] = 20,
     replay: Annotated[int, typer.Option("--replay", help="Prompt tokens replayed through "
                                                          "the decoder.")] = 128,
+    plot: Annotated[Path | None, PlotOption(
+        help="Write passes against P, with and without CED (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Expert-layer passes of a prefill: (E + D)·P vs CED's E·P + D·min(P, replay)."""
-    emit(api.ced(prompt=prompt, encoder_layers=encoder_layers, decoder_layers=decoder_layers,
-                 replay=replay), fmt)
+    result = api.ced(prompt=prompt, encoder_layers=encoder_layers,
+                     decoder_layers=decoder_layers, replay=replay)
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)

@@ -13,7 +13,8 @@ from napkin.errors import NapkinError
 
 app = typer.Typer(
     help="Evaluation and preference-tuning formulas: pass@k, pass^k, maj@k, "
-    "intervals, paired bootstrap, bits per byte, DPO loss, GRPO signal.",
+    "intervals, paired bootstrap, bits per byte, DPO loss, GRPO signal, retrieval metrics "
+    "(recall@k, MRR, RRF).",
     no_args_is_help=True,
 )
 
@@ -115,8 +116,9 @@ def dpo(
 @app.command("grpo")
 def grpo(
     rewards: Annotated[
-        str, typer.Option("--rewards", help="One group's rewards, comma-separated.")
-    ] = "1,0,0,0",
+        str | None, typer.Option("--rewards", help="One group's rewards, comma-separated "
+                                                   "(default 1,0,0,0 without --group).")
+    ] = None,
     std: Annotated[
         str, typer.Option("--std", help="population (÷G) or sample (÷(G−1)).")
     ] = "population",
@@ -124,12 +126,59 @@ def grpo(
         float | None,
         FiniteOption("--p", help="Accuracy on the prompt, for the chance a group has signal."),
     ] = None,
+    group: Annotated[
+        int | None,
+        typer.Option("--group", help="Group size G, with --p (default: the number of "
+                                     "--rewards)."),
+    ] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """GRPO advantages (r − mean)/std of one group (q33); with --p, the chance a group of G is
-    not degenerate, 1 − p^G − (1−p)^G, and the answers generated per useful group (q34)."""
-    try:
-        values = [float(x) for x in rewards.split(",") if x.strip()]
-    except ValueError:
-        raise NapkinError(f"rewards: must be comma-separated numbers, got {rewards!r}") from None
-    emit(api.eval_grpo(rewards=values, std=std, p=p), fmt)
+    """GRPO advantages (r − mean)/std of one group (q33); with --p, the chance a group of G
+    (--group, or the number of --rewards) is not degenerate, 1 − p^G − (1−p)^G, and the answers
+    generated per useful group (q34)."""
+    values = None
+    if rewards is not None:
+        try:
+            values = [float(x) for x in rewards.split(",") if x.strip()]
+        except ValueError:
+            raise NapkinError(
+                f"rewards: must be comma-separated numbers, got {rewards!r}") from None
+    emit(api.eval_grpo(rewards=values, std=std, p=p, group=group), fmt)
+
+
+def _ids(text: str | None) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
+@app.command("retrieval")
+def retrieval(
+    queries: Annotated[Path | None, typer.Argument(
+        help="JSON Lines, one query a line: {\"query\": …, \"ranked\": [ids, best first], "
+             "\"relevant\": [ids]}.", metavar="[QUERIES]")] = None,
+    ranked: Annotated[str | None, typer.Option(
+        "--ranked", help="One query's retrieved ids, best first, comma-separated.")] = None,
+    relevant: Annotated[str | None, typer.Option(
+        "--relevant", help="That query's relevant ids, comma-separated.")] = None,
+    k: Annotated[int, typer.Option("--k", help="Results that reach the context.")] = 5,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """recall@k (share of the relevant documents in the first k) and MRR (mean 1/rank of the
+    first relevant one) of a retriever, from a queries file or one query (q45)."""
+    from napkin.api import retrieval as rapi
+
+    emit(rapi.eval_retrieval(queries, ranked=_ids(ranked), relevant=_ids(relevant), k=k), fmt)
+
+
+@app.command("rrf")
+def rrf(
+    lists: Annotated[list[str], typer.Option(
+        "--list", help="One ranked list of ids, best first, comma-separated (repeat per "
+                       "retriever).")],
+    k: Annotated[int, typer.Option("--k", help="Rank offset k of 1/(k + rank).")] = 60,
+    top: Annotated[int, typer.Option("--top", help="Fused results shown.")] = 10,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Reciprocal-rank fusion: each document's Σ 1/(k + rank) over the lists, k = 60 (q44)."""
+    from napkin.api import retrieval as rapi
+
+    emit(rapi.eval_rrf([_ids(x) for x in lists], k=k, top=top), fmt)

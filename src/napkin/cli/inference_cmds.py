@@ -80,7 +80,8 @@ def decode(
     overhead_ms: OverheadOpt = 0.0, calibration: CalibrationOpt = None, tp: TpOpt = 1,
     unquantized: UnquantizedOpt = None, fmt: FormatOpt = Format.table,
 ) -> None:
-    """Decode table over batch sizes: memory, fit, step time, tokens/s (question bank task 2)."""
+    """Decode table over batch sizes: memory held, fit, bytes moved and FLOPs per step, their
+    ratio against the GPU's ridge point, step time, tokens/s (question bank task 2)."""
     emit(api.decode_table(ref, gpu=gpu, batch=parse_ints(batch, "batch"), context=context,
                           reserve_gb=reserve_gb, gpu_mem_gb=gpu_mem_gb, gpu_bw_gbs=gpu_bw_gbs,
                           gpu_tflops=gpu_tflops, weights=weights, kv_dtype=kv_dtype,

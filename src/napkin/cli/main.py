@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "speculative": ("rule_cmds", "speculative"),
     "attention-matrix": ("rule_cmds", "attention_matrix"),
     "loss-mask": ("rule_cmds", "loss_mask"), "gpu-hours": ("rule_cmds", "gpu_hours"),
+    "loss-norm": ("rule_cmds", "loss_norm"), "lora": ("rule_cmds", "lora"),
+    "tokens": ("bank_cmds", "tokens"), "attention-scale": ("bank_cmds", "attention_scale"),
+    "objectives": ("bank_cmds", "objectives"), "balance-loss": ("bank_cmds", "balance_loss"),
+    "rounding": ("bank_cmds", "rounding"),
     "web": ("web_cmd", "web"),
 }
 """Command → (module under ``napkin.cli``, function), in ``--help`` order."""

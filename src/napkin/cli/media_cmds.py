@@ -51,12 +51,18 @@ def vision(
                                                                       "preprocessor.")] = True,
     gpu: GpuOpt = None,
     mfu: MfuOpt = 1.0,
+    plot: Annotated[Path | None, PlotOption(
+        help="Write the figure: tokens against image size, the first image's patch and "
+             "token grid (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Visual tokens n_v = H·W/(p²r²), encoder FLOPs, EC bytes (DeepStack width) and KV."""
-    emit(api.media_vision(images=[_size(s) for s in image], model=model,
-                          text_tokens=text_tokens, file_mb=file_mb, resize=resize, gpu=gpu,
-                          mfu=mfu), fmt)
+    result = api.media_vision(images=[_size(s) for s in image], model=model,
+                              text_tokens=text_tokens, file_mb=file_mb, resize=resize, gpu=gpu,
+                              mfu=mfu)
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)
 
 
 @app.command()
@@ -154,14 +160,16 @@ def jitter(
 
 @app.command()
 def interrupt(
-    command_ms: Annotated[float, FiniteOption("--command-ms")] = 123,
-    control_ms: Annotated[float, FiniteOption("--control-ms", help="Control delay.")] = 5,
-    poll_ms: Annotated[float, FiniteOption("--poll-ms", help="Device poll interval.")] = 10,
-    phase_ms: Annotated[float, FiniteOption("--phase-ms", help="First poll time.")] = 0,
-    stop_ms: Annotated[float | None, FiniteOption("--stop-compute-ms",
-                                                  help="Delay until compute stops.")] = None,
-    free_ms: Annotated[float | None, FiniteOption("--free-state-ms",
-                                                  help="Delay until state is freed.")] = None,
+    command_ms: Annotated[float, FiniteOption(
+        "--command-ms", help="When the interrupt is issued, ms since playback began.")] = 123,
+    control_ms: Annotated[float, FiniteOption("--control-ms",
+                                              help="Control delay to the device, ms.")] = 5,
+    poll_ms: Annotated[float, FiniteOption("--poll-ms", help="Device poll interval, ms.")] = 10,
+    phase_ms: Annotated[float, FiniteOption("--phase-ms", help="First poll time, ms.")] = 0,
+    stop_ms: Annotated[float | None, FiniteOption(
+        "--stop-compute-ms", help="Delay from the command until compute stops, ms.")] = None,
+    free_ms: Annotated[float | None, FiniteOption(
+        "--free-state-ms", help="Delay from the command until state is freed, ms.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Interruption latency: control delay, then the device's next poll."""

@@ -1,13 +1,24 @@
 """Worked-example formulas as commands: ``napkin flops`` (6ND, D/N), ``napkin speculative``,
-``napkin attention-matrix`` (naive score memory), ``napkin loss-mask`` (q26) and
-``napkin gpu-hours`` (over :mod:`napkin.api.rules`)."""
+``napkin attention-matrix`` (naive score memory), ``napkin loss-mask`` (q26),
+``napkin loss-norm`` (q24), ``napkin lora`` (q27) and ``napkin gpu-hours`` (over
+:mod:`napkin.api.rules`)."""
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from napkin.api import rules as api
-from napkin.cli.common import FiniteArgument, FiniteOption, Format, FormatOpt, emit
+from napkin.cli.common import (
+    FiniteArgument,
+    FiniteOption,
+    Format,
+    FormatOpt,
+    PlotOption,
+    emit,
+    finite,
+)
+from napkin.errors import NapkinError, require
 
 
 def flops(
@@ -23,12 +34,16 @@ def flops(
     ] = None,
     tokens: Annotated[float | None, FiniteOption(
         "--tokens", help="D, training tokens (default: Chinchilla's 20 per parameter).")] = None,
+    context: Annotated[int | None, typer.Option(
+        "--context", help="T, tokens per training sequence: attention's QKᵀ + AV and their "
+                          "share of 6ND (needs MODEL; past max_position_embeddings with a "
+                          "warning).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Training compute by the 6ND rule and tokens per parameter D/N (§3.6.2, q18; Chinchilla's
     compute-optimal D/N ≈ 20). For a MoE model also its routed + shared expert matmuls,
     18·n_L·h·f·(k_routed + k_shared) FLOPs per token and × D (§3.6.2, DeepSeek V4)."""
-    emit(api.flops(ref, params=params, tokens=tokens), fmt)
+    emit(api.flops(ref, params=params, tokens=tokens, context=context), fmt)
 
 
 def speculative(
@@ -79,6 +94,54 @@ def loss_mask(
     emit(api.loss_mask(prompt=prompt, answer=answer), fmt)
 
 
+def _numbers(text: str, field: str) -> list[float]:
+    """Comma-separated finite numbers (their range is the library's to check)."""
+    try:
+        return [finite(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise NapkinError(f"{field}: {text!r} must be comma-separated finite numbers") from None
+
+
+def _counts(text: str, field: str) -> list[int]:
+    """Comma-separated whole numbers."""
+    values = _numbers(text, field)
+    require(all(v == int(v) for v in values), f"{field}: {text!r} must be whole numbers")
+    return [int(v) for v in values]
+
+
+def loss_norm(
+    tokens: Annotated[str, typer.Option(
+        "--tokens", help="Labelled tokens of each micro-batch, comma-separated (100,900).")],
+    mean_losses: Annotated[str | None, typer.Option(
+        "--mean-losses", help="Mean loss of each micro-batch, nats/token (1.0,2.0).")] = None,
+    loss_sums: Annotated[str | None, typer.Option(
+        "--loss-sums", help="Or the summed loss of each micro-batch, nats.")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Gradient accumulation: the per-token mean Σs/Σn against the mean of micro-batch means,
+    and the weight each token gets under both (§3.5.2, q24)."""
+    emit(api.loss_norm(
+        tokens=_counts(tokens, "tokens"),
+        mean_losses=_numbers(mean_losses, "mean-losses") if mean_losses is not None else None,
+        loss_sums=_numbers(loss_sums, "loss-sums") if loss_sums is not None else None), fmt)
+
+
+def lora(
+    ref: Annotated[str | None, typer.Argument(
+        help="Catalog id or config.json (with --proj).", metavar="[MODEL]")] = None,
+    rank: Annotated[int, typer.Option("--rank", help="Adapter rank r.")] = 8,
+    d_in: Annotated[int | None, typer.Option("--d-in", help="Input width of W.")] = None,
+    d_out: Annotated[int | None, typer.Option("--d-out", help="Output width of W.")] = None,
+    proj: Annotated[str, typer.Option(
+        "--proj", help="The MODEL's projection: attn/q attn/k attn/v attn/o mlp/gate mlp/up "
+                       "mlp/down.")] = "attn/q",
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """LoRA on one matrix: r·(d_in + d_out) trainable parameters beside the frozen d_in·d_out
+    (q27), from --d-in/--d-out or a MODEL's --proj."""
+    emit(api.lora(ref, rank=rank, d_in=d_in, d_out=d_out, proj=proj), fmt)
+
+
 def gpu_hours(
     hours: Annotated[float, FiniteArgument(help="GPU-hours of --gpu.", metavar="GPU_HOURS")],
     gpu: Annotated[str, typer.Option("--gpu", help="Accelerator the hours are on.")] = "h100-sxm",
@@ -89,8 +152,13 @@ def gpu_hours(
         list[str] | None,
         typer.Option("--as", help="Express in hours of this accelerator too (repeatable)."),
     ] = None,
+    plot: Annotated[Path | None, PlotOption(
+        help="Write the figure: hours per accelerator, days against devices (png/svg).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """GPU-hours ↔ calendar days (hours / devices / 24, running without stops) ↔ another
     accelerator's hours at the same utilization (× dense BF16 peak ratio; §3.6.2)."""
-    emit(api.gpu_hours(hours, gpu=gpu, devices=devices, as_gpu=as_gpu or ()), fmt)
+    result = api.gpu_hours(hours, gpu=gpu, devices=devices, as_gpu=as_gpu or ())
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)

@@ -28,6 +28,11 @@ LawOpt = Annotated[str, typer.Option(
                   "(napkin's fit of six datablations C4 runs, Example 3-5), a law file written "
                   "by 'napkin scaling fit --out' (PATH.json), or E,A,B,alpha,beta.")]
 
+OptimumLawOpt = Annotated[str, typer.Option(
+    "--law", help="chinchilla, epoch, c4, PATH.json or E,A,B,alpha,beta as for the other "
+                  "commands, or kaplan (Kaplan et al. 2020: N = 1.3e9·(C/PF-day)^0.73, beside "
+                  "Chinchilla).")]
+
 
 def _sizes(text: str, field: str) -> list[float]:
     """Comma-separated parameter counts (their range is the library's to check)."""
@@ -70,11 +75,15 @@ def fit_cmd(
     plot: Annotated[Path | None, PlotOption(help="Predicted vs observed.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the fitted law and its data range as JSON (for --law).")] = None,
+    fix_e: Annotated[float | None, FiniteOption(
+        "--fix-E", help="Hold the irreducible loss E at this value (nats/token; Hoffmann's "
+                        "1.69) and fit A, B, alpha, beta alone.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Fit L = E + A/N^α + B/D^β (Hoffmann et al. method), optionally holding rows out."""
+    """Fit L = E + A/N^α + B/D^β (Hoffmann et al. method), optionally holding rows out or
+    holding E fixed."""
     result = api.fit_scaling(path, n_col=n_col, d_col=d_col, loss_col=loss_col,
-                             holdout_min_n=holdout_min_n, grid=grid, out=out)
+                             holdout_min_n=holdout_min_n, grid=grid, out=out, fix_E=fix_e)
     if plot is not None:
         result.plot(plot)
     emit(result, fmt)
@@ -83,11 +92,16 @@ def fit_cmd(
 @app.command()
 def optimum(
     flops: Annotated[float, FiniteOption("--flops", help="Training budget C, FLOPs.")],
-    law: LawOpt = "chinchilla",
+    law: OptimumLawOpt = "chinchilla",
+    plot: Annotated[Path | None, PlotOption(
+        help="N and D against the budget, log-log (PNG).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Compute-optimal N and D for C FLOPs under a law, beside the 20-tokens rule."""
-    emit(api.scaling_optimum(flops=flops, law=law), fmt)
+    result = api.scaling_optimum(flops=flops, law=law)
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)
 
 
 def lifecycle(

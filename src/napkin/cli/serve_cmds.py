@@ -1,4 +1,5 @@
-"""``napkin serve demand | fluid | simulate | sweep`` (over :mod:`napkin.api.serving`)."""
+"""``napkin serve demand | fluid | simulate | sweep | metrics | little`` (over
+:mod:`napkin.api.serving`)."""
 
 import sys
 import time
@@ -8,10 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from napkin.api import serving as api
-from napkin.api.text import parse_loads
-from napkin.cli.common import FiniteOption, Format, FormatOpt, PlotOption, emit
+from napkin.api.text import parse_loads, parse_numbers
+from napkin.cli.common import FiniteOption, Format, FormatOpt, KvOpt, PlotOption, emit
 
-app = typer.Typer(help="Serving: workload demand, the fluid queue, the serving simulator.",
+app = typer.Typer(help="Serving: workload demand, the fluid queue, the serving simulator, "
+                       "latency from logs.",
                   no_args_is_help=True)
 
 WorkloadArg = Annotated[Path, typer.Argument(metavar="WORKLOAD.yaml", help="Workload file.")]
@@ -21,9 +23,14 @@ WindowOpt = Annotated[float | None, FiniteOption(
 
 @app.command()
 def demand(workload_path: WorkloadArg, window_s: WindowOpt = None,
+           plot: Annotated[Path | None, PlotOption(
+               help="Write requests by class and demand per window (Figures 3-4, 3-5).")] = None,
            fmt: FormatOpt = Format.table) -> None:
     """New input tokens/s, decode steps/s and mean decode context per window."""
-    emit(api.demand(workload_path, window_s=window_s), fmt)
+    result = api.demand(workload_path, window_s=window_s)
+    if plot is not None:
+        result.plot(plot)
+    emit(result, fmt)
 
 
 @app.command()
@@ -104,6 +111,41 @@ def sweep(
     if plot is not None:
         result.plot(plot)
     emit(result, fmt)
+
+
+@app.command()
+def metrics(
+    log: Annotated[Path, typer.Argument(
+        metavar="LOG", help="Request log: CSV or JSON lines with arrival_s, first_token_s, "
+                            "last_token_s, output_tokens; or a vllm bench serve "
+                            "--save-detailed JSON.")],
+    percentiles: Annotated[str, typer.Option(
+        "--percentiles", help="Nearest-rank percentiles, comma-separated, each in (0, 100]."
+    )] = "50,90,95,99",
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """TTFT, TPOT and end-to-end latency from logged request times: means and nearest-rank
+    percentiles."""
+    emit(api.serve_metrics(log, percentiles=parse_numbers(percentiles, "percentiles")), fmt)
+
+
+@app.command()
+def little(
+    rate_per_s: Annotated[float, FiniteOption(
+        "--rate-per-s", help="Tasks entering the wait per second, λ.")],
+    wait_s: Annotated[float, FiniteOption("--wait-s", help="Mean wait per task τ, s.")],
+    state_gib: Annotated[float | None, FiniteOption(
+        "--state-gib", help="State each waiting task holds M₀, GiB (2^30 bytes).")] = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Or: M₀ = the KV of --context tokens of this model.")] = None,
+    context: Annotated[int | None, typer.Option(
+        "--context", help="Tokens of context a waiting task keeps (with --model).")] = None,
+    kv_dtype: KvOpt = "bf16",
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """State held by tasks waiting on tools (Little's law): λ·τ tasks and λ·M₀·τ bytes."""
+    emit(api.serve_little(rate_per_s=rate_per_s, wait_s=wait_s, state_gib=state_gib,
+                          model=model, context=context, kv_dtype=kv_dtype), fmt)
 
 
 class _ProgressBar:

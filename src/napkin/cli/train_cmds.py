@@ -1,6 +1,7 @@
 """``napkin train`` and ``napkin rl`` (over :mod:`napkin.api.training`)."""
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -13,14 +14,39 @@ from napkin.cli.common import (
     FormatOpt,
     GpuOpt,
     MemOpt,
-    ModelArg,
+    PlotOption,
     TflopsOpt,
     emit,
 )
+from napkin.errors import require
+
+OptionalModelArg = Annotated[str | None, typer.Argument(
+    metavar="[MODEL]", help="Catalog id (napkin models) or config.json path (or --run's).")]
+RunOpt = Annotated[Path | None, typer.Option(
+    "--run", help="Run record (YAML/JSON) to replay; options given here override it.")]
+
+
+def _source(ctx: typer.Context, name: str) -> str | None:
+    """Where a parameter's value came from (``COMMANDLINE``, ``DEFAULT``…), by name: typer
+    vendors its own click, whose enum is not ``click``'s."""
+    source = ctx.get_parameter_source(name)
+    return None if source is None else source.name
+
+
+def _options(ctx: typer.Context, record: Path | None, kind: str,
+             options: dict[str, Any]) -> dict[str, Any]:
+    """The API keywords: the run record's values under the options the command line gave."""
+    if record is None:
+        require(options["model"] is not None, "model: give MODEL or --run FILE")
+        return options
+    given = {k: v for k, v in options.items()
+             if _source(ctx, "ref" if k == "model" else k) == "COMMANDLINE"}
+    return {**options, **api.run_record(str(record), kind=kind).value["options"], **given}
 
 
 def train(
-    ref: ModelArg,
+    ctx: typer.Context,
+    ref: OptionalModelArg = None,
     seq: Annotated[int, typer.Option("--seq", help="Tokens per sequence P.")] = 4096,
     docs: Annotated[str | None, typer.Option(
         "--docs", help="Packed document lengths, comma-separated (sum = the sequence).")] = None,
@@ -133,11 +159,20 @@ def train(
              "(default: Llama 3's 1.97e-5).")] = None,
     restart_s: Annotated[float, FiniteOption(
         "--restart-s", help="Seconds to restart after a failure.")] = 0.0,
+    activations: Annotated[str, typer.Option(
+        "--activations", help="Activation convention: ffn ((18 + 4·ffn/h)·h bytes per token "
+                              "per layer, the model's MLP width) or korthikanti (34·h, the "
+                              "paper's 4h MLP and the question bank's).")] = "ffn",
+    run: RunOpt = None,
+    plot: Annotated[Path | None, PlotOption(
+        help="Memory per device, stacked, against the GPU's memory (PNG).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """FLOPs (itemized, against 6ND), memory per device, communication and time of an update;
-    with --tokens or --epochs, the whole run's wall time, GPU-hours, days and cost."""
-    emit(api.train(ref, seq=seq, docs=parse_ints(docs, "docs") if docs else None,
+    """FLOPs (itemized, against 6ND), memory per device (the parameter state apart, GB and
+    GiB), communication and time of an update; with --tokens or --epochs, the whole run's wall
+    time, GPU-hours, days and cost."""
+    result = api.train(**_options(ctx, run, "train", dict(
+                   model=ref, seq=seq, docs=parse_ints(docs, "docs") if docs else None,
                    micro_batch=micro_batch, accumulation=accumulation, labels=labels, head=head,
                    recompute=recompute, freeze=freeze or (), lora_rank=lora_rank, qlora=qlora,
                    optimizer=optimizer, zero=zero, offload=offload, devices=devices, gpu=gpu,
@@ -153,15 +188,24 @@ def train(
                    checkpoint_s=checkpoint_s, checkpoint_interval_s=checkpoint_interval_s,
                    failures_per_gpu_hour=failures_per_gpu_hour, restart_s=restart_s,
                    offload_activations=offload_activations, offload_params=offload_params,
-                   optimizer_in_backward=optimizer_in_backward, overlap_ep=overlap_ep), fmt)
+                   optimizer_in_backward=optimizer_in_backward, overlap_ep=overlap_ep,
+                   activations=activations)))
+    emit(result, fmt)
+    if plot is not None:
+        result.plot(plot)
 
 
 def rl(
-    ref: ModelArg,
+    ctx: typer.Context,
+    ref: OptionalModelArg = None,
     prompt_len: Annotated[int, typer.Option("--prompt-len", help="Prompt tokens P.")] = 1024,
     gen_len: Annotated[int, typer.Option("--gen-len", help="Answer tokens G.")] = 256,
     keep: Annotated[int, typer.Option("--keep", help="Samples kept for the update.")] = 16,
-    keep_rate: Annotated[float, FiniteOption("--keep-rate", help="Share of answers kept.")] = 0.5,
+    keep_rate: Annotated[float | None, FiniteOption(
+        "--keep-rate", help="Share of answers kept (default 0.5): generates ⌈keep / rate⌉.")
+    ] = None,
+    generate: Annotated[int | None, typer.Option(
+        "--generate", help="Answers generated per cycle (instead of --keep-rate).")] = None,
     reference: Annotated[bool, typer.Option("--reference/--no-reference",
                                             help="A reference-model forward per answer.")] = True,
     teacher: Annotated[str | None, typer.Option("--teacher", help="Teacher model.")] = None,
@@ -193,13 +237,21 @@ def rl(
                               "name or file.")] = "auto",
     usd_per_gpu_hour: Annotated[float | None, FiniteOption(
         "--usd-per-gpu-hour", help="Price (default: the price catalog's for --gpu).")] = None,
+    run: RunOpt = None,
+    plot: Annotated[Path | None, PlotOption(
+        help="FLOPs by role (and with --gpu seconds by phase) of the cycle (PNG).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """FLOPs of one RL cycle by role: rollout, reference/teacher/reward reads, update, sync;
-    the models the method keeps loaded; with --gpu, the cycle's seconds (rollouts through the
-    serving simulator), GPU-hours and $ per cycle and per kept sample."""
-    emit(api.rl(ref, prompt_len=prompt_len, gen_len=gen_len, keep=keep, keep_rate=keep_rate,
+    """FLOPs and tokens of one RL cycle by role: rollout, reference/teacher/reward reads,
+    update, sync; the models the method keeps loaded; with --gpu, the cycle's seconds (rollouts
+    through the serving simulator), GPU-hours and $ per cycle and per kept sample."""
+    result = api.rl(**_options(ctx, run, "rl", dict(
+                model=ref, prompt_len=prompt_len, gen_len=gen_len, keep=keep,
+                keep_rate=keep_rate, generate=generate,
                 reference=reference, teacher=teacher, reward_model=reward_model, head=head,
                 replicas=replicas, method=method, optimizer=optimizer, gpu=gpu, count=count,
                 separate=separate, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, mfu=mfu,
-                calibration=calibration, usd_per_gpu_hour=usd_per_gpu_hour), fmt)
+                calibration=calibration, usd_per_gpu_hour=usd_per_gpu_hour)))
+    emit(result, fmt)
+    if plot is not None:
+        result.plot(plot)

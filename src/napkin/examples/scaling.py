@@ -75,8 +75,33 @@ def example_3_5_law() -> NamedLaw:
     return NamedLaw(fitted.law, "c4", data_range_of(fitted, C4_SOURCE))
 
 
+C4_EXAMPLE_FILE = "examples/c4-example-3-5.csv"
+"""The eight runs of Example 3-5 (``FITTED`` and ``HELD_OUT``: the first row of each in
+``datablations_c4_runs.csv``), as a file in the repository a user can edit."""
+
+
+def c4_reproduce_command(path: str = C4_EXAMPLE_FILE) -> str:
+    """The command that refits ``--law c4`` from a CSV holding the eight runs of Example 3-5
+    (``FITTED`` and ``HELD_OUT``, rows of ``datablations_c4_runs.csv``)."""
+    return (f"napkin scaling fit {path} --loss-col c4_val_loss --holdout-min-n 2e9 "
+            f"--fix-E {FIT_FIXED_E:g} --grid full")
+
+
 _FIT_NOTE = ("napkin's reconstruction: six runs found by search, E fixed at 1.69 (see FITTED); "
-             "the chapter's runs are unnamed")
+             "the chapter's runs are unnamed; from the command line: "
+             f"{c4_reproduce_command()}")
+
+
+def c4_law_note() -> str:
+    """What ``--law c4`` is, how it departs from the chapter's law and how to refit it."""
+    return ("law c4 is napkin's reconstruction of the chapter's unnamed Example 3-5 fit: "
+            f"the six {C4_SOURCE} runs {', '.join(FITTED)} (found by search), E held at "
+            f"{FIT_FIXED_E:g}, Huber δ = {FIT_DELTA:g}; it matches the chapter's held-out "
+            "predictions 2.583 / 2.363 to 0.001 but needs about 4% fewer tokens at a loss "
+            "than the chapter's law (the chapter: 0.1B reaches 2.9 on 298.6B tokens, "
+            "125.7 H100 GPU-h, break-even with 0.5B after 204.8M calls); refit it with "
+            f"`{c4_reproduce_command()}` ({C4_EXAMPLE_FILE}: those runs plus "
+            f"{', '.join(HELD_OUT)}, held out)")
 
 
 def ex_3_5_fit() -> list[Row]:
@@ -123,7 +148,8 @@ def ex_lifecycle() -> list[Row]:
     extra = small.train_gpu_hours - large.train_gpu_hours
     calls = break_even_calls(small, large)
     why = ("±5%: napkin's reconstruction of the chapter's law (see FITTED) needs 4% fewer "
-           "tokens at 2.9 than the chapter's")
+           "tokens at 2.9 than the chapter's; `napkin lifecycle --target-loss 2.9 --sizes "
+           "1e8,5e8 --law c4` prints these and says so")
     beyond = "; ".join(range_warnings(named, [("0.1B", small.params, small.tokens)]))
     return [
         Row("H100 SXM at 40% MFU", rate / 1e12, 395.76, "TFLOP per GPU-s"),

@@ -24,6 +24,7 @@ from napkin.evaluation import (
 from napkin.examples.row import Example, Row, rounded
 from napkin.reinforcement.cycle import generated_for, rl_cycle
 from napkin.specs.lora import adapter_params, lora_params, with_lora
+from napkin.training.attention_share import attention_share
 from napkin.training.flops import TrainShape, expert_train_flops_per_token, train_flops
 from napkin.training.loss_norm import loss_normalization
 from napkin.training.memory import (
@@ -48,7 +49,9 @@ def ex_3_3_mem() -> list[Row]:
     """Example 3-3: Qwen3-8B full fine-tuning state at 2 + 4 + 4 + 4 + 4 bytes per parameter."""
     mem = state_memory(load_model(QWEN3_8B).params, 0, recipe("adamw-fp32-grads"))
     return [Row("state, BF16 weights + FP32 grads/master/m/v", mem.bytes / GB, 147.433, "GB"),
-            Row("same in GiB", mem.bytes / GiB, 137.308, "GiB")]
+            Row("same in GiB", mem.bytes / GiB, 137.308, "GiB",
+                note="napkin train qwen3-8b --optimizer adamw-fp32-grads: parameter state, "
+                     "GB and GiB")]
 
 
 def ex_3_4_2() -> list[Row]:
@@ -95,7 +98,8 @@ def ex_3_6() -> list[Row]:
     masked = train_flops(model, TrainShape((4096,), 2, 8, 1024, "all"))
     gathered = train_flops(model, shape)
     return [
-        Row("state at 18 B/param", full / GB, 147.433, "GB"),
+        Row("state at 18 B/param", full / GB, 147.433, "GB",
+            note="napkin train qwen3-8b --optimizer adamw-fp32-grads: parameter state"),
         Row("saved by BF16 gradients", (full - bf16) / GB, None, "GB"),
         Row("input tokens per update (a·B_μ·P)", shape.tokens_per_update, 65_536, "tokens"),
         Row("labelled tokens per update", shape.labels_per_update, 16_384, "tokens"),
@@ -120,7 +124,8 @@ def ex_3_4_rl() -> list[Row]:
         Row("reference forward, 32 answers", half.reference_flops / TFLOP, 634.944, "TFLOP"),
         Row("policy update, 16 kept", half.update_flops / TFLOP, 952.416, "TFLOP"),
         Row("cycle total", half.total_flops / TFLOP, 2181.559, "TFLOP"),
-        Row("input tokens of the update (16 × 1,279)", 16 * (1024 + 256 - 1), 20_464, "tokens"),
+        Row("input tokens of the update (16 × 1,279)", half.update_input_tokens, 20_464,
+            "tokens", note="napkin rl qwen3-8b: tokens per cycle"),
         Row("keep rate ¼ (64 answers): cycle total", quarter.total_flops / TFLOP, 3410.701,
             "TFLOP"),
         rounded("increase", 100 * (quarter.total_flops / half.total_flops - 1), 56.3, 1, "%"),
@@ -277,11 +282,9 @@ def ex_q18() -> list[Row]:
     geometry: MHA, d = 4,096; N without embeddings ≈ 12·L·d²)."""
     model = load_model("llama-2-7b")
     why = ("published n/(12d) for an idealized 12·L·d² model; Llama 2 7B's SwiGLU "
-           "(3·d·11,008 = 8.06·d²) makes N 12.06·L·d²")
-    share = {}
-    for ctx in (4096, 32768):
-        step = train_flops(model, TrainShape((ctx,)))
-        share[ctx] = 100 * step.attention_flops / train_flops_6nd(model.non_embedding_params, ctx)
+           "(3·d·11,008 = 8.06·d²) makes N 12.06·L·d²; `napkin flops llama-2-7b --context "
+           "32768` (past its 4,096 positions, with a warning)")
+    share = {ctx: 100 * attention_share(model, ctx).share for ctx in (4096, 32768)}
     return [rounded("attention over 6ND at 4,096 tokens", share[4096], 8, unit="%", note=why),
             Row("attention over 6ND at 32,768 tokens", share[32768], 67, "%", 0.015, why)]
 
@@ -311,12 +314,12 @@ def ex_q24() -> list[Row]:
     return [Row("loss over all labelled tokens", trap.token_mean, None, "nats"),
             Row("mean of micro-batch means (the trap)", trap.mean_of_means, None, "nats"),
             Row("weight of a short-batch token under the trap", trap.token_weight(0), None,
-                "×")]
+                "×", note="napkin loss-norm --tokens 100,900 --mean-losses 1,2")]
 
 
 def ex_q27() -> list[Row]:
     return [Row("adapter parameters, 4096 × 4096, r = 8", adapter_params(4096, 4096, 8), 65_536,
-                "")]
+                "", note="napkin lora --rank 8 --d-in 4096 --d-out 4096")]
 
 
 def ex_q28() -> list[Row]:

@@ -55,6 +55,12 @@ class DecodeRow:
     def tokens_per_s_per_user(self) -> float:
         return 1 / self.step_s
 
+    @property
+    def flops_per_byte(self) -> float:
+        """Arithmetic intensity of the step: FLOPs / bytes moved (weights + KV read, KV
+        written), FLOPs per byte."""
+        return self.flops / self.bytes_moved
+
 
 @dataclass(frozen=True)
 class DecodeTable:
@@ -68,6 +74,13 @@ class DecodeTable:
 def weights_bytes(dep: Deployment) -> float:
     """Bytes all weights occupy in memory at the deployment's weight format."""
     return weight_bytes(dep.model, dep.precision)
+
+
+def ridge_flops_per_byte(dep: Deployment) -> float:
+    """The GPU's ridge point: peak FLOP/s at the deployment's compute format ÷ memory
+    bandwidth (B/s), FLOPs per byte. A step whose intensity is below it is memory-bound at
+    peak rates (question bank task 2: 97.5 TFLOP/s ÷ 717 GB/s ≈ 136)."""
+    return dep.acc.peak_flops_per_s(dep.compute) / dep.acc.mem_bytes_per_s
 
 
 def check_reserve(dep: Deployment, reserve_bytes: float) -> None:

@@ -94,14 +94,21 @@ def encoder_cost(tower: VisionTower, patches: int, images: int = 1,
                      *linear_ops("vision", tower.merger, merged, precision, tower.mergers)))
 
 
+def image_tokens(tower: VisionTower, height: int, width: int,
+                 resize: bool = True) -> tuple[int, int, int]:
+    """``(H, W, n_v)``: the image's sides after preprocessing (``resize``) and its visual
+    tokens."""
+    if resize:
+        height, width = smart_resize(height, width, tower.patch_size * tower.spatial_merge_size)
+    return height, width, visual_tokens(height, width, tower.patch_size,
+                                        tower.spatial_merge_size)
+
+
 def image_cost(tower: VisionTower, language: ModelSpec | None, height: int, width: int,
                resize: bool = True, ec_bytes_per_element: float = 2.0,
                kv_bytes_per_element: float = 2.0) -> ImageCost:
     """Tokens, EC bytes, KV bytes of the visual tokens and encoder FLOPs of one image."""
-    factor = tower.patch_size * tower.spatial_merge_size
-    if resize:
-        height, width = smart_resize(height, width, factor)
-    tokens = visual_tokens(height, width, tower.patch_size, tower.spatial_merge_size)
+    height, width, tokens = image_tokens(tower, height, width, resize)
     patches = tokens * tower.spatial_merge_size ** 2
     kv = language.kv_bytes(tokens, kv_bytes_per_element) if language else 0.0
     return ImageCost(height, width, patches, tokens,

@@ -41,6 +41,11 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
         ["state held ∫M(t)dt, as drawn / serial",
          f"{a.dag_state.gib_seconds:,.4g} / {a.serial_state.gib_seconds:,.4g} GiB·s"],
     ]
+    tk = a.tokens
+    if tk.prefix_hit_frac is not None:
+        totals.append(["model rounds; prefix-cache hits ΣK/ΣI",
+                       f"{tk.rounds:,} rounds; {tk.prefix_hit_frac:.1%} ({tk.cached_tokens:,} "
+                       f"of {tk.input_tokens:,} input tokens)"])
     reasoning, other = a.output_tokens
     if reasoning or other:
         totals.append(["output tokens: reasoning + other", f"{reasoning:,} + {other:,} tokens"])
@@ -103,6 +108,9 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
                              "byte_seconds": a.serial_state.byte_seconds,
                              "gib_seconds": a.serial_state.gib_seconds}},
         "reuse_intervals_s": a.reuse_intervals_s, "cost": a.cost,
+        "rounds": tk.rounds, "input_tokens": tk.input_tokens,
+        "cached_tokens": tk.cached_tokens, "output_tokens": tk.output_tokens,
+        "prefix_hit_frac": tk.prefix_hit_frac,
         "check": t.check.model_dump() if t.check else None,
         "first_response_s": first_response, "finish_s": finish,
         "playback": None if playback is None else {
@@ -132,29 +140,50 @@ def agent_doc(a: TaskAnalysis, inputs: dict[str, Any], assumptions: dict[str, An
     return Document(f"Agent task: {t.task or 'trajectory'}", inputs, assumptions, sections, data)
 
 
+def _hit(frac: float | None) -> str:
+    return "" if frac is None else f"{frac:.1%}"
+
+
 def logged_doc(names: list[str], analyses: list[TaskAnalysis], outcome: LoggedOutcome,
                inputs: dict[str, Any]) -> Document:
     rows = []
     for name, a in zip(names, analyses, strict=True):
-        chk = a.trajectory.check
-        rows.append([name, "passed" if chk and chk.passed else "failed",
-                     _s(a.dag.makespan_s), f"${a.cost.total_usd:.6f}"])
+        chk, tk = a.trajectory.check, a.tokens
+        rows.append([name, "passed" if chk and chk.passed else "failed", f"{tk.rounds:,}",
+                     f"{tk.input_tokens:,}", f"{tk.cached_tokens:,}", _hit(tk.prefix_hit_frac),
+                     f"{tk.output_tokens:,}", f"{_s(a.dag.makespan_s)} s",
+                     f"${a.cost.total_usd:.6f}"])
+    tokens = sum((a.tokens for a in analyses[1:]), analyses[0].tokens)
+    rows.append(["all tasks", "", f"{tokens.rounds:,}", f"{tokens.input_tokens:,}",
+                 f"{tokens.cached_tokens:,}", _hit(tokens.prefix_hit_frac),
+                 f"{tokens.output_tokens:,}", "", ""])
     together = combined_curve([(a.trajectory.arrival_s, a.dag_state) for a in analyses])
     c = outcome.cost
-    summary = [["tasks / passed", f"{c.attempts} / {c.successes}"],
+    summary = [["tasks / passed", f"{c.attempts} / {c.successes} tasks"],
                ["state of all tasks: peak / ∫M(t)dt (offset by arrival_s)",
                 f"{together.peak_bytes / GiB:,.4g} GiB / {together.gib_seconds:,.4g} GiB·s"],
                ["total cost", f"${c.total_cost:.6f}"],
                ["cost per success", f"${c.per_success:.6f}" if c.per_success is not None
                 else "undefined: no task passed"]]
-    summary += [[f"failed: {reason}", str(n)] for reason, n in outcome.failures]
+    summary += [[f"failed: {reason}", f"{n} task{'' if n == 1 else 's'}"]
+                for reason, n in outcome.failures]
     return Document("Logged agent tasks", inputs, {}, [
-        Section("Tasks", ["trajectory", "check", "critical path s", "cost"], rows),
+        Section("Tasks", ["trajectory", "check", "rounds", "input tokens", "cached tokens",
+                          "prefix hits", "output tokens", "critical path", "cost"], rows,
+                ["rounds: model calls; prefix hits: cached / input tokens (ΣK/ΣI); the last "
+                 "row sums the tasks"]),
         Section("Cost per success", ["", ""], summary,
                 ["every task's cost over the tasks whose check passed"]),
     ], {"tasks": [{"file": n, "passed": bool(a.trajectory.check and a.trajectory.check.passed),
+                   "rounds": a.tokens.rounds, "input_tokens": a.tokens.input_tokens,
+                   "cached_tokens": a.tokens.cached_tokens,
+                   "output_tokens": a.tokens.output_tokens,
+                   "prefix_hit_frac": a.tokens.prefix_hit_frac,
                    "critical_path_s": a.dag.makespan_s, "cost": a.cost}
                   for n, a in zip(names, analyses, strict=True)],
+        "rounds": tokens.rounds, "input_tokens": tokens.input_tokens,
+        "cached_tokens": tokens.cached_tokens, "output_tokens": tokens.output_tokens,
+        "prefix_hit_frac": tokens.prefix_hit_frac,
         "total_cost": c.total_cost, "successes": c.successes, "attempts": c.attempts,
         "state": {"peak_bytes": together.peak_bytes, "gib_seconds": together.gib_seconds,
                   "curve": together},

@@ -1,5 +1,6 @@
 """Documents for the economics and scaling commands (one table each)."""
 
+from decimal import Decimal
 from typing import Any
 
 from napkin.report.document import Document, Section
@@ -20,3 +21,13 @@ def result_doc(title: str, rows: list[list[str]], data: dict[str, Any],
     """One ``result`` table of a formula command (no assumptions beyond its inputs)."""
     return table_doc(title, "result", columns or ["quantity", "value"], rows, data, inputs, {},
                      notes)
+
+
+def full_number(x: float) -> str:
+    """A number as a person typed it: every integer digit with thousands separators and no
+    exponent (1022362 → "1,022,362", 0.05 → "0.05"); outside [1e-4, 1e15) six significant
+    digits, where the digits would be noise."""
+    if x == 0 or not 1e-4 <= abs(x) < 1e15:
+        return f"{x:,.6g}"
+    text = f"{Decimal(repr(float(x))):,f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

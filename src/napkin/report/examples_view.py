@@ -1,5 +1,6 @@
 """Documents for the worked-example catalog."""
 
+from napkin.examples.commands import COMMANDS, DERIVED
 from napkin.examples.row import Example, Row
 from napkin.report.document import Document, Section
 
@@ -36,11 +37,15 @@ def examples_run_doc(results: list[tuple[Example, list[Row]]]) -> Document:
             cells.append([r.label, _fmt(r.value), _published(r), r.unit,
                           "" if dev is None else f"{dev:+.2%}", r.status])
             failed += r.status == "FAIL"
+        derived = DERIVED.get(ex.id, {})
         notes = [f"{r.label}: {r.note}" for r in rows if r.note]
+        notes += [f"with your inputs: {c}" for c in COMMANDS.get(ex.id, ())]
+        notes += [f"{label}: from the commands' figures, {how}" for label, how in derived.items()]
         sections.append(Section(f"{ex.id} — {ex.title} ({ex.source})",
                                 ["quantity", "computed", "published", "unit", "deviation",
                                  "status"], cells, notes))
-        data.append({"id": ex.id, "title": ex.title, "source": ex.source, "rows": rows})
+        data.append({"id": ex.id, "title": ex.title, "source": ex.source, "rows": rows,
+                     "commands": list(COMMANDS.get(ex.id, ())), "derived": derived})
     n = sum(len(rows) for _, rows in results)
     title = f"Worked examples: {n - failed}/{n} rows pass" if not failed else (
         f"Worked examples: {failed} of {n} rows FAIL")

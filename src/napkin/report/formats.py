@@ -43,6 +43,7 @@ def formats() -> tuple[Format, ...]:
     from napkin.serving.scenario import Scenario
     from napkin.serving.workload import Workload
     from napkin.specs.hf_config import HFConfig
+    from napkin.training.record import RLRecord, TrainRecord
 
     return (
         Format("Workload file", Workload,
@@ -62,6 +63,12 @@ def formats() -> tuple[Format, ...]:
         Format("Model config.json", HFConfig,
                "The Hugging Face `config.json` keys napkin reads (`napkin model PATH`, and "
                "every `model` argument that is a path); other keys are kept but ignored."),
+        Format("Training run record", TrainRecord,
+               "A training run's inputs, replayed by `napkin train --run FILE` (options on the "
+               "command line override the file). Read by `napkin.run_record`."),
+        Format("RL run record", RLRecord,
+               "An RL cycle's inputs, replayed by `napkin rl --run FILE`. Read by "
+               "`napkin.run_record(path, kind='rl')`."),
     )
 
 

@@ -109,14 +109,18 @@ def jitter_doc(timelines: list[Timeline], inputs: dict[str, Any]) -> Document:
 
 
 def interrupt_doc(i: Interruption, inputs: dict[str, Any]) -> Document:
-    rows = [["command issued", _ms(i.command_s)], ["reaches the device", _ms(i.reaches_device_s)],
-            ["device mutes (next poll)", _ms(i.muted_s)],
-            ["perceived latency", _ms(i.latency_s)]]
+    rows = [["command issued", "instant", f"{_ms(i.command_s)} ms"],
+            ["reaches the device (+ control delay)", "instant",
+             f"{_ms(i.reaches_device_s)} ms"],
+            ["device mutes (its next poll)", "instant", f"{_ms(i.muted_s)} ms"],
+            ["waited for that poll", "duration", f"{_ms(i.poll_wait_s)} ms"],
+            ["perceived latency: mutes − issued", "duration", f"{_ms(i.latency_s)} ms"]]
     if i.stop_compute_s is not None:
-        rows.append(["backend stops computing", _ms(i.stop_compute_s)])
+        rows.append(["backend stops computing", "instant", f"{_ms(i.stop_compute_s)} ms"])
     if i.free_state_s is not None:
-        rows.append(["buffer and state freed", _ms(i.free_state_s)])
+        rows.append(["buffer and state freed", "instant", f"{_ms(i.free_state_s)} ms"])
     return Document("Interruption", inputs, {}, [Section(
-        "Times, ms", ["", ""], rows,
-        ["muting, stopping compute and freeing state are three separate moments"])],
+        "Timeline", ["event", "kind", "time"], rows,
+        ["instants are times since the start of playback; muting, stopping compute and "
+         "freeing state are three separate moments"])],
         {"interruption": i})

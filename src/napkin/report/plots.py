@@ -1,11 +1,13 @@
-"""Figures (matplotlib, imported only here): backlog and KV occupancy over time, latency CDFs,
-the fluid queue's backlog curve (the chapter's Figures 3-7 and 3-8 are the models)."""
+"""Figures (matplotlib, imported only here): demand per window, backlog and KV occupancy over
+time, latency CDFs, the fluid queue's backlog curve (the chapter's Figures 3-4, 3-5, 3-7 and 3-8
+are the models)."""
 
 from pathlib import Path
 
 import numpy as np
 
 from napkin.planning.search import PlanResult
+from napkin.serving.demand import WindowDemand
 from napkin.serving.fluid import FluidResult
 from napkin.serving.simulate import SimRun
 from napkin.serving.sweep import SweepResult
@@ -32,6 +34,60 @@ def plot_fluid(result: FluidResult, title: str, path: Path) -> Path:
     ax.set_title(title)
     ax.annotate(result.describe_drain().replace("; ", "\n", 1),
                 xy=(0.02, 0.9), xycoords="axes fraction")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+BAR_WINDOWS = 48
+"""Most windows :func:`plot_demand` draws as bars; more are drawn as curves over time."""
+
+
+def plot_demand(name: str, windows: tuple[WindowDemand, ...], overall: WindowDemand,
+                counts: tuple[dict[str, int], ...], path: Path) -> Path:
+    """Requests per window by class, and the window's new input tokens/s and decode steps/s
+    (the chapter's Figures 3-4 and 3-5), each window and then all of them together
+    (``counts``: one mapping per window, then the total's); past :data:`BAR_WINDOWS` windows,
+    curves over time without the total."""
+    plt = _plt()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    classes = list(counts[0]) if counts else []
+    rates = (("new input tokens/s (prefill)", [w.input_tokens_per_s for w in windows]),
+             ("decode steps/s (G − 1 per request)", [w.decode_steps_per_s for w in windows]))
+    if len(windows) > BAR_WINDOWS:
+        t = [w.start_s for w in windows]
+        left.stackplot(t, [[c[k] for c in counts[:-1]] for k in classes], labels=classes,
+                       step="post")
+        for label, values in rates:
+            right.step(t, values, where="post", label=label)
+        for ax in (left, right):
+            ax.set_xlabel("window start, s")
+    else:
+        labels = [f"{w.start_s:g}–{w.start_s + w.duration_s:g} s" for w in windows]
+        labels.append(f"all ({overall.duration_s:g} s)")
+        rates = ((rates[0][0], [*rates[0][1], overall.input_tokens_per_s]),
+                 (rates[1][0], [*rates[1][1], overall.decode_steps_per_s]))
+        x = np.arange(len(labels))
+        bottom = np.zeros(len(labels))
+        for k in classes:
+            heights = np.array([c[k] for c in counts], dtype=float)
+            left.bar(x, heights, 0.6, bottom=bottom, label=k)
+            bottom += heights
+        width = 0.38
+        for (label, values), shift in zip(rates, (-width / 2, width / 2), strict=True):
+            right.bar(x + shift, values, width, label=label)
+        for ax in (left, right):
+            ax.set_xticks(x, labels)
+            ax.set_xlabel("window")
+    left.set_title("requests per window, by class")
+    left.set_ylabel("requests")
+    right.set_title("demand per window")
+    right.set_ylabel("per second")
+    for ax in (left, right):
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"{name}: demand")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -1,13 +1,16 @@
 """Figures for scaling-law fits (matplotlib, imported only inside the function): predicted vs
 observed loss with the diagonal, and the signed errors per run (the chapter's Figures 3-27 and
-3-28)."""
+3-28); lifecycle cost against calls (Figure 3-29); compute-optimal N and D against the budget
+(§3.6.1)."""
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from napkin.scaling.law import FitResult, HoldoutResult
+from napkin.scaling.lifecycle import SizeCost
 from napkin.units import HOUR_S
 
 
@@ -61,29 +64,74 @@ def plot_fit(result: HoldoutResult | FitResult, path: str | Path) -> Path:
     return path
 
 
-def plot_lifecycle(costs, path):
+def plot_lifecycle(costs: Sequence[SizeCost], path: str | Path, *,
+                   extrapolated: Sequence[bool] = (),
+                   break_even_calls: Sequence[float | None] = ()) -> Path:
     """Cumulative GPU-hours against calls, one line per model size (the chapter's Fig. 3-29):
-    intercept = training, slope = cost per call."""
+    intercept = training, slope = cost per call. A size whose (N, D) lies outside the law's data
+    range (``extrapolated[i]``) is drawn dashed; each break-even in ``break_even_calls`` (calls,
+    None where there is none) is a vertical line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    top = 1e9
+    crossings = [q for q in break_even_calls if q is not None]
+    top = max([1e9, *(1.5 * q for q in crossings)])
     for a, b in itertools.pairwise(costs):
         saving = abs(a.call_gpu_s - b.call_gpu_s)
         if saving:
             top = max(top, 2 * abs(a.train_gpu_hours - b.train_gpu_hours) * HOUR_S / saving)
     calls = np.linspace(0, top, 200)
+    dashed = list(extrapolated) + [False] * (len(costs) - len(extrapolated))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c in costs:
-        ax.plot(calls, [c.total_gpu_hours(q) for q in calls], label=f"{c.params:.3g} params")
+    for c, outside in zip(costs, dashed, strict=True):
+        ax.plot(calls, [c.total_gpu_hours(q) for q in calls],
+                linestyle="--" if outside else "-",
+                label=f"{c.params / 1e9:.3g}B params" + (" (extrapolated)" if outside else ""))
+    for q in crossings:
+        ax.axvline(q, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"break-even ≈ {q / 1e6:,.1f}M calls", (q, 0.95),
+                    xycoords=ax.get_xaxis_transform(), xytext=(4, 0),
+                    textcoords="offset points", fontsize=8, color="dimgrey")
     ax.set_xlabel("calls")
     ax.set_ylabel("GPU-hours (training + serving)")
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_allocation(budget_flops: float,
+                    curves: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
+                    path: str | Path) -> Path:
+    """Compute-optimal parameters N and tokens D against the training budget C (FLOPs), log-log,
+    one line per allocation (``curves``: label → (C, N, D)), the user's budget a vertical
+    line: the slopes are the allocation exponents of §3.6.1 (Kaplan's N ∝ C^0.73 against
+    Chinchilla's ≈ C^0.5)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_n, ax_d) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for label, (c, n, d) in curves.items():
+        ax_n.plot(c, n, label=label)
+        ax_d.plot(c, d, label=label)
+    for ax, what in ((ax_n, "parameters N"), (ax_d, "training tokens D")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axvline(budget_flops, color="grey", linestyle=":", linewidth=1)
+        ax.set_xlabel("training compute C, FLOPs")
+        ax.set_ylabel(f"compute-optimal {what}")
+        ax.grid(alpha=0.3, which="both")
+    ax_n.legend(fontsize=9)
+    ax_n.set_title(f"budget {budget_flops:.3g} FLOPs (dotted)", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

@@ -85,7 +85,7 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
             "tokens_per_step": b.spec.speculative.tokens_per_step}
            if b.spec.speculative is not None else {}),
         **({"pipeline_parallel": e.pipeline_parallel} if e.pipeline_parallel > 1 else {}),
-        "replicas": e.replicas, "router": e.router, "mode": e.mode,
+        "replicas": e.replicas, "router": e.router, "mode": e.mode, "batching": e.batching,
         "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_e2e_s": s.slo.e2e_s,
         "slo_share": s.slo.share,
     }
@@ -173,10 +173,13 @@ def sim_doc(reports: list[SimReport]) -> Document:
           if any(r.built.scenario.engine.kv_offload for r in reports) else []),
         row("engine steps / simulated units", lambda r: f"{s(r).steps:,} / "
             f"{s(r).sim_units:,}"),
+        row("slot use", lambda r: f"{s(r).slot_use_frac:.1%} "
+            f"({r.built.scenario.engine.batching} batching)"),
         row("pools: replicas, busy, peak KV", lambda r: "; ".join(
             f"{p.name} {p.replicas}× busy {p.busy_frac:.0%} KV {p.peak_kv_frac:.0%}"
             for p in s(r).pools)),
-    ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); step times "
+    ], ["TTFT = first token − arrival; TPOT = (finish − first token)/(G − 1); slot use = "
+        "sequences computed per step / max_num_seqs, averaged over steps; step times "
         "come from the calibration named above (a fitted profile, or the roofline at the "
         "MFU/MBU given plus the step overhead)"])
     inputs = {r.name: scenario_inputs(r.built) for r in reports}

@@ -9,16 +9,35 @@ from napkin.report.document import Document, Section
 from napkin.training.efficiency import TrainingProfile
 from napkin.training.plan import TrainPlan
 from napkin.training.run import TrainingRun
-from napkin.units import GB, TFLOP, fmt_bytes, fmt_seconds
+from napkin.units import GB, TFLOP, GiB, fmt_bytes, fmt_seconds
 
 
 def _tf(flops: float) -> str:
     return f"{flops / TFLOP:,.3f}"
 
 
+def _mem(label: str, n_bytes: float, extra: str = "") -> list[str]:
+    """A memory row: GB (1e9 B) and GiB (2^30 B)."""
+    return [label, f"{n_bytes / GB:,.2f}{extra}", f"{n_bytes / GiB:,.2f}"]
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+def _effective(plan: TrainPlan, assumptions: dict[str, Any]) -> str:
+    peak, eff, mfu = plan.peak_flops_per_s, plan.effective_flops_per_s, assumptions.get("mfu")
+    if mfu is not None and assumptions.get("precision", "bf16") == "bf16":
+        return f"{eff / TFLOP:,.1f} TFLOP/s = {peak / TFLOP:,.1f} × {mfu:g}"
+    return f"{eff / TFLOP:,.1f} TFLOP/s ({eff / peak:.1%} of the {peak / TFLOP:,.1f} BF16 peak)"
+
+
 def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, Any],
               run: TrainingRun | None = None, profile: TrainingProfile | None = None,
-              warnings: list[str] | None = None) -> Document:
+              warnings: list[str] | None = None, datasheet_bytes: float | None = None
+              ) -> Document:
+    """``datasheet_bytes``: the vendor's marketed memory, shown beside what the device
+    reports when they differ (an H200's 141 GB against the 150.75 GB it reports)."""
     f, shape = plan.flops, plan.flops.shape
     kinds = [[k, _tf(fw), _tf(bw), _tf(fw + bw)] for k, (fw, bw) in f.by_kind().items()]
     kinds.append(["total", _tf(f.forward.flops), _tf(f.backward.flops),
@@ -39,24 +58,28 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
     ]
     fit = plan.fit
     memory = [
-        ["weights", fmt_bytes(fit.state.weights_bytes)],
-        ["gradients", fmt_bytes(fit.state.grads_bytes)],
-        ["optimizer states (master, moments)", fmt_bytes(fit.state.optimizer_bytes)],
-        ["offloaded to CPU", fmt_bytes(fit.state.offloaded_bytes)],
-        [f"activations ({shape.micro_batch} seq. per micro-batch)",
-         fmt_bytes(fit.activations_bytes) + (
-             f" ({fmt_bytes(fit.offloaded_activation_bytes)} more on the host)"
-             if fit.offloaded_activation_bytes else "")],
-        ["loss logits (BF16, FP32 copy and gradient)", fmt_bytes(fit.logits_bytes)],
-        ["re-run layer in backward", fmt_bytes(fit.working_bytes)],
-        ["FSDP gathered weights and unsharded gradients", fmt_bytes(fit.buffer_bytes)],
-        [f"caching allocator ({fit.allocator_overhead:.1%} of the allocated)",
-         fmt_bytes(fit.allocator_bytes)],
-        ["reserve", fmt_bytes(fit.reserve_bytes)],
-        ["total per device", fmt_bytes(fit.total_bytes)],
-        ["device memory", fmt_bytes(fit.capacity_bytes)],
-        ["fits", "yes" if fit.fits else "no"],
-        ["largest micro-batch that fits", str(plan.max_micro_batch)],
+        _mem("weights", fit.state.weights_bytes),
+        _mem("gradients", fit.state.grads_bytes),
+        _mem("optimizer states (master, moments)", fit.state.optimizer_bytes),
+        _mem("parameter state (weights + gradients + optimizer)", fit.state.bytes),
+        _mem("offloaded to CPU", fit.state.offloaded_bytes),
+        _mem(f"activations ({shape.micro_batch} seq. per micro-batch, "
+             f"{assumptions.get('activations', 'ffn')} convention)", fit.activations_bytes,
+             f" (+{fmt_bytes(fit.offloaded_activation_bytes)} on the host)"
+             if fit.offloaded_activation_bytes else ""),
+        _mem("loss logits (BF16, FP32 copy and gradient)", fit.logits_bytes),
+        _mem("re-run layer in backward", fit.working_bytes),
+        _mem("FSDP gathered weights and unsharded gradients", fit.buffer_bytes),
+        _mem(f"caching allocator ({fit.allocator_overhead:.1%} of the allocated)",
+             fit.allocator_bytes),
+        _mem("reserve", fit.reserve_bytes),
+        _mem("total per device", fit.total_bytes),
+        _mem("device memory (as the device reports it)", fit.capacity_bytes),
+        *([_mem("datasheet memory", datasheet_bytes)]
+          if datasheet_bytes and datasheet_bytes != fit.capacity_bytes else []),
+        ["parameter state alone fits", _yes(fit.state_fits), ""],
+        ["state + activations and the rest fit (total)", _yes(fit.fits), ""],
+        ["largest micro-batch that fits", str(plan.max_micro_batch), ""],
     ]
     tokens_band = None
     band_s = band_tokens = ""
@@ -117,6 +140,7 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
                else " (exposed beyond the compute)")]] if plan.host_transfer_s else []),
         *([["CP K/V gathers per device", f"{fmt_bytes(mp.cp_bytes)} in "
             f"{fmt_seconds(mp.cp_s)}"]] if mp and mp.cp_bytes else []),
+        ["effective FLOP/s per GPU while computing (peak × MFU)", _effective(plan, assumptions)],
         ["update time", fmt_seconds(plan.update_s) + band_s],
         ["tokens/s", f"{plan.tokens_per_s:,.0f}" + band_tokens],
         ["end-to-end MFU / HFU (model / hardware FLOPs ÷ update time · GPUs · peak)",
@@ -146,6 +170,9 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         "update_s": plan.update_s, "tokens_per_s": plan.tokens_per_s,
         "virtual_stages": plan.virtual_stages, "model_flops_all_ranks": plan.model_flops,
         "achieved_mfu": plan.achieved_mfu, "achieved_hfu": plan.achieved_hfu,
+        "effective_flops_per_s": plan.effective_flops_per_s,
+        "state_bytes": fit.state.bytes, "state_fits": fit.state_fits, "fits": fit.fits,
+        "device_memory_bytes": fit.capacity_bytes, "datasheet_memory_bytes": datasheet_bytes,
         "published_mfu": plan.published_mfu,
         "work": plan.work, "compute_s": plan.compute_s,
         "tokens_per_s_band": list(tokens_band) if tokens_band else None,
@@ -156,8 +183,15 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
         Section("matmul FLOPs by kind, one micro-batch (TFLOP)",
                 ["kind", "forward", "backward", "both"], kinds),
         Section("totals and the gap to 6ND (TFLOP)", ["", "TFLOP"], totals),
-        Section("memory per device", ["", "bytes"], memory,
-                ["GB = 1e9 B; activations: Korthikanti et al. 2022 per layer"]),
+        Section("memory per device", ["", "GB", "GiB"], memory,
+                ["GB = 1e9 B, GiB = 2^30 B; the parameter state is what the optimizer keeps "
+                 "between updates, activations live from a layer's forward to its backward "
+                 "(Korthikanti et al. 2022 per layer)",
+                 *([f"the parameter state ({fit.state.bytes / GB:,.2f} GB) exceeds the "
+                    f"datasheet's {datasheet_bytes / GB:,.0f} GB but not the "
+                    f"{fit.capacity_bytes / GB:,.2f} GB the device reports"]
+                   if datasheet_bytes and fit.state_fits and fit.state.bytes > datasheet_bytes
+                   else [])]),
         Section("tokens, communication, time", ["", ""], time_rows,
                 [compute_note, "the pipeline bubble, exposed TP/PP/CP traffic and the "
                  "optimizer step come on top of the compute, so the end-to-end MFU is lower "
@@ -166,18 +200,21 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
     ]
     if run is not None:
         sections.append(Section("the whole run", ["", ""], [
-            ["tokens", f"{run.tokens:,.4g}"], ["updates", f"{run.updates:,}"],
+            ["tokens", f"{run.tokens:,.0f}"], ["updates", f"{run.updates:,}"],
             ["updates alone", f"{run.train_s / 3600:,.2f} h"],
             ["wall time (evaluation, checkpoints, failures)",
              f"{run.wall_s / 3600:,.2f} h ({run.days:,.2f} days; goodput {run.goodput:.1%})"],
-            ["GPU-hours", f"{run.gpu_hours:,.1f} ({run.devices} devices)"],
-            ["cost", f"${run.usd:,.0f} at ${run.usd_per_gpu_hour:g}/GPU-hour"]],
+            ["GPU-hours", f"{run.gpu_hours:,.1f} ({run.devices:,} GPUs)"],
+            ["cost", f"${run.usd:,.0f} at ${run.usd_per_gpu_hour:g}/GPU-hour"
+             if run.usd is not None and run.usd_per_gpu_hour is not None else
+             "— (no price: give --usd-per-gpu-hour)"]],
             [f"price: {run.price_source}; updates ⌈tokens / tokens per update⌉; each failure "
              "loses half a checkpoint interval and a restart; otherwise run without stops"]))
         data["run"] = {"tokens": run.tokens, "updates": run.updates, "wall_s": run.wall_s,
                        "train_s": run.train_s, "goodput": run.goodput,
-                       "gpu_hours": run.gpu_hours, "days": run.days, "usd": run.usd,
-                       "usd_per_gpu_hour": run.usd_per_gpu_hour}
+                       "gpu_hours": run.gpu_hours, "days": run.days,
+                       **({"usd": run.usd, "usd_per_gpu_hour": run.usd_per_gpu_hour}
+                          if run.usd is not None else {})}
     return Document(f"{plan.model.name}: one training update", inputs, assumptions, sections,
                     data)
 
@@ -219,15 +256,25 @@ def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
     notes = [f"per kept sample {_tf(cycle.per_kept_flops)} TFLOP; each generated answer adds "
              f"{_tf(cycle.per_answer_flops)} TFLOP (f_g + f_r): F_cycle(n) = n(f_g + f_r) + F_u",
              f"weight sync {fmt_bytes(cycle.sync_bytes)} (BF16 copies to the replicas)"]
+    tokens = [["prompt tokens prefilled (n × P)", f"{cycle.prompt_tokens_total:,}"],
+              ["answer tokens generated (n × G)", f"{cycle.generated_tokens:,}"],
+              ["update input tokens (keep × (P + G − 1))", f"{cycle.update_input_tokens:,}"],
+              ["kept (labelled) tokens (keep × G)", f"{cycle.kept_tokens:,}"]]
     held = [[r.role, f"{r.params:,}", "trainable" if r.trainable else "frozen",
              fmt_bytes(r.memory.bytes)] for r in roles]
     held.append(["total", "", "", fmt_bytes(sum(r.memory.bytes for r in roles))])
     sections = [
         Section("matrix FLOPs by role", ["role", "samples", "TFLOP"], rows, notes),
+        Section(f"tokens per cycle ({cycle.generated} answers, {cycle.kept} kept)",
+                ["", "tokens"], tokens),
         Section(f"models held ({inputs.get('method')})", ["role", "params", "", "state"], held,
                 ["parameter state without sharding; activations and KV apart"]),
     ]
-    data: dict[str, Any] = {"cycle": cycle, "models_held": roles}
+    data: dict[str, Any] = {"cycle": cycle, "models_held": roles,
+                            "tokens": {"prompt_tokens": cycle.prompt_tokens_total,
+                                       "generated_tokens": cycle.generated_tokens,
+                                       "update_input_tokens": cycle.update_input_tokens,
+                                       "kept_tokens": cycle.kept_tokens}}
     if timing is not None:
         sections.append(rl_timing_section(timing))
         data["timing"] = {"rollout_s": timing.rollout_s, "read_s": timing.read_s,

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from napkin.accounting.forward import Precision, weight_bytes
+from napkin.accounting.rules import flops_per_token_2n
 from napkin.report.document import Document, Section
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
@@ -253,10 +254,15 @@ def call_doc(model: ModelSpec, prefill: CallCost, decode: tuple[AffineRun, ...],
     decode_flops = sum(run.flops for run in decode)
     decode_bytes = sum(run.bytes for run in decode)
     sections = [ops_section("prefill operators", prefill)]
-    phase_rows = [["prefill (1 call)", fmt_flops(prefill.flops), fmt_bytes(prefill.bytes)],
-                  [f"decode ({steps} steps)", fmt_flops(decode_flops), fmt_bytes(decode_bytes)]]
+    sequences = inputs.get("batch", 1)
+    prefills = "1 call" if sequences == 1 else f"{sequences} sequences in 1 batched call"
+    phase_rows = [[f"prefill ({prefills})", fmt_flops(prefill.flops), fmt_bytes(prefill.bytes)],
+                  [f"decode ({steps} steps" + ("" if sequences == 1 else
+                                               f" of {sequences} sequences") + ")",
+                   fmt_flops(decode_flops), fmt_bytes(decode_bytes)]]
     data: dict[str, Any] = {
-        "prefill": {"ops": prefill.ops, "flops": prefill.flops,
+        "prefill": {"ops": prefill.ops, "sequences": sequences, "calls": 1,
+                    "flops": prefill.flops,
                     "weight_bytes": prefill.weight_bytes, "kv_read_bytes": prefill.kv_read_bytes,
                     "kv_write_bytes": prefill.kv_write_bytes, "bytes": prefill.bytes},
         "decode": {"steps": steps, "flops": decode_flops, "bytes": decode_bytes},
@@ -340,17 +346,24 @@ def energy_section(e: Energy, acc: Accelerator, prefill_s: float, decode_s: floa
 def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
                calibrated: tuple[Profile, list[CalibratedStep], int] | None = None
                ) -> Document:
-    held = "memory (weights + KV + state)" if table.rows[0].state_bytes else \
-        "memory (weights + KV)"
-    cols = ["batch", held, "fits", "compute", "memory time", "step", "bound", "tokens/s",
-            "tokens/s/user"]
+    held = "held (weights + KV + state)" if table.rows[0].state_bytes else \
+        "held (weights + KV)"
+    cols = ["batch", held, "fits", "moved per step", "FLOPs per step", "FLOPs/byte", "compute",
+            "memory time", "step", "bound", "tokens/s", "tokens/s/user"]
     rows = []
     for r in table.rows:
         cells = [str(r.batch), fmt_bytes(r.memory_bytes), "yes" if r.fits else "no",
+                 fmt_bytes(r.bytes_moved), fmt_flops(r.flops), f"{r.flops_per_byte:,.1f}",
                  *_time_cells(r.step)[:2], fmt_seconds(r.step_s), r.step.bound,
                  f"{r.tokens_per_s:,.1f}", f"{r.tokens_per_s_per_user:,.1f}"]
         rows.append(cells)
     first = table.rows[0]
+    from napkin.inference.decode import ridge_flops_per_byte  # serve commands skip inference
+
+    ridge = ridge_flops_per_byte(dep)
+    effective_ridge = ridge * dep.eff.mfu / dep.eff.mbu
+    per_token = first.flops / first.batch
+    two_n = flops_per_token_2n(dep.model.active_params)
     kv_seq = dep.model.kv_bytes(table.context, dep.precision.kv.bytes_per_element)
     convention = ("every weight incl. the embedding table (question-bank convention)"
                   if dep.precision.read_embedding else
@@ -364,6 +377,16 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
              f"{fmt_bytes(first.capacity_bytes)}",
              f"a step reads {fmt_bytes(first.weight_bytes_read)} of weights: {convention}, "
              "plus each sequence's KV" + (", and reads and writes its state" if state else ""),
+             "moved per step: weights read + every sequence's KV read + the new token's KV "
+             "written (bytes the step streams, not memory held)",
+             f"FLOPs per token: {fmt_flops(per_token)} counted op by op at batch "
+             f"{first.batch} (context {table.context:,}) vs the question bank's 2N = "
+             f"2 × {dep.model.active_params / 1e9:,.2f}B = {fmt_flops(two_n)}",
+             f"ridge point of {dep.acc.id}: {dep.acc.peak_flops_per_s(dep.compute) / 1e12:,.1f}"
+             f" TFLOP/s ÷ {dep.acc.mem_bytes_per_s / GB:,.0f} GB/s = {ridge:,.1f} FLOPs/byte"
+             + (f" ({effective_ridge:,.1f} at MFU {dep.eff.mfu:g} / MBU {dep.eff.mbu:g})"
+                if effective_ridge != ridge else "")
+             + "; a step below it (FLOPs/byte column) is memory-bound",
              "compute/memory crossover: " + (
                  f"the step turns compute-bound at batch {table.compute_bound_batch:,}"
                  if table.compute_bound_batch is not None else
@@ -371,7 +394,10 @@ def decode_doc(dep: Deployment, table: DecodeTable, inputs: dict[str, Any],
              *checkpoint_notes(dep.model, dep.precision)]
     sections = [Section(f"decode at context {table.context:,}", cols, rows, notes)]
     data: dict[str, Any] = {"context_tokens": table.context, "rows": table.rows,
-                            "compute_bound_batch": table.compute_bound_batch}
+                            "compute_bound_batch": table.compute_bound_batch,
+                            "flops_per_token_2n": two_n, "flops_per_token": per_token,
+                            "ridge_flops_per_byte": ridge,
+                            "effective_ridge_flops_per_byte": effective_ridge}
     if calibrated is not None:
         profile, steps, tp = calibrated
         outside = profile.domain.outside(dep.acc.id, inputs["model"], tp,

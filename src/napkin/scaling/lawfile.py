@@ -155,6 +155,10 @@ def resolve(text: str,
         return NamedLaw(PRESETS[name], name)
     if fitted and name in fitted:
         return fitted[name]()
+    if name == "kaplan":
+        raise NapkinError("law: kaplan is an allocation (N ∝ C^0.73, Kaplan et al. 2020), not a "
+                          "loss law L(N, D); only 'napkin scaling optimum' takes it; allowed "
+                          f"here: {ALLOWED}")
     if "," in name:
         return NamedLaw(parse_numbers(name), name)
     if name.endswith(".json") or Path(name).exists() or "/" in name:

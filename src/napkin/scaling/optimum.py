@@ -15,7 +15,7 @@ import math
 
 from napkin.accounting.rules import train_flops_6nd
 from napkin.errors import require
-from napkin.scaling.law import AllocationExponents, ScalingLaw
+from napkin.scaling.law import AllocationExponents, FittedAllocation, ScalingLaw
 
 FLOPS_PER_PARAM_TOKEN = train_flops_6nd(1.0, 1.0)  # the 6 in C = 6ND
 CHINCHILLA_TOKENS_PER_PARAM = 20.0  # Hoffmann et al. 2022, Table 3: ~20 tokens per parameter
@@ -52,6 +52,17 @@ def n_opt(law: ScalingLaw, compute_flops: float) -> float:
     s = law.alpha + law.beta
     g = (law.alpha * law.A / (law.beta * law.B)) ** (1.0 / s)
     return g * (compute_flops / FLOPS_PER_PARAM_TOKEN) ** (law.beta / s)
+
+
+def fitted_allocation(alloc: FittedAllocation, compute_flops: float) -> tuple[float, float]:
+    """(N, D) of a directly fitted allocation: ``N = n_ref · (C/c_ref)^a``, ``D = C/(6N)``.
+
+    Kaplan et al. 2020 (:data:`~napkin.scaling.law.KAPLAN_2020_ALLOCATION`): 1 PF-day
+    (8.64e19 FLOPs) → N = 1.3e9, D = 8.64e19/(6 · 1.3e9) ≈ 1.11e10 tokens.
+    """
+    _require_budget(compute_flops)
+    n = alloc.n_ref * (compute_flops / alloc.c_ref_flops) ** alloc.exponents.n_exponent
+    return n, compute_flops / train_flops_6nd(n, 1.0)
 
 
 def d_opt(law: ScalingLaw, compute_flops: float) -> float:

@@ -88,3 +88,11 @@ def demand(reqs: RequestSet, edges_s: list[float]) -> tuple[WindowDemand, ...]:
 def total(reqs: RequestSet, duration_s: float) -> WindowDemand:
     """All requests as one window of ``duration_s``."""
     return _window(reqs, np.arange(len(reqs)), 0.0, duration_s)
+
+
+def class_counts(reqs: RequestSet, edges_s: list[float]) -> tuple[dict[str, int], ...]:
+    """Requests of each class (the workload's class names) in windows ``[edges[i], edges[i+1])``
+    (the composition the chapter's Figure 3-4 draws)."""
+    cuts = np.searchsorted(reqs.arrival_s, edges_s, side="left")
+    return tuple({name: int((reqs.label[lo:hi] == k).sum()) for k, name in enumerate(reqs.labels)}
+                 for lo, hi in itertools.pairwise(cuts))

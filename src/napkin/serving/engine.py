@@ -29,6 +29,15 @@ the first step whose new blocks would not fit, and (sliding-window models) where
 reaches its window; an arrival routed to a busy engine truncates the run at the next step
 boundary. Exact mode runs one step at a time and costs each step with ``forward`` on the
 explicit batch; tests check both give the same per-request times.
+
+Static batching (``batching: static``, for comparison with the continuous batching above): a
+batch forms from the waiting queue once the engine is empty, taking requests until the queue
+is empty, the ``max_num_seqs`` slots are full or the KV pool is short (a step's token budget
+only spreads its prefill over steps); later arrivals wait for the next batch, which forms once
+every request of this one has finished, so a slot whose request finished early idles until
+the longest one ends. Every engine counts its busy
+slot-steps (sequences computed per step, summed over steps): slot use = slot-steps /
+(``max_num_seqs`` × steps).
 """
 
 import heapq
@@ -138,6 +147,10 @@ class EngineSpec:
     fitted profile's ``eager_layer`` floor bounds it (TensorRT-LLM's PyTorch backend); False:
     the whole step is one compiled engine (TensorRT-LLM before 1.0,
     :func:`napkin.specs.releases.eager_prefill`) and the floor does not apply."""
+    batching: Literal["continuous", "static"] = "continuous"
+    """``continuous``: requests join whenever a slot, budget and blocks allow (iteration-level
+    scheduling, Orca 2022); ``static``: a batch is admitted only once the previous one has
+    wholly finished (see the module docstring)."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")
@@ -147,6 +160,8 @@ class EngineSpec:
         require(self.tensor_parallel >= 1, "tensor_parallel: must be >= 1")
         require(self.long_prefill_token_threshold >= 0, "long_prefill_token_threshold: >= 0")
         require(self.mode in ("fast", "exact"), f"mode: must be fast or exact, got {self.mode}")
+        require(self.batching in ("continuous", "static"),
+                f"batching: must be continuous or static, got {self.batching}")
         policy(self.backend)  # an unknown backend fails here
         require(self.scheduler_recv_interval >= 1, "scheduler_recv_interval: must be >= 1")
         require(self.scheduler_recv_interval == 1 or self.backend == "sglang",
@@ -214,6 +229,10 @@ class Engine:
         self.fast = spec.mode == "fast"
         self.caching = spec.enable_prefix_caching
         self.clip = self.policy.clip_max_new_tokens
+        self.static = spec.batching == "static"
+        self.batch_open = True
+        """Static batching: requests may still join the current batch (none of it has produced
+        a token yet)."""
         self.ratio_reset_step = 0
         self.pool = KVPool(spec.num_blocks, self.caching, spec.host_kv_blocks)
         self.clock = 0.0
@@ -238,6 +257,8 @@ class Engine:
         self.peak_blocks = 0
         self.busy_s = 0.0
         self.num_steps = 0
+        self.slot_steps = 0
+        """Σ over steps of the sequences the step computes (decodes + prefill chunks)."""
         self.preemptions = 0
         self.series = bytearray()
         """After every unit, one :data:`SERIES` row: the clock, blocks in use, running and
@@ -324,7 +345,8 @@ class Engine:
                                                                       plan.steps), plan.steps))
             return
         self.waiting.append(req)
-        if plan is not None and plan.decode_run and plan.steps > 1:
+        if plan is not None and plan.decode_run and plan.steps > 1 and not (
+                self.static and not self.batch_open):  # a closed batch admits no one
             plan.truncate(max(1, plan.series.steps_until(t - plan.start_s, plan.steps)))
 
     def _refuse(self, req: Request) -> None:
@@ -472,6 +494,8 @@ class Engine:
         preempted = False
         if self.recv_interval > 1:
             self._take_in()
+        if self.static and not self.running:
+            self.batch_open = True  # the previous batch has wholly finished
         if not self.policy.mixed_batches:
             plan = self._plan_prefill_batch()
             if plan is not None:
@@ -531,6 +555,7 @@ class Engine:
         """2. partial prefills in admission order, 3. admissions (only if nothing was
         preempted), appended to ``chunks``; returns whether anything was preempted."""
         if not self.prefilling and not self.waiting:
+            self.batch_open = not self.static  # a static batch closes with the queue empty
             return preempted  # a decode-only step: nothing to schedule
         spec, pool, bs = self.spec, self.pool, self.bs
         scheduled = set()
@@ -565,7 +590,7 @@ class Engine:
         reserve = self._ratio_reserve_tokens() if self.ratio else 0.0
         caching = self.caching
         while (self.waiting and budget > 0
-               and len(self.running) < spec.max_num_seqs):
+               and len(self.running) < spec.max_num_seqs and self.batch_open):
             req = self.waiting[0]
             keys = self._keys(req, (req.num_tokens - 1) // bs) if caching else []
             hit = pool.hits(keys) if keys else 0
@@ -576,6 +601,7 @@ class Engine:
             known = cached if cached > req.transferred else req.transferred  # sent KV counts
             new = self._chunk(req, known, budget)
             if new == 0:
+                budget = 0  # (this step's budget cannot hold it)
                 break
             blocks = -(-(known + new) // bs) - hit
             evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable) if hit else 0
@@ -615,6 +641,12 @@ class Engine:
             self.prefilling[req.rid] = req
             chunks.append((req, new))
             budget -= new
+        if self.static and self.batch_open:
+            # a static batch forms from the queue: it closes once the queue is empty, its
+            # slots are full or the pool is short, and stays open only when this step's
+            # token budget stopped it
+            self.batch_open = (budget <= 0 and bool(self.waiting)
+                               and len(self.running) < spec.max_num_seqs)
         return False
 
     def _ratio_reserve_tokens(self) -> float:
@@ -808,6 +840,7 @@ class Engine:
         if self.holding:
             self.held_steps += k
         self.num_steps += k
+        self.slot_steps += (plan.n_dec + len(plan.chunks)) * k
         finished: list[Request] = []
         caching = self.caching
         for req, new in plan.chunks:

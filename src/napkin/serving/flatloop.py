@@ -14,9 +14,9 @@ from the engine's own methods, so each has one source.
 
 It applies (:func:`applies`) to every scheduler policy (vLLM; TensorRT-LLM with either
 capacity scheduler; SGLang) in fast mode without prefix caching, sliding windows, basis
-recording, SGLang's receive interval or TensorRT-LLM's batch waiting, before the engine has
-taken any request; :func:`run_one` drives one engine, :func:`run_many` several behind a
-round-robin or least-outstanding router, on open-loop arrivals. Every other case runs the
+recording, SGLang's receive interval, TensorRT-LLM's batch waiting or static batching, before
+the engine has taken any request; :func:`run_one` drives one engine, :func:`run_many` several
+behind a round-robin or least-outstanding router, on open-loop arrivals. Every other case runs the
 engine's methods. ``tests/serving/test_flatloop.py`` checks both give the same records and
 engine state bit for bit on random workloads, preemptions and early stops included.
 """
@@ -53,7 +53,7 @@ DECODES, PREFILLS = 0, 1
 def applies(engine: Engine) -> bool:
     """Whether :func:`process` can run ``engine`` (see the module docstring)."""
     return (engine.fast and not engine.caching and not engine.windows and engine.basis is None
-            and engine.recv_interval == 1 and not engine.batch_wait
+            and engine.recv_interval == 1 and not engine.batch_wait and not engine.static
             and engine.plan is None and not engine.has_work() and not engine.finish_heap)
 
 
@@ -116,7 +116,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     clock, steps, num_steps, used = engine.clock, engine.steps, engine.num_steps, pool.used
     busy_s, kv_token_seconds, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
     dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
-    preemptions = engine.preemptions
+    preemptions, slot_steps = engine.preemptions, engine.slot_steps
     heappush, heappop = heapq.heappush, heapq.heappop
     inf = float("inf")
     wake_s = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
@@ -174,6 +174,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
                 if n_dec:
                     steps += k
                 num_steps += k
+                slot_steps += (n_dec + len(p_chunks)) * k
                 finished: list[Request] = []
                 for req, new in p_chunks:
                     req.computed += new
@@ -381,6 +382,7 @@ def process(engine: Engine, feed: Feed, own: bool, index: int, log: Log,
     finally:
         _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
                (dec_base, dec_left, dec_over), preemptions)
+        engine.slot_steps = slot_steps
         if busy:  # (a run stopped early: the other engines' units in flight)
             engine.plan = Plan(p_start_s, p_k, p_series or StepSeries(p_step_s, 0.0, 0.0, 0.0, 0.0),
                                p_chunks, p_n_dec, p_kv0, p_run)

@@ -9,11 +9,13 @@ from the first arrival to the last finish. Goodput counts requests meeting both 
 second of makespan. KV state held is ``∫ Σ_running computed_tokens dt × KV bytes per token``.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from napkin.calibration.profile import Profile
+from napkin.serving.engine import Engine
 from napkin.serving.load import offered_rate
 from napkin.serving.simulate import SimRecords, SimRun
 from napkin.stats import summary
@@ -133,6 +135,10 @@ class SimSummary:
     """Mean wait to first schedule of the last quarter of arrivals minus the second quarter's:
     the growth once the run is past its start from an empty engine (a sustainable load's waits
     are stationary there; an overload's grow with the run)."""
+    slot_use_frac: float = 0.0
+    """Mean share of the batch slots (``max_num_seqs``) computing per step: Σ over steps of
+    the sequences each step decodes or prefills, over ``max_num_seqs`` × steps (every
+    replica's)."""
 
     @property
     def queue_growing(self) -> bool:
@@ -164,11 +170,18 @@ class RequestLatencies:
 
     @classmethod
     def of(cls, r: SimRecords) -> "RequestLatencies":
-        multi = r.output_tokens > 1
-        tpot = np.zeros(len(r.rid))
-        tpot[multi] = ((r.finish_s[multi] - r.first_token_s[multi])
-                       / (r.output_tokens[multi] - 1))
-        return cls(r.first_token_s - r.arrival_s, tpot, r.finish_s - r.arrival_s)
+        return cls.of_times(r.arrival_s, r.first_token_s, r.finish_s, r.output_tokens)
+
+    @classmethod
+    def of_times(cls, arrival_s: np.ndarray, first_token_s: np.ndarray,
+                 last_token_s: np.ndarray, output_tokens: np.ndarray) -> "RequestLatencies":
+        """From each request's arrival, first and last token (s) and output tokens G:
+        TTFT = t_1 − t_a, TPOT = (t_G − t_1)/(G − 1) (0 when G = 1), e2e = t_G − t_a."""
+        multi = output_tokens > 1
+        tpot = np.zeros(len(arrival_s))
+        tpot[multi] = ((last_token_s[multi] - first_token_s[multi])
+                       / (output_tokens[multi] - 1))
+        return cls(first_token_s - arrival_s, tpot, last_token_s - arrival_s)
 
 
 def counted(records: SimRecords, warmup: int) -> SimRecords:
@@ -231,7 +244,14 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
         wait_trend_s=_wait_growth(r.arrival_s, r.first_scheduled_s - r.arrival_s, 1),
         host_kv_loaded_tokens=sum(e.host_loaded_blocks * e.bs for e in engines),
         host_kv_load_s=sum(e.host_load_s for e in engines),
+        slot_use_frac=slot_use(engines),
     )
+
+
+def slot_use(engines: Sequence[Engine]) -> float:
+    """Σ slot-steps / Σ (max_num_seqs × steps) over ``engines`` (0 when none stepped)."""
+    slots = sum(e.spec.max_num_seqs * e.num_steps for e in engines)
+    return sum(e.slot_steps for e in engines) / slots if slots else 0.0
 
 
 def _wait_growth(arrival_s: np.ndarray, wait_s: np.ndarray, since: int = 0) -> float:

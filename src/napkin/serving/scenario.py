@@ -237,6 +237,12 @@ class EngineConfig(InputModel):
     mode: Literal["fast", "exact"] = "fast"
     """``fast``: runs of identical decode steps advance in closed form; ``exact``: one step at a
     time through ``forward()`` (slower; tests check they agree). ``--mode`` overrides it."""
+    batching: Literal["continuous", "static"] = "continuous"
+    """``continuous`` (every engine here; Orca 2022): a finished request's slot is refilled at
+    the next step. ``static``: once the replica is empty a batch forms from the waiting queue
+    (until it is empty, ``max_num_seqs`` is reached or the KV pool is short) and later arrivals
+    wait until every request of it has finished, so slots of short answers idle until the
+    longest ends (compare the slot use ``napkin serve simulate`` prints)."""
     data_parallel: int = Field(default=1, ge=1, le=1024)
     """MoE models: data-parallel attention groups per replica (vLLM ``--data-parallel-size``,
     SGLang ``--dp`` with ``--enable-dp-attention``, TensorRT-LLM ``enable_attention_dp``). A
@@ -723,6 +729,7 @@ def _engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: En
         allreduce_bytes_per_s=link, allreduce_latency_s=e.allreduce_latency_us * 1e-6,
         mode=e.mode, backend=e.backend, capacity_scheduler=e.capacity_scheduler,
         chunked_prefill=e.chunked_prefill, scheduler_recv_interval=e.scheduler_recv_interval,
+        batching=e.batching,
         speculative=speculation(model, e.speculative),
         batch_wait_timeout_iters=e.batch_wait_timeout_iters,
         batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,

@@ -14,7 +14,10 @@ Activations per layer (Korthikanti et al. 2022, Table 2; bytes, 16-bit activatio
 recompute) drops the ``5·a·s/h`` attention-matrix term; with tensor parallel ``t`` the per-device
 figure is ``s·b·h·(10 + 24/t [+ 5as/(ht)])`` and with sequence parallel ``34/t``; full
 recomputation keeps only each layer's input, ``2·s·b·h``. For SwiGLU MLPs Megatron's
-generalization replaces 34 by ``18 + 4·ffn/h`` (``mlp_coefficient``). torchtitan's
+generalization replaces 34 by ``18 + 4·ffn/h`` (``mlp_coefficient``): napkin's default ``ffn``
+convention (:data:`ACTIVATION_CONVENTIONS`); ``korthikanti`` keeps the paper's 34 (a 4h GeLU
+MLP), the question bank's "34·h bytes per token per layer" (task 1: 34·4096·4096·32 ≈ 18 GB
+per 4096-token sequence of a 32-layer, h = 4096 model). torchtitan's
 per-op policy (``selective-op``) keeps the layer's input and the outputs of the matmuls and
 attention it does not re-run — q (h), v (kv), the attention output (h) and the gate (ffn) —
 ``2·s·b·(h + (2h + kv + ffn)/t)`` (all over t with sequence parallelism); its every-second-layer
@@ -117,6 +120,28 @@ def state_memory(trainable: int, frozen: int, rec: Recipe, devices: int = 1, zer
     return StateMemory(weights, grads, 0.0 if offload else opt, offloaded)
 
 
+ACTIVATION_CONVENTIONS = {
+    "ffn": "Megatron's 18 + 4·ffn/h per token per layer (× h bytes): the model's own MLP width",
+    "korthikanti": "Korthikanti et al. 2022's 34 (a 4h GeLU MLP), the question bank's 34·h",
+}
+"""The MLP's share of the activations: the ``mlp_coefficient`` of
+:func:`activation_bytes_per_layer`."""
+KORTHIKANTI_MLP_COEFFICIENT = 34.0
+"""11 (attention, without the score tensors) + 19 (4h MLP) + 4 (two LayerNorms): bytes per
+token per layer over h (Korthikanti et al. 2022 §4.1)."""
+
+
+def mlp_coefficient(ffn: float, hidden: int, convention: str = "ffn") -> float:
+    """The per-layer activation coefficient: ``18 + 4·ffn/h`` (``ffn``) or 34
+    (``korthikanti``)."""
+    require(convention in ACTIVATION_CONVENTIONS,
+            f"activations: must be one of {', '.join(ACTIVATION_CONVENTIONS)}, "
+            f"got {convention!r}")
+    if convention == "korthikanti":
+        return KORTHIKANTI_MLP_COEFFICIENT
+    return 18.0 + 4.0 * ffn / hidden
+
+
 def activation_bytes_per_layer(seq: int, batch: int, hidden: int, heads: int,
                                recompute: str = "none", flash: bool = False,
                                tensor_parallel: int = 1, sequence_parallel: bool = False,
@@ -205,7 +230,14 @@ class Fit:
 
     @property
     def fits(self) -> bool:
+        """State, activations and everything else (``total_bytes``) within the device."""
         return self.total_bytes <= self.capacity_bytes
+
+    @property
+    def state_fits(self) -> bool:
+        """The parameter state alone (weights, gradients, optimizer states) within the
+        device, before any activation."""
+        return self.state.bytes <= self.capacity_bytes
 
 
 def largest_micro_batch(state: StateMemory, activation_per_sequence: float,

@@ -51,6 +51,7 @@ from napkin.training.memory import (
     StateMemory,
     activation_bytes_per_layer,
     largest_micro_batch,
+    mlp_coefficient,
     pipeline_activation_factor,
     state_memory,
 )
@@ -150,6 +151,11 @@ class Cluster:
     sends and receives every token's hidden state in each MoE layer's dispatch and combine
     all-to-all (:func:`~napkin.accounting.collectives.expert_alltoall_bytes_per_token`),
     exposed."""
+    activations: str = "ffn"
+    """The activation-memory convention
+    (:data:`~napkin.training.memory.ACTIVATION_CONVENTIONS`): ``ffn`` (the model's MLP width)
+    or ``korthikanti`` (the paper's and the question bank's 34·h); memory only, the compute
+    profile keeps its own."""
     context_parallel: int = 1
     """Ranks a sequence is split over (ring or all-gather attention): each runs ``1/c`` of the
     tokens and of the causal attention (load-balanced chunks), holds ``1/c`` of the
@@ -270,6 +276,13 @@ class TrainPlan:
             self.tokens_per_update) / (self.update_s * self.gpus * self.peak_flops_per_s)
 
     @property
+    def effective_flops_per_s(self) -> float:
+        """FLOP/s one GPU delivers while computing, what the update's compute time uses:
+        ``update_flops / (compute_s · GPUs)`` — ``peak × mfu`` under a plain MFU (BF16), the
+        fitted profile's implied rate otherwise."""
+        return self.update_flops / (self.compute_s * self.gpus)
+
+    @property
     def achieved_hfu(self) -> float:
         """End-to-end hardware FLOPs utilization: as :attr:`achieved_mfu` with the recompute
         counted (``update_flops``)."""
@@ -285,15 +298,16 @@ class TrainingResult:
     run: TrainingRun | None = None
 
 
-def _mlp_coefficient(model: ModelSpec) -> float:
-    """Megatron's per-layer activation coefficient ``18 + 4·ffn/h``, averaged over layers."""
+def _mlp_coefficient(model: ModelSpec, convention: str = "ffn") -> float:
+    """The per-layer activation coefficient (:func:`~napkin.training.memory.mlp_coefficient`:
+    Megatron's ``18 + 4·ffn/h`` or Korthikanti's 34), averaged over layers."""
     total = 0.0
     for g in model.layer_groups:
         ffn = sum(lin.out_features for lin in g.block.linears if lin.name.endswith("/up"))
         if g.block.experts:
             ffn += g.block.experts.num_active * sum(
                 lin.out_features for lin in g.block.experts.linears if lin.name.endswith("/up"))
-        total += g.num_layers * (18.0 + 4.0 * ffn / model.hidden_size)
+        total += g.num_layers * mlp_coefficient(ffn, model.hidden_size, convention)
     return total / model.num_layers
 
 
@@ -322,10 +336,11 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     flops = train_flops(model, shape, frozen)
     heads = model.blocks[0].attention.num_heads
     # the first pipeline stage holds the most: L layers of one micro-batch under 1F1B
+    coefficient = _mlp_coefficient(model, cluster.activations)
     per_seq = model.num_layers * activation_bytes_per_layer(
         shape.sequence_tokens, 1, model.hidden_size, heads, shape.recompute, cluster.flash,
-        cluster.tensor_parallel, cluster.sequence_parallel, _mlp_coefficient(model),
-        _kv_fraction(model)) * pipeline_activation_factor(pp, shape.accumulation, v) / cp
+        cluster.tensor_parallel, cluster.sequence_parallel, coefficient, _kv_fraction(model)
+    ) * pipeline_activation_factor(pp, shape.accumulation, v) / cp
     mp = tp * pp  # a rank holds 1/(TP·PP) of the weights (Megatron's layout)
     shards = cluster.devices * cp  # FSDP shards over the DP and CP ranks together
     ep = cluster.expert_parallel
@@ -367,7 +382,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
         tp * cp)
     working = (activation_bytes_per_layer(
         shape.sequence_tokens, 1, model.hidden_size, heads, "none", cluster.flash, tp,
-        cluster.sequence_parallel, _mlp_coefficient(model)) / cp * shape.micro_batch
+        cluster.sequence_parallel, coefficient) / cp * shape.micro_batch
         if shape.recompute in ("full", "selective-layer") else 0.0)
     # with pipeline stages the stage stays gathered for the whole update (torchtitan does not
     # reshard after forward under PP, not to all-gather once per micro-batch)

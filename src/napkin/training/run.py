@@ -7,7 +7,7 @@ an evaluation share ``e`` of the wall time, a blocking checkpoint of ``c`` s eve
 training, ``λ`` failures per second over the run's GPUs, each losing the work since the last
 checkpoint (``I/2`` on average) and a restart of ``R`` s, the wall time ``W`` solves
 ``W·(1 − e − λ·(R + I/2)) = T·(1 + c/I)``. GPU-hours = W hours × devices; days = W / 86,400 s;
-cost = GPU-hours × $/GPU-hour; goodput = T / W.
+cost = GPU-hours × $/GPU-hour (none without a price); goodput = T / W.
 """
 
 import math
@@ -67,7 +67,8 @@ class TrainingRun:
     tokens_per_update: int
     update_s: float
     devices: int
-    usd_per_gpu_hour: float
+    usd_per_gpu_hour: float | None
+    """None: no price known (the run's time without its cost)."""
     price_source: str
     goodput_inputs: Goodput = Goodput(failures_per_gpu_hour=0.0)
 
@@ -99,13 +100,13 @@ class TrainingRun:
         return self.wall_s / SECONDS_PER_DAY
 
     @property
-    def usd(self) -> float:
-        return self.gpu_hours * self.usd_per_gpu_hour
+    def usd(self) -> float | None:
+        return None if self.usd_per_gpu_hour is None else self.gpu_hours * self.usd_per_gpu_hour
 
 
 def training_run(tokens: float | None, epochs: float | None, dataset_tokens: float | None,
                  tokens_per_update: int, update_s: float, devices: int,
-                 usd_per_gpu_hour: float, price_source: str,
+                 usd_per_gpu_hour: float | None, price_source: str,
                  goodput: Goodput | None = None) -> TrainingRun:
     """The run of ``tokens`` (or ``epochs`` × ``dataset_tokens``) at one plan's update; with
     ``goodput`` None, updates alone (no evaluation, checkpoints or failures)."""
@@ -124,7 +125,8 @@ def training_run(tokens: float | None, epochs: float | None, dataset_tokens: flo
     assert tokens is not None
     require(math.isfinite(tokens) and 1 <= tokens <= MAX_RUN_TOKENS,
             f"tokens: must be in [1, {MAX_RUN_TOKENS:g}], got {tokens}")
-    require(math.isfinite(usd_per_gpu_hour) and usd_per_gpu_hour >= 0,
+    require(usd_per_gpu_hour is None or (math.isfinite(usd_per_gpu_hour)
+                                         and usd_per_gpu_hour >= 0),
             f"usd-per-gpu-hour: must be a finite number >= 0, got {usd_per_gpu_hour}")
     return TrainingRun(float(tokens), tokens_per_update, update_s, devices, usd_per_gpu_hour,
                        price_source, goodput or Goodput(failures_per_gpu_hour=0.0))
