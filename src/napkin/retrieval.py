@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from napkin.errors import NapkinError, require
-from napkin.specs.files import read_text
+from napkin.specs.files import read_user_text
 
 RRF_K = 60
 """RRF's rank offset (Cormack et al. 2009; the bank's Σ 1/(60 + rank))."""
@@ -98,11 +98,7 @@ def _ids(value: object, line: int, field: str) -> tuple[str, ...]:
 def read_queries(path: str | Path) -> list[Query]:
     """A JSON Lines file, one query a line: ``{"query": "q1", "ranked": ["d3", "d1"],
     "relevant": ["d1"]}`` (``query`` optional; ids strings or integers)."""
-    try:
-        text = read_text(path, "queries")
-    except (OSError, UnicodeDecodeError) as e:
-        raise NapkinError(f"queries: cannot read {str(path)!r} "
-                          f"({getattr(e, 'strerror', None) or 'not UTF-8 text'})") from None
+    text = read_user_text(path, "queries")
     out = []
     for line, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():

@@ -10,7 +10,7 @@ from pydantic import Field
 from napkin.api.boundary import checked
 from napkin.api.result import Result
 from napkin.api.specs import ModelRef, load_model
-from napkin.errors import NapkinError, require
+from napkin.errors import require
 from napkin.report.econ_views import result_doc
 
 MAX_TEXT_BYTES = 16 * 2**20
@@ -30,18 +30,14 @@ def tokens(text: str | None = None, *, file: str | Path | None = None,
     :class:`~napkin.specs.tokenizer.TokenCount`.
     """
     from napkin.catalog.tokenizer_files import tokenizer_path
-    from napkin.specs.files import read_text
+    from napkin.specs.files import read_user_text
     from napkin.specs.tokenizer import CHARS_PER_TOKEN_RULE, count_tokens
 
     require((text is None) != (file is None), "text: give a TEXT or --file, not both and not "
                                               "neither")
     source = "text"
     if file is not None:
-        try:
-            text = read_text(file, "file", MAX_TEXT_BYTES)
-        except (OSError, UnicodeDecodeError) as e:
-            reason = getattr(e, "strerror", None) or "not UTF-8 text"
-            raise NapkinError(f"file: cannot read {str(file)!r} ({reason})") from None
+        text = read_user_text(file, "file", MAX_TEXT_BYTES)
         source = str(file)
     assert text is not None
     require(len(text.encode("utf-8")) <= MAX_TEXT_BYTES,

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from napkin.errors import NapkinError, require
-from napkin.specs.files import read_text
+from napkin.specs.files import read_user_text
 from napkin.stats import nearest_rank
 
 COLUMNS = ("arrival_s", "first_token_s", "last_token_s", "output_tokens")
@@ -60,6 +60,10 @@ class MetricStats:
     """(p, value) pairs, p in (0, 100]."""
 
 
+MAX_OUTPUT_TOKENS = 10**9
+"""Output tokens one logged request may have (far above any context; keeps counts integers)."""
+
+
 def _number(value: Any, where: str, column: str) -> float:
     try:
         x = float(value)
@@ -76,8 +80,9 @@ def _row(values: dict[str, Any], where: str) -> tuple[float, float, float, int]:
                          f"needs {', '.join(COLUMNS)}")
     t_a, t_1, t_g = (_number(values[c], where, c) for c in COLUMNS[:3])
     g = _number(values["output_tokens"], where, "output_tokens")
-    require(g >= 1 and g == int(g),
-            f"{where}: output_tokens: must be a whole number >= 1, got {values['output_tokens']!r}")
+    require(1 <= g <= MAX_OUTPUT_TOKENS and g == int(g),
+            f"{where}: output_tokens: must be a whole number in [1, {MAX_OUTPUT_TOKENS:,}], "
+            f"got {values['output_tokens']!r}")
     require(t_1 >= t_a, f"{where}: first_token_s: must be >= arrival_s ({t_a:g}), got {t_1:g}")
     require(t_g >= t_1,
             f"{where}: last_token_s: must be >= first_token_s ({t_1:g}), got {t_g:g}")
@@ -122,14 +127,7 @@ def _vllm_bench(doc: dict[str, Any], name: str) -> RequestTimes:
 def read_request_log(path: str | Path) -> RequestTimes:
     """The requests of a log file (see the module docstring for the formats)."""
     name = str(path)
-    try:
-        text = read_text(path, "log")
-    except FileNotFoundError:
-        raise NapkinError(f"log: no such file {name!r}") from None
-    except PermissionError:
-        raise NapkinError(f"log: {name!r} cannot be read (permission denied)") from None
-    except UnicodeDecodeError:
-        raise NapkinError(f"log: {name!r} is not UTF-8 text") from None
+    text = read_user_text(path, "log")
     head = text.lstrip()[:1]
     if head in ("{", "["):
         try:

@@ -45,18 +45,29 @@ def read_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES,
     return p.read_text(encoding=encoding)
 
 
+def read_user_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
+    """:func:`read_text` with every way a user's file can fail to read (missing, a folder,
+    no permission, not UTF-8, any other OS error) as one :class:`NapkinError` naming
+    ``what``."""
+    name = str(path)
+    try:
+        return read_text(path, what, limit)
+    except FileNotFoundError:
+        raise NapkinError(f"{what}: no such file {name!r}") from None
+    except IsADirectoryError:
+        raise NapkinError(f"{what}: {name!r} is a folder, not a file") from None
+    except PermissionError:
+        raise NapkinError(f"{what}: {name!r} cannot be read (permission denied)") from None
+    except UnicodeDecodeError:
+        raise NapkinError(f"{what}: {name!r} is not UTF-8 text") from None
+    except OSError as e:
+        raise NapkinError(f"{what}: cannot read {name!r} ({e.strerror or e})") from None
+
+
 def read_yaml(path: str | Path, what: str = "file") -> Any:
     """A YAML (or JSON) file's data; a missing or malformed file is one :class:`NapkinError`."""
     try:
-        return load_yaml(read_text(path, what), str(path))
-    except FileNotFoundError:
-        raise NapkinError(f"{what}: no such file {str(path)!r}") from None
-    except IsADirectoryError:
-        raise NapkinError(f"{what}: {str(path)!r} is a folder, not a file") from None
-    except PermissionError:
-        raise NapkinError(f"{what}: {str(path)!r} cannot be read (permission denied)") from None
-    except UnicodeDecodeError:
-        raise NapkinError(f"{what}: {str(path)!r} is not UTF-8 text") from None
+        return load_yaml(read_user_text(path, what), str(path))
     except RecursionError:
         raise NapkinError(f"{path}: nested too deeply to read") from None
     except yaml.YAMLError as e:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from napkin.errors import NapkinError, require
+from napkin.errors import NapkinError
+from napkin.specs.files import read_user_text
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -52,10 +53,9 @@ def load_tokenizer(path: str | Path, field: str = "tokenizer") -> "Tokenizer":
     except ImportError:
         raise NapkinError(f"{field}: needs the tokenizers library, which is not installed; "
                           "pip install 'napkin[tokenize]'") from None
-    p = Path(path)
-    require(p.is_file(), f"{field}: {str(path)!r} is not a file (give a tokenizer.json)")
+    text = read_user_text(path, field)
     try:
-        return Tokenizer.from_file(str(p))
+        return Tokenizer.from_str(text)
     except Exception as e:  # the library raises its own Exception subclass for any bad file
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise NapkinError(f"{field}: {str(path)!r} is not a tokenizer.json the tokenizers "

@@ -36,8 +36,9 @@ class ObjectiveTargets:
 
     @property
     def ratio(self) -> float:
-        """Causal targets per masked-LM target (inf when the masked LM predicts none)."""
-        return self.causal_targets / self.masked_targets if self.masked_targets else math.inf
+        """Causal targets per masked-LM target (mask_rate > 0 and T ≥ 1: never a zero
+        divisor)."""
+        return self.causal_targets / self.masked_targets
 
 
 def objective_targets(seq_tokens: int, mask_rate: float = BERT_MASK_RATE,
