@@ -183,13 +183,12 @@ def tariff_split(decision_usd: float, llm_usd: float, gpu_time_ratio: float) -> 
 
 @dataclass(frozen=True)
 class MemoryFit:
-    """Weights + the KV of the longest request against the memory of ``devices`` GPUs."""
+    """Weights + the KV of the longest request against one GPU's memory."""
 
     weights_bytes: float
     kv_bytes: float
     memory_bytes: float
     """Memory of one device (marketed, 1e9-byte GB)."""
-    devices: int = 1
 
     @property
     def needed_bytes(self) -> float:
@@ -197,7 +196,7 @@ class MemoryFit:
 
     @property
     def fits(self) -> bool:
-        return self.needed_bytes <= self.memory_bytes * self.devices
+        return self.needed_bytes <= self.memory_bytes
 
     @property
     def devices_needed(self) -> int:
@@ -205,7 +204,7 @@ class MemoryFit:
         return math.ceil(self.needed_bytes / self.memory_bytes)
 
 
-def memory_fit(dep: Deployment, context_tokens: int, devices: int = 1) -> MemoryFit:
-    """Whether the weights and one request's KV at ``context_tokens`` fit on ``devices`` GPUs."""
+def memory_fit(dep: Deployment, context_tokens: int) -> MemoryFit:
+    """Whether the weights and one request's KV at ``context_tokens`` fit on one GPU."""
     kv = dep.model.kv_bytes(context_tokens, dep.precision.kv.bytes_per_element)
-    return MemoryFit(weights_bytes(dep), kv, dep.acc.memory_bytes, devices)
+    return MemoryFit(weights_bytes(dep), kv, dep.acc.memory_bytes)
