@@ -42,7 +42,7 @@ def _figures() -> dict[str, Callable[[], object]]:
         "allocation.png": lambda: napkin.scaling_optimum(flops=1e22, law="kaplan"),
         "train-memory.png": lambda: napkin.train("qwen3-8b", optimizer="adamw-fp32-grads",
                                                  gpu="h200", mfu=0.4),
-        "rl-cycle.png": lambda: napkin.rl("qwen3-8b", generate=64),
+        "rl-cycle.png": lambda: napkin.rl("qwen3-8b", generate=32, compare_generate=64),
     }
 
 

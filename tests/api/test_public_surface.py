@@ -153,7 +153,8 @@ SURFACE: dict[str, str] = {
         'model, *, prompt_len=1024, gen_len=256, keep=16, keep_rate=None, generate=None, '
         "reference=True, teacher=None, reward_model=None, head='all', replicas=0, "
         "method='grpo', optimizer='adamw', gpu=None, count=8, separate=False, "
-        "rollout_gpus=None, rollout_tp=1, mfu=0.4, calibration='auto', usd_per_gpu_hour=None"),
+        "rollout_gpus=None, rollout_tp=1, mfu=0.4, calibration='auto', usd_per_gpu_hour=None, "
+        "compare_generate=None"),
     'run_record': "path, *, kind='train'",
     'pretrain': (
         "*, gpu='rtx-4080', count=4, days=30.0, mfu=0.4, law='chinchilla', alt=(), "

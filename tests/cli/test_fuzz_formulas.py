@@ -16,6 +16,7 @@ ODD = ["nan", "inf", "-inf", "-1", "0", "1e400", "5e-324", "1e308", "x", "",
        "99999999999999999999", "0.5", "3", "1e9"]
 
 CASES = [
+    (["rl", "qwen3-0.6b", "--keep", "4", "--generate", "8"], ["--compare-generate"]),
     (["eval", "passk"], ["--n", "--c", "--k"]),
     (["eval", "ci"], ["--p", "--n", "--p2"]),
     (["eval", "bpb"], ["--loss", "--tokens", "--bytes"]),

@@ -379,3 +379,34 @@ def test_rl_cycle_figure(cli, tmp_path):
     assert code == 0, err
     _png(timed)
     _refused(cli("rl", "qwen3-8b", "--plot", str(tmp_path / "x.txt")), "plot")
+
+
+# --- rl --compare-generate (Fig. 3-26) ----------------------------------------------------------
+
+
+def test_compare_generate_fig_3_26(cli):
+    """Example 3-4 / Fig. 3-26: 16 kept, 32 → 64 answers; "общий объём вычислений ... 2181,559
+    ... 3410,701 TFLOP" — the rollout and reference roles double with the answers (n·(f_g +
+    f_r)), the update F_u = 952.416 TFLOP does not."""
+    code, out, err = cli("rl", "qwen3-8b", "--keep", "16", "--generate", "32",
+                         "--compare-generate", "64", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    a, b = doc["cycle"], doc["compare"]
+    assert a["total_flops"] / 1e12 == pytest.approx(2181.559, abs=5e-4)
+    assert b["total_flops"] / 1e12 == pytest.approx(3410.701, abs=5e-4)
+    assert b["update_flops"] == a["update_flops"] == pytest.approx(952.416e12, rel=1e-6)
+    for role in ("prefill_flops", "decode_flops", "reference_flops"):
+        assert b[role] == pytest.approx(2 * a[role])
+    # F_cycle(n) = n(f_g + f_r) + F_u: 32 extra answers add 32 × 38.411 TFLOP
+    assert b["total_flops"] - a["total_flops"] == pytest.approx(32 * 38.411e12, rel=1e-4)
+
+
+def test_compare_generate_table_and_bounds(cli, tmp_path):
+    code, out, _ = cli("rl", "qwen3-8b", "--generate", "32", "--compare-generate", "64")
+    assert code == 0 and "32 vs 64 answers (16 kept)" in out and "2.00×" in out
+    _refused(cli("rl", "qwen3-8b", "--compare-generate", "0"), "compare-generate")
+    path = tmp_path / "rl.png"
+    code, _, err = cli("rl", "qwen3-8b", "--generate", "32", "--compare-generate", "64",
+                       "--plot", str(path))
+    assert code == 0 and path.stat().st_size > 10_000, err

@@ -251,7 +251,7 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
        method: str = "grpo", optimizer: str = "adamw", gpu: str | None = None, count: int = 8,
        separate: bool = False, rollout_gpus: int | None = None, rollout_tp: int = 1,
        mfu: float = 0.4, calibration: str = "auto",
-       usd_per_gpu_hour: float | None = None) -> Result:
+       usd_per_gpu_hour: float | None = None, compare_generate: int | None = None) -> Result:
     """FLOPs of one RL cycle by role, the models the method keeps loaded, and with ``gpu``
     the cycle's seconds, GPU-hours and dollars.
 
@@ -272,9 +272,13 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
     update + sync``, separate ``max(rollout, reads + update + sync)``; $ = GPUs × cycle hours ×
     ``usd_per_gpu_hour`` (default: the price catalog's).
 
-    ``plot``: the cycle's FLOPs by role (and with ``gpu`` its seconds by phase).
+    ``compare_generate``: the same cycle at this many answers too, role by role (the
+    chapter's Fig. 3-26: 32 → 64 answers for 16 kept grows rollout and reference reads, not the
+    update). ``plot``: the cycle's FLOPs by role (beside the compared cycle; with ``gpu`` its
+    seconds by phase).
     ``value``: dict with ``cycle`` (:class:`~napkin.reinforcement.cycle.RLCycle`), ``models_held``
-    (tuple of :class:`~napkin.reinforcement.memory.RoleMemory`) and ``timing``
+    (tuple of :class:`~napkin.reinforcement.memory.RoleMemory`), ``compare`` (the compared
+    cycle or None) and ``timing``
     (:class:`~napkin.reinforcement.timing.RLTiming`, None without ``gpu``).
     """
     from napkin.reinforcement.cycle import rl_cycle
@@ -299,10 +303,16 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
     rate = 0.5 if keep_rate is None else keep_rate
     cycle = rl_cycle(spec, prompt_len, gen_len, keep, rate, reference, teacher_spec,
                      reward_spec, head, replicas, generate=generate)
+    compare = None
+    if compare_generate is not None:
+        _within(compare_generate, 1, 100_000, "compare-generate")
+        compare = rl_cycle(spec, prompt_len, gen_len, keep, rate, reference, teacher_spec,
+                           reward_spec, head, replicas, generate=compare_generate)
     roles = rl_memory(method, spec, recipe(optimizer), reward_spec)
     inputs = {"model": spec.name, "prompt_tokens": prompt_len, "gen_tokens": gen_len,
               "keep": keep, "keep_rate": keep / cycle.generated if generate else rate,
-              "generate": cycle.generated, "reference": reference,
+              "generate": cycle.generated, "compare_generate": compare_generate,
+              "reference": reference,
               "teacher": _ref_name(teacher), "reward_model": _ref_name(reward_model),
               "head": head, "replicas": replicas, "method": method, "optimizer": optimizer}
     timing = None
@@ -324,10 +334,11 @@ def rl(model: ModelRef, *, prompt_len: int = 1024, gen_len: int = 256, keep: int
     def plotter(path: Path) -> None:
         from napkin.report.train_plots import plot_rl_cycle
 
-        plot_rl_cycle(cycle, spec.name, path, timing)
+        plot_rl_cycle(cycle, spec.name, path, timing, compare)
 
-    return Result(rl_doc(spec.name, cycle, roles, inputs, timing),
-                  {"cycle": cycle, "models_held": roles, "timing": timing}, plotter)
+    return Result(rl_doc(spec.name, cycle, roles, inputs, timing, compare),
+                  {"cycle": cycle, "models_held": roles, "timing": timing, "compare": compare},
+                  plotter)
 
 
 @checked

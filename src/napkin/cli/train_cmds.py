@@ -206,6 +206,9 @@ def rl(
     ] = None,
     generate: Annotated[int | None, typer.Option(
         "--generate", help="Answers generated per cycle (instead of --keep-rate).")] = None,
+    compare_generate: Annotated[int | None, typer.Option(
+        "--compare-generate", help="Also the same cycle at this many answers, role by role "
+                                   "(Fig. 3-26: 32 vs 64).")] = None,
     reference: Annotated[bool, typer.Option("--reference/--no-reference",
                                             help="A reference-model forward per answer.")] = True,
     teacher: Annotated[str | None, typer.Option("--teacher", help="Teacher model.")] = None,
@@ -251,7 +254,8 @@ def rl(
                 reference=reference, teacher=teacher, reward_model=reward_model, head=head,
                 replicas=replicas, method=method, optimizer=optimizer, gpu=gpu, count=count,
                 separate=separate, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, mfu=mfu,
-                calibration=calibration, usd_per_gpu_hour=usd_per_gpu_hour)))
+                calibration=calibration, usd_per_gpu_hour=usd_per_gpu_hour,
+                compare_generate=compare_generate)))
     emit(result, fmt)
     if plot is not None:
         result.plot(plot)

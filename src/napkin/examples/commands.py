@@ -111,8 +111,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     ),
     "§3.5.2": ("napkin rl qwen3-8b --keep 16 --keep-rate 0.5",
                "napkin rl qwen3-8b --keep 16 --keep-rate 0.25"),
-    "3-4-rl": ("napkin rl qwen3-8b --prompt-len 1024 --gen-len 256 --keep 16 --keep-rate 0.5",
-               "napkin rl qwen3-8b --prompt-len 1024 --gen-len 256 --keep 16 --generate 64"),
+    "3-4-rl": ("napkin rl qwen3-8b --prompt-len 1024 --gen-len 256 --keep 16 --generate 32 "
+               "--compare-generate 64",),
     "3-7": ("napkin rl qwen3-8b --keep 16 --generate 32",
             "napkin rl qwen3-8b --keep 16 --generate 64",
             "napkin rl qwen3-8b --keep 16 --generate 48 --teacher qwen3-8b --replicas 4"),

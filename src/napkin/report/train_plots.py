@@ -54,10 +54,11 @@ def plot_train_memory(fit: Fit, title: str, path: str | Path,
 
 
 def plot_rl_cycle(cycle: RLCycle, title: str, path: str | Path,
-                  timing: RLTiming | None = None) -> Path:
+                  timing: RLTiming | None = None, compare: RLCycle | None = None) -> Path:
     """Left: one cycle's matrix TFLOP by role (rollout prefill and decode, reference, teacher
-    and reward reads, the policy update). Right, with ``timing``: its seconds by phase
-    (rollout, reads, update, weight sync)."""
+    and reward reads, the policy update), with ``compare`` beside it at its number of answers
+    (the chapter's Fig. 3-26). Right, with ``timing``: its seconds by phase (rollout, reads,
+    update, weight sync)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -69,11 +70,30 @@ def plot_rl_cycle(cycle: RLCycle, title: str, path: str | Path,
     panels = 2 if timing is not None else 1
     fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4.5), squeeze=False)
     ax = axes[0][0]
-    bars = ax.bar([r for r, _ in roles], [f / TFLOP for _, f in roles], color="tab:blue")
-    ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    names = [r for r, _ in roles]
+    if compare is None:
+        bars = ax.bar(names, [f / TFLOP for _, f in roles], color="tab:blue")
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    else:
+        other = [compare.prefill_flops, compare.decode_flops, compare.reference_flops,
+                 compare.teacher_flops, compare.reward_flops, compare.update_flops]
+        x = range(len(roles))
+        for shift, label, values, color in (
+                (-0.2, f"{cycle.generated} answers", [f for _, f in roles], "tab:blue"),
+                (0.2, f"{compare.generated} answers", other, "tab:orange")):
+            bars = ax.bar([i + shift for i in x], [f / TFLOP for f in values], 0.4,
+                          label=label, color=color)
+            ax.bar_label(bars, fmt="%.0f", fontsize=7)
+        ax.set_xticks(list(x), names)
+        ax.legend(fontsize=8)
     ax.set_ylabel("matrix TFLOP per cycle")
-    ax.set_title(f"{title}: {cycle.generated} answers, {cycle.kept} kept, "
-                 f"{cycle.total_flops / TFLOP:,.0f} TFLOP", fontsize=10)
+    if compare is None:
+        ax.set_title(f"{title}: {cycle.generated} answers, {cycle.kept} kept, "
+                     f"{cycle.total_flops / TFLOP:,.0f} TFLOP", fontsize=10)
+    else:
+        ax.set_title(f"{title}, {cycle.kept} kept: {cycle.generated} answers "
+                     f"{cycle.total_flops / TFLOP:,.0f} TFLOP, {compare.generated} answers "
+                     f"{compare.total_flops / TFLOP:,.0f} TFLOP", fontsize=10)
     if timing is not None:
         phases = [("rollout", timing.rollout_s), ("reads", timing.read_s),
                   ("update", timing.update_s), ("sync", timing.sync_s)]

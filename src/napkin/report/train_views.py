@@ -239,8 +239,30 @@ def rl_timing_section(t: RLTiming) -> Section:
     return Section("seconds and dollars", ["", ""], rows, notes)
 
 
+def _role_flops(cycle: RLCycle) -> list[tuple[str, float]]:
+    """(role, FLOPs) of one cycle, the policy update last."""
+    return [("rollout prefill", cycle.prefill_flops), ("rollout decode", cycle.decode_flops),
+            ("reference forward", cycle.reference_flops),
+            ("teacher forward", cycle.teacher_flops),
+            ("reward-model forward", cycle.reward_flops), ("policy update", cycle.update_flops),
+            ("total", cycle.total_flops)]
+
+
+def rl_compare_section(cycle: RLCycle, other: RLCycle) -> Section:
+    """The cycle beside the same cycle at another number of answers (chapter Fig. 3-26: 32 →
+    64 answers for 16 kept): per-answer roles grow with n, the update stays."""
+    rows = [[role, _tf(a), _tf(b), f"{b / a:.2f}×" if a else "—"]
+            for (role, a), (_, b) in zip(_role_flops(cycle), _role_flops(other), strict=True)]
+    return Section(f"{cycle.generated} vs {other.generated} answers ({cycle.kept} kept)",
+                   ["role", f"TFLOP at {cycle.generated}", f"TFLOP at {other.generated}",
+                    "ratio"], rows,
+                   [f"F_cycle(n) = n(f_g + f_r) + F_u: {other.generated - cycle.generated:+,} "
+                    f"answers add {_tf(other.total_flops - cycle.total_flops)} TFLOP"])
+
+
 def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
-           inputs: dict[str, Any], timing: RLTiming | None = None) -> Document:
+           inputs: dict[str, Any], timing: RLTiming | None = None,
+           compare: RLCycle | None = None) -> Document:
     rows = [
         ["rollout prefill", str(cycle.generated), _tf(cycle.prefill_flops)],
         ["rollout decode", str(cycle.generated), _tf(cycle.decode_flops)],
@@ -275,6 +297,9 @@ def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
                                        "generated_tokens": cycle.generated_tokens,
                                        "update_input_tokens": cycle.update_input_tokens,
                                        "kept_tokens": cycle.kept_tokens}}
+    if compare is not None:
+        sections.insert(1, rl_compare_section(cycle, compare))
+        data["compare"] = compare
     if timing is not None:
         sections.append(rl_timing_section(timing))
         data["timing"] = {"rollout_s": timing.rollout_s, "read_s": timing.read_s,

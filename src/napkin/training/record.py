@@ -104,6 +104,7 @@ class RLRecord(_Record):
     keep: int | None = None
     keep_rate: float | None = None
     generate: int | None = None
+    compare_generate: int | None = None
     reference: bool | None = None
     teacher: str | None = None
     reward_model: str | None = None
