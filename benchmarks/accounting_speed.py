@@ -10,7 +10,7 @@ import time
 from napkin.accounting import Batch, Precision, forward
 from napkin.catalog import load_accelerator, load_model
 from napkin.inference.chain import request_chain
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 
 def per_second(fn, min_time: float = 1.0) -> float:

@@ -32,21 +32,22 @@ import argparse
 import csv
 from pathlib import Path
 
+from arguments import whole_number
 from napkin.accounting.forward import Precision
 from napkin.accounting.linear import LinearCost
 from napkin.calibration.basis import layout_timer
-from napkin.calibration.measurements import Harness, Launch, Measurement
+from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.calibration.profile import load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.engine import EngineSpec
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
-from napkin.timing import MIN_EFFICIENCY, Efficiency, RooflineTimer, check_efficiency
+from napkin.timing.efficiency import MIN_EFFICIENCY, Efficiency, check_efficiency
+from napkin.timing.steps import RooflineTimer
 from napkin.validation.fit import fitted_timer
 from napkin.validation.replay import replay, roofline_timer
 from napkin.validation.trtllm_bench import bench_settings
-from serve_speed import whole_number
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/validation"
 MODELS = {"openai/gpt-oss-120b": "gpt-oss-120b", "openai/gpt-oss-20b": "gpt-oss-20b",

@@ -16,9 +16,10 @@ Usage: python benchmarks/check_moe_kernels.py
 
 import numpy as np
 
-from napkin.calibration.basis import TIED, StepModel
+from napkin.calibration.basis import StepModel
 from napkin.calibration.moe_kernels import features, read_moe_kernels
 from napkin.calibration.profile import load_profile
+from napkin.calibration.terms import TIED
 
 BINS = ((1, 64), (64, 1024), (1024, 4096), (4096, 1 << 30))
 

@@ -38,14 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
-from napkin.calibration.measurements import (
+from napkin.calibration.measurements.aiconfigurator import (
     AICONFIGURATOR_COLUMNS,
     AICONFIGURATOR_PARALLEL_COLUMNS,
-    Measurement,
-    catalog_gpu_id,
-    catalog_model_id,
     read_aiconfigurator_csv,
 )
+from napkin.calibration.measurements.catalog_ids import catalog_gpu_id, catalog_model_id
+from napkin.calibration.measurements.records import Measurement
 from napkin.calibration.profile import load_profile
 from napkin.calibration.protocol import Protocol, assume, campaigns_of
 from napkin.catalog import load_model

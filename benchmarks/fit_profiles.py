@@ -24,17 +24,17 @@ from pathlib import Path
 
 from napkin.calibration.allreduce_kernels import TABLE as ALLREDUCE_TABLE
 from napkin.calibration.allreduce_kernels import allreduce_latency_s, read_allreduce_kernels
-from napkin.calibration.basis import FIT_TERMS, TERMS, parse_terms
 from napkin.calibration.elementwise_kernels import (
     PROFILES,
     fit_elementwise,
     read_elementwise_profiles,
 )
-from napkin.calibration.measurements import read_aiconfigurator_csv
+from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
 from napkin.calibration.moe_kernels import KERNEL_TERMS, KERNELS, fit_kernels, read_moe_kernels
 from napkin.calibration.profile import load_profile
 from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
+from napkin.calibration.terms import FIT_TERMS, TERMS, parse_terms
 from napkin.errors import NapkinError
 from napkin.validation.calibrate import calibrate
 from napkin.validation.sets import load_set
@@ -133,8 +133,8 @@ same rows: 12.8 % (bias −6.7 %)."""
 V02_TERMS = ("layer", "norms", "dense", "attention", "weights", "kv", "allreduce_hop")
 """``vllm-0.2``: vLLM as of late 2023 (eager steps, no CUDA graphs; NCCL's ring all-reduces),
 fitted on splitwise-sim's Llama-2-70B prompt and decode times on DGX-A100 and DGX-H100 at TP
-2, 4 and 8 (:func:`~napkin.calibration.measurements.read_splitwise_csv`; 90 rows, a batch's
-prompts replayed as one iteration). One model: ``layer`` and ``step``, ``token_layer`` and
+2, 4 and 8 (:func:`~napkin.calibration.measurements.splitwise.read_splitwise_csv`; 90 rows, a
+batch's prompts replayed as one iteration). One model: ``layer`` and ``step``, ``token_layer`` and
 ``token`` are one column each here; the per-layer ones are kept (an eager engine launches every
 layer's kernels). Screened 2026-12-04 (4 rounds; hold-out median |error| TTFT / TPOT,
 leave-one-GPU-out, then leave-one-TP-out), the seconds terms at the GPU's clock
@@ -283,7 +283,7 @@ without graphs; left out.
 An FP8 KV cache for the sample's FP8 and NVFP4 rows of vLLM and SGLang too (aiconfigurator's
 ``sdk/models/helpers.py`` sets it for FP8, FP8-block and NVFP4 checkpoints on every backend,
 and its vLLM and SGLang launch templates pass ``--kv-cache-dtype``; napkin gives it to
-TensorRT-LLM's rows only, ``measurements.TRTLLM_FP8_KV``), screened the same day: vLLM refitted
+TensorRT-LLM's rows only, ``aiconfigurator.TRTLLM_FP8_KV``), screened the same day: vLLM refitted
 (its three Qwen3-32B FP8 rows change) hold-out 11.3 % / 6.2 % against 11.2 % / 6.0 %, the
 ``kv`` coefficient 1.05; external vLLM 21.3 % / 10.9 % (was 11.1 % TPOT), SGLang TPOT 23.9 →
 26.1 % (its Llama-3.1-8B gap-analysis rows −35 → −48 %), all rows 29.4 % / 14.3 % against

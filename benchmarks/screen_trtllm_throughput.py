@@ -18,7 +18,7 @@ import time
 from check_moe_h100 import MODELS, SHARED, WEIGHTS, layout_of
 from fit_profiles import CAMPAIGNS, EXTRA, NOTES, PROTOCOLS, ROUNDS, _rows, _terms, screened_terms
 from napkin.accounting.forward import Precision
-from napkin.calibration.measurements import Harness, Launch, Measurement
+from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.catalog import load_accelerator, load_model
 from napkin.validation.calibrate import calibrate
 from napkin.validation.trtllm_bench import bench_settings

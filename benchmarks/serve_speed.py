@@ -20,34 +20,18 @@ import resource
 import time
 from pathlib import Path
 
+from arguments import whole_number
 from napkin.serving.metrics import summarize
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import simulate
+from serve_kinds import ROOFLINE, qwen
 
 
 def scenario(n: int, mode: str = "fast", calibration: str = "roofline") -> Scenario:
-    timing = ({"calibration": "roofline", "mfu": 0.7, "mbu": 0.95, "step_overhead_ms": 4}
-              if calibration == "roofline" else {"calibration": calibration})
-    return Scenario.model_validate({
-        "name": f"lognormal {n:,}", "model": "qwen3-8b", "gpu": "h100-sxm", **timing,
-        "engine": {"max_num_seqs": 256, "max_num_batched_tokens": 8192, "mode": mode},
-        "workload": {"seed": 1, "classes": {"chat": {
-            "input_tokens": {"dist": "lognormal", "median": 1000, "sigma": 1.0, "max": 16000},
-            "output_tokens": {"dist": "lognormal", "median": 250, "sigma": 1.0, "max": 4000}}},
-            "arrivals": {"kind": "poisson", "rate_per_s": 10, "num_requests": n}},
-    })
-
-
-def whole_number(text: str) -> int:
-    """A count >= 1 for argparse (a bad one is one usage line naming the argument, not a
-    traceback)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return n
+    """The workload above on ``calibration`` (``roofline`` or a shipped profile's name)."""
+    timing = ROOFLINE if calibration == "roofline" else {"calibration": calibration}
+    return Scenario.model_validate({**qwen(n, timing, {"mode": mode}),
+                                    "name": f"lognormal {n:,}"})
 
 
 def main() -> None:

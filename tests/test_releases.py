@@ -2,8 +2,8 @@
 
 import pytest
 
-from napkin.calibration.basis import FLOOR
 from napkin.calibration.profile import Domain, load_profile
+from napkin.calibration.terms import FLOOR
 from napkin.errors import NapkinError
 from napkin.serving.scenario import Scenario, build
 from napkin.specs.releases import eager_prefill, generation, release

@@ -8,15 +8,9 @@ from napkin.accounting.ops import CallCost, Op, OpKind
 from napkin.accounting.series import AffineRun
 from napkin.errors import NapkinError
 from napkin.specs.hardware import Accelerator
-from napkin.timing import (
-    Efficiency,
-    LineSeries,
-    StepSeries,
-    _line_sum,
-    _product_sum,
-    roofline,
-    run_time,
-)
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import roofline, run_time
+from napkin.timing.series import LineSeries, StepSeries, _line_sum, _product_sum
 
 ACC = Accelerator("toy", "toy", 1e9, 1e9, {"bf16": 1e12})  # 1 GB/s, 1 TFLOP/s
 
@@ -113,7 +107,7 @@ def test_a_single_steps_time_is_its_series_first_step(model_id, weights, tp, n_d
     from napkin.calibration.basis import FittedTimer, StepBasis
     from napkin.calibration.profile import load_profile
     from napkin.catalog import load_accelerator, load_model
-    from napkin.timing import RooflineTimer
+    from napkin.timing.steps import RooflineTimer
 
     model, acc = load_model(model_id), load_accelerator("h100-sxm")
     precision = Precision.of(weights)

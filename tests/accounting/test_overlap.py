@@ -23,7 +23,9 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.modules import OpKind
-from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.layout import LayoutTimer
+from napkin.timing.steps import RooflineTimer
 
 # DeepSeek-V3's config.json: hidden 7,168; 61 layers (3 dense, 58 MoE); q_lora_rank 1,536,
 # kv_lora_rank 512, 128 heads of qk_nope 128 + qk_rope 64 (192) and v_head_dim 128; 256 routed

@@ -14,7 +14,9 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
-from napkin.timing import Efficiency, LayoutTimer, RooflineTimer
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.layout import LayoutTimer
+from napkin.timing.steps import RooflineTimer
 
 # DeepSeek-V3's config.json: hidden 7,168; 61 layers, the first 3 dense; 256 routed experts,
 # top-8, moe_intermediate_size 2,048 (gate, up, down: 3·7,168·2,048 weights an expert);
@@ -296,8 +298,9 @@ def test_a_layout_basis_times_as_its_fitted_timer(model, layout, seqs, chunk):
     coefficients · terms must be the timer's step time (the all-reduces through the model's
     allreduce and allreduce_bytes coefficients, the all-to-alls through alltoall and
     alltoall_bytes)."""
-    from napkin.calibration.basis import TERMS, FittedTimer, LayoutBasis, StepBasis, layout_timer
+    from napkin.calibration.basis import FittedTimer, LayoutBasis, StepBasis, layout_timer
     from napkin.calibration.profile import load_profile
+    from napkin.calibration.terms import TERMS
 
     m, acc, p = load_model(model), load_accelerator("h100-sxm"), Precision.of("fp8", "bf16")
     fitted = load_profile("trtllm").model
@@ -372,8 +375,9 @@ def test_all_to_alls_a_profile_did_not_fit_cost_the_links_own_time():
     (its ``allreduce`` seconds a collective, ``allreduce_bytes`` × the ideal link time). The
     layout basis holds 116 all-to-alls and no all-reduces (attention TP 1), and coefficients ·
     terms is the timer's step."""
-    from napkin.calibration.basis import TERMS, FittedTimer, LayoutBasis, StepBasis, layout_timer
+    from napkin.calibration.basis import FittedTimer, LayoutBasis, StepBasis, layout_timer
     from napkin.calibration.profile import load_profile
+    from napkin.calibration.terms import TERMS
 
     m, acc = load_model("deepseek-v3"), load_accelerator("h100-sxm")
     p = Precision.of("fp8", "bf16")

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 from napkin.accounting import Batch, Precision, forward
 from napkin.accounting.series import decode_runs
 from napkin.catalog import load_accelerator, load_model
-from napkin.timing import Efficiency, call_time, run_time
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import call_time, run_time
 
 MODELS = ["qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3"]
 

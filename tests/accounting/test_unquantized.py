@@ -9,7 +9,8 @@ from napkin.api import inference as api
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
-from napkin.timing import Efficiency, call_time
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import call_time
 
 GiB = 2**30
 

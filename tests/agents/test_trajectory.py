@@ -22,7 +22,7 @@ from napkin.agents.trajectory import load_trajectory, parse_trajectory
 from napkin.catalog import scenario_file
 from napkin.errors import NapkinError
 from napkin.inference.chain import request_chain
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 from napkin.units import GiB, KiB
 
 DAG = scenario_file("agent-dag.yaml")

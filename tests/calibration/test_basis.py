@@ -4,7 +4,8 @@ import pytest
 
 from napkin.accounting import Precision
 from napkin.accounting.linear import LinearCost
-from napkin.calibration.basis import TERMS, FittedTimer, StepBasis, StepModel
+from napkin.calibration.basis import FittedTimer, StepBasis, StepModel
+from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving.step import StepShape

@@ -4,14 +4,8 @@ import pytest
 
 from napkin.accounting import Precision
 from napkin.accounting.linear import LinearCost
-from napkin.calibration.basis import (
-    TERMS,
-    FittedTimer,
-    LayoutBasis,
-    StepBasis,
-    StepModel,
-    layout_timer,
-)
+from napkin.calibration.basis import FittedTimer, LayoutBasis, StepBasis, StepModel, layout_timer
+from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout

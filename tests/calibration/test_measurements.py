@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from napkin.calibration.measurements import (
-    Harness,
+from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
+from napkin.calibration.measurements.catalog_ids import (
     catalog_gpu_id,
     catalog_model_id,
-    read_aiconfigurator_csv,
-    read_guidellm_json,
-    read_measurements,
-    read_plain_csv,
-    read_vllm_bench_json,
     weight_format_name,
 )
+from napkin.calibration.measurements.guidellm import read_guidellm_json
+from napkin.calibration.measurements.plain_csv import read_plain_csv
+from napkin.calibration.measurements.read import read_measurements
+from napkin.calibration.measurements.records import Harness
+from napkin.calibration.measurements.vllm_bench import read_vllm_bench_json
 from napkin.catalog import MODELS
 from napkin.errors import NapkinError
 from napkin.specs.dtypes import weight_format
@@ -157,7 +157,7 @@ def test_parallel_layout_columns(tmp_path):
     from napkin.calibration.basis import StepBasis
     from napkin.calibration.profile import load_profile
     from napkin.catalog import load_accelerator, load_model
-    from napkin.timing import LayoutTimer
+    from napkin.timing.layout import LayoutTimer
     from napkin.validation.fit import fitted_timer
     from napkin.validation.replay import engine_for
 

@@ -4,13 +4,14 @@ known coefficients, and the shipped table read."""
 import pytest
 
 from napkin.accounting.routing import expected_max_rank_tokens
-from napkin.calibration.basis import TERMS, StepModel
+from napkin.calibration.basis import StepModel
 from napkin.calibration.moe_kernels import (
     KernelRow,
     features,
     fit_kernels,
     read_moe_kernels,
 )
+from napkin.calibration.terms import TERMS
 from napkin.errors import NapkinError
 
 # Qwen3-235B-A22B: hidden 4,096, 128 experts of 1,536, top-8, 94 MoE layers. H100 SXM:

@@ -32,12 +32,13 @@ import pytest
 
 from napkin.accounting import Batch, Precision, forward
 from napkin.accounting.linear import LinearCost, state_tp_scale, tp_cost
-from napkin.calibration.basis import TERMS, StepBasis, StepModel
+from napkin.calibration.basis import StepBasis, StepModel
 from napkin.calibration.predict import calibrated_call, calibrated_decode
 from napkin.calibration.profile import Profile
+from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model
 from napkin.serving.engine import Engine, EngineSpec
-from napkin.timing import Efficiency
+from napkin.timing.efficiency import Efficiency
 
 NEXT, ACC, BF16 = load_model("qwen3-next-80b-a3b"), load_accelerator("h200"), Precision.of()
 BW = 4.8e12  # H200 SXM HBM3e, B/s

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from napkin.calibration.measurements import Harness, Measurement, read_aiconfigurator_csv
+from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
+from napkin.calibration.measurements.records import Harness, Measurement
 from napkin.calibration.protocol import (
     PROTOCOLS,
     Campaign,
@@ -282,7 +283,7 @@ def test_database_rows_run_the_inferencemax_client_and_its_sglang_launch_flags(t
 def test_a_replay_launches_the_engine_with_the_rows_flags():
     """:func:`launched` puts a row's flags over the backend's defaults (SGLang ≥ 0.5.3 on a
     B200 at TP 8: chunk 16,384 and memory 0.852 by its GPU rule) and keeps the rest."""
-    from napkin.calibration.measurements import Launch
+    from napkin.calibration.measurements.records import Launch
     from napkin.catalog import load_accelerator
     from napkin.validation.replay import backend_defaults, launched
 

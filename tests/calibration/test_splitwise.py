@@ -2,7 +2,8 @@
 
 import pytest
 
-from napkin.calibration.measurements import read_measurements, read_splitwise_csv
+from napkin.calibration.measurements.read import read_measurements
+from napkin.calibration.measurements.splitwise import read_splitwise_csv
 
 HEADER = ("model,hardware,prompt_size,batch_size,token_size,peak_power,average_power,"
           "prompt_time,token_time,e2e_time,tensor_parallel\n")

@@ -3,9 +3,9 @@
 ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case exits 2
 before any fitting or replay, with an error line naming the option or file, and no traceback;
 so does ``benchmarks/serve_speed.py`` with a request count that is not a whole number >= 1, and
-``benchmarks/serve_speed_vs.py`` with a revision that is not a commit or a count that is not a
-whole number >= 1 (before extracting or running anything). The scripts run as a user runs
-them, in a fresh interpreter."""
+``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
+not know or a count that is not a whole number >= 1 (before extracting or running anything).
+The scripts run as a user runs them, in a fresh interpreter."""
 
 import subprocess
 import sys
@@ -110,6 +110,9 @@ def test_serve_speed_refuses_a_bad_request_count(arg):
     (["HEAD", "--sizes", "1e3"], "--sizes"),
     (["HEAD", "--rounds", "-1"], "--rounds"),
     (["HEAD", "--best", "x"], "--best"),
+    (["HEAD", "--tree", "no-such-revision"], "--tree"),
+    (["HEAD", "--kinds", "no-such-kind"], "--kinds"),
+    (["HEAD", "--cold", "0"], "--cold"),
 ])
 def test_serve_speed_vs_refuses_bad_input(args, names):
     _refused(_run("serve_speed_vs.py", *args), names)

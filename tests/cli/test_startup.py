@@ -1,6 +1,7 @@
 """A cold ``napkin serve simulate`` loads only what simulating and reporting need: not the
 other domains (one-call inference, planning, training), not the sweep/fluid/demand views, not
-plotting or table libraries; ``napkin --version`` loads no command at all."""
+calibration profiles for a roofline scenario, not plotting or table libraries (``rich``: the
+JSON output needs none); ``napkin --version`` loads no command at all."""
 
 import ast
 import json
@@ -34,8 +35,9 @@ print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.mod
 
 NOT_NEEDED = ("napkin.inference", "napkin.planning", "napkin.training", "napkin.reinforcement",
               "napkin.scaling", "napkin.agents", "napkin.web", "napkin.serving.sweep",
-              "napkin.serving.fluid", "napkin.serving.demand", "matplotlib", "pandas", "pyarrow",
-              "scipy")
+              "napkin.serving.fluid", "napkin.serving.demand", "napkin.calibration.profile",
+              "napkin.calibration.protocol", "napkin.calibration.measurements", "rich",
+              "matplotlib", "pandas", "pyarrow", "scipy")
 
 
 def test_serve_simulate_imports_only_what_it_uses(tmp_path):

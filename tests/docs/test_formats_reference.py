@@ -5,7 +5,7 @@ fields, types, defaults and descriptions."""
 import pytest
 
 from napkin.report import formats as f
-from napkin.serving.scenario import EngineConfig
+from napkin.serving.engine_config import EngineConfig
 from napkin.serving.workload import ClosedLoopArrivals, Workload
 
 

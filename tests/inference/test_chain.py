@@ -6,7 +6,8 @@ from napkin.accounting import Batch, Precision, forward
 from napkin.catalog import load_accelerator
 from napkin.errors import NapkinError
 from napkin.inference.chain import request_chain
-from napkin.timing import Deployment, Efficiency, call_time
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import Deployment, call_time
 
 
 def test_chain_is_one_prefill_and_g_minus_1_decode_steps(qwen3_8b, h100):

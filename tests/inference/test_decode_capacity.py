@@ -10,7 +10,7 @@ from napkin.errors import NapkinError
 from napkin.inference.capacity import capacity
 from napkin.inference.decode import decode_table
 from napkin.specs.hardware import override
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 KV_TOKEN = 2 * 36 * 8 * 128 * 2  # Qwen3-8B: 147,456 B
 QWEN_BYTES = 8_190_735_360 * 2

@@ -10,7 +10,7 @@ from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
 from napkin.inference.capacity import capacity
 from napkin.inference.decode import decode_table
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 KV_TOKEN = 12 * 2 * 2 * 256 * 2  # 12 layers × (K, V) × 2 KV heads × 256 × BF16 = 24,576 B
 STATE = 36 * (32 * 128 * 128 * 4 + 8192 * 3 * 2)  # FP32 recurrent + BF16 conv = 77,266,944 B

@@ -14,7 +14,8 @@ from napkin.inference.decision import (
 )
 from napkin.inference.moe import moe_table
 from napkin.inference.speculative import expected_tokens, speedup
-from napkin.timing import Deployment, Efficiency
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import Deployment
 
 
 def test_moe_compute_bound_batch_is_the_first(h100):

@@ -7,7 +7,7 @@ from napkin.catalog import load_accelerator, load_dit, load_model
 from napkin.errors import NapkinError
 from napkin.media.audio import frame_cost, frames_per_s, speech_rate
 from napkin.media.diffusion import image_generation, latent_positions
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 
 def dit_forward_by_hand(positions: int, text: int) -> float:

@@ -16,7 +16,8 @@ from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.request import Request
 from napkin.serving.requests import RequestSet
 from napkin.serving.simulate import simulate
-from napkin.timing import Deployment, Efficiency, call_time
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import Deployment, call_time
 
 EFF = Efficiency(0.4, 0.5, 0.0)
 
@@ -210,14 +211,9 @@ def test_chunked_prefill_holds_ceil_tokens_over_block_size_blocks(mode):
     its second output writes token 101 into the seventh block (⌈101/16⌉ = 7) and frees all,
     so a pool of exactly 7 blocks runs it without a preemption."""
     engine = _engine(max_num_batched_tokens=40, max_num_seqs=1, num_blocks=7, mode=mode)
-    engine.add(Request(0, 0.0, 100, 2), 0.0)
-    used = []
-    for _ in range(10):  # bounded: a miscount could leave the prompt stuck
-        if not engine.has_work():
-            break
-        engine.plan_next()
-        engine.commit()
-        used.append(engine.pool.used)
+    run = simulate([engine], _open([0.0], [100], [2]))
+    assert len(run.records.rid) == 1
+    used = list(engine.series_blocks)  # blocks in use after each unit
     assert used == [3, 5, 7, 0]
     assert engine.preemptions == 0
 
@@ -226,10 +222,10 @@ def test_open_loop_columns_fit_their_typed_arrays():
     """The simulator copies token counts into 32-bit arrays: the largest request napkin
     accepts must fit, and a request of that size comes back unchanged."""
     from napkin.serving.requests import MAX_REQUEST_TOKENS
-    from napkin.serving.simulate import _OpenFeed
+    from napkin.serving.simulate import OpenFeed
 
     assert MAX_REQUEST_TOKENS < 2**31
-    feed = _OpenFeed(_open([0.5], [MAX_REQUEST_TOKENS], [MAX_REQUEST_TOKENS]), 0.25)
+    feed = OpenFeed(_open([0.5], [MAX_REQUEST_TOKENS], [MAX_REQUEST_TOKENS]), 0.25)
     req = feed.take(0)
     assert (req.prompt, req.max_out, req.arrival_s, feed.times[0]) == (
         MAX_REQUEST_TOKENS, MAX_REQUEST_TOKENS, 0.5, 0.75)

@@ -15,7 +15,7 @@ from napkin.serving.arrivals import generate
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.simulate import simulate
 from napkin.serving.workload import parse_workload
-from napkin.timing import Efficiency
+from napkin.timing.efficiency import Efficiency
 
 MODELS = ["qwen3-0.6b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-next-80b-a3b"]
 
@@ -124,12 +124,13 @@ def test_fast_and_exact_agree_on_a_linear_attention_hybrid(caching):
 def test_one_engine_loop_equals_the_event_loop(model_id, kind, seed, n, blocks, seqs,
                                                budget_extra, caching, backend, request_ms,
                                                token_us, stop_after, grid_s):
-    """One engine on open-loop arrivals runs without the event heap (``_one_engine``); the
-    general heap loop (``_event_loop``) is the reference: the same records bit for bit, the
+    """One engine on open-loop arrivals runs without the event heap (``run_one``); on the
+    heap (``run_events``) it gives the same records bit for bit, the
     same engine state and the same early stop. Arrival times rounded to a ``grid_s`` grid come
     in bursts at one instant (an idle engine starts after all of them); a latency per prompt
     token reorders when they reach the engine."""
-    from napkin.serving.simulate import _event_loop, _one_engine, _OpenFeed
+    from napkin.serving.events import run_one
+    from napkin.serving.simulate import Log, OpenFeed, SimRun, _on_events
 
     wl = _workload(kind, seed, n)
     caching = caching and backend == "vllm"
@@ -148,14 +149,17 @@ def test_one_engine_loop_equals_the_event_loop(model_id, kind, seed, n, blocks, 
         if grid_s:
             times = source.requests.arrival_s
             times[:] = np.round(times / grid_s) * grid_s
-        feed = _OpenFeed(source, engine.timer.request_s, engine.timer.request_token_s)
+        feed = OpenFeed(source, engine.timer.request_s, engine.timer.request_token_s)
         seen = []
 
         def stop(req) -> bool:
             seen.append(req.rid)
             return 0 < stop_after == len(seen)
-        return (_one_engine(engine, feed, None, stop) if loop == "one"
-                else _event_loop([engine], feed, "round_robin", None, stop, None))
+        if loop == "heap":
+            return _on_events([engine], feed, "round_robin", None, stop, None)
+        log = Log(stop)
+        stopped = run_one(engine, feed, log, None)
+        return SimRun(log.records(), (engine,), feed.labels, stopped=stopped)
 
     assert_same_run(run("one"), run("heap"))
 

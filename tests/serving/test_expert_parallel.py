@@ -13,7 +13,8 @@ from napkin.errors import NapkinError
 from napkin.serving.metrics import summarize
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.step import StepShape
-from napkin.timing import Efficiency, RooflineTimer
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.steps import RooflineTimer
 
 
 def test_collectives_of_qwen3_30b_a3b_on_four_ranks():

@@ -4,6 +4,7 @@ hit, the load timed; worked by hand on tiny pools."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stepping import Stepper
 
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
@@ -11,7 +12,7 @@ from napkin.errors import NapkinError
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.kvpool import KVPool
 from napkin.serving.request import Request
-from napkin.timing import Efficiency
+from napkin.timing.efficiency import Efficiency
 
 
 def test_the_host_tier_keeps_what_the_gpu_evicts_least_recent_first_out():
@@ -38,13 +39,6 @@ def _engine(num_blocks: int, host_blocks: int, gbs: float = 10.0) -> Engine:
                              host_kv_blocks=host_blocks, host_kv_bytes_per_s=gbs * 1e9))
 
 
-def _run(e: Engine) -> None:
-    while e.has_work():
-        if e.plan_next() is None:
-            break
-        e.commit()
-
-
 def test_a_prefix_evicted_to_the_host_is_loaded_back_and_timed():
     """Qwen3-0.6B (28 layers, 8 KV heads of 128, BF16: 28 · 2 · 8 · 128 · 2 B = 114,688 B a
     token), block size 16, 12 GPU blocks. A: a 64-token shared prefix + 16 of its own (5
@@ -57,19 +51,21 @@ def test_a_prefix_evicted_to_the_host_is_loaded_back_and_timed():
     times = {}
     for host in (0, 16):
         e = _engine(12, host)
-        e.add(Request(0, 0.0, 80, 1, hash_key=("shared", "p", 64)), 0.0)
-        _run(e)
-        e.add(Request(1, e.clock, 191, 1), e.clock)
-        _run(e)
-        e.add(Request(2, e.clock, 80, 1, hash_key=("shared", "p", 64)), e.clock)
-        plan = e.plan_next()
+        stepper = Stepper(e)
+        stepper.add(Request(0, 0.0, 80, 1, hash_key=("shared", "p", 64)), 0.0)
+        stepper.run()
+        stepper.add(Request(1, e.clock, 191, 1), e.clock)
+        stepper.run()
+        stepper.add(Request(2, e.clock, 80, 1, hash_key=("shared", "p", 64)), e.clock)
+        stepper.step()  # (woken: plans C's first step)
+        plan = e.plan
         assert plan is not None and len(plan.chunks) == 1
         (req, new), = plan.chunks
         times[host] = plan.series.time(1)
         assert new == (16 if host else 80)
         assert e.host_loaded_blocks == (4 if host else 0)
         assert e.host_load_s == pytest.approx(4 * 16 * kv_token / 10e9 if host else 0.0)
-        e.commit()
+        stepper.step()
         assert req.hit_tokens == (64 if host else 0)
     assert 4 * 16 * kv_token / 10e9 == pytest.approx(0.734e-3, rel=1e-3)
     assert times[16] > 4 * 16 * kv_token / 10e9  # the load is in C's first step
@@ -83,6 +79,7 @@ def test_hits_never_exceed_the_prompt(blocks, host, lengths):
     """Whatever the pool, host tier and requests (prompts over 4 shared prefixes of 32–128
     tokens), a request's hits are at most its prompt and the hit share of all input at most 1."""
     e = _engine(blocks, host)
+    stepper = Stepper(e)
     reqs = []
     t = 0.0
     for i, (prompt, out, group) in enumerate(lengths):
@@ -91,9 +88,9 @@ def test_hits_never_exceed_the_prompt(blocks, host, lengths):
             continue
         r = Request(i, t, prompt, out, hash_key=("shared", group, 32 * (group + 1)))
         reqs.append(r)
-        e.add(r, t)
+        stepper.add(r, t)
         t += 0.01
-    _run(e)
+    stepper.run()
     assert all(r.hit_tokens <= r.prompt for r in reqs)
     assert sum(r.hit_tokens for r in reqs) <= sum(r.prompt for r in reqs)
 

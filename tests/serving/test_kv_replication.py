@@ -6,7 +6,8 @@ import pytest
 from napkin.calibration.basis import TERMS, StepBasis
 from napkin.catalog import load_accelerator, load_model
 from napkin.serving.scenario import build, load_scenario
-from napkin.timing import Efficiency, RooflineTimer
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.steps import RooflineTimer
 
 
 @pytest.mark.parametrize(("model", "tp", "devices"), [

@@ -8,8 +8,10 @@ from napkin.accounting.forward import Precision, routed_weight_bytes, weight_byt
 from napkin.catalog import load_model
 from napkin.errors import NapkinError
 from napkin.serving.metrics import summarize
-from napkin.serving.scenario import Scenario, activation_peak_bytes, build
-from napkin.timing import Efficiency, LayoutTimer
+from napkin.serving.replica import activation_peak_bytes
+from napkin.serving.scenario import Scenario, build
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.layout import LayoutTimer
 from napkin.units import GiB, MiB
 
 # H200 SXM: 143,771 MiB reported to CUDA (catalog, nvidia-smi); vLLM's default

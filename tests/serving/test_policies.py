@@ -1,6 +1,7 @@
 """Scheduler policies (vllm, trtllm, sglang), each pinned by a small hand-worked case."""
 
 import pytest
+from stepping import Stepper
 
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
@@ -12,7 +13,7 @@ from napkin.serving.request import Request
 from napkin.serving.requests import RequestSet
 from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape
-from napkin.timing import Efficiency
+from napkin.timing.efficiency import Efficiency
 
 EFF = Efficiency(0.5, 0.8, 1e-3)
 
@@ -212,16 +213,16 @@ def test_sglang_reserve_running_sum_equals_the_sum_over_requests(mode):
     for outputs in ([40, 300, 7, 1200], [40, 5000, 7, 1200]):
         engine = Engine(load_model("qwen3-8b"), load_accelerator("h100-sxm"), Precision.of(),
                         EFF, EngineSpec(num_blocks=2000, backend="sglang", mode=mode))
+        stepper = Stepper(engine)
         for i, out in enumerate(outputs):
-            engine.add(Request(i, 0.0, 100 * (i + 1), out), 0.0)
+            stepper.add(Request(i, 0.0, 100 * (i + 1), out), 0.0)
         checked = 0
-        while engine.has_work() and checked < 10_000:
+        while not stepper.idle and checked < 10_000:
             s, clip = engine.steps, engine.policy.clip_max_new_tokens
             left = sum(min(r.max_out - (r.o0 + s - r.s0), clip) for r in engine.decoding.values())
             left += sum(min(r.max_out - r.outputs, clip) for r in engine.prefilling.values())
             ratio = engine.policy.new_token_ratio(s - engine.ratio_reset_step)
             assert engine._ratio_reserve_tokens() == ratio * left
-            engine.plan_next()
-            engine.commit()
+            stepper.step()
             checked += 1
         assert not engine.has_work()

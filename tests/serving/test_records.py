@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from napkin.serving.request import Request
-from napkin.serving.simulate import ROW, ROW_DTYPE, SimRecords, _Log
+from napkin.serving.simulate import ROW, ROW_DTYPE, Log, SimRecords
 
 
 def _request(rid: int, arrival_s: float, prompt: int, max_out: int, label: int) -> Request:
@@ -20,7 +20,7 @@ def _request(rid: int, arrival_s: float, prompt: int, max_out: int, label: int) 
 def test_the_log_returns_every_field_in_its_column():
     first, second = _request(7, 1.5, 512, 128, 1), _request(3, 2.0, 2**40, 2**33, 0)
     never = Request(11, 4.0, 8, 8, 2)  # never scheduled: its instants stay NaN
-    log = _Log()
+    log = Log()
     for r, engine in ((first, 0), (second, 2), (never, 1)):
         log.add(r, engine)
     rec = log.records()
@@ -48,7 +48,7 @@ def test_the_log_returns_every_field_in_its_column():
 
 
 def test_an_empty_log_has_empty_columns():
-    rec = _Log().records()
+    rec = Log().records()
     assert len(rec.rid) == 0 and rec.rid.dtype == np.int64 and rec.finish_s.dtype == np.float64
 
 
@@ -65,7 +65,7 @@ def test_the_engine_series_holds_one_packed_row_a_unit():
     from napkin.serving.engine import SERIES, SERIES_DTYPE, Engine, EngineSpec
     from napkin.serving.requests import RequestSet
     from napkin.serving.simulate import simulate
-    from napkin.timing import Efficiency
+    from napkin.timing.efficiency import Efficiency
 
     engine = Engine(load_model("qwen3-8b"), load_accelerator("h100-sxm"), Precision.of(),
                     Efficiency(0.5, 0.8, 1e-3), EngineSpec(num_blocks=1000, block_size=16))

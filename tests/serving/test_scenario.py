@@ -4,7 +4,8 @@ import pytest
 
 from napkin.catalog import load_model, scenario_file
 from napkin.errors import NapkinError
-from napkin.serving.scenario import activation_peak_bytes, apply_overrides, build, load_scenario
+from napkin.serving.replica import activation_peak_bytes
+from napkin.serving.scenario import apply_overrides, build, load_scenario
 from napkin.units import GB, GiB
 
 

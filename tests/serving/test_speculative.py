@@ -12,7 +12,8 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.inference.speculative import expected_tokens, mtp_draft_cost, tokens_per_step
 from napkin.serving.scenario import Scenario, build
-from napkin.timing import Efficiency, RooflineTimer
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.steps import RooflineTimer
 
 
 def test_deepseek_v3_mtp_acceptance_gives_its_reported_speedup():

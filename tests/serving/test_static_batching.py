@@ -18,7 +18,7 @@ from napkin.serving.requests import RequestSet
 from napkin.serving.scenario import build, load_scenario
 from napkin.serving.simulate import simulate
 from napkin.serving.workload import parse_workload
-from napkin.timing import Efficiency
+from napkin.timing.efficiency import Efficiency
 
 
 def _engine(batching: str, mode: str = "fast", seqs: int = 2, blocks: int = 10_000) -> Engine:

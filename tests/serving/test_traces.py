@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from napkin.errors import NapkinError
-from napkin.serving.traces import Trace, read_trace
+from napkin.serving.trace_rows import Trace
+from napkin.serving.traces import read_trace
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:

@@ -7,13 +7,14 @@ that preempted; from 0.19.0 a waiting request is admitted only when blocks for i
 sequence are free (``scheduler_reserve_full_isl``, ``KVCacheManager.can_fit_full_sequence``)."""
 
 import pytest
+from stepping import Stepper
 
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
 from napkin.serving.engine import Engine, EngineSpec
 from napkin.serving.request import Request
 from napkin.specs.releases import reserves_full_prompt
-from napkin.timing import Efficiency
+from napkin.timing.efficiency import Efficiency
 
 
 def _run(num_blocks: int, reqs: list[Request], full_prompt: bool, backend: str = "vllm",
@@ -24,13 +25,13 @@ def _run(num_blocks: int, reqs: list[Request], full_prompt: bool, backend: str =
                Efficiency(0.4, 0.5, 0.0),
                EngineSpec(num_blocks=num_blocks, max_num_batched_tokens=48, max_num_seqs=4,
                           mode=mode, backend=backend, reserve_full_prompt=full_prompt))
+    stepper = Stepper(e)
     for r in reqs:
-        e.add(r, 0.0)
+        stepper.add(r, 0.0)
+    stepper.step()  # (woken: plans the first step)
     steps, done = 0, {}
-    while e.has_work() and steps < 100:
-        if e.plan_next() is None:
-            break
-        for r in e.commit():
+    while not stepper.idle and steps < 100:
+        for r in stepper.step():
             done[r.rid] = steps
         steps += 1
     return e, steps, [done[r.rid] for r in reqs]

@@ -12,7 +12,7 @@ from napkin.cli.main import main
 from napkin.errors import NapkinError
 from napkin.specs.dtypes import weight_format
 from napkin.specs.hardware import override
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 
 def test_nvfp4_bytes_per_weight_by_hand():

@@ -44,7 +44,7 @@ def test_total_and_active_by_hand_against_the_model_card():
 
 
 def test_every_layer_attends_sparsely_and_the_sample_names_map_to_it():
-    from napkin.calibration.measurements import catalog_model_id
+    from napkin.calibration.measurements.catalog_ids import catalog_model_id
 
     spec = load_model("glm-5")
     assert {b.attention.kind for b in spec.blocks} == {"dsa"}

@@ -203,6 +203,13 @@ def test_lookup_case_insensitive():
     assert load_accelerator("H100-SXM") is load_accelerator("h100-sxm")
 
 
+def test_one_accelerator_parsed_alone_is_the_catalogs():
+    """load_accelerator parses only its entry of accelerators.yaml: the same device, for every
+    id, as the whole file parsed at once."""
+    catalog = accelerators()
+    assert [load_accelerator(ref) for ref in catalog] == list(catalog.values())
+
+
 def test_override_memory():
     base = load_accelerator("rtx-4080")
     acc = override(base, mem_gb=32)  # question bank task-1: "RTX 4080 with 32 GB"

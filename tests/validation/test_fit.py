@@ -7,10 +7,11 @@ from importlib.resources import files
 import numpy as np
 import pytest
 
-from napkin.calibration.basis import TERMS, StepModel
-from napkin.calibration.measurements import Harness, Measurement
+from napkin.calibration.basis import StepModel
+from napkin.calibration.measurements.records import Harness, Measurement
 from napkin.calibration.profile import Profile, load_profile
 from napkin.calibration.protocol import Protocol, campaigns_of, parse_campaign
+from napkin.calibration.terms import TERMS
 from napkin.validation.calibrate import bands, calibrate, report, validate
 from napkin.validation.fit import Observation, Prediction, fit, fitted_timer, predict, solve
 from napkin.validation.replay import replay

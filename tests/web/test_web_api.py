@@ -28,7 +28,9 @@ import napkin.api.inference as inference_api
 import napkin.api.planning as planning_api
 import napkin.api.serving as serving_api
 from napkin.errors import NapkinError
-from napkin.web.app import MAX_POINTS, create_app, presets_dir
+from napkin.web.app import create_app
+from napkin.web.presets import presets_dir
+from napkin.web.results import MAX_POINTS
 
 EXAMPLES = presets_dir()
 
@@ -114,7 +116,7 @@ def test_assets_are_sent_compressed(client):
     to one that does not; pages, scripts and JSON answers over 1 kB are gzipped too."""
     import gzip
 
-    from napkin.web.app import plotly_bundle
+    from napkin.web.pages import plotly_bundle
 
     plain = plotly_bundle().read_bytes()
     r = client.get("/vendor/plotly.min.js", headers={"Accept-Encoding": "gzip"})
@@ -477,7 +479,7 @@ def test_train_equals_the_api(client):
 
 
 def test_each_page_links_its_docs_and_docs_answer(client, tmp_path):
-    from napkin.web.app import DOCS, create_app, docs_site
+    from napkin.web.pages import DOCS, docs_site
 
     for page, doc in DOCS.items():
         assert f'href="/docs/{doc}/"' in client.get(f"/{page}").text, page

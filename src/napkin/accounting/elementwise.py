@@ -15,7 +15,7 @@ Per token and decoder layer, in 16-bit activation elements (:data:`ACTIVATION_BY
 so one token costs ``Σ_layers 8·h × 2`` replicated and ``Σ_layers sharded/tp × 2`` sharded
 bytes on a rank. Routed experts'
 activations are per (token, expert) pair and belong to the routed-pair traffic
-(``expert_pair`` in :mod:`napkin.calibration.basis`), not here. Nothing in the roofline counts
+(``expert_pair`` in :mod:`napkin.calibration.terms`), not here. Nothing in the roofline counts
 these bytes (kernel fusion makes them an engine's matter); the fitted step-time model times
 them through its ``norms`` (replicated) and ``elementwise`` (sharded) terms.
 

@@ -15,7 +15,7 @@ attention FLOPs, weight bytes, KV bytes, 16-bit FLOPs; T new tokens), with a
   ``M_max · b / tp_e`` with M_max the expected most experts one rank touches
   (:func:`~napkin.accounting.routing.expected_max_rank_experts_touched`) and b one expert's
   bytes over the MoE layers. With ep = 1 these are the replica's routed FLOPs and bytes / N,
-  so a tensor-parallel layout gets exactly what :class:`napkin.timing.RooflineTimer` counts.
+  so a tensor-parallel layout gets exactly what :class:`napkin.timing.steps.RooflineTimer` counts.
   With redundant experts (EPLB) the routing figures are taken over the E + r slots. With a
   measured balancedness b (:attr:`ParallelLayout.balancedness`, routing that is not uniform)
   the busiest rank carries ``L_max = max(L_uniform, (T·k/ep)/b)``: popular experts set a floor

@@ -15,7 +15,7 @@ from napkin.agents.timeline import (
 from napkin.agents.trajectory import Trajectory
 from napkin.catalog import load_model
 from napkin.specs.model import ModelSpec
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from napkin.agents.trajectory import ModelStep, Step, Trajectory
 from napkin.errors import NapkinError, require
 from napkin.inference.chain import request_chain
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ functions, so their bounds are this boundary's.
 import ast
 import functools
 import inspect
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
@@ -167,20 +168,23 @@ def _adapters(fn: Callable, sig: inspect.Signature) -> dict[str, Any]:
     return out
 
 
+_TYPE_CHECKING = re.compile(r"^if TYPE_CHECKING:[^\n]*\n((?:[ \t]+[^\n]*\n|[ \t]*\n)*)", re.M)
+"""A module's top-level ``if TYPE_CHECKING:`` line and its indented body (group 1)."""
+
+
 @cache
 def _namespace(module_name: str) -> dict[str, Any]:
-    """The module's globals with its ``if TYPE_CHECKING:`` blocks run (their imports and the
-    aliases they define)."""
+    """The module's globals with its top-level ``if TYPE_CHECKING:`` blocks run (their imports
+    and the aliases they define). Only the blocks are parsed, not the whole module (a serve
+    run's start-up)."""
     module = sys.modules[module_name]
     names = dict(vars(module))
-    tree = ast.parse(textwrap.dedent(inspect.getsource(module)))
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
-                and node.test.id == "TYPE_CHECKING":
-            for stmt in node.body:  # each alone: one stale import does not hide the rest
-                block = ast.Module(body=[stmt], type_ignores=[])
-                try:
-                    exec(compile(block, module.__file__ or module_name, "exec"), names)
-                except Exception:
-                    continue
+    for block in _TYPE_CHECKING.finditer(inspect.getsource(module)):
+        for stmt in ast.parse(textwrap.dedent(block.group(1))).body:
+            # each alone: one stale import does not hide the rest
+            one = ast.Module(body=[stmt], type_ignores=[])
+            try:
+                exec(compile(one, module.__file__ or module_name, "exec"), names)
+            except Exception:
+                continue
     return names

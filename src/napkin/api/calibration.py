@@ -61,9 +61,9 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     ``jobs``: processes for the folds (0: one per core).
     ``progress(line)`` reports each round. ``value``: the Calibration (profile, holdout).
     """
-    from napkin.calibration.basis import parse_terms
-    from napkin.calibration.measurements import read_measurements
+    from napkin.calibration.measurements.read import read_measurements
     from napkin.calibration.protocol import parse_campaign, parse_protocol
+    from napkin.calibration.terms import parse_terms
     from napkin.report.calib_views import calibrate_doc
     from napkin.specs.files import check_output
     from napkin.validation.calibrate import calibrate as fit_profile
@@ -102,12 +102,13 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     (each group predicted by a refit on the others) on a set or file the profile may have
     been fitted on, as fitted on a shipped set no profile saw. ``jobs``: processes for the
     refits (0: one per core); ``progress(line)`` reports each fold. ``by``: how the errors
-    are grouped and the refits' folds held out (:data:`~napkin.calibration.measurements.
+    are grouped and the refits' folds held out (:data:`~napkin.calibration.measurements.records.
     GROUPINGS`: ``group`` = GPU, model and TP; ``gpu``: leave-one-GPU-out; ``tp``:
     leave-one-TP-out; ``model``, ``engine``, ``version``).
     ``value``: tuple of (set · backend, how it was scored, ValidationReport).
     """
-    from napkin.calibration.measurements import GROUPINGS, read_measurements
+    from napkin.calibration.measurements.read import read_measurements
+    from napkin.calibration.measurements.records import GROUPINGS
     from napkin.calibration.profile import load_profile
     from napkin.report.calib_views import validate_doc
     from napkin.validation.calibrate import holdout

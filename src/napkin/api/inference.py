@@ -17,7 +17,7 @@ from napkin.inference.decode import decode_table as table_of
 from napkin.inference.moe import moe_table
 from napkin.report import views
 from napkin.specs.model import check_tensor_parallel
-from napkin.timing import DEFAULT_MBU, DEFAULT_MFU
+from napkin.timing.efficiency import DEFAULT_MBU, DEFAULT_MFU
 from napkin.units import GB
 
 

@@ -9,7 +9,8 @@ from napkin.api.result import Result
 from napkin.api.specs import GpuRef, ModelRef, as_field, deployment, load_gpu, load_model
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
-from napkin.timing import Efficiency, call_time
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import call_time
 from napkin.units import MB, MS
 
 Size = tuple[int, int]

@@ -11,7 +11,8 @@ from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
 from napkin.specs.hardware import Accelerator, override
 from napkin.specs.model import ModelSpec
-from napkin.timing import DEFAULT_MBU, DEFAULT_MFU, Deployment, Efficiency
+from napkin.timing.efficiency import DEFAULT_MBU, DEFAULT_MFU, Efficiency
+from napkin.timing.roofline import Deployment
 from napkin.units import MS
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from napkin.calibration.measurements import csv_table, positive_float, positive_int
+from napkin.calibration.measurements.fields import csv_table, positive_float, positive_int
 from napkin.catalog import measurement_file
 from napkin.errors import require
 

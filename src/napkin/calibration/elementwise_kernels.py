@@ -5,7 +5,7 @@ and the roofline leave out (:mod:`napkin.accounting.elementwise`): norms and res
 the whole hidden vector, which every tensor-parallel rank runs in full, and the MLP's activation
 and rotary embedding, which each rank runs on its ``1/tp`` of the heads and of the intermediate.
 The step-time basis times them with ``norms`` and ``elementwise`` (× the ideal memory time of
-those bytes, :mod:`napkin.calibration.basis`). Serving rows barely tell them from the per-token
+those bytes, :mod:`napkin.calibration.terms`). Serving rows barely tell them from the per-token
 and per-layer terms, so they are fitted here, on Vidur's per-operator profiles of Llama models
 (microsoft/vidur ``data/profiling/compute/<gpu>/<model>/mlp.csv``, MIT: CUDA-timed medians of
 Sarathi-Serve's kernels, a vLLM fork, per layer at 1–4,096 tokens — 32,768 for Llama-3 — on one
@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from napkin.accounting.elementwise import elementwise_bytes_per_token
-from napkin.calibration.measurements import csv_table, positive_float, positive_int
+from napkin.calibration.measurements.fields import csv_table, positive_float, positive_int
 from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import require
 

@@ -15,7 +15,9 @@ where a script changed within that span the engine version of the row tells the 
 Runs no recipe covers keep the engine's defaults.
 """
 
-from napkin.calibration.measurements import Launch, declares_fp8_kv, version_at_least
+from napkin.calibration.measurements.records import Launch
+from napkin.catalog.checkpoints import declares_fp8_kv
+from napkin.specs.releases import version_at_least
 
 FILE_FORMAT = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "mxfp4-w4a8": "fp4"}
 """The precision in an InferenceMAX script's name (``gptoss_fp4_b200.sh``) of napkin's format."""

@@ -5,7 +5,7 @@ grouped GEMMs split each rank's tokens into many small matrices (lower tensor-co
 block-scaled FP8 rescaling per tile), each token's hidden vector is gathered into its k experts'
 groups and the k outputs scattered back and summed, and a router, a top-k and a permutation run
 every layer. The step-time basis therefore times the routed experts with their own terms
-(:mod:`napkin.calibration.basis`): ``expert`` / ``expert_low`` / ``expert_w4a16`` (the routed
+(:mod:`napkin.calibration.terms`): ``expert`` / ``expert_low`` / ``expert_w4a16`` (the routed
 FLOPs over the format's peak, as ``dense*`` are for the rest), ``expert_weights`` (the expert
 bytes read over the bandwidth), beside ``moe_layer`` (a fixed time per MoE layer) and
 ``expert_pair`` (per routed pair).
@@ -34,8 +34,9 @@ from scipy.optimize import nnls
 
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import RankCost
-from napkin.calibration.basis import PAIR_BYTES, TERMS, StepBasis, StepModel
-from napkin.calibration.measurements import csv_table
+from napkin.calibration.basis import PAIR_BYTES, StepBasis, StepModel
+from napkin.calibration.measurements.fields import csv_table
+from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import NapkinError, require
 from napkin.specs.layout import ParallelLayout

@@ -21,8 +21,9 @@ from typing import Any
 
 import yaml
 
-from napkin.calibration.basis import TERMS, TIED, StepModel, parse_terms
+from napkin.calibration.basis import StepModel
 from napkin.calibration.protocol import campaigns_of
+from napkin.calibration.terms import TERMS, TIED, parse_terms
 from napkin.errors import NapkinError
 from napkin.specs.files import read_yaml
 from napkin.specs.layout import ParallelLayout

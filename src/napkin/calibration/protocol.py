@@ -26,7 +26,7 @@ Named protocols (:data:`PROTOCOLS`):
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from napkin.calibration.measurements import Harness, Measurement, RangeStyle
+from napkin.calibration.measurements.records import Harness, Measurement, RangeStyle
 from napkin.errors import NapkinError, require
 
 

@@ -5,6 +5,7 @@
 """
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -200,6 +201,25 @@ def accelerators() -> dict[str, Accelerator]:
     return {e["id"]: _accelerator(e) for e in entries}
 
 
+@cache
+def _accelerator_entries() -> dict[str, str]:
+    """Each entry of ``accelerators.yaml`` by id, as text: the file is a list whose every item
+    starts ``- id: <id>`` at a line's start, so :func:`load_accelerator` parses its entry alone
+    (1 ms; the whole file, 10 ms)."""
+    text = resources.files(__name__).joinpath("accelerators.yaml").read_text()
+    items = re.split(r"^(?=- )", text, flags=re.M)[1:]
+    return {item.partition("\n")[0].removeprefix("- id:").strip(): item for item in items}
+
+
+@cache
+def _load_accelerator(ref: str) -> Accelerator:
+    """The accelerator of catalog id ``ref`` (lower case), from its entry alone."""
+    from napkin.specs.yaml_text import load_yaml
+
+    (entry,) = load_yaml(_accelerator_entries()[ref])
+    return _accelerator(entry)
+
+
 def _accelerator(e: dict) -> Accelerator:
     return Accelerator(
         id=e["id"],
@@ -259,10 +279,7 @@ def training_records() -> dict[str, dict]:
 
 def load_accelerator(ref: str) -> Accelerator:
     """The accelerator with catalog id ``ref`` (case-insensitive)."""
-    catalog = accelerators()
-    try:
-        return catalog[ref.lower()]
-    except KeyError:
+    if ref.lower() not in _accelerator_entries():
         raise NapkinError(
-            f"gpu: unknown accelerator {ref!r}; allowed: {', '.join(catalog)}"
-        ) from None
+            f"gpu: unknown accelerator {ref!r}; allowed: {', '.join(_accelerator_entries())}")
+    return _load_accelerator(ref.lower())

@@ -1,7 +1,8 @@
 """What the public checkpoints of catalog models store: which parts a quantized checkpoint keeps
-in BF16 (:func:`checkpoint_unquantized`) and the grouping of a weight-only INT4 one
-(:func:`checkpoint_int4`), read from the shipped config.json's ``quantization_config`` and, for
-NVIDIA's NVFP4 releases, from TensorRT Model Optimizer's exclusions."""
+in BF16 (:func:`checkpoint_unquantized`), the grouping of a weight-only INT4 one
+(:func:`checkpoint_int4`) and whether it declares an FP8 KV cache (:func:`declares_fp8_kv`),
+read from the shipped config.json's ``quantization_config`` and, for NVIDIA's NVFP4 releases,
+from TensorRT Model Optimizer's exclusions."""
 
 import re
 
@@ -37,6 +38,14 @@ def checkpoint_quantization(model: str) -> dict:
     raw = catalog_config(model)
     return raw.get("quantization_config") or raw.get("text_config", {}).get(
         "quantization_config") or {}
+
+
+def declares_fp8_kv(model: str, weights: str) -> bool:
+    """Whether the checkpoint a benchmark of catalog model ``model`` at ``weights`` ran declares
+    an FP8 KV cache: NVIDIA's NVFP4 releases (TensorRT Model Optimizer) do, in
+    hf_quant_config.json's ``kv_cache_quant_algo: FP8``; gpt-oss's own MXFP4 checkpoint (also
+    run as ``nvfp4`` by aiconfigurator's sample) does not."""
+    return weights == "nvfp4" and checkpoint_quantization(model).get("quant_method") != "mxfp4"
 
 
 def _int4_groups(quant: dict) -> set[int]:

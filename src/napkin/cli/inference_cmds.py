@@ -25,7 +25,7 @@ from napkin.cli.common import (
     WeightsOpt,
     emit,
 )
-from napkin.timing import DEFAULT_MBU, DEFAULT_MFU
+from napkin.timing.efficiency import DEFAULT_MBU, DEFAULT_MFU
 
 BatchesOpt = Annotated[str, typer.Option("--batch", help="Batch sizes, comma-separated.")]
 ContextOpt = Annotated[int, typer.Option("--context", help="Cached tokens per sequence.")]

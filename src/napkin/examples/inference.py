@@ -25,7 +25,8 @@ from napkin.inference.speculative import expected_tokens
 from napkin.specs.dtypes import weight_format
 from napkin.specs.hardware import override
 from napkin.specs.hf_config import from_hf_config
-from napkin.timing import Deployment, Efficiency, roofline
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.roofline import Deployment, roofline
 from napkin.units import GB, MS, TFLOP, GiB, KiB, MiB
 
 QWEN3_8B = "qwen3-8b"

@@ -11,7 +11,7 @@ from napkin.media.audio import frames_per_s, speech_rate
 from napkin.media.diffusion import image_generation
 from napkin.media.playback import PlaybackParams, buffer_drain_s, interruption, playback_timeline
 from napkin.media.vision import image_cost, prompt_state
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 from napkin.units import MS, TFLOP, KiB, MiB
 
 VLM = "qwen3-vl-4b"

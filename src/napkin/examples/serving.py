@@ -22,7 +22,7 @@ from napkin.serving.scenario import Scenario, build, load_scenario
 from napkin.serving.sweep import sweep
 from napkin.serving.workload import load_workload
 from napkin.stats import nearest_rank
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 from napkin.units import GB, MS, GiB
 
 

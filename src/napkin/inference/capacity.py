@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from napkin.errors import NapkinError, require
 from napkin.inference.decode import check_reserve, weights_bytes
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 from napkin.units import GB
 
 

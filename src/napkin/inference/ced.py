@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from napkin.accounting.batch import Batch, Segment
 from napkin.accounting.ops import CallCost, OpKind
 from napkin.errors import require
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 
 @dataclass(frozen=True)

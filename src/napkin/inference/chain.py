@@ -12,7 +12,7 @@ from napkin.accounting.batch import Batch
 from napkin.accounting.ops import CallCost
 from napkin.accounting.series import AffineRun, decode_runs
 from napkin.errors import require
-from napkin.timing import Deployment, RooflineTime
+from napkin.timing.roofline import Deployment, RooflineTime
 
 
 @dataclass(frozen=True)

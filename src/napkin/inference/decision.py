@@ -21,7 +21,7 @@ from napkin.errors import require
 from napkin.inference.ced import CedPath, ced_prefill
 from napkin.inference.chain import RequestChain, request_chain
 from napkin.inference.decode import weights_bytes
-from napkin.timing import Deployment, RooflineTime
+from napkin.timing.roofline import Deployment, RooflineTime
 from napkin.units import HOUR_S
 
 

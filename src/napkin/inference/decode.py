@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from napkin.accounting.batch import Batch
 from napkin.accounting.forward import weight_bytes
 from napkin.errors import require
-from napkin.timing import Deployment, RooflineTime
+from napkin.timing.roofline import Deployment, RooflineTime
 from napkin.units import GB
 
 MAX_SEARCH_BATCH = 1 << 20

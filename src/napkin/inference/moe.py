@@ -19,7 +19,9 @@ from napkin.accounting.linear import LinearCost
 from napkin.errors import NapkinError, require
 from napkin.inference.decode import compute_bound_batch
 from napkin.specs.layout import ParallelLayout
-from napkin.timing import Deployment, LayoutTimer, RooflineTime, RooflineTimer
+from napkin.timing.layout import LayoutTimer
+from napkin.timing.roofline import Deployment, RooflineTime
+from napkin.timing.steps import RooflineTimer
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from napkin.accounting import Batch
 from napkin.errors import require
-from napkin.timing import Deployment
+from napkin.timing.roofline import Deployment
 
 S2_PRO_SAMPLE_RATE_HZ = 44_100
 S2_PRO_HOP_SAMPLES = 2_048

@@ -34,14 +34,13 @@ from pydantic import Field, ValidationError, model_validator
 
 from napkin.accounting.energy import PowerModel
 from napkin.errors import NapkinError
-from napkin.serving.scenario import (
+from napkin.serving.engine_config import (
     MAX_REPLICAS,
     DisaggConfig,
     EngineConfig,
-    Scenario,
-    SLOConfig,
     SpeculativeConfig,
 )
+from napkin.serving.scenario import Scenario, SLOConfig
 from napkin.serving.workload import Workload
 from napkin.specs.files import InputModel, read_yaml, validation_message
 from napkin.specs.layout import ParallelLayout

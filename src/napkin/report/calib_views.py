@@ -2,10 +2,10 @@
 
 from typing import Any
 
-from napkin.calibration.basis import TIED, UNFITTED
-from napkin.calibration.measurements import Harness, group_label
+from napkin.calibration.measurements.records import Harness, group_label
 from napkin.calibration.profile import Profile
 from napkin.calibration.protocol import campaigns_of
+from napkin.calibration.terms import TIED, UNFITTED
 from napkin.report.document import Document, Section
 from napkin.validation.calibrate import ErrorStats, ValidationReport
 

@@ -42,7 +42,7 @@ def formats() -> tuple[Format, ...]:
     from napkin.planning.spec import PlanFile
     from napkin.serving.scenario import Scenario
     from napkin.serving.workload import Workload
-    from napkin.specs.hf_config import HFConfig
+    from napkin.specs.hf_keys import HFConfig
     from napkin.training.record import RLRecord, TrainRecord
 
     return (

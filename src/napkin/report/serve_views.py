@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from napkin.calibration.profile import BAND_COVERAGE, Profile
 from napkin.report.document import Document, Section
 from napkin.report.views import checkpoint_notes, energy_record, unquantized_input
 from napkin.serving.metrics import TREND_SHARE, Latency, SimSummary, latency_bands
@@ -13,6 +12,7 @@ from napkin.serving.scenario import Built
 from napkin.units import GiB, fmt_seconds
 
 if TYPE_CHECKING:
+    from napkin.calibration.profile import Profile
     from napkin.serving.demand import WindowDemand
     from napkin.serving.fluid import FluidResult
     from napkin.serving.sweep import SweepResult
@@ -111,6 +111,8 @@ def sim_doc(reports: list[SimReport]) -> Document:
     for r in reports:
         bands = latency_bands(r.summary, r.built.profile)
         p = r.built.profile
+        if p is not None:  # (the profile module: loaded for a profile's runs only)
+            from napkin.calibration.profile import BAND_COVERAGE
         if p is not None and bands:
             lat_rows.append(["TTFT band", r.name, *[
                 f"{fmt_seconds(bands[f'ttft_{k}_low_s'], 3)}–"

@@ -10,7 +10,7 @@ from napkin.accounting.rules import flops_per_token_2n
 from napkin.report.document import Document, Section
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.timing import Deployment, RooflineTime
+from napkin.timing.roofline import Deployment, RooflineTime
 from napkin.units import GB, KiB, MiB, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 
 if TYPE_CHECKING:

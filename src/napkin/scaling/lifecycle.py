@@ -17,7 +17,7 @@ from napkin.errors import NapkinError, require
 from napkin.scaling.law import ScalingLaw
 from napkin.scaling.optimum import check_param_count, tokens_for_loss
 from napkin.specs.hardware import Accelerator
-from napkin.timing import check_efficiency
+from napkin.timing.efficiency import check_efficiency
 from napkin.units import HOUR_S
 
 

@@ -1,4 +1,6 @@
-"""A discrete-event model of one inference engine, with vLLM v1's scheduler as the reference.
+"""A discrete-event model of one inference engine, with vLLM v1's scheduler as the reference:
+the engine's state and the policies' small rules; the scheduling algorithm that runs them is
+:mod:`napkin.serving.scheduler`.
 
 Token-centric, as vLLM v1: each request has ``num_tokens`` (prompt + outputs so far) and
 ``computed`` tokens in the KV cache; each step assigns new tokens so computed catches up, which
@@ -16,7 +18,7 @@ covers chunked prefill, prefix hits and recompute after preemption with one rule
 The step's time comes from a timer fed the accounting layer's FLOPs and bytes of its batch
 (decode tokens at their contexts and prefill chunks), split into dense and attention FLOPs and
 weight and KV bytes: the roofline at MFU/MBU over ``tensor_parallel`` devices plus ring
-all-reduces and a per-step overhead (:class:`napkin.timing.RooflineTimer`), or a fitted
+all-reduces and a per-step overhead (:class:`napkin.timing.steps.RooflineTimer`), or a fitted
 calibration profile (:class:`napkin.calibration.basis.FittedTimer`). With ``record`` the engine
 also sums each step's basis terms (:class:`napkin.calibration.basis.StepBasis`) and stamps
 every request with the running sum at its arrival, first token and finish, so a request's TTFT
@@ -40,7 +42,6 @@ slot-steps (sequences computed per step, summed over steps): slot use = slot-ste
 (``max_num_seqs`` × steps).
 """
 
-import heapq
 from collections import deque
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -60,7 +61,10 @@ from napkin.serving.speculative import Speculation, SpeculativeCost, Speculative
 from napkin.serving.step import Plan, StepShape
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
-from napkin.timing import Efficiency, LayoutTimer, RooflineTimer, StepSeries
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.layout import LayoutTimer
+from napkin.timing.series import StepSeries
+from napkin.timing.steps import RooflineTimer
 
 Mode = Literal["fast", "exact"]
 RATIO_RECHECK_STEPS = 32
@@ -253,6 +257,10 @@ class Engine:
         self.residues = [0] * self.bs
         self.finish_heap: list[tuple[int, int, int, Request]] = []
         self.plan: Plan | None = None
+        """The unit in flight, once a run has stopped (while one runs, the scheduler holds it)."""
+        self.arriving: tuple[float, Request] | None = None
+        """A request reaching the engine at an instant (what the scheduler is handed with
+        :data:`~napkin.serving.scheduler.ARRIVED`)."""
         self.kv_token_seconds = 0.0
         self.peak_blocks = 0
         self.busy_s = 0.0
@@ -329,26 +337,6 @@ class Engine:
         return self.pool.used + self._blocks_needed(self.steps + 1, max(started - 1, 0))
 
     # ---------------------------------------------------------------- requests
-    def add(self, req: Request, t: float) -> None:
-        """A request arrives at ``t``; a decode run in flight stops at its next boundary."""
-        if (req.prompt + req.max_out > self.max_request_tokens
-                or req.prompt > self.max_prompt_tokens):
-            self._refuse(req)
-        req.enqueue_s = t
-        if self.basis_sum is not None:
-            req.basis_arrival = self._basis_at(t)
-        plan = self.plan
-        if self.recv_interval > 1 and (plan is not None or self.running):
-            self.inbox.append(req)  # taken in at the scheduler's next look
-            if plan is not None and plan.decode_run and plan.steps > 1:
-                plan.truncate(self._next_look(plan.series.steps_until(t - plan.start_s,
-                                                                      plan.steps), plan.steps))
-            return
-        self.waiting.append(req)
-        if plan is not None and plan.decode_run and plan.steps > 1 and not (
-                self.static and not self.batch_open):  # a closed batch admits no one
-            plan.truncate(max(1, plan.series.steps_until(t - plan.start_s, plan.steps)))
-
     def _refuse(self, req: Request) -> None:
         """The error of a request this engine cannot run (see :attr:`max_request_tokens`)."""
         spec = self.spec
@@ -409,17 +397,6 @@ class Engine:
         return [(req.hash_key[1], b) for b in range(n_blocks)]  # session: whole history
 
     # ------------------------------------------------------------- decode set
-    def _dec_add(self, req: Request) -> None:
-        req.c0, req.s0, req.o0 = req.computed, self.steps, req.outputs
-        self.decoding[req.rid] = req
-        self.dec_base += req.c0 - req.s0
-        self.dec_left += req.max_out - req.o0 + req.s0
-        self.dec_over_clip += req.max_out - req.o0 > self.clip
-        self.residues[(req.s0 - req.c0) % self.bs] += 1
-        req.version += 1
-        heapq.heappush(self.finish_heap,
-                       (req.s0 + req.max_out - req.o0, req.rid, req.version, req))
-
     def _dec_remove(self, req: Request) -> None:
         done = self.steps - req.s0
         req.computed, req.outputs = req.c0 + done, req.o0 + done
@@ -429,12 +406,6 @@ class Engine:
         self.dec_over_clip -= req.max_out - req.o0 > self.clip
         self.residues[(req.s0 - req.c0) % self.bs] -= 1
         req.version += 1
-
-    def _dec_contexts(self) -> list[int] | None:
-        if not self.windows:
-            return None
-        s = self.steps
-        return [r.c0 + s - r.s0 for r in self.decoding.values()]
 
     def _blocks_needed(self, first_step: int, k: int) -> int:
         """New blocks the decode set needs over ``k`` steps starting at step count
@@ -487,40 +458,6 @@ class Engine:
         self.waiting.appendleft(victim)
 
     # --------------------------------------------------------------- planning
-    def plan_next(self) -> Plan | None:
-        """Schedule the next step (or decode run) at the current clock; None when idle."""
-        spec, pool, bs = self.spec, self.pool, self.bs
-        budget = spec.max_num_batched_tokens
-        preempted = False
-        if self.recv_interval > 1:
-            self._take_in()
-        if self.static and not self.running:
-            self.batch_open = True  # the previous batch has wholly finished
-        if not self.policy.mixed_batches:
-            plan = self._plan_prefill_batch()
-            if plan is not None:
-                return plan
-        # 1. decodes first (blocks reserved at admission under max-length reservation)
-        need = self.residues[self.steps % bs] if self.decoding and not self.reserve_all else 0
-        if need > pool.free:
-            self.ratio_reset_step = self.steps  # retraction: SGLang resets its ratio
-        while need > pool.free and self.running:
-            victim = next(reversed(self.running.values()))
-            was_due = victim.rid in self.decoding and (
-                (victim.s0 - victim.c0) % bs == self.steps % bs)
-            self._preempt(victim)
-            need -= was_due
-            preempted = True
-        n_dec = len(self.decoding)
-        if need:
-            pool.allocate(need)
-        budget -= n_dec
-        chunks: list[tuple[Request, int]] = []
-        self.holding = self.batch_wait and self._holds_prompts(n_dec, budget)
-        if self.policy.mixed_batches and not self.holding:
-            preempted = self._schedule_prefills(chunks, budget, preempted)
-        return self._finish_plan(n_dec, chunks, preempted)
-
     def _holds_prompts(self, n_dec: int, budget: int) -> bool:
         """TensorRT-LLM's batch waiting (``PyExecutor._waiting_requests``): with decodes running
         and prompts to start, hold the prompts back this step unless they have been held
@@ -541,114 +478,6 @@ class Engine:
             return False
         return True
 
-    def _plan_prefill_batch(self) -> Plan | None:
-        """A prefill-only step (policies that never mix): partial prefills and admissions
-        under the whole token budget; None when there is nothing to prefill."""
-        chunks: list[tuple[Request, int]] = []
-        preempted = self._schedule_prefills(chunks, self.spec.max_num_batched_tokens, False)
-        if not chunks:
-            return None
-        return self._finish_plan(0, chunks, preempted)
-
-    def _schedule_prefills(self, chunks: list[tuple[Request, int]], budget: int,
-                           preempted: bool) -> bool:
-        """2. partial prefills in admission order, 3. admissions (only if nothing was
-        preempted), appended to ``chunks``; returns whether anything was preempted."""
-        if not self.prefilling and not self.waiting:
-            self.batch_open = not self.static  # a static batch closes with the queue empty
-            return preempted  # a decode-only step: nothing to schedule
-        spec, pool, bs = self.spec, self.pool, self.bs
-        scheduled = set()
-        for req in list(self.prefilling.values()) if self.prefilling else ():
-            if budget <= 0:
-                break
-            if req.rid not in self.prefilling:
-                continue  # preempted while scheduling an earlier chunk
-            new = self._chunk(req, req.computed, budget)
-            if new == 0:
-                break
-            blocks = 0 if self.reserve_all else (  # ⌈(c + new)/bs⌉ − ⌈c/bs⌉, in integers
-                (-req.computed // bs) - (-(req.computed + new) // bs))
-            while blocks > pool.free:
-                victim = next((r for r in reversed(self.running.values())
-                               if r.rid not in self.decoding and r.rid not in scheduled), None)
-                if victim is req and self.policy.preempt_self:
-                    self._preempt(req)  # vLLM pops running[-1]: the request itself
-                    preempted = True
-                if victim is None or victim is req:
-                    break
-                self._preempt(victim)
-                preempted = True
-            if blocks > pool.free or req.rid not in self.running:
-                break
-            pool.allocate(blocks)
-            chunks.append((req, new))
-            scheduled.add(req.rid)
-            budget -= new
-        if preempted:
-            return True
-        reserve = self._ratio_reserve_tokens() if self.ratio else 0.0
-        caching = self.caching
-        while (self.waiting and budget > 0
-               and len(self.running) < spec.max_num_seqs and self.batch_open):
-            req = self.waiting[0]
-            keys = self._keys(req, (req.num_tokens - 1) // bs) if caching else []
-            hit = pool.hits(keys) if keys else 0
-            host = pool.host_hits(keys[hit:]) if pool.host_blocks and hit < len(keys) else 0
-            if host and (hit + host) * bs <= req.transferred:
-                host = 0  # its transferred KV covers them: nothing to load
-            cached = (hit + host) * bs
-            known = cached if cached > req.transferred else req.transferred  # sent KV counts
-            new = self._chunk(req, known, budget)
-            if new == 0:
-                budget = 0  # (this step's budget cannot hold it)
-                break
-            blocks = -(-(known + new) // bs) - hit
-            evictable_hits = sum(1 for key in keys[:hit] if key in pool.evictable) if hit else 0
-            if self.reserve_all:
-                blocks = -(-(req.prompt + req.max_out) // bs)
-                req.reserved = blocks
-            if blocks + evictable_hits > pool.free:
-                break
-            if self.full_prompt and -(-req.num_tokens // bs) - hit + evictable_hits > pool.free:
-                break
-            if self.ratio:
-                ratio = self.policy.new_token_ratio(self.steps - self.ratio_reset_step)
-                future = ratio * min(req.max_out - req.outputs,
-                                     self.clip)
-                if (req.num_tokens - cached + future + reserve
-                        > (pool.free - evictable_hits) * bs):
-                    break
-                reserve += future
-            self.waiting.popleft()
-            if hit:
-                pool.acquire(keys[:hit])
-                req.hashed = list(keys[:hit])
-            if host:  # copied back into fresh blocks, registered with the prompt's
-                pool.load(keys[hit:hit + host])
-                self.loading_s += host * self.host_block_s
-                self.host_loaded_blocks += host
-            pool.allocate(blocks)
-            req.computed = known
-            req.transferred = 0  # a preemption recomputes here
-            if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
-                req.first_scheduled_s = self.clock
-                # hits of its prompt when first admitted (a preempted request's re-admission
-                # finds its own blocks again: recompute saved, not prompt tokens served)
-                req.hit_tokens = min(cached, req.prompt)
-            req.queue_wait_s += self.clock - req.enqueue_s
-            self.running[req.rid] = req
-            self.prefilling[req.rid] = req
-            chunks.append((req, new))
-            budget -= new
-        if self.static and self.batch_open:
-            # a static batch forms from the queue: it closes once the queue is empty, its
-            # slots are full or the pool is short, and stays open only when this step's
-            # token budget stopped it
-            self.batch_open = (budget <= 0 and bool(self.waiting)
-                               and len(self.running) < spec.max_num_seqs)
-        return False
-
     def _ratio_reserve_tokens(self) -> float:
         """SGLang's reserve for running requests: ratio × Σ min(remaining output, clip). A
         decoding request's remaining output only shrinks, so while none started above the
@@ -661,47 +490,6 @@ class Engine:
             left = self.dec_left - len(self.decoding) * s
         left += sum(min(r.max_out - r.outputs, clip) for r in self.prefilling.values())
         return ratio * left
-
-    def _finish_plan(self, n_dec: int, chunks: list[tuple[Request, int]],
-                     preempted: bool) -> Plan | None:
-        """4. how many steps the unit covers (a decode run in fast mode), and their cost."""
-        pool = self.pool
-        if not n_dec and not chunks:
-            return None
-        run = self.fast and not chunks and not preempted
-        k = 1
-        if run:
-            heap = self.finish_heap
-            while heap and (heap[0][2] != heap[0][3].version or heap[0][3].rid not in
-                            self.decoding):
-                heapq.heappop(heap)  # stale: preempted or re-added since
-            k = heap[0][0] - self.steps if heap else 1
-            n = len(self.decoding)
-            # the free blocks last at least (free // n)·block_size steps: count exactly only
-            # when that might stop the run first
-            if not self.reserve_all and n and k > 1 + pool.free // n * self.bs:
-                k = min(k, 1 + self._max_steps_fitting(self.steps + 1, pool.free))
-            if self.ratio and self.waiting:
-                k = min(k, RATIO_RECHECK_STEPS)  # the decaying ratio may admit soon
-            if self.windows:
-                k = min(k, self._window_cut())
-            if self.inbox:  # stop where the scheduler next looks
-                k = min(k, self.recv_interval - self.since_poll)
-            if self.holding:  # … or where it stops holding prompts back
-                k = min(k, self.spec.batch_wait_timeout_iters - self.held_steps)
-            k = max(k, 1)
-        kv0 = self.dec_base + len(self.decoding) * self.steps  # paused decodes hold KV too
-        shape = []
-        for r, new in chunks:
-            shape.append((r.computed, new, int(r.computed + new == r.prompt + r.outputs)))
-            kv0 += r.computed
-        series, basis = self._series(n_dec, shape, k)
-        if self.loading_s:  # host KV loads ahead of the step's forward (not overlapped)
-            series = series.plus(self.loading_s)
-            self.host_load_s += self.loading_s
-            self.loading_s = 0.0
-        self.plan = Plan(self.clock, k, series, chunks, n_dec, kv0, run, basis)
-        return self.plan
 
     def _chunk(self, req: Request, computed: int, budget: int) -> int:
         """Tokens of ``req`` this step: all that remain, capped by the long-prefill threshold
@@ -792,93 +580,6 @@ class Engine:
         db = np.array(effective(self.basis.terms(parts1, tokens))) - b0 if parts1 \
             else np.zeros_like(b0)
         return series, (b0, db)
-
-    def _basis_through(self, plan: Plan, steps: float) -> np.ndarray:
-        """Σ of the basis over the plan's first ``steps`` steps (fractional: part of the next)."""
-        assert plan.basis is not None
-        b0, db = plan.basis
-        whole = int(steps)
-        total = whole * b0 + whole * (whole - 1) / 2 * db
-        if steps > whole:
-            total = total + (steps - whole) * (b0 + whole * db)
-        return total
-
-    def _basis_at(self, t: float) -> np.ndarray:
-        """The running basis sum at instant ``t`` (inside the unit in flight, pro rata)."""
-        assert self.basis_sum is not None
-        plan = self.plan
-        if plan is None or plan.basis is None or t <= plan.start_s:
-            return self.basis_sum.copy()
-        elapsed = t - plan.start_s
-        m = plan.series.steps_until(elapsed, plan.steps)  # steps whose total reaches elapsed
-        before, upto = plan.series.time(max(m - 1, 0)), plan.series.time(m)
-        frac = (elapsed - before) / (upto - before) if upto > before else 1.0
-        return self.basis_sum + self._basis_through(plan, max(m - 1, 0) + min(frac, 1.0))
-
-    # ---------------------------------------------------------------- commit
-    def commit(self) -> list[Request]:
-        """Run the planned unit to its (possibly truncated) end; return finished requests."""
-        plan = self.plan
-        if plan is None:
-            return []
-        self.plan = None
-        k = plan.steps
-        clock = plan.end_s
-        pool = self.pool
-        self.kv_token_seconds += plan.series.weighted(k, plan.kv_tokens0, plan.n_dec)
-        if k > 1 and not self.reserve_all:
-            pool.allocate(self._blocks_needed(self.steps + 1, k - 1))
-        self.clock = clock
-        if self.basis_sum is not None:
-            self.basis_sum = self.basis_sum + self._basis_through(plan, k)
-        self.busy_s += clock - plan.start_s
-        if plan.n_dec:  # the decode clock: a prefill-only step advances no decode
-            self.steps += k
-        # SGLang's recv skipper: a decode step counts 1, a step with a prefill enough to look
-        if self.recv_interval > 1:
-            self.since_poll = self.recv_interval if plan.chunks else self.since_poll + k
-        if self.holding:
-            self.held_steps += k
-        self.num_steps += k
-        self.slot_steps += (plan.n_dec + len(plan.chunks)) * k
-        finished: list[Request] = []
-        caching = self.caching
-        for req, new in plan.chunks:
-            req.computed += new
-            if req.computed < req.prompt + req.outputs:
-                continue
-            del self.prefilling[req.rid]
-            if caching:
-                self._register_prompt(req)
-            req.outputs += 1
-            if req.outputs == 1:
-                req.first_token_s = clock
-                req.basis_first = self.basis_sum
-            if req.outputs >= req.max_out:
-                finished.append(req)
-            else:
-                self._dec_add(req)
-        if pool.used > self.peak_blocks:  # before finishers free
-            self.peak_blocks = pool.used
-        heap, steps = self.finish_heap, self.steps
-        while heap and heap[0][0] <= steps:
-            _, _, version, req = heapq.heappop(heap)
-            if version != req.version or req.rid not in self.decoding:
-                continue
-            self._dec_remove(req)
-            finished.append(req)
-        for req in finished:
-            req.finish_s = clock
-            req.basis_finish = self.basis_sum
-            if req.first_token_s != req.first_token_s:
-                req.first_token_s = clock
-                req.basis_first = self.basis_sum
-            del self.running[req.rid]
-            if caching:
-                self._register_outputs(req)
-            self._release(req)
-        self.series += SERIES.pack(clock, pool.used, len(self.running), len(self.waiting))
-        return finished
 
     def _register_prompt(self, req: Request) -> None:
         if not self.caching or req.hash_key is None:

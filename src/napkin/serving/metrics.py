@@ -11,15 +11,18 @@ second of makespan. KV state held is ``∫ Σ_running computed_tokens dt × KV b
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from napkin.calibration.profile import Profile
 from napkin.serving.engine import Engine
 from napkin.serving.load import offered_rate
 from napkin.serving.simulate import SimRecords, SimRun
 from napkin.stats import summary
 from napkin.units import GiB, fmt_seconds
+
+if TYPE_CHECKING:
+    from napkin.calibration.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -265,7 +268,7 @@ def _wait_growth(arrival_s: np.ndarray, wait_s: np.ndarray, since: int = 0) -> f
     return float(w[-q:].mean() - w[since * q:(since + 1) * q].mean())
 
 
-def latency_bands(s: SimSummary, profile: Profile | None) -> dict[str, float]:
+def latency_bands(s: SimSummary, profile: "Profile | None") -> dict[str, float]:
     """Error bands of the simulated latencies from the profile's hold-out residuals:
     ``{metric}_{stat}_low_s`` / ``_high_s`` for TTFT and TPOT (their own bands) and end-to-end
     (the wider of the two), for the mean and every percentile. The bands were measured on mean

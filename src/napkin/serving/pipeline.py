@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from napkin.accounting.ranks import Parts
 from napkin.serving.wrapped_timer import WrappedTimer
-from napkin.timing import StepSeries
+from napkin.timing.series import StepSeries
 
 if TYPE_CHECKING:
     from napkin.serving.engine import StepTimer

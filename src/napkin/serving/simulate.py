@@ -8,14 +8,12 @@ in its TTFT; a per-token part can make a short prompt that arrived later reach t
 A router picks the replica for each arrival: ``round_robin``, ``least_outstanding`` (running +
 waiting) or ``least_kv`` (KV blocks in use after the steps completed by then).
 
-Open-loop arrivals on engines :mod:`napkin.serving.flatloop` runs (every scheduler in fast mode
-without prefix caching, sliding windows or basis recording; round-robin or least-outstanding
-routing, no disaggregation) take its flat loops; everything else the engine's methods, under
-the heap loop here (or, for one engine, a loop without the heap). Both give the same run.
+Every engine runs the one scheduler (:mod:`napkin.serving.scheduler`): one engine on
+open-loop arrivals without an event heap, anything else (replicas, client feeds, a
+disaggregated pool) on one heap of arrivals, KV transfers and engine units.
 """
 
 import gc
-import heapq
 from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,14 +23,13 @@ from typing import Literal
 import numpy as np
 
 from napkin.errors import require
-from napkin.serving import flatloop
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
+from napkin.serving.events import ARRIVAL, TRANSFER, Events, run_events, run_one
 from napkin.serving.request import Request
 from napkin.serving.rows import packed_layout
 
 Router = Literal["round_robin", "least_outstanding", "least_kv"]
-ARRIVAL, TRANSFER, ENGINE = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -101,24 +98,29 @@ ROW, ROW_DTYPE = packed_layout(LOGGED)
 record type."""
 
 
-class _Log:
+class Log:
     """Finished requests' rows packed into one growing buffer (:data:`ROW`, 96 bytes a
-    request)."""
+    request), counted; ``stop`` (called with each) may end the run."""
 
-    __slots__ = ("rows", "tpot_basis", "ttft_basis")
+    __slots__ = ("count", "rows", "stop", "tpot_basis", "ttft_basis")
 
-    def __init__(self) -> None:
+    def __init__(self, stop: Callable[[Request], bool] | None = None) -> None:
         self.rows = bytearray()
+        self.count = 0
+        self.stop = stop
         self.ttft_basis: list[np.ndarray] = []
         self.tpot_basis: list[np.ndarray] = []
 
-    def add(self, r: Request, engine: int) -> None:
+    def add(self, r: Request, engine: int) -> bool:
+        """Log ``r``, finished by ``engine``; True when ``stop`` ends the run there."""
         self.rows += ROW.pack(r.rid, r.label, engine, r.arrival_s, r.first_scheduled_s,
                               r.first_token_s, r.finish_s, r.prompt, r.max_out, r.preemptions,
                               r.queue_wait_s, r.hit_tokens)
         if r.basis_finish is not None:
             self.ttft_basis.append(r.basis_first - r.basis_arrival)
             self.tpot_basis.append((r.basis_finish - r.basis_first) / max(r.max_out - 1, 1))
+        self.count += 1
+        return self.stop is not None and self.stop(r)
 
     def records(self) -> SimRecords:
         """The columns as numpy arrays, each a strided view of the packed rows (no copy: the
@@ -143,7 +145,7 @@ def _typed(code: str, values: np.ndarray) -> array:
     return out
 
 
-class _OpenFeed:
+class OpenFeed:
     """Open-loop arrivals in arrival order: the loop reads ``times`` (when each reaches the
     engines) with a cursor instead of queueing them as events, and ``take`` builds the request
     (columns copied to typed arrays, 20–28 bytes a request: indexing numpy arrays one element at
@@ -195,13 +197,16 @@ class _OpenFeed:
         return []
 
 
-class _ClientFeed:
+class ClientFeed:
     """Closed-loop clients or sessions: a finish may send the client's next request."""
 
-    def __init__(self, src: ClosedLoop | Sessions) -> None:
+    def __init__(self, src: ClosedLoop | Sessions, delay_s: float, token_delay_s: float) -> None:
         self.src = src
         self.labels = tuple(src.names)
         self.next_rid = 0
+        self.delay_s, self.token_delay_s = delay_s, token_delay_s
+        """The latency outside the engines: a request sent at t reaches them at t + delay_s +
+        token_delay_s × its prompt tokens."""
 
     def first(self) -> list[tuple[float, object]]:
         reqs = self.src.start(0)
@@ -248,29 +253,15 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     require(router in ("round_robin", "least_outstanding", "least_kv"),
             f"router: must be round_robin, least_outstanding or least_kv, got {router!r}")
     timer = engines[0].timer
-    feed = (_OpenFeed(source, timer.request_s, timer.request_token_s)
-            if isinstance(source, OpenLoop) else _ClientFeed(source))
+    feed = (OpenFeed(source, timer.request_s, timer.request_token_s)
+            if isinstance(source, OpenLoop)
+            else ClientFeed(source, timer.request_s, timer.request_token_s))
     with _collection_paused():
-        if (isinstance(feed, _OpenFeed) and not disagg and router != "least_kv"
-                and all(flatloop.applies(e) for e in engines)):
-            return _flat(engines, feed, router, progress, stop)
-        if len(engines) == 1 and isinstance(feed, _OpenFeed):
-            return _one_engine(engines[0], feed, progress, stop)
-        return _event_loop(engines, feed, router, progress, stop, disagg)
-
-
-def _flat(engines: list[Engine], feed: _OpenFeed, router: Router,
-          progress: Callable[[float, int], None] | None,
-          stop: Callable[[Request], bool] | None) -> SimRun:
-    """:func:`simulate` of open-loop arrivals on engines :mod:`napkin.serving.flatloop` runs
-    (round-robin or least-outstanding routing)."""
-    log = _Log()
-    if len(engines) == 1:
-        stopped = flatloop.run_one(engines[0], feed, log, progress, stop)
-    else:
-        stopped = flatloop.run_many(engines, feed, lambda es, k: _route(es, router, 0.0, k),
-                                    log, progress, stop)
-    return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
+        if isinstance(feed, OpenFeed) and len(engines) == 1:
+            log = Log(stop)
+            stopped = run_one(engines[0], feed, log, progress)
+            return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
+        return _on_events(engines, feed, router, progress, stop, disagg)
 
 
 @contextmanager
@@ -288,137 +279,77 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _event_loop(engines: list[Engine], feed: "_OpenFeed | _ClientFeed", router: Router,
-                progress: Callable[[float, int], None] | None,
-                stop: Callable[[Request], bool] | None,
-                disagg: Disaggregation | None) -> SimRun:
-    """:func:`simulate` in general: engine units and client arrivals as heap events
-    (``(time, kind, sequence)`` order), open-loop arrivals read by a cursor."""
+class _Relay(Log):
+    """The log of a run on the event heap: a finished request that a client follows up sends
+    its next one, and a prefilled request of a disaggregated pool sends its KV to the decode
+    pool instead of finishing (one transfer at a time per prefill engine, in finishing order)."""
+
+    __slots__ = ("disagg", "events", "feed", "link_free", "outputs")
+
+    def __init__(self, stop: Callable[[Request], bool] | None, feed: "OpenFeed | ClientFeed",
+                 events: Events, disagg: Disaggregation | None) -> None:
+        super().__init__(stop)
+        self.feed, self.events, self.disagg = feed, events, disagg
+        self.link_free = [0.0] * (disagg.prefill_engines if disagg else 0)
+        self.outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
+
+    def add(self, r: Request, engine: int) -> bool:
+        if engine < len(self.link_free) and r.rid in self.outputs:  # prefilled: send its KV
+            disagg = self.disagg
+            assert disagg is not None
+            begin = max(r.finish_s, self.link_free[engine])
+            self.link_free[engine] = begin + r.prompt * disagg.kv_bytes_per_token / \
+                disagg.link_bytes_per_s
+            self.events.push(self.link_free[engine] + disagg.link_latency_s, TRANSFER, r)
+            return False
+        if super().add(r, engine):
+            return True
+        for t_next, p in self.feed.finished(r, r.finish_s):
+            self.events.push(_reach(t_next, p, self.feed), ARRIVAL, p)
+        return False
+
+
+def _reach(t: float, req: Request, feed: "OpenFeed | ClientFeed") -> float:
+    """When a client's request sent at ``t`` reaches the engines (the latency outside them)."""
+    return t + feed.delay_s + feed.token_delay_s * req.prompt
+
+
+def _on_events(engines: list[Engine], feed: "OpenFeed | ClientFeed", router: Router,
+               progress: Callable[[float, int], None] | None,
+               stop: Callable[[Request], bool] | None,
+               disagg: Disaggregation | None) -> SimRun:
+    """:func:`simulate` on the event heap (:func:`napkin.serving.events.run_events`): the
+    front pool (every engine, or the prefill engines) takes arrivals through ``router``, the
+    decode pool KV transfers by least outstanding requests."""
     n_pre = disagg.prefill_engines if disagg else 0
     front = engines[:n_pre] if disagg else engines
     back = engines[n_pre:]
-    link_free = [0.0] * n_pre
-    outputs: dict[int, int] = {}  # disaggregated: a request's max_out while it prefills
-    delay, token_delay = engines[0].timer.request_s, engines[0].timer.request_token_s
-    heap: list[tuple[float, int, int, object]] = []
-    seq = 0
-    version = [0] * len(engines)  # an engine event is stale once its version moved on
-    waking = [False] * len(engines)
-    log = _Log()
-    routed = finished = 0
-    # open-loop arrivals: a cursor into their times (an arrival precedes any event of its instant)
-    times, n_open, cursor = ((feed.times, feed.n, 0) if isinstance(feed, _OpenFeed)
-                             else (array("d"), 0, 0))
+    events = Events()
+    log = _Relay(stop, feed, events, disagg)
+    routed = 0
 
-    def push(t: float, kind: int, payload: object) -> None:
-        nonlocal seq
-        heapq.heappush(heap, (t, kind, seq, payload))
-        seq += 1
+    def route(t: float, counter: int) -> int:
+        return _route(front, router, t, counter)
 
-    def reach(t: float, req: object) -> float:  # when a client's request reaches the engines
-        return t + delay + token_delay * req.prompt  # type: ignore[attr-defined]
+    def admit(t: float, kind: int, payload: object) -> tuple[int, Request]:
+        nonlocal routed
+        if kind == ARRIVAL:
+            req = feed.take(payload)
+            i = _route(front, router, t, routed)
+            routed += 1
+            if disagg and req.max_out > 1:
+                log.outputs[req.rid] = req.max_out
+                req.max_out = 1
+            return i, req
+        req = payload  # type: ignore[assignment]  # a prefilled request's KV reached the pool
+        req.max_out = log.outputs.pop(req.rid)
+        req.computed, req.transferred, req.hashed, req.reserved = 0, req.prompt, [], 0
+        return n_pre + _route(back, "least_outstanding", t, 0), req
 
-    for t, payload in feed.first():
-        push(reach(t, payload), ARRIVAL, payload)
-    while True:
-        if cursor < n_open and (not heap or times[cursor] <= heap[0][0]):
-            t, kind, payload = times[cursor], ARRIVAL, cursor
-            cursor += 1
-        elif heap:
-            t, kind, _, payload = heapq.heappop(heap)
-        else:
-            break
-        if kind != ENGINE:
-            if kind == ARRIVAL:
-                req = feed.take(payload)
-                i = _route(front, router, t, routed)
-                routed += 1
-                if disagg and req.max_out > 1:
-                    outputs[req.rid] = req.max_out
-                    req.max_out = 1
-            else:  # a prefilled request's KV reached the decode pool
-                req = payload  # type: ignore[assignment]
-                req.max_out = outputs.pop(req.rid)
-                req.computed, req.transferred, req.hashed, req.reserved = 0, req.prompt, [], 0
-                i = n_pre + _route(back, "least_outstanding", t, 0)
-            engine = engines[i]
-            idle = engine.plan is None
-            steps_before = engine.plan.steps if engine.plan is not None else 0
-            engine.add(req, t)
-            if idle and not waking[i]:
-                # start at t, after every arrival of the same instant has been routed
-                engine.clock = max(engine.clock, t)
-                waking[i] = True
-                version[i] += 1
-                push(t, ENGINE, (i, version[i]))
-            elif engine.plan is not None and engine.plan.steps != steps_before:
-                version[i] += 1  # the decode run was cut short at the next boundary
-                push(engine.plan.end_s, ENGINE, (i, version[i]))
-            continue
-        i, v = payload  # type: ignore[misc]
-        if v != version[i]:
-            continue
-        engine = engines[i]
-        waking[i] = False
-        for req in engine.commit():
-            if i < n_pre and req.rid in outputs:  # prefilled: send its KV to decode
-                assert disagg is not None
-                begin = max(engine.clock, link_free[i])
-                link_free[i] = begin + req.prompt * disagg.kv_bytes_per_token / \
-                    disagg.link_bytes_per_s
-                push(link_free[i] + disagg.link_latency_s, TRANSFER, req)
-                continue
-            log.add(req, i)
-            finished += 1
-            if stop is not None and stop(req):
-                return SimRun(log.records(), tuple(engines), feed.labels, stopped=True)
-            for t_next, p in feed.finished(req, engine.clock):
-                push(reach(t_next, p), ARRIVAL, p)
-        if progress is not None:
-            progress(engine.clock, finished)
-        if engine.has_work():
-            version[i] += 1
-            plan = engine.plan_next()
-            if plan is not None:  # (push, inline: once a unit)
-                heapq.heappush(heap, (plan.end_s, ENGINE, seq, (i, version[i])))
-                seq += 1
-    return SimRun(log.records(), tuple(engines), feed.labels)
-
-
-def _one_engine(engine: Engine, feed: _OpenFeed,
-                progress: Callable[[float, int], None] | None,
-                stop: Callable[[Request], bool] | None) -> SimRun:
-    """:func:`simulate` of open-loop arrivals on one engine, without an event heap: the next
-    event is the earlier of the next arrival and the end of the engine's unit in flight (an
-    arrival first at equal times, as the heap orders them; an idle engine woken by an arrival
-    starts its unit at that instant, after the arrivals of the instant)."""
-    log = _Log()
-    finished = 0
-    times, n, cursor = feed.times, feed.n, 0
-    wake = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
-    inf = float("inf")
-    while True:
-        plan = engine.plan
-        due = plan.end_s if plan is not None else (wake if wake >= 0 else inf)
-        if cursor < n and times[cursor] <= due:
-            t = times[cursor]
-            req = feed.take(cursor)
-            cursor += 1
-            engine.add(req, t)
-            if plan is None and wake < 0:
-                engine.clock = max(engine.clock, t)
-                wake = t
-            continue
-        if due == inf:
-            break
-        wake = -1.0
-        for req in engine.commit():
-            log.add(req, 0)
-            finished += 1
-            if stop is not None and stop(req):
-                return SimRun(log.records(), (engine,), feed.labels, stopped=True)
-        if progress is not None:
-            progress(engine.clock, finished)
-        if engine.has_work():
-            engine.plan_next()
-    return SimRun(log.records(), (engine,), feed.labels)
+    if isinstance(feed, ClientFeed):
+        for t, payload in feed.first():
+            events.push(_reach(t, payload, feed), ARRIVAL, payload)
+    stopped = run_events(
+        engines, feed if isinstance(feed, OpenFeed) else None, events, route, admit, log,
+        progress, sync=router == "least_kv", direct=disagg is None)
+    return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)

@@ -25,7 +25,7 @@ from napkin.accounting.ranks import Parts
 from napkin.errors import require
 from napkin.serving.step import StepShape
 from napkin.serving.wrapped_timer import WrappedTimer
-from napkin.timing import StepSeries
+from napkin.timing.series import StepSeries
 
 if TYPE_CHECKING:
     from napkin.serving.engine import StepTimer
@@ -132,8 +132,8 @@ class SpeculativeTimer(WrappedTimer):
         """L: mean tokens a verification keeps."""
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
-        real = self.inner.step_s(parts, tokens if prefill else tokens * self.q, prefill)
-        return real / self.tokens_per_step
+        """The first step of :meth:`series` (the same floats: each part over L)."""
+        return self.series(parts, None, tokens, prefill).time(1)
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries:

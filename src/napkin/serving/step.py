@@ -10,7 +10,7 @@ import numpy as np
 
 from napkin.accounting.batch import causal_pairs
 from napkin.serving.request import Request
-from napkin.timing import StepSeries
+from napkin.timing.series import StepSeries
 
 
 class StepShape:

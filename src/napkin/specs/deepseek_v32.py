@@ -50,16 +50,15 @@ Rejected with a message naming the field: a config without MLA (``kv_lora_rank``
 """
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.hf_keys import HFConfig
+from napkin.specs.hf_layers import standard_model
 from napkin.specs.model import ModelSpec
 from napkin.specs.modules import AttentionShape, Block, CompressedKV, Linear, OpKind, Stage
-
-if TYPE_CHECKING:
-    from napkin.specs.hf_config import HFConfig
 
 MAX_INDEX = 1 << 24
 """Largest index head count, width and top-k a config may give (16.8 M; V3.2: 64, 128, 2048)."""
@@ -81,7 +80,7 @@ class DeepseekV32Keys(BaseModel):
     qk_rope_head_dim: int = Field(ge=0)
 
 
-def from_deepseek_v32(cfg: "HFConfig", raw: dict[str, Any], name: str, source: str
+def from_deepseek_v32(cfg: HFConfig, raw: dict[str, Any], name: str, source: str
                       ) -> ModelSpec:
     """Build the :class:`ModelSpec` of a DeepSeek-V3.2 ``config.json`` (``raw``, already read
     into ``cfg``): DeepSeek-V3's model with every block, the MTP module's included, made a DSA
@@ -93,9 +92,7 @@ def from_deepseek_v32(cfg: "HFConfig", raw: dict[str, Any], name: str, source: s
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise NapkinError(f"model: {source}: field {field!r}: {err['msg']} "
                           "(a deepseek_v32 config needs it for DSA)") from None
-    from napkin.specs.hf_config import from_hf_config  # V3's reader builds the rest
-
-    base = from_hf_config({**raw, "model_type": "deepseek_v3"}, name, source)
+    base = standard_model(cfg.model_copy(update={"model_type": "deepseek_v3"}), name, source)
     made: dict[Block, Block] = {}
 
     def dsa(block: Block) -> Block:

@@ -52,11 +52,12 @@ FP4 experts: napkin's ``--weights`` sets one format for all weights) and
 other than their defaults (V4 has no dense layers).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.hf_keys import HFConfig
 from napkin.specs.model import ModelSpec, MTPSpec
 from napkin.specs.modules import (
     AttentionShape,
@@ -68,9 +69,6 @@ from napkin.specs.modules import (
     Stage,
     gated_mlp,
 )
-
-if TYPE_CHECKING:
-    from napkin.specs.hf_config import HFConfig
 
 SUPPORTED_RATIOS = (0, 4, 128)
 CSA_RATIO = 4  # the reference overlaps and indexes only ratio-4 compressors
@@ -98,7 +96,7 @@ class DeepseekV4Keys(BaseModel):
     moe_layer_freq: int = 1
 
 
-def from_deepseek_v4(cfg: "HFConfig", raw: dict[str, Any], name: str, source: str) -> ModelSpec:
+def from_deepseek_v4(cfg: HFConfig, raw: dict[str, Any], name: str, source: str) -> ModelSpec:
     """Build the :class:`ModelSpec` of a DeepSeek-V4 ``config.json`` (``raw``, already read
     into ``cfg`` for the keys every model shares)."""
     try:
@@ -130,7 +128,7 @@ def from_deepseek_v4(cfg: "HFConfig", raw: dict[str, Any], name: str, source: st
     )
 
 
-def _check(cfg: "HFConfig", v4: DeepseekV4Keys, source: str) -> None:
+def _check(cfg: HFConfig, v4: DeepseekV4Keys, source: str) -> None:
     def fail(msg: str) -> NapkinError:
         return NapkinError(f"model: {source}: {msg}")
 
@@ -169,7 +167,7 @@ def _compressor(prefix: str, h: int, dim: int, ratio: int) -> tuple[list[Linear]
             [(f"{prefix}/ape", ratio * width), (f"{prefix}/norm", dim)])
 
 
-def _block(cfg: "HFConfig", v4: DeepseekV4Keys, att: AttentionShape, ratio: int,
+def _block(cfg: HFConfig, v4: DeepseekV4Keys, att: AttentionShape, ratio: int,
            hash_routed: bool) -> Block:
     h, heads, d = cfg.hidden_size, cfg.num_attention_heads, v4.head_dim
     proj, g = OpKind.PROJECTION, v4.o_groups

@@ -73,7 +73,7 @@ class Accelerator:
         H100 SXM at :data:`REFERENCE_SM_CLOCK_HZ`): that clock / this GPU's SM clock; 1 where
         the clock is unknown. splitwise-sim's A100 and H100 decode times have a fixed time a
         step 1.47× and a time per all-reduce and extra rank 1.45× longer on A100, against a
-        clock ratio of 1.40 (:mod:`napkin.calibration.basis`)."""
+        clock ratio of 1.40 (:mod:`napkin.calibration.terms`)."""
         return REFERENCE_SM_CLOCK_HZ / self.sm_clock_hz if self.sm_clock_hz else 1.0
 
     @property

@@ -2,7 +2,7 @@
 attention in three of every four layers, MLA full attention in the rest, a DeepSeek-style MoE
 with one shared expert.
 
-The config's keys that napkin's shared reader (:class:`~napkin.specs.hf_config.HFConfig`)
+The config's keys that napkin's shared reader (:class:`~napkin.specs.hf_keys.HFConfig`)
 knows under other names are renamed first by :func:`kimi_linear_keys`:
 ``num_experts_per_token`` → ``num_experts_per_tok``, ``num_shared_experts`` →
 ``n_shared_experts``, ``model_max_length`` → ``max_position_embeddings`` (Kimi Linear's
@@ -26,7 +26,7 @@ shapes as the checkpoint's tensors), with h = ``hidden_size``:
   recurrent numbers and 3·H·d·(K − 1) convolution numbers per layer
   (:class:`~napkin.specs.modules.LinearAttention`, kind ``kda``; vLLM's
   ``MambaStateShapeCalculator.kda_state_shape``);
-- MLA (``KimiMLAAttention``), read by :mod:`napkin.specs.hf_config` as DeepSeek's with
+- MLA (``KimiMLAAttention``), read by :mod:`napkin.specs.hf_layers` as DeepSeek's with
   ``q_lora_rank`` null: ``q_proj`` h → heads·(qk_nope + qk_rope), ``kv_a_proj_with_mqa`` h →
   kv_lora_rank + qk_rope_head_dim, ``kv_a_layernorm``, ``kv_b_proj`` kv_lora_rank →
   heads·(qk_nope + v_head_dim), ``o_proj``. ``mla_use_nope`` (vLLM asserts it true) applies
@@ -47,11 +47,13 @@ repeat or overrun a layer, a missing ``linear_attn_config`` key, ``num_nextn_pre
 above 0 (no Kimi Linear checkpoint has MTP layers).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.hf_keys import HFConfig
+from napkin.specs.hf_layers import attention_shape, decoder_block, is_moe_layer
 from napkin.specs.model import ModelSpec
 from napkin.specs.modules import (
     AttentionShape,
@@ -62,16 +64,13 @@ from napkin.specs.modules import (
     Stage,
 )
 
-if TYPE_CHECKING:
-    from napkin.specs.hf_config import HFConfig
-
 MAX_HEADS = 1 << 16
 MAX_WIDTH = 1 << 24
 
 _RENAMED = {"num_experts_per_token": "num_experts_per_tok",
             "num_shared_experts": "n_shared_experts",
             "model_max_length": "max_position_embeddings"}
-"""Kimi Linear's names for keys :class:`~napkin.specs.hf_config.HFConfig` reads."""
+"""Kimi Linear's names for keys :class:`~napkin.specs.hf_keys.HFConfig` reads."""
 
 
 class LinearAttnConfig(BaseModel):
@@ -104,11 +103,9 @@ def kimi_linear_keys(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def from_kimi_linear(cfg: "HFConfig", raw: dict[str, Any], name: str, source: str) -> ModelSpec:
+def from_kimi_linear(cfg: HFConfig, raw: dict[str, Any], name: str, source: str) -> ModelSpec:
     """Build the :class:`ModelSpec` of a Kimi Linear ``config.json`` (``raw``, already read
     into ``cfg`` for the keys every model shares)."""
-    from napkin.specs.hf_config import _attention_shape, _block, _is_moe_layer
-
     try:
         keys = KimiLinearKeys.model_validate(raw)
     except ValidationError as e:
@@ -128,10 +125,10 @@ def from_kimi_linear(cfg: "HFConfig", raw: dict[str, Any], name: str, source: st
     kda = LinearAttention(kind="kda", num_k_heads=lac.num_heads, num_v_heads=lac.num_heads,
                           key_head_dim=lac.head_dim, value_head_dim=lac.head_dim,
                           conv_kernel=lac.short_conv_kernel_size)
-    mla = _attention_shape(cfg, source)
+    mla = attention_shape(cfg, source)
     blocks = []
     for i in range(cfg.num_hidden_layers):
-        base = _block(cfg, mla, source, _is_moe_layer(cfg, i), None)
+        base = decoder_block(cfg, mla, source, is_moe_layer(cfg, i), None)
         if base.experts is not None:  # KimiMoE's gate.e_score_correction_bias
             base = Block(attention=base.attention, window=None, linears=base.linears,
                          experts=base.experts,
@@ -164,8 +161,8 @@ def _kda_layers(lac: LinearAttnConfig, layers: int, source: str) -> set[int]:
     return {v - 1 for v in kda}
 
 
-def _with_kda(cfg: "HFConfig", base: Block, kda: LinearAttention) -> Block:
-    """``base`` (norms, MLP or MoE as :mod:`napkin.specs.hf_config` builds them) with its MLA
+def _with_kda(cfg: HFConfig, base: Block, kda: LinearAttention) -> Block:
+    """``base`` (norms, MLP or MoE as :mod:`napkin.specs.hf_layers` builds them) with its MLA
     replaced by KDA (``kda``): projections, low-rank decay and output-gate projections, β."""
     h, proj = cfg.hidden_size, OpKind.PROJECTION
     heads, d, width = kda.num_v_heads, kda.value_head_dim, kda.value_dim

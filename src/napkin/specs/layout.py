@@ -97,7 +97,7 @@ class ParallelLayout:
     @property
     def is_tensor_parallel(self) -> bool:
         """The plain layout: every rank holds every token (no data parallelism), every expert
-        split over all ranks — what :class:`napkin.timing.RooflineTimer` times."""
+        split over all ranks — what :class:`napkin.timing.steps.RooflineTimer` times."""
         return self.attention_dp == 1 and self.expert_parallel == 1
 
     @property

@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
-from napkin.specs.hf_config import MAX_COUNT, MAX_LAYERS, MAX_POSITIONS, MAX_WIDTH
+from napkin.specs.hf_keys import MAX_COUNT, MAX_LAYERS, MAX_POSITIONS, MAX_WIDTH
 
 LLAMA4_TYPES = frozenset({"llama4", "llama4_text"})
 """``model_type`` values read as Llama 4 (``llama4_text``, also ``llama4`` inside a

@@ -22,7 +22,7 @@ Layer geometry (transformers ``models/qwen3_next/modeling_qwen3_next.py``), with
   ``attention_bias``; GQA KV cache as usual;
 - the MLP: Qwen-MoE's rules (``decoder_sparse_step``, ``mlp_only_layers``), routed SwiGLU experts
   of ``moe_intermediate_size``, one shared expert of ``shared_expert_intermediate_size`` with
-  its own h → 1 sigmoid gate, read as Qwen2-MoE's by :mod:`napkin.specs.hf_config`.
+  its own h → 1 sigmoid gate, read as Qwen2-MoE's by :mod:`napkin.specs.hf_layers`.
 
 Not counted: the multi-token-prediction layer the checkpoints ship as ``mtp.*`` tensors (the
 config does not declare it; transformers skips it on load). Read and not modelled:
@@ -32,11 +32,13 @@ are not a multiple of the key heads, unknown ``layer_types`` values, a ``layer_t
 the wrong length.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from napkin.errors import NapkinError
+from napkin.specs.hf_keys import HFConfig
+from napkin.specs.hf_layers import attention_shape, decoder_block, is_moe_layer
 from napkin.specs.model import ModelSpec
 from napkin.specs.modules import (
     AttentionShape,
@@ -46,9 +48,6 @@ from napkin.specs.modules import (
     OpKind,
     Stage,
 )
-
-if TYPE_CHECKING:
-    from napkin.specs.hf_config import HFConfig
 
 LAYER_TYPES = ("linear_attention", "full_attention")
 MAX_HEADS = 1 << 16
@@ -68,11 +67,9 @@ class Qwen3NextKeys(BaseModel):
     full_attention_interval: int = Field(default=4, gt=0)
 
 
-def from_qwen3_next(cfg: "HFConfig", raw: dict[str, Any], name: str, source: str) -> ModelSpec:
+def from_qwen3_next(cfg: HFConfig, raw: dict[str, Any], name: str, source: str) -> ModelSpec:
     """Build the :class:`ModelSpec` of a Qwen3-Next ``config.json`` (``raw``, already read into
     ``cfg`` for the keys every model shares)."""
-    from napkin.specs.hf_config import _attention_shape, _block, _is_moe_layer
-
     try:
         keys = Qwen3NextKeys.model_validate(raw)
     except ValidationError as e:
@@ -82,10 +79,10 @@ def from_qwen3_next(cfg: "HFConfig", raw: dict[str, Any], name: str, source: str
                           "(a qwen3_next config needs it)") from None
     kinds = _layer_kinds(cfg, keys, source)
     gdn = _linear_attention(keys, source)
-    full = _attention_shape(cfg, source)
+    full = attention_shape(cfg, source)
     blocks = []
     for i, kind in enumerate(kinds):
-        base = _block(cfg, full, source, _is_moe_layer(cfg, i), None)
+        base = decoder_block(cfg, full, source, is_moe_layer(cfg, i), None)
         blocks.append(_with_mixer(cfg, base, gdn if kind == "linear_attention" else None))
     return ModelSpec(
         name=name, model_type=cfg.model_type, hidden_size=cfg.hidden_size,
@@ -94,7 +91,7 @@ def from_qwen3_next(cfg: "HFConfig", raw: dict[str, Any], name: str, source: str
     )
 
 
-def _layer_kinds(cfg: "HFConfig", keys: Qwen3NextKeys, source: str) -> list[str]:
+def _layer_kinds(cfg: HFConfig, keys: Qwen3NextKeys, source: str) -> list[str]:
     layers = cfg.num_hidden_layers
     if cfg.layer_types is None:
         n = keys.full_attention_interval
@@ -120,8 +117,8 @@ def _linear_attention(keys: Qwen3NextKeys, source: str) -> LinearAttention:
                            conv_kernel=keys.linear_conv_kernel_dim)
 
 
-def _with_mixer(cfg: "HFConfig", base: Block, gdn: LinearAttention | None) -> Block:
-    """``base`` (norms, MLP or MoE as :mod:`napkin.specs.hf_config` builds them) with its token
+def _with_mixer(cfg: HFConfig, base: Block, gdn: LinearAttention | None) -> Block:
+    """``base`` (norms, MLP or MoE as :mod:`napkin.specs.hf_layers` builds them) with its token
     mixer replaced by Qwen3-Next's: gated full attention, or Gated DeltaNet (``gdn``)."""
     h, proj = cfg.hidden_size, OpKind.PROJECTION
     rest = tuple(lin for lin in base.linears if not lin.name.startswith("attn/"))

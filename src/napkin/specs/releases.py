@@ -43,6 +43,13 @@ def release(version: str) -> tuple[int, ...] | None:
     return tuple(parts) or None
 
 
+def version_at_least(version: str, floor: tuple[int, ...]) -> bool:
+    """Whether a release string (``0.5.10.post1``) is ``floor`` or later; an empty or
+    non-numeric one (``nightly-dev-…``) is not known to be (:func:`release`)."""
+    parts = release(version) or ()
+    return len(parts) >= len(floor) and parts[:len(floor)] >= floor
+
+
 def generation(backend: str, version: str) -> str | None:
     """The execution generation of ``backend`` ``version`` (module docstring); None where the
     backend has one or the version does not parse."""

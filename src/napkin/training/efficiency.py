@@ -45,7 +45,7 @@ from importlib import resources
 from napkin.accounting.forward import gemm_flops, gemm_operand_bytes
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
-from napkin.timing import check_efficiency
+from napkin.timing.efficiency import check_efficiency
 
 PRECISIONS = ("bf16", "fp8", "fp8-rowwise", "mxfp8", "nvfp4")
 """Training matmul recipes: BF16 everywhere; FP8 block linears with tensorwise scales

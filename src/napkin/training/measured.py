@@ -28,7 +28,7 @@ activations and reserve).
 from dataclasses import dataclass
 from pathlib import Path
 
-from napkin.calibration.measurements import csv_table, positive_float, positive_int
+from napkin.calibration.measurements.fields import csv_table, positive_float, positive_int
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError, require
 from napkin.specs.hardware import Accelerator, override

@@ -8,7 +8,7 @@ budget is ``devices · peak · MFU · seconds`` (how to split it: :mod:`napkin.s
 
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
-from napkin.timing import check_efficiency
+from napkin.timing.efficiency import check_efficiency
 
 SECONDS_PER_DAY = 86_400.0
 MAX_BUDGET_DAYS = 3_650.0

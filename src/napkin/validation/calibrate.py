@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from napkin.calibration.basis import TERMS
-from napkin.calibration.measurements import Measurement
+from napkin.calibration.measurements.records import Measurement
 from napkin.calibration.profile import BAND_COVERAGE, Band, Domain, Profile
 from napkin.calibration.protocol import (
     PROTOCOLS,
@@ -22,6 +21,7 @@ from napkin.calibration.protocol import (
     harness_dict,
     with_latencies,
 )
+from napkin.calibration.terms import TERMS
 from napkin.catalog import load_model
 from napkin.errors import require
 from napkin.specs.releases import releases
@@ -78,7 +78,8 @@ class ValidationReport:
     worst: list[tuple[Prediction, str, float]]
     predictions: list[Prediction]
     by: str = "group"
-    """How :attr:`groups` group the rows (:data:`~napkin.calibration.measurements.GROUPINGS`)."""
+    """How :attr:`groups` group the rows
+    (:data:`~napkin.calibration.measurements.records.GROUPINGS`)."""
 
 
 def report(preds: Sequence[Prediction], worst: int = 5, by: str = "group") -> ValidationReport:
@@ -191,7 +192,7 @@ def calibrate(rows: Sequence[Measurement], backend: str, name: str | None = None
 def validate(rows: Sequence[Measurement], profile: Profile, by: str = "group"
              ) -> ValidationReport:
     """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting),
-    grouped ``by`` (:data:`~napkin.calibration.measurements.GROUPINGS`)."""
+    grouped ``by`` (:data:`~napkin.calibration.measurements.records.GROUPINGS`)."""
     return report(predict(_assumed(rows, profile), profile.model), by=by)
 
 

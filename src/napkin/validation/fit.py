@@ -24,18 +24,10 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from napkin.accounting.forward import Precision
-from napkin.calibration.basis import (
-    FLOOR,
-    REQUEST_TOKEN,
-    TERMS,
-    TIED,
-    UNFITTED,
-    FittedTimer,
-    StepBasis,
-    StepModel,
-)
-from napkin.calibration.measurements import Measurement, group_label
+from napkin.calibration.basis import FittedTimer, StepBasis, StepModel
+from napkin.calibration.measurements.records import Measurement, group_label
 from napkin.calibration.protocol import Campaign, with_latencies
+from napkin.calibration.terms import FLOOR, REQUEST_TOKEN, TERMS, TIED, UNFITTED
 from napkin.errors import require
 from napkin.serving.engine import EngineSpec, StepTimer
 from napkin.specs.hardware import Accelerator
@@ -148,11 +140,11 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     roofline terms >= 1 (:data:`PHYSICAL_FLOOR`); terms not in ``terms`` stay 0, and a term no
     observation exercises (an all-zero column: all-reduces on TP 1 rows) keeps its ``start``
     value, except the ``eager_layer`` floor, which goes to 0 when it binds on no step (the data
-    do not ask for one). A term of :data:`~napkin.calibration.basis.TIED` (``dense_low``,
+    do not ask for one). A term of :data:`~napkin.calibration.terms.TIED` (``dense_low``,
     ``dense_w4a16`` to ``dense``; the all-to-all pair to the all-reduce pair) shares its
     parent's coefficient (one for both columns) when ``terms`` leaves it out or no row has its
     work, and the parent is fitted; left out with its parent, it keeps its
-    :data:`~napkin.calibration.basis.UNFITTED` value, a fixed time the fit subtracts.
+    :data:`~napkin.calibration.terms.UNFITTED` value, a fixed time the fit subtracts.
 
     ``latencies_s`` are the starting harness latencies of the fitted-latency campaigns
     (:attr:`Observation.campaign`): each is a column of its campaign's TTFTs, in [0, 60] s,
@@ -160,7 +152,7 @@ def solve(obs: Sequence[Observation], start: StepModel, terms: Sequence[str] = T
     ``held``: terms fitted elsewhere (the routed experts', on kernel timings), left out of
     ``terms`` and kept at these values, a fixed time the fit subtracts; a held :data:`TIED`
     term is not tied. ``request_s`` is always fitted, ``request_token_s`` where ``terms``
-    names :data:`~napkin.calibration.basis.REQUEST_TOKEN` (else it stays 0)."""
+    names :data:`~napkin.calibration.terms.REQUEST_TOKEN` (else it stays 0)."""
     require(len(obs) > 0, "calibrate: no measurements with a TTFT, a TPOT or (all requests at "
             "once) an output throughput to fit")
     n_lat = len(latencies_s)

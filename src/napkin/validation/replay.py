@@ -17,21 +17,22 @@ import numpy as np
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.calibration.basis import LayoutBasis, layout_timer
-from napkin.calibration.measurements import Harness, Launch, Measurement, version_at_least
+from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
 from napkin.serving.engine import Engine, EngineSpec, StepTimer
-from napkin.serving.scenario import activation_peak_bytes
+from napkin.serving.replica import activation_peak_bytes
 from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape
 from napkin.serving.workload import parse_workload
 from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
-from napkin.specs.releases import eager_prefill, generation, reserves_full_prompt
-from napkin.timing import Efficiency, RooflineTimer
+from napkin.specs.releases import eager_prefill, generation, reserves_full_prompt, version_at_least
+from napkin.timing.efficiency import Efficiency
+from napkin.timing.steps import RooflineTimer
 from napkin.units import GB, GiB, MiB
 
 COUNTED_ROUNDS = 8

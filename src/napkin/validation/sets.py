@@ -15,11 +15,9 @@ which the ``trtllm-compiled`` profile is fitted on (:data:`SET_PROFILES`): cross
 ``--by gpu`` leaves one GPU out."""
 
 
-from napkin.calibration.measurements import (
-    Measurement,
-    read_aiconfigurator_csv,
-    read_splitwise_csv,
-)
+from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
+from napkin.calibration.measurements.records import Measurement
+from napkin.calibration.measurements.splitwise import read_splitwise_csv
 from napkin.catalog import measurement_file
 from napkin.errors import NapkinError
 from napkin.validation.trtllm_bench import V017_TABLE, v017_throughput_rows

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from napkin.accounting.forward import Precision, weight_bytes
-from napkin.calibration.measurements import Harness, Launch, Measurement, csv_table
+from napkin.calibration.measurements.fields import csv_table
+from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import NapkinError, require
 from napkin.specs.hardware import Accelerator

@@ -1,0 +1,16 @@
+"""Command-line argument types the benchmark scripts share (no napkin import, so a script
+comparing other trees runs even while this tree's package does not import)."""
+
+import argparse
+
+
+def whole_number(text: str) -> int:
+    """A count >= 1 for argparse (a bad one is one usage line naming the argument, not a
+    traceback)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return n

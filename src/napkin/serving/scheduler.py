@@ -1,0 +1,539 @@
+"""The scheduling algorithm of one engine replica, written once, and the loops that drive it.
+
+:func:`process` is the engine's scheduler as a coroutine over its hot state in local variables
+(a method call and a dozen attribute lookups per decision cost more than the decisions: the
+coroutine keeps the clock, step counts, blocks in use and the decode set's running sums in
+locals and writes them back to the :class:`~napkin.serving.engine.Engine` when it stops). Per
+unit of work (one step, or a run of identical-composition decode steps in fast mode):
+
+1. **commit** the unit in flight: tokens computed, first tokens and finishes stamped, blocks
+   freed, one series row;
+2. **plan** the next: decodes first (blocks reserved at admission under max-length
+   reservation; the most recently admitted running request preempted while blocks run short),
+   then partial prefills in admission order, then admissions first come first served while a
+   sequence slot, the token budget and blocks last (SGLang: a prefill-only batch whenever one can
+   be admitted under its ratio reserve, else a decode step);
+3. **cost** it: a decode run up to the first completion, block shortage, window edge, SGLang
+   re-check, scheduler look or end of batch waiting, timed in closed form from the running sums
+   (:class:`~napkin.timing.series.StepSeries`), or a step with prefill chunks.
+
+The policies' rules are the engine's small pieces (:meth:`Engine._chunk`, ``_blocks_needed``,
+``_max_steps_fitting``, ``_preempt``, ``_ratio_reserve_tokens``, ``_holds_prompts``,
+``_take_in``, ``_keys``, ``_series`` …); the features that are off cost one test each per unit:
+prefix caching and its host tier, sliding windows and exact mode (their steps are costed by
+``_series``), basis recording, SGLang's receive interval, TensorRT-LLM's batch waiting, static
+batching. ``tests/serving/test_pinned_runs.py`` pins 700 runs over all of them bit for bit to
+the records of the two loops this module replaced.
+
+:mod:`napkin.serving.events` holds the loops that drive it.
+"""
+
+import heapq
+from collections.abc import Callable, Generator, Sequence
+from typing import Protocol
+
+from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES, Engine
+from napkin.serving.recording import basis_at, basis_through
+from napkin.serving.request import Request
+from napkin.serving.step import Plan
+from napkin.timing.series import StepSeries
+
+ARRIVED = -2
+"""Sent to :func:`process`: the request in ``engine.arriving`` (``(t, request)``) reaches it."""
+DUE = -1
+"""Sent to :func:`process`: its due instant has come."""
+STOPPED = -1.0
+"""Yielded by :func:`process` once the sink asked to stop."""
+DECODES, PREFILLS = 0, 1
+"""The two phases of a step's scheduling (their order is the policy's)."""
+
+
+class Feed(Protocol):
+    """Open-loop arrivals as typed columns (:class:`napkin.serving.simulate.OpenFeed`)."""
+
+    n: int
+    times: Sequence[float]
+
+    def take(self, payload: object) -> Request: ...
+
+
+class Sink(Protocol):
+    """Where finished requests go (:class:`napkin.serving.simulate.Log`)."""
+
+    count: int
+    """Requests finished so far (what progress reports)."""
+
+    def add(self, r: Request, engine: int) -> bool:
+        """Take a request ``engine`` finished; True ends the run."""
+        ...
+
+
+def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, busy_s: float,
+           kv_token_seconds: float, peak: int, dec: tuple[int, int, int], preemptions: int) -> None:
+    """Write the coroutine's local scalars back to the engine (without prefix caching all the
+    pool's used blocks are private; with it the pool keeps that count itself)."""
+    engine.clock, engine.steps, engine.num_steps, engine.busy_s = clock, steps, num_steps, busy_s
+    engine.pool.used = used
+    if not engine.caching:
+        engine.pool.private_used = used
+    engine.kv_token_seconds = kv_token_seconds
+    engine.peak_blocks, engine.preemptions = peak, preemptions
+    engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
+
+
+def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_steps: int,
+             used: int, busy_s: float, kv_token_seconds: float, peak: int,
+             dec: tuple[int, int, int], preemptions: int) -> tuple[int, int, int, int, int]:
+    """The engine's ``_preempt`` of ``victim`` from the coroutine's state (stored first); the
+    scalars it changes: (used blocks, preemptions, dec_base, dec_left, dec_over_clip)."""
+    _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak, dec, preemptions)
+    engine._preempt(victim)
+    return (engine.pool.used, engine.preemptions, engine.dec_base, engine.dec_left,
+            engine.dec_over_clip)
+
+
+def _unit(busy: bool, start_s: float, k: int, series: StepSeries | None, step_s: float,
+          chunks: list[tuple[Request, int]], n_dec: int, kv0: int, run: bool,
+          basis: tuple | None) -> Plan | None:
+    """The coroutine's unit in flight as a :class:`Plan` (None when idle; a plain single step
+    as a series of one step of ``step_s``)."""
+    if not busy:
+        return None
+    return Plan(start_s, k, series or StepSeries(step_s, 0.0, 0.0, 0.0, 0.0), chunks, n_dec,
+                kv0, run, basis)
+
+
+def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink,
+            progress: Callable[[float, int], None] | None, sync: bool = False
+            ) -> Generator[float, int, bool]:
+    """``engine``'s scheduler as a coroutine (see the module docstring).
+
+    It yields when the engine next needs the loop: the end of its unit in flight, the instant
+    an arrival woke it, or infinity when idle. Send it the index of an arrival of ``feed``
+    routed to it (it reaches the engine at ``feed.times[i]``), :data:`ARRIVED` for the request
+    in ``engine.arriving``, or :data:`DUE` when its due instant comes: it commits the unit,
+    gives the finished requests to ``sink`` (as engine ``index``), calls ``progress`` and plans
+    the next unit. A decode run in flight stops at the step boundary after an arrival. Once the
+    sink asks to stop it yields :data:`STOPPED`. Closing it writes its state back to the
+    engine (the unit in flight as ``engine.plan``); with ``sync`` it does so at every yield too
+    (a router that reads the engines' blocks in use).
+
+    With ``own`` (one engine alone) it takes every arrival of ``feed`` itself — the next event
+    is the earlier of the next arrival and its due instant, an arrival first at equal times —
+    and returns, without yielding, whether the sink ended the run."""
+    spec, pool, bs = engine.spec, engine.pool, engine.bs
+    series_of, step_s = engine.timer.series, engine.timer.step_s
+    decode_parts, step_parts = engine.cost.decode_parts, engine.cost.step_parts
+    dp, busiest_group = engine.dp, engine.busiest_group
+    max_seqs, max_tokens = spec.max_num_seqs, spec.max_num_batched_tokens
+    chunk = engine._chunk  # a request's tokens this step (threshold, budget, whole prompts)
+    max_request, max_prompt = engine.max_request_tokens, engine.max_prompt_tokens
+    clip, ratio, reserve_all = engine.clip, engine.ratio, engine.reserve_all
+    preempt_self, full_prompt = engine.policy.preempt_self, engine.full_prompt
+    new_token_ratio = engine.policy.new_token_ratio
+    phases = (DECODES, PREFILLS) if engine.policy.mixed_batches else (PREFILLS, DECODES)
+    # the features (each off in a plain run)
+    fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
+    windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
+    recv, host_tier = engine.recv_interval > 1, pool.host_blocks > 0
+    plain = fast and not windows and not recording  # units costed from the running sums
+    num_blocks = pool.num_blocks
+    running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
+    waiting, inbox = engine.waiting, engine.inbox
+    residues, heap = engine.residues, engine.finish_heap
+    series, series_row = engine.series, SERIES.pack
+    clock, steps, num_steps, used = engine.clock, engine.steps, engine.num_steps, pool.used
+    busy_s, kv_token_seconds, peak = engine.busy_s, engine.kv_token_seconds, engine.peak_blocks
+    dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
+    preemptions, slot_steps = engine.preemptions, engine.slot_steps
+    heappush, heappop = heapq.heappush, heapq.heappop
+    inf = float("inf")
+    wake_s = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
+    # the unit in flight (a Plan's fields; busy is False when idle); a plain single step has
+    # no series: its time p_step_s is all there is to know
+    busy, p_start_s, p_k, p_end_s, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
+    p_step_s = 0.0
+    p_series: StepSeries | None = None
+    p_chunks: list[tuple[Request, int]] = []
+    p_basis = None
+    if engine.plan is not None:  # an engine a stopped run left with a unit in flight
+        plan = engine.plan
+        busy, p_start_s, p_k, p_end_s, p_series = True, plan.start_s, plan.steps, plan.end_s, \
+            plan.series
+        p_n_dec, p_kv0, p_run, p_chunks, p_basis = plan.n_dec, plan.kv_tokens0, \
+            plan.decode_run, plan.chunks, plan.basis
+    times, n, cursor = (feed.times, feed.n, 0) if feed is not None else ((), 0, 0)
+    take = feed.take if feed is not None else None
+
+    try:
+        while True:
+            due = p_end_s if busy else (wake_s if wake_s >= 0 else inf)
+            if not own:
+                if sync:
+                    _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds,
+                           peak, (dec_base, dec_left, dec_over), preemptions)
+                    engine.plan = _unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks,
+                                        p_n_dec, p_kv0, p_run, p_basis)
+                i = yield due
+            elif cursor < n and times[cursor] <= due:
+                i = cursor
+                cursor += 1
+            elif due == inf:
+                return False
+            else:
+                i = DUE
+            if i >= 0 or i == ARRIVED:  # ------------------------------------------ an arrival
+                if i >= 0:
+                    req = take(i)  # type: ignore[misc]
+                    t = req.enqueue_s = times[i]
+                else:
+                    t, req = engine.arriving
+                    req.enqueue_s = t
+                if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
+                    engine._refuse(req)  # (raises: the run is abandoned)
+                if recording:
+                    req.basis_arrival = basis_at(engine.basis_sum, _unit(
+                        busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
+                        p_run, p_basis), t)
+                if recv and (busy or running):  # taken in at the scheduler's next look
+                    inbox.append(req)
+                    if busy and p_run and p_k > 1:
+                        p_k = engine._next_look(p_series.steps_until(t - p_start_s, p_k), p_k)
+                        p_end_s = p_start_s + p_series.time(p_k)
+                else:
+                    waiting.append(req)
+                    if busy and p_run and p_k > 1 and not (static and not engine.batch_open):
+                        p_k = p_series.steps_until(t - p_start_s, p_k)  # stop at the boundary
+                        if p_k < 1:
+                            p_k = 1
+                        p_end_s = p_start_s + p_series.time(p_k)
+                if not busy and wake_s < 0:
+                    if t > clock:
+                        clock = t
+                    wake_s = t
+                continue
+            wake_s = -1.0
+            # ------------------------------------------------------------------------ commit
+            if busy:
+                k = p_k
+                clock = p_end_s
+                n_dec = p_n_dec
+                kv_token_seconds += (p_kv0 * p_step_s if p_series is None
+                                     else p_series.weighted(k, p_kv0, n_dec))
+                if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
+                    need = engine._blocks_needed(steps + 1, k - 1)
+                    if caching:
+                        pool.used = used
+                        pool.allocate(need)
+                        used = pool.used
+                    elif need <= num_blocks - used:
+                        used += need
+                if recording:
+                    engine.basis_sum = engine.basis_sum + basis_through(p_basis, k)
+                busy_s += clock - p_start_s
+                if n_dec:  # the decode clock: a prefill-only step advances no decode
+                    steps += k
+                if recv:  # SGLang's recv skipper: a decode step counts 1, a prefill looks
+                    engine.since_poll = engine.recv_interval if p_chunks \
+                        else engine.since_poll + k
+                if batch_wait and engine.holding:
+                    engine.held_steps += k
+                num_steps += k
+                slot_steps += (n_dec + len(p_chunks)) * k
+                finished: list[Request] = []
+                for req, new in p_chunks:
+                    req.computed += new
+                    if req.computed < req.prompt + req.outputs:
+                        continue
+                    del prefilling[req.rid]
+                    if caching:
+                        engine._register_prompt(req)
+                    req.outputs += 1
+                    if req.outputs == 1:
+                        req.first_token_s = clock
+                        req.basis_first = engine.basis_sum
+                    if req.outputs >= req.max_out:
+                        finished.append(req)
+                    else:  # engine._dec_add
+                        req.c0, req.s0, req.o0 = req.computed, steps, req.outputs
+                        decoding[req.rid] = req
+                        dec_base += req.c0 - steps
+                        dec_left += req.max_out - req.o0 + steps
+                        dec_over += req.max_out - req.o0 > clip
+                        residues[(steps - req.c0) % bs] += 1
+                        req.version += 1
+                        heappush(heap, (steps + req.max_out - req.o0, req.rid, req.version, req))
+                busy = False
+                if used > peak:  # before finishers free
+                    peak = used
+                while heap and heap[0][0] <= steps:
+                    _, _, version, req = heappop(heap)
+                    if version != req.version or req.rid not in decoding:
+                        continue
+                    s0, c0, o0 = req.s0, req.c0, req.o0  # (engine._dec_remove)
+                    req.computed, req.outputs = c0 + steps - s0, o0 + steps - s0
+                    del decoding[req.rid]
+                    dec_base -= c0 - s0
+                    dec_left -= req.max_out - o0 + s0
+                    dec_over -= req.max_out - o0 > clip
+                    residues[(s0 - c0) % bs] -= 1
+                    req.version += 1
+                    finished.append(req)
+                for req in finished:
+                    req.finish_s = clock
+                    req.basis_finish = engine.basis_sum
+                    if req.first_token_s != req.first_token_s:
+                        req.first_token_s = clock
+                        req.basis_first = engine.basis_sum
+                    del running[req.rid]
+                    if caching:
+                        engine._register_outputs(req)
+                        pool.used = used
+                        engine._release(req)
+                        used = pool.used
+                    else:
+                        used -= req.reserved if reserve_all else -(-req.computed // bs)
+                series += series_row(clock, used, len(running), len(waiting))
+                for req in finished:
+                    if sink.add(req, index):
+                        if own:
+                            return True
+                        yield STOPPED  # (the loop closes the coroutine)
+                        return True
+            if progress is not None:
+                engine.clock = clock
+                progress(clock, sink.count)
+            if not (running or waiting or inbox):
+                continue
+            # -------------------------------------------------------------------------- plan
+            if recv:
+                engine._take_in()
+            if static and not running:
+                engine.batch_open = True  # the previous batch has wholly finished
+            budget = max_tokens
+            preempted = False
+            n_dec = 0
+            chunks: list[tuple[Request, int]] = []
+            for phase in phases:
+                if phase == DECODES:  # 1. decodes first (blocks reserved at admission under
+                    if chunks:        # max-length reservation); SGLang: no prefill batch
+                        break
+                    preempted = False  # (SGLang: its prefill attempt's preemptions don't count)
+                    need = residues[steps % bs] if decoding and not reserve_all else 0
+                    if need > num_blocks - used:
+                        engine.ratio_reset_step = steps  # retraction: SGLang resets its ratio
+                    while need > num_blocks - used and running:
+                        victim = next(reversed(running.values()))
+                        was_due = (victim.rid in decoding
+                                   and (victim.s0 - victim.c0) % bs == steps % bs)
+                        used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                            engine, victim, clock, steps, num_steps, used, busy_s,
+                            kv_token_seconds, peak, (dec_base, dec_left, dec_over), preemptions)
+                        need -= was_due
+                        preempted = True
+                    n_dec = len(decoding)
+                    if need:
+                        if caching:
+                            pool.used = used
+                            pool.allocate(need)
+                            used = pool.used
+                        elif need <= num_blocks - used:
+                            used += need
+                    budget -= n_dec
+                    if batch_wait:  # TensorRT-LLM may hold new prompts back this step
+                        engine.holding = engine._holds_prompts(n_dec, budget)
+                    continue
+                if batch_wait and engine.holding:
+                    continue
+                if not (prefilling or waiting):
+                    if static:
+                        engine.batch_open = False  # a static batch closes with the queue empty
+                    continue
+                if prefilling and budget > 0:  # 2. partial prefills in admission order
+                    scheduled = set()
+                    for req in list(prefilling.values()):
+                        if budget <= 0:
+                            break
+                        if req.rid not in prefilling:
+                            continue  # preempted while scheduling an earlier chunk
+                        new = chunk(req, req.computed, budget)
+                        if new == 0:
+                            break
+                        blocks = 0 if reserve_all else (  # ⌈(c + new)/bs⌉ − ⌈c/bs⌉
+                            (-req.computed // bs) - (-(req.computed + new) // bs))
+                        while blocks > num_blocks - used:
+                            victim = next((r for r in reversed(running.values())
+                                           if r.rid not in decoding and r.rid not in scheduled),
+                                          None)
+                            if victim is req and preempt_self:  # vLLM: running[-1], itself
+                                used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                                    engine, req, clock, steps, num_steps, used, busy_s,
+                                    kv_token_seconds, peak, (dec_base, dec_left, dec_over),
+                                    preemptions)
+                                preempted = True
+                            if victim is None or victim is req:
+                                break
+                            used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                                engine, victim, clock, steps, num_steps, used, busy_s,
+                                kv_token_seconds, peak, (dec_base, dec_left, dec_over),
+                                preemptions)
+                            preempted = True
+                        if blocks > num_blocks - used or req.rid not in running:
+                            break
+                        if caching:
+                            pool.used = used
+                            pool.allocate(blocks)
+                            used = pool.used
+                        else:
+                            used += blocks
+                        chunks.append((req, new))
+                        scheduled.add(req.rid)
+                        budget -= new
+                if preempted:
+                    continue
+                reserve = 0.0  # 3. admissions, first come first served
+                if ratio:  # (the engine's running sums, as the coroutine holds them now)
+                    engine.steps, engine.dec_left, engine.dec_over_clip = steps, dec_left, dec_over
+                    reserve = engine._ratio_reserve_tokens()
+                while waiting and budget > 0 and len(running) < max_seqs:
+                    if static and not engine.batch_open:
+                        break
+                    req = waiting[0]
+                    known = req.transferred  # KV another engine sent counts as computed
+                    hit = evictable = cached = 0
+                    if caching:  # prefix hits on the GPU, then in the host tier
+                        pool.used = used
+                        keys = engine._keys(req, (req.prompt + req.outputs - 1) // bs)
+                        hit = pool.hits(keys) if keys else 0
+                        host = pool.host_hits(keys[hit:]) if host_tier and hit < len(keys) \
+                            else 0
+                        if host and (hit + host) * bs <= known:
+                            host = 0  # its transferred KV covers them: nothing to load
+                        cached = (hit + host) * bs
+                        if cached > known:
+                            known = cached
+                        evictable = sum(1 for key in keys[:hit] if key in pool.evictable) \
+                            if hit else 0
+                    new = chunk(req, known, budget)
+                    if new == 0:
+                        budget = 0  # (this step's budget cannot hold it)
+                        break
+                    if reserve_all:
+                        blocks = -(-(req.prompt + req.max_out) // bs)
+                        req.reserved = blocks
+                    else:
+                        blocks = -(-(known + new) // bs) - hit
+                    free = num_blocks - used - evictable
+                    if blocks > free:
+                        break
+                    if full_prompt and -(-(req.prompt + req.outputs) // bs) - hit > free:
+                        break
+                    if ratio:  # (SGLang: no prefix caching, nothing cached)
+                        future = new_token_ratio(steps - engine.ratio_reset_step) * min(
+                            req.max_out - req.outputs, clip)
+                        if req.prompt + req.outputs + future + reserve > free * bs:
+                            break
+                        reserve += future
+                    waiting.popleft()
+                    if caching:
+                        if hit:
+                            pool.acquire(keys[:hit])
+                            req.hashed = list(keys[:hit])
+                        if host:  # copied back into fresh blocks, registered with the prompt's
+                            pool.load(keys[hit:hit + host])
+                            engine.loading_s += host * engine.host_block_s
+                            engine.host_loaded_blocks += host
+                        pool.allocate(blocks)
+                        used = pool.used
+                        if req.first_scheduled_s != req.first_scheduled_s:
+                            # hits of its prompt when first admitted (a preempted request's
+                            # re-admission finds its own blocks: recompute saved, not served)
+                            req.hit_tokens = min(cached, req.prompt)
+                    else:
+                        used += blocks
+                    req.computed = known
+                    req.transferred = 0  # a preemption recomputes here
+                    if req.first_scheduled_s != req.first_scheduled_s:  # NaN: first time
+                        req.first_scheduled_s = clock
+                    req.queue_wait_s += clock - req.enqueue_s
+                    running[req.rid] = req
+                    prefilling[req.rid] = req
+                    chunks.append((req, new))
+                    budget -= new
+                if static and engine.batch_open:
+                    # a static batch forms from the queue: it stays open only when this
+                    # step's token budget stopped it
+                    engine.batch_open = (budget <= 0 and bool(waiting)
+                                         and len(running) < max_seqs)
+            if not n_dec and not chunks:
+                continue
+            # ------------------------------------------------- 4. the unit's length and cost
+            k = 1
+            if not chunks and not preempted and fast:  # a decode run
+                while heap and (heap[0][2] != heap[0][3].version
+                                or heap[0][3].rid not in decoding):
+                    heappop(heap)  # stale: preempted or re-added since
+                k = heap[0][0] - steps if heap else 1
+                free = num_blocks - used
+                if not reserve_all and k > 1 + free // n_dec * bs:  # blocks may run out
+                    fitting = 1 + engine._max_steps_fitting(steps + 1, free)
+                    if fitting < k:
+                        k = fitting
+                if ratio and waiting and k > RATIO_RECHECK_STEPS:
+                    k = RATIO_RECHECK_STEPS  # the decaying ratio may admit soon
+                if windows:  # costs bend where a context reaches a window
+                    engine.steps = steps
+                    k = min(k, engine._window_cut())
+                if recv and inbox:  # stop where the scheduler next looks
+                    k = min(k, engine.recv_interval - engine.since_poll)
+                if batch_wait and engine.holding:  # … or where it stops holding prompts back
+                    k = min(k, spec.batch_wait_timeout_iters - engine.held_steps)
+                if k < 1:
+                    k = 1
+            if plain and not chunks:
+                ctx = dec_base + n_dec * steps
+                if k > 1:
+                    p_series = series_of(decode_parts(n_dec, ctx),
+                                         decode_parts(n_dec, ctx + n_dec), n_dec, False)
+                    p_end_s = clock + p_series.time(k)
+                else:
+                    p_series = None
+                    p_step_s = step_s(decode_parts(n_dec, ctx), n_dec, False)
+                    p_end_s = clock + p_step_s
+                p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, ctx, not preempted
+                busy, p_start_s, p_k = True, clock, k
+                continue
+            kv0 = dec_base + len(decoding) * steps  # (an SGLang prefill: decodes paused)
+            shape = []
+            tokens = n_dec
+            for r, new in chunks:
+                readout = 1 if r.computed + new == r.prompt + r.outputs else 0  # (not int(): a
+                shape.append((r.computed, new, readout))  # type call parses its arguments)
+                kv0 += r.computed
+                tokens += new
+            if plain and not (host_tier and engine.loading_s):  # a step with prefill chunks
+                ctx = dec_base + n_dec * steps if n_dec else 0
+                if dp > 1:  # data-parallel groups in lock-step: the busiest one's own prefill
+                    p_step_s = step_s(step_parts(n_dec, ctx, shape), tokens, True,
+                                      busiest_group(n_dec, ctx, shape))
+                else:
+                    p_step_s = step_s(step_parts(n_dec, ctx, shape), tokens, True)
+                p_series, p_basis = None, None
+                p_end_s = clock + p_step_s
+            else:  # windows, exact mode, recording, host loads: the engine's own costing
+                engine.steps, engine.dec_base = steps, dec_base
+                p_series, p_basis = engine._series(n_dec, shape, k)
+                if engine.loading_s:  # host KV loads ahead of the step's forward
+                    p_series = p_series.plus(engine.loading_s)
+                    engine.host_load_s += engine.loading_s
+                    engine.loading_s = 0.0
+                p_end_s = clock + p_series.time(k)
+            p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, kv0, fast and not chunks \
+                and not preempted
+            busy, p_start_s, p_k = True, clock, k
+    finally:
+        _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
+               (dec_base, dec_left, dec_over), preemptions)
+        engine.slot_steps = slot_steps
+        engine.plan = _unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
+                            p_run, p_basis)

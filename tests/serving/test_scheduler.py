@@ -1,0 +1,92 @@
+"""The scheduler's two drivers (:mod:`napkin.serving.scheduler`): one engine without an event
+heap and the event heap give the same records and engine state, bit for bit; the garbage
+collector around a run."""
+
+from pathlib import Path
+
+import pytest
+from simruns import assert_same_run
+
+from napkin.accounting import Precision
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving import simulate as simulate_module
+from napkin.serving.arrivals import generate
+from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.request import Request
+from napkin.serving.scenario import Scenario, build
+from napkin.serving.simulate import SimRun, simulate
+from napkin.serving.workload import parse_workload
+from napkin.timing.efficiency import Efficiency
+
+
+def _both(make_engine, make_source, stop_after: int = 0) -> tuple[SimRun, SimRun]:
+    """(one engine without a heap, the same on the event heap) on fresh engines and sources;
+    both report progress (each unit's end and the requests finished by then) alike."""
+    def go(events: bool) -> tuple[SimRun, list[tuple[float, int]]]:
+        engines = [make_engine()]
+        seen, reports = [], []
+
+        def stop(req: Request) -> bool:
+            seen.append(req.rid)
+            return 0 < stop_after == len(seen)
+        report = lambda t, done: reports.append((t, done))  # noqa: E731
+        if not events:
+            return simulate(engines, make_source(), progress=report, stop=stop), reports
+        source, timer = make_source(), engines[0].timer
+        feed = simulate_module.OpenFeed(source, timer.request_s, timer.request_token_s)
+        return simulate_module._on_events(engines, feed, "round_robin", report, stop,
+                                          None), reports
+    alone, alone_reports = go(False)
+    heap, heap_reports = go(True)
+    assert alone_reports == heap_reports
+    return alone, heap
+
+
+@pytest.mark.parametrize(("backend", "rate"), [("vllm", 10), ("sglang", 10), ("trtllm", 30)])
+def test_one_engine_runs_alike_under_a_fitted_profile(backend, rate):
+    """A shipped profile's timer (linear step times, a per-request latency) on an overloaded
+    H100: a long queue (preemptions, SGLang's retractions, TensorRT-LLM's reservations), and
+    the same run either way."""
+    sc = Scenario.model_validate({
+        "name": "overload", "model": "qwen3-8b", "gpu": "h100-sxm", "calibration": backend,
+        "engine": {"max_num_seqs": 256, "max_num_batched_tokens": 8192, "backend": backend},
+        "workload": {"seed": 1, "classes": {"chat": {
+            "input_tokens": {"dist": "lognormal", "median": 1000, "sigma": 1.0, "max": 16000},
+            "output_tokens": {"dist": "lognormal", "median": 250, "sigma": 1.0, "max": 4000}}},
+            "arrivals": {"kind": "poisson", "rate_per_s": rate, "num_requests": 3000}}})
+    built = build(sc, Path("."))
+    flat, ref = _both(lambda: built.engines()[0], lambda: built.source)
+    assert flat.engines[0].spec.backend == backend
+    assert max(flat.engines[0].series_waiting) > 50  # a queue builds up
+    assert_same_run(flat, ref)
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it():
+    """``simulate`` pauses the cyclic collector for the run and restores it after: on, off,
+    and after a run that fails (a request longer than the model's context)."""
+    import gc
+
+    model, acc = load_model("qwen3-0.6b"), load_accelerator("l4")
+    wl = {"seed": 1, "classes": {"a": {"input_tokens": {"dist": "uniform", "low": 10,
+                                                         "high": 20},
+                                       "output_tokens": {"dist": "uniform", "low": 1,
+                                                         "high": 5}}},
+          "arrivals": {"kind": "poisson", "rate_per_s": 5.0, "num_requests": 3}}
+
+    def engine() -> Engine:
+        return Engine(model, acc, Precision.of(), Efficiency(), EngineSpec(num_blocks=100))
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert len(simulate([engine()], generate(parse_workload(wl))).records.rid) == 3
+            assert gc.isenabled() is enabled
+        gc.enable()
+        long = dict(wl, classes={"a": dict(wl["classes"]["a"], input_tokens={
+            "dist": "uniform", "low": 2000, "high": 2000})})
+        with pytest.raises(NapkinError, match="KV blocks"):  # 2,000 tokens > 100 × 16
+            simulate([engine()], generate(parse_workload(long)))
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
