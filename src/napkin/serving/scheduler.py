@@ -137,6 +137,9 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
     windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
     recv, host_tier = engine.recv_interval > 1, pool.host_blocks > 0
     plain = fast and not windows and not recording  # units costed from the running sums
+    # the features that count steps at commit, gate a plan, cut a decode run
+    counting = recording or recv or batch_wait
+    gating, cutting = recv or static, windows or recv or batch_wait
     num_blocks = pool.num_blocks
     running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
     waiting, inbox = engine.waiting, engine.inbox
@@ -147,7 +150,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
     dec_base, dec_left, dec_over = engine.dec_base, engine.dec_left, engine.dec_over_clip
     preemptions, slot_steps = engine.preemptions, engine.slot_steps
     heappush, heappop = heapq.heappush, heapq.heappop
-    inf = float("inf")
+    inf, due_signal, decodes = float("inf"), DUE, DECODES  # (locals: read every event)
     wake_s = -1.0  # an idle engine's start, once an arrival woke it (< 0: not woken)
     # the unit in flight (a Plan's fields; busy is False when idle); a plain single step has
     # no series: its time p_step_s is all there is to know
@@ -181,12 +184,12 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
             elif due == inf:
                 return False
             else:
-                i = DUE
-            if i >= 0 or i == ARRIVED:  # ------------------------------------------ an arrival
+                i = due_signal
+            if i != due_signal:  # ------------------------------------------------- an arrival
                 if i >= 0:
                     req = take(i)  # type: ignore[misc]
                     t = req.enqueue_s = times[i]
-                else:
+                else:  # ARRIVED
                     t, req = engine.arriving
                     req.enqueue_s = t
                 if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
@@ -195,22 +198,28 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     req.basis_arrival = basis_at(engine.basis_sum, _unit(
                         busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
                         p_run, p_basis), t)
-                if recv and (busy or running):  # taken in at the scheduler's next look
-                    inbox.append(req)
-                    if busy and p_run and p_k > 1:
-                        p_k = engine._next_look(p_series.steps_until(t - p_start_s, p_k), p_k)
-                        p_end_s = p_start_s + p_series.time(p_k)
-                else:
+                if not recv or not (busy or running):
                     waiting.append(req)
-                    if busy and p_run and p_k > 1 and not (static and not engine.batch_open):
+                    if not busy:
+                        if wake_s < 0:
+                            if t > clock:
+                                clock = t
+                            wake_s = t
+                    elif p_run and p_k > 1 and (not static or engine.batch_open):
                         p_k = p_series.steps_until(t - p_start_s, p_k)  # stop at the boundary
                         if p_k < 1:
                             p_k = 1
                         p_end_s = p_start_s + p_series.time(p_k)
-                if not busy and wake_s < 0:
-                    if t > clock:
-                        clock = t
-                    wake_s = t
+                    continue
+                inbox.append(req)  # taken in at the scheduler's next look
+                if not busy:
+                    if wake_s < 0:
+                        if t > clock:
+                            clock = t
+                        wake_s = t
+                elif p_run and p_k > 1:
+                    p_k = engine._next_look(p_series.steps_until(t - p_start_s, p_k), p_k)
+                    p_end_s = p_start_s + p_series.time(p_k)
                 continue
             wake_s = -1.0
             # ------------------------------------------------------------------------ commit
@@ -228,16 +237,17 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         used = pool.used
                     elif need <= num_blocks - used:
                         used += need
-                if recording:
-                    engine.basis_sum = engine.basis_sum + basis_through(p_basis, k)
                 busy_s += clock - p_start_s
                 if n_dec:  # the decode clock: a prefill-only step advances no decode
                     steps += k
-                if recv:  # SGLang's recv skipper: a decode step counts 1, a prefill looks
-                    engine.since_poll = engine.recv_interval if p_chunks \
-                        else engine.since_poll + k
-                if batch_wait and engine.holding:
-                    engine.held_steps += k
+                if counting:
+                    if recording:
+                        engine.basis_sum = engine.basis_sum + basis_through(p_basis, k)
+                    if recv:  # SGLang's recv skipper: a decode step counts 1, a prefill looks
+                        engine.since_poll = engine.recv_interval if p_chunks \
+                            else engine.since_poll + k
+                    if batch_wait and engine.holding:
+                        engine.held_steps += k
                 num_steps += k
                 slot_steps += (n_dec + len(p_chunks)) * k
                 finished: list[Request] = []
@@ -251,7 +261,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     req.outputs += 1
                     if req.outputs == 1:
                         req.first_token_s = clock
-                        req.basis_first = engine.basis_sum
+                        if recording:
+                            req.basis_first = engine.basis_sum
                     if req.outputs >= req.max_out:
                         finished.append(req)
                     else:  # engine._dec_add
@@ -279,12 +290,15 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     residues[(s0 - c0) % bs] -= 1
                     req.version += 1
                     finished.append(req)
+                if recording:
+                    for req in finished:
+                        req.basis_finish = engine.basis_sum
+                        if req.first_token_s != req.first_token_s:  # (its first token is now)
+                            req.basis_first = engine.basis_sum
                 for req in finished:
                     req.finish_s = clock
-                    req.basis_finish = engine.basis_sum
                     if req.first_token_s != req.first_token_s:
                         req.first_token_s = clock
-                        req.basis_first = engine.basis_sum
                     del running[req.rid]
                     if caching:
                         engine._register_outputs(req)
@@ -303,19 +317,20 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
             if progress is not None:
                 engine.clock = clock
                 progress(clock, sink.count)
-            if not (running or waiting or inbox):
+            if not (running or waiting) and not inbox:
                 continue
             # -------------------------------------------------------------------------- plan
-            if recv:
-                engine._take_in()
-            if static and not running:
-                engine.batch_open = True  # the previous batch has wholly finished
+            if gating:
+                if recv:
+                    engine._take_in()
+                if static and not running:
+                    engine.batch_open = True  # the previous batch has wholly finished
             budget = max_tokens
             preempted = False
             n_dec = 0
             chunks: list[tuple[Request, int]] = []
             for phase in phases:
-                if phase == DECODES:  # 1. decodes first (blocks reserved at admission under
+                if phase == decodes:  # 1. decodes first (blocks reserved at admission under
                     if chunks:        # max-length reservation); SGLang: no prefill batch
                         break
                     preempted = False  # (SGLang: its prefill attempt's preemptions don't count)
@@ -395,12 +410,10 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 if ratio:  # (the engine's running sums, as the coroutine holds them now)
                     engine.steps, engine.dec_left, engine.dec_over_clip = steps, dec_left, dec_over
                     reserve = engine._ratio_reserve_tokens()
-                while waiting and budget > 0 and len(running) < max_seqs:
-                    if static and not engine.batch_open:
-                        break
+                admitting = not static or engine.batch_open  # (a closed batch admits no one)
+                while admitting and waiting and budget > 0 and len(running) < max_seqs:
                     req = waiting[0]
                     known = req.transferred  # KV another engine sent counts as computed
-                    hit = evictable = cached = 0
                     if caching:  # prefix hits on the GPU, then in the host tier
                         pool.used = used
                         keys = engine._keys(req, (req.prompt + req.outputs - 1) // bs)
@@ -414,6 +427,9 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                             known = cached
                         evictable = sum(1 for key in keys[:hit] if key in pool.evictable) \
                             if hit else 0
+                        free = num_blocks - used - evictable  # (cached blocks count as free)
+                    else:
+                        hit, free = 0, num_blocks - used
                     new = chunk(req, known, budget)
                     if new == 0:
                         budget = 0  # (this step's budget cannot hold it)
@@ -423,7 +439,6 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         req.reserved = blocks
                     else:
                         blocks = -(-(known + new) // bs) - hit
-                    free = num_blocks - used - evictable
                     if blocks > free:
                         break
                     if full_prompt and -(-(req.prompt + req.outputs) // bs) - hit > free:
@@ -470,10 +485,13 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
             # ------------------------------------------------- 4. the unit's length and cost
             k = 1
             if not chunks and not preempted and fast:  # a decode run
-                while heap and (heap[0][2] != heap[0][3].version
-                                or heap[0][3].rid not in decoding):
+                k = 1
+                while heap:
+                    top = heap[0]
+                    if top[2] == top[3].version and top[3].rid in decoding:
+                        k = top[0] - steps
+                        break
                     heappop(heap)  # stale: preempted or re-added since
-                k = heap[0][0] - steps if heap else 1
                 free = num_blocks - used
                 if not reserve_all and k > 1 + free // n_dec * bs:  # blocks may run out
                     fitting = 1 + engine._max_steps_fitting(steps + 1, free)
@@ -481,13 +499,14 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         k = fitting
                 if ratio and waiting and k > RATIO_RECHECK_STEPS:
                     k = RATIO_RECHECK_STEPS  # the decaying ratio may admit soon
-                if windows:  # costs bend where a context reaches a window
-                    engine.steps = steps
-                    k = min(k, engine._window_cut())
-                if recv and inbox:  # stop where the scheduler next looks
-                    k = min(k, engine.recv_interval - engine.since_poll)
-                if batch_wait and engine.holding:  # … or where it stops holding prompts back
-                    k = min(k, spec.batch_wait_timeout_iters - engine.held_steps)
+                if cutting:
+                    if windows:  # costs bend where a context reaches a window
+                        engine.steps = steps
+                        k = min(k, engine._window_cut())
+                    if recv and inbox:  # stop where the scheduler next looks
+                        k = min(k, engine.recv_interval - engine.since_poll)
+                    if batch_wait and engine.holding:  # … or where it stops holding prompts
+                        k = min(k, spec.batch_wait_timeout_iters - engine.held_steps)
                 if k < 1:
                     k = 1
             if plain and not chunks:
@@ -518,7 +537,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                                       busiest_group(n_dec, ctx, shape))
                 else:
                     p_step_s = step_s(step_parts(n_dec, ctx, shape), tokens, True)
-                p_series, p_basis = None, None
+                p_series, p_run = None, False
                 p_end_s = clock + p_step_s
             else:  # windows, exact mode, recording, host loads: the engine's own costing
                 engine.steps, engine.dec_base = steps, dec_base
@@ -528,8 +547,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     engine.host_load_s += engine.loading_s
                     engine.loading_s = 0.0
                 p_end_s = clock + p_series.time(k)
-            p_chunks, p_n_dec, p_kv0, p_run = chunks, n_dec, kv0, fast and not chunks \
-                and not preempted
+                p_run = fast and not chunks and not preempted
+            p_chunks, p_n_dec, p_kv0 = chunks, n_dec, kv0
             busy, p_start_s, p_k = True, clock, k
     finally:
         _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
