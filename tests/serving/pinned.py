@@ -7,8 +7,13 @@ one), so the one scheduler must reproduce them exactly: prefix caching with a ho
 sliding windows, basis recording, SGLang's receive interval, TensorRT-LLM's batch waiting and
 capacity schedulers, static batching, exact mode, speculative decoding, data-parallel attention
 with expert parallelism, pipeline stages, disaggregation, closed loops and sessions, three
-routers over several replicas, early stops. ``python tests/serving/pinned.py --write`` rewrites
-the file (only when a change of the schedule is intended: say why in the commit).
+routers over several replicas, early stops. Speculative runs are the exception: the old loops
+timed a single speculative step two ways an ulp apart (the flat loop by the timer's ``step_s``,
+the methods by ``series(…).time(1)``); where the flat loop ran one (``s274``, ``s293``) its
+digest is pinned, and the 12 the methods ran (a feature the flat loop lacked, a closed loop,
+least-KV routing) pin the one scheduler's, which times a single step as the flat loop did.
+``python tests/serving/pinned.py --write`` rewrites the file (only when a change of the schedule
+is intended: say why in the commit).
 """
 
 import dataclasses

@@ -1,5 +1,5 @@
 """Two simulation runs compared whole: records bit for bit and every engine's state (the
-loops that must agree: the flat loop, the heap-free loop, the general event loop)."""
+drivers that must agree: one engine without the event heap, the event heap)."""
 
 import dataclasses
 

@@ -3,7 +3,7 @@
 :func:`run_one` runs one engine on open-loop arrivals without an event heap: its coroutine reads
 the arrivals itself. :func:`run_events` runs several (and client arrivals, the KV transfers of
 a disaggregated pool) on one heap of ``(time, kind, push order, engine, payload)`` entries:
-at equal times arrivals precede KV transfers precede engine units, each kind in push order, and
+at equal times arrivals precede KV transfers precede engine units, each kind in its push order, and
 an open-loop arrival, read by a cursor, precedes every event of its instant.
 """
 
@@ -31,7 +31,8 @@ def run_one(engine: Engine, feed: Feed, sink: Sink,
 
 
 class Events:
-    """The event heap of :func:`run_events` (see the module docstring)."""
+    """The event heap of :func:`run_events` (see the module docstring); ``seq`` counts the
+    arrivals and transfers pushed (engine units keep their own count)."""
 
     __slots__ = ("heap", "seq")
 
@@ -61,24 +62,26 @@ def run_events(engines: Sequence[Engine], feed: Feed | None, events: Events,
     heap = events.heap
     heappush, heappop = heapq.heappush, heapq.heappop
     version = [0] * len(engines)  # an entry is stale once its engine's version moved on
-    inf = float("inf")
+    seq = 0  # engine units' push order (their own: an entry of another kind never ties one)
+    inf, unit = float("inf"), ENGINE
     try:
         dues = [next(g) for g in gens]
         while True:
             if cursor < n and (not heap or times[cursor] <= heap[0][0]):
+                t = times[cursor]
                 if direct:  # the coroutine takes the request from the feed itself
-                    i = route(times[cursor], cursor)
+                    i = route(t, cursor)
                     due = gens[i].send(cursor)
                 else:
-                    i, req = admit(times[cursor], ARRIVAL, cursor)
-                    engines[i].arriving = (times[cursor], req)
+                    i, req = admit(t, ARRIVAL, cursor)
+                    engines[i].arriving = (t, req)
                     due = gens[i].send(ARRIVED)
                 cursor += 1
             elif not heap:
                 return False
             else:
                 t, kind, _, i, payload = heappop(heap)
-                if kind == ENGINE:
+                if kind == unit:
                     if payload != version[i]:
                         continue
                     due = dues[i] = gens[i].send(DUE)
@@ -86,8 +89,8 @@ def run_events(engines: Sequence[Engine], feed: Feed | None, events: Events,
                         return True
                     if due != inf:
                         version[i] += 1
-                        heappush(heap, (due, ENGINE, events.seq, i, version[i]))
-                        events.seq += 1
+                        heappush(heap, (due, unit, seq, i, version[i]))
+                        seq += 1
                     continue
                 i, req = admit(t, kind, payload)
                 engines[i].arriving = (t, req)
@@ -95,8 +98,8 @@ def run_events(engines: Sequence[Engine], feed: Feed | None, events: Events,
             if due != dues[i]:  # woken, or its decode run cut short
                 dues[i] = due
                 version[i] += 1
-                heappush(heap, (due, ENGINE, events.seq, i, version[i]))
-                events.seq += 1
+                heappush(heap, (due, unit, seq, i, version[i]))
+                seq += 1
     finally:
         for g in gens:
             g.close()

@@ -325,7 +325,9 @@ def _on_events(engines: list[Engine], feed: "OpenFeed | ClientFeed", router: Rou
     front = engines[:n_pre] if disagg else engines
     back = engines[n_pre:]
     events = Events()
-    log = _Relay(stop, feed, events, disagg)
+    relay = _Relay(stop, feed, events, disagg) if disagg or isinstance(feed, ClientFeed) \
+        else None
+    log = relay or Log(stop)
     routed = 0
 
     def route(t: float, counter: int) -> int:
@@ -337,12 +339,13 @@ def _on_events(engines: list[Engine], feed: "OpenFeed | ClientFeed", router: Rou
             req = feed.take(payload)
             i = _route(front, router, t, routed)
             routed += 1
-            if disagg and req.max_out > 1:
-                log.outputs[req.rid] = req.max_out
+            if relay is not None and disagg and req.max_out > 1:
+                relay.outputs[req.rid] = req.max_out
                 req.max_out = 1
             return i, req
         req = payload  # type: ignore[assignment]  # a prefilled request's KV reached the pool
-        req.max_out = log.outputs.pop(req.rid)
+        assert relay is not None
+        req.max_out = relay.outputs.pop(req.rid)
         req.computed, req.transferred, req.hashed, req.reserved = 0, req.prompt, [], 0
         return n_pre + _route(back, "least_outstanding", t, 0), req
 

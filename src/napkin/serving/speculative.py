@@ -132,12 +132,8 @@ class SpeculativeTimer(WrappedTimer):
         """L: mean tokens a verification keeps."""
 
     def step_s(self, parts: Parts, tokens: int, prefill: bool = False) -> float:
-        """The first step of :meth:`series` (the same floats: each part over L, then the
-        larger side plus the overhead)."""
-        s = self.inner.series(parts, None, tokens if prefill else tokens * self.q, prefill)
-        r = 1.0 / self.tokens_per_step
-        c0, m0 = s.c0 * r, s.m0 * r
-        return (m0 if m0 > c0 else c0) + s.overhead_s * r
+        real = self.inner.step_s(parts, tokens if prefill else tokens * self.q, prefill)
+        return real / self.tokens_per_step
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries:
