@@ -40,7 +40,7 @@ from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.calibration.profile import load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
-from napkin.serving.engine import EngineSpec
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.step import StepShape
 from napkin.specs.layout import ParallelLayout
 from napkin.timing.efficiency import MIN_EFFICIENCY, Efficiency, check_efficiency

@@ -37,7 +37,8 @@ from napkin.calibration.predict import calibrated_call, calibrated_decode
 from napkin.calibration.profile import Profile
 from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
 from napkin.timing.efficiency import Efficiency
 
 NEXT, ACC, BF16 = load_model("qwen3-next-80b-a3b"), load_accelerator("h200"), Precision.of()

@@ -12,7 +12,8 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.inference.chain import request_chain
 from napkin.serving.arrivals import OpenLoop
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.request import Request
 from napkin.serving.requests import RequestSet
 from napkin.serving.simulate import simulate

@@ -12,7 +12,8 @@ from simruns import assert_same_run
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
 from napkin.serving.arrivals import generate
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.simulate import simulate
 from napkin.serving.workload import parse_workload
 from napkin.timing.efficiency import Efficiency

@@ -9,7 +9,8 @@ from stepping import Stepper
 from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.kvpool import KVPool
 from napkin.serving.request import Request
 from napkin.timing.efficiency import Efficiency

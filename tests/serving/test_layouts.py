@@ -239,7 +239,8 @@ def test_a_linear_attention_state_splits_over_every_tp_rank():
     from napkin.accounting.forward import Precision
     from napkin.accounting.linear import LinearCost
     from napkin.catalog import load_accelerator
-    from napkin.serving.engine import Engine, EngineSpec
+    from napkin.serving.engine import Engine
+    from napkin.serving.engine_spec import EngineSpec
 
     m, p = load_model("qwen3-next-80b-a3b"), Precision.of("bf16")
     assert m.kv_devices(8) == 2

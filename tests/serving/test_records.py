@@ -62,7 +62,8 @@ def test_the_engine_series_holds_one_packed_row_a_unit():
     from napkin.accounting import Precision
     from napkin.catalog import load_accelerator, load_model
     from napkin.serving.arrivals import OpenLoop
-    from napkin.serving.engine import SERIES, SERIES_DTYPE, Engine, EngineSpec
+    from napkin.serving.engine import SERIES, SERIES_DTYPE, Engine
+    from napkin.serving.engine_spec import EngineSpec
     from napkin.serving.requests import RequestSet
     from napkin.serving.simulate import simulate
     from napkin.timing.efficiency import Efficiency

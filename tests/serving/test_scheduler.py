@@ -12,7 +12,8 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving import simulate as simulate_module
 from napkin.serving.arrivals import generate
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.request import Request
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import SimRun, simulate

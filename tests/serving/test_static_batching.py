@@ -12,7 +12,8 @@ from napkin.accounting import Precision
 from napkin.catalog import load_accelerator, load_model, scenario_file
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import OpenLoop, generate
-from napkin.serving.engine import Engine, EngineSpec
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.metrics import slot_use
 from napkin.serving.requests import RequestSet
 from napkin.serving.scenario import build, load_scenario

@@ -211,7 +211,7 @@ class StepModel:
 
     def without_floor(self) -> "StepModel":
         """This model with no ``eager_layer`` floor (an engine whose prefill steps run as one
-        compiled graph: :attr:`~napkin.serving.engine.EngineSpec.eager_prefill`)."""
+        compiled graph: :attr:`~napkin.serving.engine_spec.EngineSpec.eager_prefill`)."""
         c = list(self.coefficients)
         c[FLOOR] = 0.0
         return replace(self, coefficients=tuple(c))

@@ -9,7 +9,7 @@ The engine (:mod:`napkin.serving.engine`) keeps the clock, the KV pool and the s
   chunk does not fit when it is itself the most recent (``Scheduler.schedule`` pops
   ``running[-1]``: ``preempt_self``); from 0.19 a waiting request is admitted only when blocks
   for its whole sequence are free (``scheduler_reserve_full_isl``, on by default:
-  :attr:`~napkin.serving.engine.EngineSpec.reserve_full_prompt`).
+  :attr:`~napkin.serving.engine_spec.EngineSpec.reserve_full_prompt`).
 - ``trtllm`` (TensorRT-LLM's ``GUARANTEED_NO_EVICT`` capacity scheduler, the default): a request
   is admitted only when the blocks of its whole maximum length (prompt + max output) are free,
   and they are reserved at admission, so nothing is ever evicted; in-flight batching mixes
@@ -46,7 +46,7 @@ class Policy:
     preempted itself (and nothing is admitted that step) rather than waiting with its blocks."""
     full_prompt_gate: bool = False
     """Admission may require blocks for the request's whole sequence
-    (:attr:`~napkin.serving.engine.EngineSpec.reserve_full_prompt`)."""
+    (:attr:`~napkin.serving.engine_spec.EngineSpec.reserve_full_prompt`)."""
 
     def new_token_ratio(self, steps_since_reset: int) -> float:
         """SGLang's decaying share of a request's remaining output held in reserve."""

@@ -1,5 +1,5 @@
 """An engine replica from a scenario's ``engine`` section: its parallel layout, its KV pool
-and its :class:`~napkin.serving.engine.EngineSpec`.
+and its :class:`~napkin.serving.engine_spec.EngineSpec`.
 
 The KV pool is either given (``engine.kv_pool_gib``) or derived as vLLM derives it: per device,
 ``memory × gpu_memory_utilization − weights/tp − peak activation of a full token-budget
@@ -18,8 +18,8 @@ is what vLLM's profiling forward allocates at most.
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.errors import NapkinError
-from napkin.serving.engine import EngineSpec
 from napkin.serving.engine_config import EngineConfig, SpeculativeConfig
+from napkin.serving.engine_spec import EngineSpec
 from napkin.serving.speculative import Speculation
 from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout

@@ -18,8 +18,9 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import resolve_unquantized
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
-from napkin.serving.engine import Engine, EngineSpec, StepTimer, roofline_timer
+from napkin.serving.engine import Engine
 from napkin.serving.engine_config import EngineConfig
+from napkin.serving.engine_spec import EngineSpec, StepTimer, roofline_timer
 from napkin.serving.metrics import SLO
 from napkin.serving.pipeline import PipelineTimer
 from napkin.serving.replica import check_pipeline, engine_layout, engine_spec, prefill_pool_layout

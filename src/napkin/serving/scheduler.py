@@ -416,18 +416,11 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     known = req.transferred  # KV another engine sent counts as computed
                     if caching:  # prefix hits on the GPU, then in the host tier
                         pool.used = used
-                        keys = engine._keys(req, (req.prompt + req.outputs - 1) // bs)
-                        hit = pool.hits(keys) if keys else 0
-                        host = pool.host_hits(keys[hit:]) if host_tier and hit < len(keys) \
-                            else 0
-                        if host and (hit + host) * bs <= known:
-                            host = 0  # its transferred KV covers them: nothing to load
-                        cached = (hit + host) * bs
-                        if cached > known:
-                            known = cached
-                        evictable = sum(1 for key in keys[:hit] if key in pool.evictable) \
-                            if hit else 0
-                        free = num_blocks - used - evictable  # (cached blocks count as free)
+                        hits = engine._prefix_hits(req)
+                        if hits.cached_tokens > known:
+                            known = hits.cached_tokens
+                        hit = hits.gpu_blocks
+                        free = num_blocks - used - hits.evictable  # (cached ones count as free)
                     else:
                         hit, free = 0, num_blocks - used
                     new = chunk(req, known, budget)
@@ -451,19 +444,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         reserve += future
                     waiting.popleft()
                     if caching:
-                        if hit:
-                            pool.acquire(keys[:hit])
-                            req.hashed = list(keys[:hit])
-                        if host:  # copied back into fresh blocks, registered with the prompt's
-                            pool.load(keys[hit:hit + host])
-                            engine.loading_s += host * engine.host_block_s
-                            engine.host_loaded_blocks += host
-                        pool.allocate(blocks)
+                        engine._take_prefix(req, hits, blocks)
                         used = pool.used
-                        if req.first_scheduled_s != req.first_scheduled_s:
-                            # hits of its prompt when first admitted (a preempted request's
-                            # re-admission finds its own blocks: recompute saved, not served)
-                            req.hit_tokens = min(cached, req.prompt)
                     else:
                         used += blocks
                     req.computed = known

@@ -28,7 +28,7 @@ from napkin.serving.wrapped_timer import WrappedTimer
 from napkin.timing.series import StepSeries
 
 if TYPE_CHECKING:
-    from napkin.serving.engine import StepTimer
+    from napkin.serving.engine_spec import StepTimer
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from napkin.serving.engine import StepTimer
+    from napkin.serving.engine_spec import StepTimer
 
 
 class WrappedTimer:
-    """The :class:`~napkin.serving.engine.StepTimer` members a wrapper passes through to
+    """The :class:`~napkin.serving.engine_spec.StepTimer` members a wrapper passes through to
     ``inner``: ``request_s``, ``request_token_s`` and :meth:`effective`."""
 
     def __init__(self, inner: "StepTimer") -> None:

@@ -29,7 +29,7 @@ from napkin.calibration.measurements.records import Measurement, group_label
 from napkin.calibration.protocol import Campaign, with_latencies
 from napkin.calibration.terms import FLOOR, REQUEST_TOKEN, TERMS, TIED, UNFITTED
 from napkin.errors import require
-from napkin.serving.engine import EngineSpec, StepTimer
+from napkin.serving.engine_spec import EngineSpec, StepTimer
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.validation.replay import TimerFactory, replay

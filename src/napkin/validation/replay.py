@@ -22,7 +22,8 @@ from napkin.catalog import load_accelerator, load_model
 from napkin.catalog.checkpoints import checkpoint_unquantized
 from napkin.errors import NapkinError
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions, generate
-from napkin.serving.engine import Engine, EngineSpec, StepTimer
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec, StepTimer
 from napkin.serving.replica import activation_peak_bytes
 from napkin.serving.simulate import simulate
 from napkin.serving.step import StepShape

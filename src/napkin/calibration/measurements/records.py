@@ -74,7 +74,7 @@ class Launch:
     """Prompts split across steps (TensorRT-LLM ``enable_chunked_prefill``)."""
     batch_wait_timeout_iters: int = 0
     batch_wait_max_tokens_ratio: float = 0.0
-    """TensorRT-LLM's batch waiting (:class:`napkin.serving.engine.EngineSpec`)."""
+    """TensorRT-LLM's batch waiting (:class:`napkin.serving.engine_spec.EngineSpec`)."""
     source: str = ""
     """Where the flags are from (a launch script and its commit)."""
 
