@@ -124,3 +124,38 @@ def test_a_scheduler_closed_mid_run_resumes_where_it_stopped(pause_after):
     done += Stepper(e).run()
     assert len(done) == len(straight) == 6
     assert {r.rid: (r.first_token_s, r.finish_s) for r in done} == straight
+
+
+def test_the_scheduler_compiled_for_a_plain_engine_drops_the_features_that_are_off(
+        monkeypatch):
+    """Once a process has simulated ``SPECIALISE_AFTER`` requests, a plain engine runs
+    ``process`` compiled with its switches as constants: the prefix cache's, the receive
+    interval's and recording's calls are gone from its code (a prefix-caching engine's variant
+    keeps the prefix cache's); below the count, or without the source, ``process`` itself."""
+    import dis
+
+    from napkin.serving import scheduler, specialise
+
+    def engine(**spec) -> Engine:
+        return Engine(load_model("qwen3-0.6b"), load_accelerator("l4"), Precision.of(),
+                      Efficiency(), EngineSpec(num_blocks=100, **spec))
+    monkeypatch.setattr(specialise, "_simulated", [0])
+    assert specialise.specialised(engine(), requests=10) is scheduler.process
+    plain = specialise.specialised(engine(), requests=specialise.SPECIALISE_AFTER)
+    assert plain is not scheduler.process
+    assert plain.__code__.co_filename == scheduler.process.__code__.co_filename
+    def called(f) -> set[str]:  # the names its bytecode loads
+        return {i.argval for i in dis.get_instructions(f) if isinstance(i.argval, str)}
+    features = {"_prefix_hits", "_take_prefix", "_take_in", "basis_at", "_series"}
+    assert not called(plain) & features
+    assert features <= called(scheduler.process)
+    cached = specialise.specialised(engine(enable_prefix_caching=True))
+    assert "_prefix_hits" in called(cached) and "_take_in" not in called(cached)
+    assert specialise.specialised(engine()) is plain  # one variant per combination
+    monkeypatch.setattr(specialise.scheduler, "__file__", "/nonexistent/scheduler.py")
+    specialise._compiled.cache_clear()
+    try:
+        assert specialise.specialised(engine()) is scheduler.process  # no source: as written
+    finally:
+        monkeypatch.undo()
+        specialise._compiled.cache_clear()

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 
 from napkin.serving.engine import Engine
 from napkin.serving.request import Request
-from napkin.serving.scheduler import ARRIVED, DUE, Feed, Sink, process
+from napkin.serving.scheduler import ARRIVED, DUE, Feed, Sink
+from napkin.serving.specialise import specialised
 
 ARRIVAL, TRANSFER, ENGINE = 0, 1, 2
 """Event kinds of :func:`run_events`, in their order at equal times."""
@@ -22,7 +23,7 @@ def run_one(engine: Engine, feed: Feed, sink: Sink,
             progress: Callable[[float, int], None] | None) -> bool:
     """Every request of ``feed`` through one ``engine``; True when the sink ended the run
     early."""
-    gen = process(engine, feed, True, 0, sink, progress)
+    gen = specialised(engine, False, feed.n)(engine, feed, True, 0, sink, progress)
     try:
         next(gen)
     except StopIteration as end:
@@ -57,7 +58,10 @@ def run_events(engines: Sequence[Engine], feed: Feed | None, events: Events,
     arrivals (the feed's when not ``direct``, and the events ``events`` holds and the sink
     pushes: client requests, KV transfers) placed by ``admit(t, kind, payload)`` → (engine,
     request); the engines' due instants. True when the sink ended the run early."""
-    gens = [process(e, feed, False, i, sink, progress, sync) for i, e in enumerate(engines)]
+    requests = feed.n if feed is not None else 0
+    gens = [specialised(e, sync, requests if i == 0 else 0)(e, feed, False, i, sink, progress,
+                                                             sync)
+            for i, e in enumerate(engines)]
     times, n, cursor = (feed.times, feed.n, 0) if feed is not None else ((), 0, 0)
     heap = events.heap
     heappush, heappop = heapq.heappush, heapq.heappop

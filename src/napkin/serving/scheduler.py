@@ -92,6 +92,24 @@ def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_step
             engine.dec_over_clip)
 
 
+FEATURES = ("fast", "caching", "recording", "windows", "static", "batch_wait", "recv",
+            "host_tier", "plain", "counting", "gating", "cutting")
+"""The switches :func:`process` reads, in :func:`features`' order."""
+
+
+def features(engine: Engine) -> tuple[bool, ...]:
+    """``engine``'s switches (:data:`FEATURES`): fast mode, prefix caching, basis recording,
+    sliding windows, static batching, TensorRT-LLM's batch waiting, SGLang's receive interval,
+    a host KV tier; then the plain path (fast, no windows, no recording: units costed from the
+    running sums) and the features that count steps at commit, gate a plan, cut a decode run."""
+    fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
+    windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
+    recv, host_tier = engine.recv_interval > 1, engine.pool.host_blocks > 0
+    return (fast, caching, recording, windows, static, batch_wait, recv, host_tier,
+            fast and not windows and not recording, recording or recv or batch_wait,
+            recv or static, windows or recv or batch_wait)
+
+
 def _unit(busy: bool, start_s: float, k: int, series: StepSeries | None, step_s: float,
           chunks: list[tuple[Request, int]], n_dec: int, kv0: int, run: bool,
           basis: tuple | None) -> Plan | None:
@@ -132,14 +150,9 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
     preempt_self, full_prompt = engine.policy.preempt_self, engine.full_prompt
     new_token_ratio = engine.policy.new_token_ratio
     phases = (DECODES, PREFILLS) if engine.policy.mixed_batches else (PREFILLS, DECODES)
-    # the features (each off in a plain run)
-    fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
-    windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
-    recv, host_tier = engine.recv_interval > 1, pool.host_blocks > 0
-    plain = fast and not windows and not recording  # units costed from the running sums
-    # the features that count steps at commit, gate a plan, cut a decode run
-    counting = recording or recv or batch_wait
-    gating, cutting = recv or static, windows or recv or batch_wait
+    # the features (each off in a plain run; :mod:`napkin.serving.specialise` compiles them in)
+    fast, caching, recording, windows, static, batch_wait, recv, host_tier, plain, counting, \
+        gating, cutting = features(engine)
     num_blocks = pool.num_blocks
     running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
     waiting, inbox = engine.waiting, engine.inbox
