@@ -216,9 +216,6 @@ class Engine:
         """Requests admitted or waiting (the router's least-outstanding metric)."""
         return len(self.running) + len(self.waiting) + len(self.inbox)
 
-    def has_work(self) -> bool:
-        return bool(self.running or self.waiting or self.inbox)
-
     def blocks_in_use_at(self, t: float) -> int:
         """Blocks in use after the steps completed by time ``t`` (least-KV routing)."""
         plan = self.plan

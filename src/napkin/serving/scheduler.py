@@ -19,8 +19,9 @@ unit of work (one step, or a run of identical-composition decode steps in fast m
 
 The policies' rules are the engine's small pieces (:meth:`Engine._chunk`, ``_blocks_needed``,
 ``_max_steps_fitting``, ``_preempt``, ``_ratio_reserve_tokens``, ``_holds_prompts``,
-``_take_in``, ``_keys``, ``_series`` …); the features that are off cost one test each per unit:
-prefix caching and its host tier, sliding windows and exact mode (their steps are costed by
+``_take_in``, ``_keys``, ``_series`` …); a feature that is off costs a test where it would act
+(nothing once compiled for the engine's features: :mod:`napkin.serving.specialise`): prefix
+caching and its host tier, sliding windows and exact mode (their steps are costed by
 ``_series``), basis recording, SGLang's receive interval, TensorRT-LLM's batch waiting, static
 batching. ``tests/serving/test_pinned_runs.py`` pins 700 runs over all of them bit for bit to
 the records of the two loops this module replaced.
@@ -33,6 +34,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
 from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES, Engine
+from napkin.serving.kvpool import KVPool
 from napkin.serving.recording import basis_at, basis_through
 from napkin.serving.request import Request
 from napkin.serving.step import Plan
@@ -81,6 +83,14 @@ def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, 
     engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
 
 
+def _taken(pool: KVPool, used: int, n: int) -> int:
+    """Blocks in use after a prefix-caching pool takes ``n`` more (evicting cached ones as it
+    must), from the coroutine's count of them."""
+    pool.used = used
+    pool.allocate(n)
+    return pool.used
+
+
 def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_steps: int,
              used: int, busy_s: float, kv_token_seconds: float, peak: int,
              dec: tuple[int, int, int], preemptions: int) -> tuple[int, int, int, int, int]:
@@ -101,7 +111,8 @@ def features(engine: Engine) -> tuple[bool, ...]:
     """``engine``'s switches (:data:`FEATURES`): fast mode, prefix caching, basis recording,
     sliding windows, static batching, TensorRT-LLM's batch waiting, SGLang's receive interval,
     a host KV tier; then the plain path (fast, no windows, no recording: units costed from the
-    running sums) and the features that count steps at commit, gate a plan, cut a decode run."""
+    running sums) and the features that act at a unit's commit, gate a plan, cut a decode
+    run."""
     fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
     windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
     recv, host_tier = engine.recv_interval > 1, engine.pool.host_blocks > 0
@@ -245,9 +256,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
                     need = engine._blocks_needed(steps + 1, k - 1)
                     if caching:
-                        pool.used = used
-                        pool.allocate(need)
-                        used = pool.used
+                        used = _taken(pool, used, need)
                     elif need <= num_blocks - used:
                         used += need
                 busy_s += clock - p_start_s
@@ -362,9 +371,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     n_dec = len(decoding)
                     if need:
                         if caching:
-                            pool.used = used
-                            pool.allocate(need)
-                            used = pool.used
+                            used = _taken(pool, used, need)
                         elif need <= num_blocks - used:
                             used += need
                     budget -= n_dec
@@ -409,9 +416,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         if blocks > num_blocks - used or req.rid not in running:
                             break
                         if caching:
-                            pool.used = used
-                            pool.allocate(blocks)
-                            used = pool.used
+                            used = _taken(pool, used, blocks)
                         else:
                             used += blocks
                         chunks.append((req, new))
