@@ -139,6 +139,12 @@ class Engine:
         self.batch_wait = spec.batch_wait_timeout_iters > 0 or spec.batch_wait_max_tokens_ratio > 0
         self.held_steps = 0  # steps prompts have been held back (TensorRT-LLM batch waiting)
         self.holding = False  # the planned unit holds prompts back
+        f = spec.frontend
+        self.frontend = f if f is not None and f.active else None
+        self.tokenizing: deque[tuple[float, Request]] = deque()
+        """Requests in the frontend queue, with the instant each reaches the engine (in order)."""
+        self.frontend_free_s = 0.0  # when the frontend's last job handed to it ends
+        self.frontend_busy_s = 0.0  # the frontend's work so far, seconds
         self.running: dict[int, Request] = {}  # admission order
         self.prefilling: dict[int, Request] = {}
         self.decoding: dict[int, Request] = {}
@@ -213,8 +219,9 @@ class Engine:
 
     @property
     def outstanding(self) -> int:
-        """Requests admitted or waiting (the router's least-outstanding metric)."""
-        return len(self.running) + len(self.waiting) + len(self.inbox)
+        """Requests admitted or waiting, its frontend's queue included (the router's
+        least-outstanding metric)."""
+        return len(self.running) + len(self.waiting) + len(self.inbox) + len(self.tokenizing)
 
     def blocks_in_use_at(self, t: float) -> int:
         """Blocks in use after the steps completed by time ``t`` (least-KV routing)."""

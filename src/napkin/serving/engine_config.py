@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from napkin.serving.frontend import Frontend
 from napkin.specs.files import InputModel
 from napkin.specs.releases import release
 
@@ -72,6 +73,27 @@ class KVOffloadConfig(InputModel):
     """Bandwidth each GPU loads its share of a block at, GB/s (10^9 bytes/s). None: half the
     GPU's bidirectional host link in the catalog (PCIe Gen5 ×16: 64; GH200's NVLink-C2C:
     450), or 32 GB/s where none is listed."""
+
+
+class FrontendConfig(InputModel):
+    """The replica's frontend as a queue (:mod:`napkin.serving.frontend`): one process that
+    parses and tokenizes each request before the engine sees it and detokenizes each output
+    token before the client does, one job at a time. Where its work per request nears the time
+    between requests it caps the replica at ``1 / (request + prompt × per prompt token + outputs
+    × per output token)`` requests/s. Unlike ``frontend_ms`` (a delay every request pays), its
+    jobs wait for each other."""
+
+    request_ms: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
+    """Frontend work per request (HTTP, parsing, request setup), ms."""
+    prompt_token_us: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
+    """Frontend work per prompt token (tokenization), µs."""
+    output_token_us: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
+    """Frontend work per output token (detokenization, streaming), µs."""
+
+    def frontend(self) -> Frontend:
+        """The same in seconds."""
+        return Frontend(self.request_ms * 1e-3, self.prompt_token_us * 1e-6,
+                        self.output_token_us * 1e-6)
 
 
 class SpeculativeConfig(InputModel):
@@ -250,10 +272,16 @@ class EngineConfig(InputModel):
     """Speculative decoding (None: off): each decode step drafts and verifies tokens."""
     kv_offload: KVOffloadConfig | None = None
     """A host KV tier behind the prefix cache (None: none)."""
+    frontend: FrontendConfig | None = None
+    """A frontend that queues (None: none; a profile's ``request_s`` and ``frontend_ms`` are
+    delays outside the engine that never queue)."""
 
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> "EngineConfig":
         if self.kv_offload is not None and not self.enable_prefix_caching:
             raise ValueError("kv_offload: needs enable_prefix_caching: true (the host tier "
                              "holds the prefix cache's evicted blocks)")
+        if self.frontend is not None and self.disaggregated is not None:
+            raise ValueError("frontend: not with disaggregated pools (napkin does not model "
+                             "which pool's frontend tokenizes and which detokenizes)")
         return self

@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 from napkin.accounting.forward import Precision
 from napkin.calibration.basis import Parts
 from napkin.errors import require
+from napkin.serving.frontend import Frontend
 from napkin.serving.policy import policy
 from napkin.serving.speculative import Speculation
 from napkin.specs.hardware import Accelerator
@@ -99,6 +100,10 @@ class EngineSpec:
     """``continuous``: requests join whenever a slot, budget and blocks allow (iteration-level
     scheduling, Orca 2022); ``static``: a batch is admitted only once the previous one has
     wholly finished (see the module docstring)."""
+    frontend: Frontend | None = None
+    """The replica's frontend as a queue (:mod:`napkin.serving.frontend`): it tokenizes each
+    prompt before the engine sees it and detokenizes each token before the client does, one
+    job at a time. None (or all zero): no frontend queue."""
 
     def __post_init__(self) -> None:
         require(self.max_num_seqs >= 1, "max_num_seqs: must be >= 1")

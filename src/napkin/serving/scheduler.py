@@ -34,6 +34,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
 from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES, Engine
+from napkin.serving.frontend import served
 from napkin.serving.kvpool import KVPool
 from napkin.serving.recording import basis_at, basis_through
 from napkin.serving.request import Request
@@ -103,7 +104,7 @@ def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_step
 
 
 FEATURES = ("fast", "caching", "recording", "windows", "static", "batch_wait", "recv",
-            "host_tier", "plain", "counting", "gating", "cutting")
+            "host_tier", "plain", "counting", "gating", "cutting", "frontend")
 """The switches :func:`process` reads, in :func:`features`' order."""
 
 
@@ -112,13 +113,13 @@ def features(engine: Engine) -> tuple[bool, ...]:
     sliding windows, static batching, TensorRT-LLM's batch waiting, SGLang's receive interval,
     a host KV tier; then the plain path (fast, no windows, no recording: units costed from the
     running sums) and the features that act at a unit's commit, gate a plan, cut a decode
-    run."""
+    run; last, a frontend queue (:mod:`napkin.serving.frontend`)."""
     fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
     windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
     recv, host_tier = engine.recv_interval > 1, engine.pool.host_blocks > 0
     return (fast, caching, recording, windows, static, batch_wait, recv, host_tier,
             fast and not windows and not recording, recording or recv or batch_wait,
-            recv or static, windows or recv or batch_wait)
+            recv or static, windows or recv or batch_wait, engine.frontend is not None)
 
 
 def _unit(busy: bool, start_s: float, k: int, series: StepSeries | None, step_s: float,
@@ -163,7 +164,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
     phases = (DECODES, PREFILLS) if engine.policy.mixed_batches else (PREFILLS, DECODES)
     # the features (each off in a plain run; :mod:`napkin.serving.specialise` compiles them in)
     fast, caching, recording, windows, static, batch_wait, recv, host_tier, plain, counting, \
-        gating, cutting = features(engine)
+        gating, cutting, frontend = features(engine)
+    fe, tokenizing = engine.frontend, engine.tokenizing
     num_blocks = pool.num_blocks
     running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
     waiting, inbox = engine.waiting, engine.inbox
@@ -195,6 +197,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
     try:
         while True:
             due = p_end_s if busy else (wake_s if wake_s >= 0 else inf)
+            if frontend and tokenizing and tokenizing[0][0] <= due:
+                due = tokenizing[0][0]  # a request the frontend has tokenized reaches it
             if not own:
                 if sync:
                     _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds,
@@ -209,8 +213,13 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 return False
             else:
                 i = due_signal
-            if i != due_signal:  # ------------------------------------------------- an arrival
-                if i >= 0:
+            released = frontend and i == due_signal and bool(tokenizing) \
+                and tokenizing[0][0] <= due
+            if i != due_signal or released:  # ------------------------------------ an arrival
+                if released:  # out of the frontend queue
+                    t, req = tokenizing.popleft()
+                    req.enqueue_s = t
+                elif i >= 0:
                     req = take(i)  # type: ignore[misc]
                     t = req.enqueue_s = times[i]
                 else:  # ARRIVED
@@ -218,6 +227,13 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     req.enqueue_s = t
                 if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
                     engine._refuse(req)  # (raises: the run is abandoned)
+                if frontend and not released:  # into the frontend queue: tokenized in turn
+                    work = fe.tokenize_s(req.prompt)  # type: ignore[union-attr]
+                    if work > 0:  # (no job, no wait)
+                        engine.frontend_busy_s += work
+                        ready = engine.frontend_free_s = served(engine.frontend_free_s, t, work)
+                        tokenizing.append((ready, req))
+                        continue
                 if recording:
                     req.basis_arrival = basis_at(engine.basis_sum, _unit(
                         busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
@@ -273,6 +289,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 num_steps += k
                 slot_steps += (n_dec + len(p_chunks)) * k
                 finished: list[Request] = []
+                emitted = n_dec * k  # tokens the unit made (for the frontend to detokenize)
                 for req, new in p_chunks:
                     req.computed += new
                     if req.computed < req.prompt + req.outputs:
@@ -280,6 +297,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     del prefilling[req.rid]
                     if caching:
                         engine._register_prompt(req)
+                    emitted += 1
                     req.outputs += 1
                     if req.outputs == 1:
                         req.first_token_s = clock
@@ -317,10 +335,18 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         req.basis_finish = engine.basis_sum
                         if req.first_token_s != req.first_token_s:  # (its first token is now)
                             req.basis_first = engine.basis_sum
+                stamp = clock  # when the client sees the unit's tokens
+                if frontend and fe.output_token_s:  # … once the frontend detokenized them
+                    work = fe.output_token_s * emitted  # type: ignore[union-attr]
+                    engine.frontend_busy_s += work
+                    stamp = engine.frontend_free_s = served(engine.frontend_free_s, clock, work)
+                    for req, _ in p_chunks:
+                        if req.first_token_s == clock:
+                            req.first_token_s = stamp
                 for req in finished:
-                    req.finish_s = clock
+                    req.finish_s = stamp
                     if req.first_token_s != req.first_token_s:
-                        req.first_token_s = clock
+                        req.first_token_s = stamp
                     del running[req.rid]
                     if caching:
                         engine._register_outputs(req)

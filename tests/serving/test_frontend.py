@@ -1,0 +1,147 @@
+"""A frontend that queues (``engine.frontend``): tokenization before the engine, detokenization
+before the client, one job at a time; hand-worked against the same engine without it."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from napkin.accounting import Precision
+from napkin.catalog import load_accelerator, load_model
+from napkin.errors import NapkinError
+from napkin.serving import specialise
+from napkin.serving.arrivals import OpenLoop
+from napkin.serving.engine import Engine
+from napkin.serving.engine_spec import EngineSpec
+from napkin.serving.frontend import Frontend, served
+from napkin.serving.metrics import summarize
+from napkin.serving.requests import RequestSet
+from napkin.serving.scenario import Scenario, build
+from napkin.serving.simulate import SimRun, simulate
+from napkin.timing.efficiency import Efficiency
+
+
+def _engine(frontend: Frontend | None = None, mode: str = "fast") -> Engine:
+    return Engine(load_model("qwen3-0.6b"), load_accelerator("h100-sxm"), Precision.of(),
+                  Efficiency(0.5, 0.7, 1e-4),
+                  EngineSpec(num_blocks=10_000, max_num_seqs=8, max_num_batched_tokens=256,
+                             mode=mode, frontend=frontend))
+
+
+def _run(engine: Engine, times: list[float], prompts: list[int], outs: list[int]) -> SimRun:
+    return simulate([engine], OpenLoop(RequestSet.build(times, prompts, outs), (0,)))
+
+
+def _by_rid(run: SimRun, field: str) -> np.ndarray:
+    r = run.records
+    return getattr(r, field)[np.argsort(r.rid)]
+
+
+def test_a_server_takes_one_job_at_a_time():
+    """A 2 s job handed at 1 s to a server free from 0 ends at 3 s; handed at 1 s to one busy
+    until 4 s, at 6 s."""
+    assert served(0.0, 1.0, 2.0) == 3.0
+    assert served(4.0, 1.0, 2.0) == 6.0
+
+
+def test_the_ceiling_and_the_tokenize_job():
+    """20 ms + 10 µs × 1,000 prompt tokens + 20 µs × 500 outputs = 40 ms a request: 25/s."""
+    f = Frontend(0.020, 10e-6, 20e-6)
+    assert f.tokenize_s(1000) == pytest.approx(0.030)
+    assert f.requests_per_s(1000, 500) == pytest.approx(25.0)
+    assert Frontend().requests_per_s(1000, 500) == math.inf
+    assert not Frontend().active and f.active
+
+
+@pytest.mark.parametrize("bad", [-1e-3, math.inf, math.nan])
+def test_bad_work_is_refused_by_name(bad):
+    with pytest.raises(NapkinError, match=r"frontend\.request_s"):
+        Frontend(request_s=bad)
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_three_requests_at_once_are_tokenized_in_turn(mode):
+    """Three 4-token prompts at t = 0, one output each, 1 s of frontend work a request: they
+    reach the engine at 1, 2 and 3 s, each alone on an idle engine, so each one's TTFT is its
+    turn in the queue plus the TTFT one request alone gets without a frontend (ms)."""
+    alone = _by_rid(_run(_engine(mode=mode), [0.0], [4], [1]), "first_token_s")[0]
+    run = _run(_engine(Frontend(request_s=1.0), mode), [0.0] * 3, [4] * 3, [1] * 3)
+    ttft = _by_rid(run, "first_token_s") - _by_rid(run, "arrival_s")
+    np.testing.assert_allclose(ttft, [1 + alone, 2 + alone, 3 + alone], rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_detokenization_delays_what_the_client_sees(mode):
+    """One 4-token prompt, 3 outputs, 0.5 s of frontend work per output token. The engine makes
+    the first token at t1 (its prefill) and the other two by t1 + two decode steps (ms): the
+    client sees the first at t1 + 0.5 and the last once the frontend has done all three,
+    t1 + 1.5, whether the two decodes are one unit (fast) or two (exact)."""
+    base = _run(_engine(mode=mode), [0.0], [4], [3])
+    t1 = _by_rid(base, "first_token_s")[0]
+    assert _by_rid(base, "finish_s")[0] - t1 < 0.01  # two decode steps: milliseconds
+    run = _run(_engine(Frontend(output_token_s=0.5), mode), [0.0], [4], [3])
+    assert _by_rid(run, "first_token_s")[0] == pytest.approx(t1 + 0.5, rel=1e-12)
+    assert _by_rid(run, "finish_s")[0] == pytest.approx(t1 + 1.5, rel=1e-12)
+
+
+def test_the_engine_schedules_as_without_it_when_it_keeps_up():
+    """Arrivals 1 s apart and 1 ms of frontend work: every request reaches the engine 1 ms late
+    and the engine does the same work, so every latency is 1 ms longer (to the ulp)."""
+    times, prompts, outs = [0.0, 1.0, 2.0], [100, 200, 300], [5, 6, 7]
+    base = _run(_engine(), times, prompts, outs)
+    run = _run(_engine(Frontend(request_s=1e-3)), times, prompts, outs)
+    for field in ("first_token_s", "finish_s"):
+        np.testing.assert_allclose(_by_rid(run, field), _by_rid(base, field) + 1e-3,
+                                   rtol=0, atol=1e-12)
+    assert run.engines[0].frontend_busy_s == pytest.approx(3e-3)
+
+
+def _closed(clients: int, replicas: int = 1, router: str = "round_robin") -> dict:
+    return {"name": "frontend", "model": "qwen3-0.6b", "gpu": "h100-sxm",
+            "calibration": "roofline",
+            "engine": {"max_num_seqs": 256, "replicas": replicas, "router": router,
+                       "frontend": {"request_ms": 20, "prompt_token_us": 10,
+                                    "output_token_us": 20}},
+            "workload": {"seed": 1, "classes": {"chat": {"input_tokens": 500,
+                                                         "output_tokens": 100}},
+                         "arrivals": {"kind": "closed_loop", "clients": clients,
+                                      "num_requests": 3000 * replicas}}}
+
+
+@pytest.mark.parametrize("replicas,router", [(1, "round_robin"), (2, "round_robin"),
+                                             (2, "least_outstanding")])
+def test_a_closed_loop_levels_off_at_the_frontends_rate(replicas, router):
+    """20 ms + 10 µs × 500 + 20 µs × 100 = 27 ms of frontend work a request: 37.04 requests/s a
+    replica, far below what a 0.6B model's engine serves; 64 clients a replica keep each
+    frontend busy, so the served rate is the ceiling (within 1 %: the run's ends). The
+    least-outstanding router counts the requests in each frontend's queue."""
+    built = build(Scenario.model_validate(_closed(64 * replicas, replicas, router)), Path("."))
+    s = summarize(built.simulate(), built.slo)
+    assert s.requests_per_s == pytest.approx(replicas / 0.027, rel=0.01)
+
+
+def test_the_compiled_scheduler_runs_it_the_same(monkeypatch):
+    """The scheduler compiled for the frontend switch gives the same records, bit for bit."""
+    runs = []
+    for after in (10**18, 0):
+        monkeypatch.setattr(specialise, "SPECIALISE_AFTER", after)
+        built = build(Scenario.model_validate(_closed(16)), Path("."))
+        runs.append(built.simulate().records)
+    for name in ("first_token_s", "finish_s", "arrival_s"):
+        np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name))
+
+
+def test_it_is_refused_with_disaggregated_pools():
+    d = _closed(4)
+    d["engine"]["disaggregated"] = {"prefill_replicas": 1, "decode_replicas": 1}
+    with pytest.raises(ValueError, match="frontend: not with disaggregated"):
+        Scenario.model_validate(d)
+
+
+def test_a_kv_router_does_not_see_the_frontends_queue():
+    """Requests in a frontend hold no KV, so least-KV routing piles them on one replica's
+    frontend while the other's idles: below the two frontends' ceiling (what a KV-only router
+    does; ``least_outstanding`` counts them)."""
+    built = build(Scenario.model_validate(_closed(128, 2, "least_kv")), Path("."))
+    assert summarize(built.simulate(), built.slo).requests_per_s < 0.97 * 2 / 0.027
