@@ -2,24 +2,27 @@
 before the client, one job at a time; hand-worked against the same engine without it."""
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from napkin.accounting import Precision
+from napkin.calibration.basis import FittedTimer, StepBasis
+from napkin.calibration.profile import Profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 from napkin.serving import specialise
 from napkin.serving.arrivals import OpenLoop
 from napkin.serving.engine import Engine
 from napkin.serving.engine_spec import EngineSpec
-from napkin.serving.frontend import Frontend, served
 from napkin.serving.metrics import summarize
 from napkin.serving.requests import RequestSet
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import SimRun, simulate
 from napkin.timing.efficiency import Efficiency
+from napkin.timing.frontend import Frontend, served
 
 
 def _engine(frontend: Frontend | None = None, mode: str = "fast") -> Engine:
@@ -145,3 +148,43 @@ def test_a_kv_router_does_not_see_the_frontends_queue():
     does; ``least_outstanding`` counts them)."""
     built = build(Scenario.model_validate(_closed(128, 2, "least_kv")), Path("."))
     assert summarize(built.simulate(), built.slo).requests_per_s < 0.97 * 2 / 0.027
+
+
+def test_a_finished_response_holds_the_frontend_but_not_its_own_last_token():
+    """1 s to tokenize a request, 2 s to finish a response; A and B at t = 0, C at 1.5 s, one
+    output each (the engine's own time a, under a millisecond). The frontend's jobs in the
+    order they are handed over: A's tokens 0–1, B's 1–2, A's response (handed at 1 + a) 2–4,
+    C's tokens (handed at 1.5) 4–5, B's response 5–7, C's response 7–9. So A's TTFT is 1 + a,
+    B's 2 + a, C's 5 + a − 1.5; no response job delays its own request; the frontend
+    worked 3 × 1 + 3 × 2 = 9 s."""
+    a = _by_rid(_run(_engine(), [0.0], [4], [1]), "first_token_s")[0]
+    run = _run(_engine(Frontend(request_s=1.0, response_s=2.0)), [0.0, 0.0, 1.5], [4] * 3,
+               [1] * 3)
+    ttft = _by_rid(run, "first_token_s") - _by_rid(run, "arrival_s")
+    np.testing.assert_allclose(ttft, [1 + a, 2 + a, 3.5 + a], rtol=1e-12)
+    np.testing.assert_array_equal(_by_rid(run, "finish_s"), _by_rid(run, "first_token_s"))
+    assert run.engines[0].frontend_busy_s == pytest.approx(9.0)
+    assert run.engines[0].frontend_free_s == pytest.approx(9.0)
+
+
+def test_a_profile_carries_its_frontend_to_the_engine():
+    """A profile file's ``frontend:`` (seconds) reaches the fitted timer and the engine it
+    times; a scenario's ``engine.frontend`` (EngineSpec.frontend) takes precedence; a bad entry
+    is one error naming the field."""
+    base = {"backend": "trtllm", "coefficients": {"dense": 1.5, "weights": 1.1, "step": 1e-3}}
+    p = Profile.from_dict({**base, "frontend": {"response_s": 0.027}}, "p.yaml")
+    assert p.model.frontend == Frontend(response_s=0.027)
+    assert Profile.from_dict(p.to_dict(), "again.yaml").model.frontend == p.model.frontend
+    assert "frontend" not in Profile.from_dict(base, "p.yaml").to_dict()
+    model, acc = load_model("qwen3-0.6b"), load_accelerator("h100-sxm")
+    timer = FittedTimer(StepBasis.of(model, acc, "bf16", 1, acc.allreduce_bytes_per_s), p.model)
+    spec = EngineSpec(num_blocks=1000)
+    assert Engine(model, acc, Precision.of(), Efficiency(), spec, timer=timer).frontend \
+        == Frontend(response_s=0.027)
+    own = Frontend(request_s=0.001)
+    assert Engine(model, acc, Precision.of(), Efficiency(), replace(spec, frontend=own),
+                  timer=timer).frontend == own
+    for bad in ({"response_s": -1}, {"response_s": "fast"}, {"latency_s": 1.0}, [0.1]):
+        with pytest.raises(NapkinError, match="frontend") as e:
+            Profile.from_dict({**base, "frontend": bad}, "p.yaml")
+        assert "\n" not in str(e.value)

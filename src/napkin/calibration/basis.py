@@ -24,6 +24,7 @@ from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 from napkin.timing.comm import GPUS_PER_NODE, INTERNODE_BYTES_PER_S, LayoutComm
+from napkin.timing.frontend import Frontend
 from napkin.timing.layout import DeviceTimer, LayoutTimer
 from napkin.timing.series import LineSeries, StepSeries
 
@@ -183,6 +184,9 @@ class StepModel:
     request_token_s: float = 0.0
     """Seconds per prompt token outside the engine (tokenizing and handing the prompt over):
     not divided by TP, and not a step's time — it delays only its own request."""
+    frontend: Frontend | None = None
+    """The engine's frontend as a queue (:mod:`napkin.timing.frontend`): work that, unlike
+    ``request_s``, waits for the jobs ahead of it; None: none."""
 
     def __post_init__(self) -> None:
         require(len(self.coefficients) == len(TERMS),
@@ -246,6 +250,10 @@ class FittedTimer:
     @property
     def request_token_s(self) -> float:
         return self.model.request_token_s
+
+    @property
+    def frontend(self) -> Frontend | None:
+        return self.model.frontend
 
     @cached_property
     def rates(self) -> tuple[float, ...]:

@@ -13,7 +13,7 @@ held-out rows (an 80 % interval). Profiles ship in ``napkin/catalog/profiles`` (
 backend); ``auto`` picks the one for a scenario's backend.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -30,6 +30,7 @@ from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 from napkin.specs.releases import generation, release, releases
 from napkin.specs.yaml_text import load_yaml
+from napkin.timing.frontend import Frontend
 
 BAND_COVERAGE = 0.8
 """Share of held-out measurements the error band is built to cover."""
@@ -193,6 +194,9 @@ class Profile:
             "request_s": float(f"{self.model.request_s:.6g}"),
             **({"request_token_s": float(f"{self.model.request_token_s:.6g}")}
                if self.model.request_token_s else {}),
+            **({"frontend": {k: float(f"{getattr(self.model.frontend, k):.6g}")
+                             for k in FRONTEND_FIELDS}}
+               if self.model.frontend is not None else {}),
             "fitted_terms": list(self.terms),
             "domain": {"gpus": list(d.gpus), "models": list(d.models),
                        "tensor_parallel": list(d.tensor_parallel),
@@ -223,8 +227,9 @@ class Profile:
             # a tied term a file predates takes its parent's coefficient if that was fitted
             coefficients = {**{t: coefficients[of] for t, of in TIED.items()
                                if of in fitted and of in coefficients}, **coefficients}
-            model = StepModel.of(coefficients, _seconds(data, "request_s"),
-                                 _seconds(data, "request_token_s"))
+            model = replace(StepModel.of(coefficients, _seconds(data, "request_s"),
+                                         _seconds(data, "request_token_s")),
+                            frontend=_frontend(data.get("frontend")))
             dom = data.get("domain") or {}
             domain = Domain(tuple(dom.get("gpus", ())), tuple(dom.get("models", ())),
                             tuple(dom.get("tensor_parallel", (1, 1))),
@@ -254,6 +259,26 @@ class Profile:
 
 class _FieldError(ValueError):
     """A profile field outside the coefficients with a bad value (its message names it)."""
+
+
+FRONTEND_FIELDS = ("request_s", "prompt_token_s", "output_token_s", "response_s")
+"""A profile's ``frontend:`` keys (:class:`~napkin.timing.frontend.Frontend`), seconds."""
+
+
+def _frontend(value: Any) -> Frontend | None:
+    """A profile's ``frontend:`` mapping (seconds per request, prompt token, output token and
+    response; a missing one is 0) as a :class:`Frontend`; None without one."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - set(FRONTEND_FIELDS):
+        raise _FieldError(f"frontend: must map {', '.join(FRONTEND_FIELDS)} to seconds")
+    for k, v in value.items():
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise _FieldError(f"frontend.{k}: must be a number of seconds, got {v!r}")
+    try:
+        return Frontend(**{k: float(v) for k, v in value.items()})
+    except NapkinError as e:
+        raise _FieldError(str(e)) from None
 
 
 def _versions(value: Any, sources: Any) -> tuple[str, ...]:

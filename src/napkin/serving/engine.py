@@ -139,7 +139,7 @@ class Engine:
         self.batch_wait = spec.batch_wait_timeout_iters > 0 or spec.batch_wait_max_tokens_ratio > 0
         self.held_steps = 0  # steps prompts have been held back (TensorRT-LLM batch waiting)
         self.holding = False  # the planned unit holds prompts back
-        f = spec.frontend
+        f = spec.frontend if spec.frontend is not None else self.timer.frontend
         self.frontend = f if f is not None and f.active else None
         self.tokenizing: deque[tuple[float, Request]] = deque()
         """Requests in the frontend queue, with the instant each reaches the engine (in order)."""

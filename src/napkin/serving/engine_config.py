@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from napkin.serving.frontend import Frontend
 from napkin.specs.files import InputModel
 from napkin.specs.releases import release
+from napkin.timing.frontend import Frontend
 
 
 def _expert_parallel(v: object) -> object:
@@ -76,12 +76,12 @@ class KVOffloadConfig(InputModel):
 
 
 class FrontendConfig(InputModel):
-    """The replica's frontend as a queue (:mod:`napkin.serving.frontend`): one process that
-    parses and tokenizes each request before the engine sees it and detokenizes each output
-    token before the client does, one job at a time. Where its work per request nears the time
-    between requests it caps the replica at ``1 / (request + prompt × per prompt token + outputs
-    × per output token)`` requests/s. Unlike ``frontend_ms`` (a delay every request pays), its
-    jobs wait for each other."""
+    """The replica's frontend as a queue (:mod:`napkin.timing.frontend`): one process that
+    parses and tokenizes each request before the engine sees it, detokenizes each output token
+    before the client does and finishes each response, one job at a time. Where its work per
+    request nears the time between requests it caps the replica at ``1 / (request + prompt ×
+    per prompt token + outputs × per output token + response)`` requests/s. Unlike
+    ``frontend_ms`` (a delay every request pays), its jobs wait for each other."""
 
     request_ms: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
     """Frontend work per request (HTTP, parsing, request setup), ms."""
@@ -89,11 +89,14 @@ class FrontendConfig(InputModel):
     """Frontend work per prompt token (tokenization), µs."""
     output_token_us: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
     """Frontend work per output token (detokenization, streaming), µs."""
+    response_ms: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
+    """Frontend work per response after its last token (the final response, usage, closing
+    the stream), ms: it delays only the jobs behind it."""
 
     def frontend(self) -> Frontend:
         """The same in seconds."""
         return Frontend(self.request_ms * 1e-3, self.prompt_token_us * 1e-6,
-                        self.output_token_us * 1e-6)
+                        self.output_token_us * 1e-6, self.response_ms * 1e-3)
 
 
 class SpeculativeConfig(InputModel):

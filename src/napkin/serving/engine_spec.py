@@ -8,12 +8,12 @@ from typing import Literal, Protocol
 from napkin.accounting.forward import Precision
 from napkin.calibration.basis import Parts
 from napkin.errors import require
-from napkin.serving.frontend import Frontend
 from napkin.serving.policy import policy
 from napkin.serving.speculative import Speculation
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing.efficiency import Efficiency
+from napkin.timing.frontend import Frontend
 from napkin.timing.series import StepSeries
 from napkin.timing.steps import RooflineTimer
 
@@ -27,6 +27,9 @@ class StepTimer(Protocol):
 
     request_s: float
     request_token_s: float
+    frontend: Frontend | None
+    """The frontend queue a fitted profile carries (:mod:`napkin.timing.frontend`); None:
+    none."""
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False) -> StepSeries: ...
@@ -101,7 +104,7 @@ class EngineSpec:
     scheduling, Orca 2022); ``static``: a batch is admitted only once the previous one has
     wholly finished (see the module docstring)."""
     frontend: Frontend | None = None
-    """The replica's frontend as a queue (:mod:`napkin.serving.frontend`): it tokenizes each
+    """The replica's frontend as a queue (:mod:`napkin.timing.frontend`): it tokenizes each
     prompt before the engine sees it and detokenizes each token before the client does, one
     job at a time. None (or all zero): no frontend queue."""
 

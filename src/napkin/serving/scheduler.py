@@ -34,11 +34,11 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
 from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES, Engine
-from napkin.serving.frontend import served
 from napkin.serving.kvpool import KVPool
 from napkin.serving.recording import basis_at, basis_through
 from napkin.serving.request import Request
 from napkin.serving.step import Plan
+from napkin.timing.frontend import served
 from napkin.timing.series import StepSeries
 
 ARRIVED = -2
@@ -113,7 +113,7 @@ def features(engine: Engine) -> tuple[bool, ...]:
     sliding windows, static batching, TensorRT-LLM's batch waiting, SGLang's receive interval,
     a host KV tier; then the plain path (fast, no windows, no recording: units costed from the
     running sums) and the features that act at a unit's commit, gate a plan, cut a decode
-    run; last, a frontend queue (:mod:`napkin.serving.frontend`)."""
+    run; last, a frontend queue (:mod:`napkin.timing.frontend`)."""
     fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
     windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
     recv, host_tier = engine.recv_interval > 1, engine.pool.host_blocks > 0
@@ -229,11 +229,10 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     engine._refuse(req)  # (raises: the run is abandoned)
                 if frontend and not released:  # into the frontend queue: tokenized in turn
                     work = fe.tokenize_s(req.prompt)  # type: ignore[union-attr]
-                    if work > 0:  # (no job, no wait)
-                        engine.frontend_busy_s += work
-                        ready = engine.frontend_free_s = served(engine.frontend_free_s, t, work)
-                        tokenizing.append((ready, req))
-                        continue
+                    engine.frontend_busy_s += work
+                    ready = engine.frontend_free_s = served(engine.frontend_free_s, t, work)
+                    tokenizing.append((ready, req))
+                    continue
                 if recording:
                     req.basis_arrival = basis_at(engine.basis_sum, _unit(
                         busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
@@ -336,13 +335,19 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         if req.first_token_s != req.first_token_s:  # (its first token is now)
                             req.basis_first = engine.basis_sum
                 stamp = clock  # when the client sees the unit's tokens
-                if frontend and fe.output_token_s:  # … once the frontend detokenized them
-                    work = fe.output_token_s * emitted  # type: ignore[union-attr]
-                    engine.frontend_busy_s += work
-                    stamp = engine.frontend_free_s = served(engine.frontend_free_s, clock, work)
-                    for req, _ in p_chunks:
-                        if req.first_token_s == clock:
-                            req.first_token_s = stamp
+                if frontend:
+                    if fe.output_token_s:  # … once the frontend detokenized them
+                        work = fe.output_token_s * emitted  # type: ignore[union-attr]
+                        engine.frontend_busy_s += work
+                        stamp = engine.frontend_free_s = served(engine.frontend_free_s, clock,
+                                                                work)
+                        for req, _ in p_chunks:
+                            if req.first_token_s == clock:
+                                req.first_token_s = stamp
+                    if fe.response_s and finished:  # then finishes the responses (off their path)
+                        work = fe.response_s * len(finished)  # type: ignore[union-attr]
+                        engine.frontend_busy_s += work
+                        engine.frontend_free_s = served(engine.frontend_free_s, stamp, work)
                 for req in finished:
                     req.finish_s = stamp
                     if req.first_token_s != req.first_token_s:

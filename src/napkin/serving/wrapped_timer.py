@@ -5,11 +5,12 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from napkin.serving.engine_spec import StepTimer
+    from napkin.timing.frontend import Frontend
 
 
 class WrappedTimer:
     """The :class:`~napkin.serving.engine_spec.StepTimer` members a wrapper passes through to
-    ``inner``: ``request_s``, ``request_token_s`` and :meth:`effective`."""
+    ``inner``: ``request_s``, ``request_token_s``, ``frontend`` and :meth:`effective`."""
 
     def __init__(self, inner: "StepTimer") -> None:
         self.inner = inner
@@ -21,6 +22,10 @@ class WrappedTimer:
     @property
     def request_token_s(self) -> float:
         return self.inner.request_token_s
+
+    @property
+    def frontend(self) -> "Frontend | None":
+        return self.inner.frontend
 
     def effective(self, terms: tuple[float, ...]) -> tuple[float, ...]:
         return self.inner.effective(terms)

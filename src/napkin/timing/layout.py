@@ -17,6 +17,7 @@ from napkin.accounting.ranks import ROUTED_EXPERTS, Parts, RankCost
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 from napkin.timing.comm import GPUS_PER_NODE, INTERNODE_BYTES_PER_S, LayoutComm
+from napkin.timing.frontend import Frontend
 from napkin.timing.series import StepSeries
 
 
@@ -26,6 +27,7 @@ class DeviceTimer(Protocol):
 
     request_s: float
     request_token_s: float
+    frontend: Frontend | None
 
     def series(self, parts0: Parts, parts1: Parts | None, tokens: int,
                prefill: bool = False, extra_s: float = 0.0) -> StepSeries:
@@ -89,6 +91,10 @@ class LayoutTimer:
     @property
     def request_token_s(self) -> float:
         return self.device.request_token_s
+
+    @property
+    def frontend(self) -> Frontend | None:
+        return self.device.frontend
 
     @property
     def cost(self) -> RankCost:

@@ -9,6 +9,7 @@ from napkin.accounting.collectives import parallel_collectives
 from napkin.specs.hardware import Accelerator
 from napkin.specs.model import ModelSpec
 from napkin.timing.efficiency import Efficiency
+from napkin.timing.frontend import Frontend
 from napkin.timing.roofline import at_compute_rate
 from napkin.timing.series import StepSeries
 
@@ -30,6 +31,8 @@ class RooflineTimer:
     allreduce_fixed_s: float = 0.0
     request_s: float = 0.0
     request_token_s: float = 0.0
+    frontend: Frontend | None = None
+    """A frontend that queues (:mod:`napkin.timing.frontend`); None: none."""
     kv_devices: float = 1.0
 
     @classmethod

@@ -1,6 +1,6 @@
 """A serving frontend that queues: the one process per replica that parses and tokenizes each
-request before the engine sees it and detokenizes every output token before the client sees it,
-one job at a time, first come first served.
+request before the engine sees it, detokenizes every output token before the client sees it and
+finishes each response after its last token, one job at a time, first come first served.
 
 The engine does not wait for it (vLLM V1's engine core, TensorRT-LLM's executor and SGLang's
 scheduler run in their own processes), so it costs nothing while it keeps up. Once its work
@@ -8,11 +8,14 @@ rate nears the request rate it caps the replica: a request waits for the jobs ah
 before its prompt reaches the engine, and a token the engine has made waits for the
 detokenization ahead of it before the client sees it. A closed loop of clients then settles at
 
-    requests/s = 1 / (request_s + prompt_token_s × prompt + output_token_s × outputs)
+    requests/s = 1 / (request_s + prompt_token_s × prompt + output_token_s × outputs
+                      + response_s)
 
 whatever the engine could do (the aiconfigurator sample's TensorRT-LLM 1.0 rows of
-Llama-3.1-8B on H100 level off near 35–39 requests/s at TP 2, 4 and 8 alike, with TTFT 3–9×
-what the engine alone gives).
+Llama-3.1-8B on H100 level off near 35–39 requests/s at TP 2, 4 and 8 alike and at 128 or 256
+outputs, with TTFT 3–9× what the engine alone gives). ``response_s`` is work after the client
+has its last token (the final response, usage, closing the stream): it delays no token of its
+own request, only the jobs behind it.
 
 Unlike ``frontend_ms`` and a profile's ``request_s`` (a fixed delay every request pays, which
 never queues), this is a server: a job of ``w`` seconds handed to it at ``t`` ends at
@@ -27,15 +30,17 @@ from napkin.errors import require
 
 @dataclass(frozen=True)
 class Frontend:
-    """Seconds of frontend work per request, per prompt token (tokenization) and per output
-    token (detokenization and streaming). All zero: no frontend queue."""
+    """Seconds of frontend work per request before the engine, per prompt token (tokenization),
+    per output token (detokenization and streaming) and per response after its last token. All
+    zero: no frontend queue."""
 
     request_s: float = 0.0
     prompt_token_s: float = 0.0
     output_token_s: float = 0.0
+    response_s: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("request_s", "prompt_token_s", "output_token_s"):
+        for name in ("request_s", "prompt_token_s", "output_token_s", "response_s"):
             value = getattr(self, name)
             require(math.isfinite(value) and value >= 0,
                     f"frontend.{name}: must be finite and >= 0, got {value!r}")
@@ -43,7 +48,8 @@ class Frontend:
     @property
     def active(self) -> bool:
         """Whether it does any work (else the simulator leaves it out)."""
-        return bool(self.request_s or self.prompt_token_s or self.output_token_s)
+        return bool(self.request_s or self.prompt_token_s or self.output_token_s
+                    or self.response_s)
 
     def tokenize_s(self, prompt: int) -> float:
         """A request's job before the engine sees it: ``request_s + prompt_token_s × prompt``."""
@@ -52,7 +58,7 @@ class Frontend:
     def requests_per_s(self, prompt: int, outputs: int) -> float:
         """The most requests a second it serves of ``prompt`` → ``outputs`` tokens (infinite
         when it does no work): the ceiling a replica cannot pass."""
-        work = self.tokenize_s(prompt) + self.output_token_s * outputs
+        work = self.tokenize_s(prompt) + self.output_token_s * outputs + self.response_s
         return 1 / work if work > 0 else math.inf
 
 
