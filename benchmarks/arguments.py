@@ -14,3 +14,14 @@ def whole_number(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
     return n
+
+
+def non_negative(text: str) -> float:
+    """A finite number >= 0 for argparse (a bad one is one usage line naming the argument)."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not 0 <= x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return x

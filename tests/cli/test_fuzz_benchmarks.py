@@ -3,6 +3,7 @@
 ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case exits 2
 before any fitting or replay, with an error line naming the option or file, and no traceback;
 so does ``benchmarks/serve_speed.py`` with a request count that is not a whole number >= 1, and
+``benchmarks/fit_frontend.py`` with a bad backend, set, grouping or candidate, and
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
 not know or a count that is not a whole number >= 1 (before extracting or running anything).
 The scripts run as a user runs them, in a fresh interpreter."""
@@ -45,6 +46,20 @@ def _refused(p: subprocess.CompletedProcess, names: str) -> None:
 ])
 def test_fit_profiles_refuses_bad_options(args, names):
     _refused(_run("fit_profiles.py", *args), names)
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["tgi"], "backend"),
+    (["vllm", "--response-ms", "-1"], "--response-ms"),
+    (["vllm", "--response-ms", "nan"], "--response-ms"),
+    (["vllm", "--request-ms", "inf"], "--request-ms"),
+    (["vllm", "--request-ms", "x"], "--request-ms"),
+    (["vllm", "--by", "colour"], "--by"),
+    (["vllm", "--set", "splitwise"], "--set"),
+    (["sglang", "--set", "h100-moe"], "--set"),  # no SGLang rows there
+])
+def test_the_frontend_fit_refuses_bad_options(args, names):
+    _refused(_run("fit_frontend.py", *args), names)
 
 
 @pytest.mark.parametrize(("args", "names"), [

@@ -127,6 +127,11 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
       for v in ("0", "-1", "1.5", "x", "65", "64")],
     *[(f"slo.share={v}", "slo.share") for v in ("0", "1.5", ".nan", "x")],
     *[(f"slo.e2e_s={v}", "slo.e2e_s") for v in ("0", "-1", ".nan", ".inf", "x")],
+    *[(f"engine.frontend.{k}={v}", k)
+      for k in ("request_ms", "prompt_token_us", "output_token_us", "response_ms")
+      for v in ("-1", ".nan", ".inf", "x", "1e9")],
+    ("engine.frontend=3", "frontend"),
+    ("engine.frontend.colour=1", "colour"),
 ])
 def test_bad_scenario_keys(cli, tmp_path, setting, field):
     _refused(cli("serve", "simulate", _file(tmp_path, SCENARIO), "--set", setting), field)
@@ -144,6 +149,9 @@ def test_a_bad_host_tier_bandwidth_is_refused(cli, tmp_path, value):
     ["engine.pipeline_parallel=4", "engine.enable_prefix_caching=true",
      "engine.kv_offload.host_gib=1", "engine.kv_offload.load_gbs=1e-6"],
     ["engine.enable_prefix_caching=true", "engine.kv_offload.host_gib=1e6"],
+    ["engine.frontend.request_ms=1e6", "engine.frontend.response_ms=1e6",
+     "engine.frontend.output_token_us=1e6", "engine.frontend.prompt_token_us=1e6"],
+    ["engine.frontend.request_ms=0"],
 ])
 def test_accepted_pipeline_and_host_tier_runs_print_finite_numbers(cli, tmp_path, settings):
     args = [x for s in settings for x in ("--set", s)]

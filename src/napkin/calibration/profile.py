@@ -30,7 +30,7 @@ from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 from napkin.specs.releases import generation, release, releases
 from napkin.specs.yaml_text import load_yaml
-from napkin.timing.frontend import Frontend
+from napkin.timing.frontend import FRONTEND_FIELDS, Frontend
 
 BAND_COVERAGE = 0.8
 """Share of held-out measurements the error band is built to cover."""
@@ -259,10 +259,6 @@ class Profile:
 
 class _FieldError(ValueError):
     """A profile field outside the coefficients with a bad value (its message names it)."""
-
-
-FRONTEND_FIELDS = ("request_s", "prompt_token_s", "output_token_s", "response_s")
-"""A profile's ``frontend:`` keys (:class:`~napkin.timing.frontend.Frontend`), seconds."""
 
 
 def _frontend(value: Any) -> Frontend | None:

@@ -9,6 +9,7 @@ from napkin.report.document import Document, Section
 from napkin.report.views import checkpoint_notes, energy_record, unquantized_input
 from napkin.serving.metrics import TREND_SHARE, Latency, SimSummary, latency_bands
 from napkin.serving.scenario import Built
+from napkin.timing.frontend import FRONTEND_FIELDS
 from napkin.units import GiB, fmt_seconds
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
             "tokens_per_step": b.spec.speculative.tokens_per_step}
            if b.spec.speculative is not None else {}),
         **({"pipeline_parallel": e.pipeline_parallel} if e.pipeline_parallel > 1 else {}),
+        **({f"frontend_{k}": getattr(b.frontend, k) for k in FRONTEND_FIELDS}
+           if b.frontend is not None and b.frontend.active else {}),
         "replicas": e.replicas, "router": e.router, "mode": e.mode, "batching": e.batching,
         "slo_ttft_s": s.slo.ttft_s, "slo_tpot_s": s.slo.tpot_s, "slo_e2e_s": s.slo.e2e_s,
         "slo_share": s.slo.share,
@@ -173,6 +176,8 @@ def sim_doc(reports: list[SimReport]) -> Document:
         row("prefix-cache hits", lambda r: f"{s(r).prefix_hit_frac:.1%} of input tokens"),
         *([row("host KV tier: loaded", lambda r: _host_tier(r))]
           if any(r.built.scenario.engine.kv_offload for r in reports) else []),
+        *([row("frontend busy", lambda r: f"{s(r).frontend_busy_frac:.1%} of the span")]
+          if any(r.built.frontend is not None for r in reports) else []),
         row("engine steps / simulated units", lambda r: f"{s(r).steps:,} / "
             f"{s(r).sim_units:,}"),
         row("slot use", lambda r: f"{s(r).slot_use_frac:.1%} "

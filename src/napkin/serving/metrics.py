@@ -134,6 +134,9 @@ class SimSummary:
     """Tokens of KV loaded back from the host tier (``engine.kv_offload``)."""
     host_kv_load_s: float = 0.0
     """Engine time spent loading them (summed over replicas)."""
+    frontend_busy_frac: float = 0.0
+    """Frontend work over the span, averaged over the replicas with a frontend queue
+    (``engine.frontend``; 0 without one): near 1, the frontend caps the deployment."""
     wait_trend_s: float = 0.0
     """Mean wait to first schedule of the last quarter of arrivals minus the second quarter's:
     the growth once the run is past its start from an empty engine (a sustainable load's waits
@@ -247,8 +250,17 @@ def summarize(run: SimRun, slo: SLO = SLO(), warmup: int = 0) -> SimSummary:
         wait_trend_s=_wait_growth(r.arrival_s, r.first_scheduled_s - r.arrival_s, 1),
         host_kv_loaded_tokens=sum(e.host_loaded_blocks * e.bs for e in engines),
         host_kv_load_s=sum(e.host_load_s for e in engines),
+        frontend_busy_frac=_frontend_busy(engines, span if n else 0.0),
         slot_use_frac=slot_use(engines),
     )
+
+
+def _frontend_busy(engines: Sequence[Engine], span: float) -> float:
+    """Σ frontend work / (span × replicas with a frontend queue); 0 without any."""
+    fronted = [e for e in engines if e.frontend is not None]
+    if not fronted or span <= 0:
+        return 0.0
+    return sum(e.frontend_busy_s for e in fronted) / (span * len(fronted))
 
 
 def slot_use(engines: Sequence[Engine]) -> float:

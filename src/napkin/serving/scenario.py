@@ -33,6 +33,7 @@ from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
 from napkin.specs.yaml_text import load_yaml
 from napkin.timing.efficiency import Efficiency
+from napkin.timing.frontend import Frontend
 from napkin.timing.steps import RooflineTimer
 from napkin.units import GB, MS
 
@@ -105,7 +106,8 @@ class Scenario(InputModel):
     scheduling). Setting it with another calibration is refused."""
     frontend_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     """Roofline: time a request spends outside the engine before its first step (HTTP,
-    tokenization); a profile fits its own (``request_s``)."""
+    tokenization); a profile fits its own (``request_s``). A delay every request pays alone;
+    ``engine.frontend`` is a frontend whose jobs queue."""
     engine: EngineConfig = EngineConfig()
     """Scheduler, KV pool and parallelism of the engines."""
     slo: SLOConfig = SLOConfig()
@@ -144,6 +146,14 @@ class Built:
     @property
     def calibration(self) -> str:
         return self.profile.name if self.profile else "roofline"
+
+    @property
+    def frontend(self) -> Frontend | None:
+        """The engines' frontend queue: the scenario's ``engine.frontend``, else its profile's
+        (None: none)."""
+        if self.spec.frontend is not None:
+            return self.spec.frontend
+        return self.profile.model.frontend if self.profile is not None else None
 
     @property
     def gpus(self) -> int:

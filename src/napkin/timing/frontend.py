@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 from napkin.errors import require
 
+FRONTEND_FIELDS = ("request_s", "prompt_token_s", "output_token_s", "response_s")
+""":class:`Frontend`'s fields (seconds), as a profile file's ``frontend:`` keys them."""
+
 
 @dataclass(frozen=True)
 class Frontend:
@@ -40,7 +43,7 @@ class Frontend:
     response_s: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("request_s", "prompt_token_s", "output_token_s", "response_s"):
+        for name in FRONTEND_FIELDS:
             value = getattr(self, name)
             require(math.isfinite(value) and value >= 0,
                     f"frontend.{name}: must be finite and >= 0, got {value!r}")

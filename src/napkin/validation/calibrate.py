@@ -193,10 +193,10 @@ def validate(rows: Sequence[Measurement], profile: Profile, by: str = "group"
              ) -> ValidationReport:
     """Replay ``rows`` under ``profile`` (and its harness) and score them (no refitting),
     grouped ``by`` (:data:`~napkin.calibration.measurements.records.GROUPINGS`)."""
-    return report(predict(_assumed(rows, profile), profile.model), by=by)
+    return report(predict(assumed(rows, profile), profile.model), by=by)
 
 
-def _assumed(rows: Sequence[Measurement], profile: Profile) -> list[Measurement]:
+def assumed(rows: Sequence[Measurement], profile: Profile) -> list[Measurement]:
     """``rows`` under the profile's harness (its default protocol and campaigns)."""
     h = profile.harness
     return assume(list(rows), Protocol.of(h), campaigns_of(h))
@@ -208,7 +208,7 @@ def holdout(rows: Sequence[Measurement], profile: Profile, cv_rounds: int = 2,
     """Leave-one-group-out errors: each group (``by``: GPU, model and TP together by default;
     ``gpu``, ``tp``, ``model``, ``engine`` or ``version`` alone) predicted by a refit (from
     ``profile``'s coefficients) on the other groups."""
-    rows = _assumed(rows, profile)
+    rows = assumed(rows, profile)
     return report(cross_validate(rows, profile.model, cv_rounds, profile.terms,
                                  progress=progress, jobs=jobs,
                                  campaigns=campaigns_of(profile.harness), by=by), by=by)
