@@ -131,6 +131,7 @@ def test_sweep_rates_any_numbers(cli, tmp_path, values):
       for k in ("request_ms", "prompt_token_us", "output_token_us", "response_ms")
       for v in ("-1", ".nan", ".inf", "x", "1e9")],
     ("engine.frontend=3", "frontend"),
+    *[(f"engine.async_scheduling={v}", "async_scheduling") for v in ("maybe", "2", "[]")],
     ("engine.frontend.colour=1", "colour"),
 ])
 def test_bad_scenario_keys(cli, tmp_path, setting, field):
@@ -152,6 +153,8 @@ def test_a_bad_host_tier_bandwidth_is_refused(cli, tmp_path, value):
     ["engine.frontend.request_ms=1e6", "engine.frontend.response_ms=1e6",
      "engine.frontend.output_token_us=1e6", "engine.frontend.prompt_token_us=1e6"],
     ["engine.frontend.request_ms=0"],
+    ["engine.async_scheduling=true", "engine.enable_prefix_caching=true"],
+    ["engine.async_scheduling=true", "engine.batching=static"],
 ])
 def test_accepted_pipeline_and_host_tier_runs_print_finite_numbers(cli, tmp_path, settings):
     args = [x for s in settings for x in ("--set", s)]

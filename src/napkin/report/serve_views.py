@@ -86,6 +86,7 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
             "tokens_per_step": b.spec.speculative.tokens_per_step}
            if b.spec.speculative is not None else {}),
         **({"pipeline_parallel": e.pipeline_parallel} if e.pipeline_parallel > 1 else {}),
+        **({"async_scheduling": True} if e.async_scheduling else {}),
         **({f"frontend_{k}": getattr(b.frontend, k) for k in FRONTEND_FIELDS}
            if b.frontend is not None and b.frontend.active else {}),
         "replicas": e.replicas, "router": e.router, "mode": e.mode, "batching": e.batching,

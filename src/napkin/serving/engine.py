@@ -145,6 +145,10 @@ class Engine:
         """Requests in the frontend queue, with the instant each reaches the engine (in order)."""
         self.frontend_free_s = 0.0  # when the frontend's last job handed to it ends
         self.frontend_busy_s = 0.0  # the frontend's work so far, seconds
+        self.lagging = spec.async_scheduling
+        self.retiring: list[Request] = []
+        """Async scheduling: requests that finished in the last unit, whose blocks and slots
+        the scheduler frees once it has planned the next."""
         self.running: dict[int, Request] = {}  # admission order
         self.prefilling: dict[int, Request] = {}
         self.decoding: dict[int, Request] = {}

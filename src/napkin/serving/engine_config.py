@@ -275,6 +275,11 @@ class EngineConfig(InputModel):
     """Speculative decoding (None: off): each decode step drafts and verifies tokens."""
     kv_offload: KVOffloadConfig | None = None
     """A host KV tier behind the prefix cache (None: none)."""
+    async_scheduling: bool = False
+    """Plan step N + 1 while step N runs (vLLM's ``--async-scheduling``, its default from 0.14;
+    SGLang's and TensorRT-LLM's overlap schedulers): a request finishing in step N holds its
+    blocks and slot through the next plan. Off by default: the shipped profiles were fitted
+    without it."""
     frontend: FrontendConfig | None = None
     """A frontend that queues (None: none; a profile's ``request_s`` and ``frontend_ms`` are
     delays outside the engine that never queue)."""

@@ -103,6 +103,12 @@ class EngineSpec:
     """``continuous``: requests join whenever a slot, budget and blocks allow (iteration-level
     scheduling, Orca 2022); ``static``: a batch is admitted only once the previous one has
     wholly finished (see the module docstring)."""
+    async_scheduling: bool = False
+    """The scheduler plans step N + 1 while step N runs and handles N's output after (vLLM's
+    ``--async-scheduling``, default from 0.14, vllm-project/vllm#27614; SGLang's and
+    TensorRT-LLM's overlap schedulers): a request that finishes in step N keeps its KV blocks
+    and its sequence slot through the planning of N + 1, so what it frees serves N + 2. False:
+    the plan after a step sees what it freed (the shipped profiles were fitted so)."""
     frontend: Frontend | None = None
     """The replica's frontend as a queue (:mod:`napkin.timing.frontend`): it tokenizes each
     prompt before the engine sees it and detokenizes each token before the client does, one

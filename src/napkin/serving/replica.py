@@ -199,5 +199,6 @@ def engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: Eng
         host_kv_bytes_per_s=(e.kv_offload.load_gbs * GB
                              if e.kv_offload is not None and e.kv_offload.load_gbs else 0.0),
         frontend=e.frontend.frontend() if e.frontend is not None else None,
+        async_scheduling=e.async_scheduling,
     )
     return spec, num_blocks * e.block_size * kv_token, derivation

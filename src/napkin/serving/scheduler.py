@@ -45,6 +45,8 @@ ARRIVED = -2
 """Sent to :func:`process`: the request in ``engine.arriving`` (``(t, request)``) reaches it."""
 DUE = -1
 """Sent to :func:`process`: its due instant has come."""
+RELEASED = -3
+"""(Within :func:`process`: the frontend queue's head reaches the engine.)"""
 STOPPED = -1.0
 """Yielded by :func:`process` once the sink asked to stop."""
 DECODES, PREFILLS = 0, 1
@@ -104,7 +106,7 @@ def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_step
 
 
 FEATURES = ("fast", "caching", "recording", "windows", "static", "batch_wait", "recv",
-            "host_tier", "plain", "counting", "gating", "cutting", "frontend")
+            "host_tier", "plain", "counting", "gating", "cutting", "frontend", "lagging")
 """The switches :func:`process` reads, in :func:`features`' order."""
 
 
@@ -113,13 +115,60 @@ def features(engine: Engine) -> tuple[bool, ...]:
     sliding windows, static batching, TensorRT-LLM's batch waiting, SGLang's receive interval,
     a host KV tier; then the plain path (fast, no windows, no recording: units costed from the
     running sums) and the features that act at a unit's commit, gate a plan, cut a decode
-    run; last, a frontend queue (:mod:`napkin.timing.frontend`)."""
+    run; last, a frontend queue (:mod:`napkin.timing.frontend`) and async scheduling."""
     fast, caching, recording = engine.fast, engine.caching, engine.basis is not None
     windows, static, batch_wait = bool(engine.windows), engine.static, engine.batch_wait
     recv, host_tier = engine.recv_interval > 1, engine.pool.host_blocks > 0
     return (fast, caching, recording, windows, static, batch_wait, recv, host_tier,
             fast and not windows and not recording, recording or recv or batch_wait,
-            recv or static, windows or recv or batch_wait, engine.frontend is not None)
+            recv or static, windows or recv or batch_wait, engine.frontend is not None,
+            engine.lagging)
+
+
+def _detokenized(engine: Engine, clock: float, decoded: int,
+                 chunks: list[tuple[Request, int]], prefilling: dict[int, Request],
+                 finished: list[Request]) -> None:
+    """The frontend's jobs for a unit that ended at ``clock``: it detokenizes the unit's
+    tokens (``decoded`` decode tokens and a first token per chunk that completed its prompt,
+    i.e. left ``prefilling``), then the first tokens and finishes it made are the client's
+    at the job's end; then it finishes the ``finished`` responses (a job that delays only the
+    jobs behind it)."""
+    fe = engine.frontend
+    assert fe is not None
+    stamp = clock
+    if fe.output_token_s:
+        emitted = decoded + sum(1 for req, _ in chunks if req.rid not in prefilling)
+        work = fe.output_token_s * emitted
+        engine.frontend_busy_s += work
+        stamp = engine.frontend_free_s = served(engine.frontend_free_s, clock, work)
+        for req, _ in chunks:
+            if req.first_token_s == clock:
+                req.first_token_s = stamp
+        for req in finished:
+            if req.first_token_s == clock:
+                req.first_token_s = stamp
+            req.finish_s = stamp
+    if fe.response_s and finished:
+        work = fe.response_s * len(finished)
+        engine.frontend_busy_s += work
+        engine.frontend_free_s = served(engine.frontend_free_s, stamp, work)
+
+
+def _retired(engine: Engine, used: int) -> int:
+    """Blocks in use once ``engine.retiring``'s requests free theirs (async scheduling: a
+    finished request's blocks and slot, once the scheduler handles its last output); empties
+    it. The same release as a finish without async scheduling (inline there: the hot path)."""
+    pool = engine.pool
+    for req in engine.retiring:
+        if engine.caching:
+            engine._register_outputs(req)
+            pool.used = used
+            engine._release(req)
+            used = pool.used
+        else:
+            used -= req.reserved if engine.reserve_all else -(-req.computed // engine.bs)
+    engine.retiring.clear()
+    return used
 
 
 def _unit(busy: bool, start_s: float, k: int, series: StepSeries | None, step_s: float,
@@ -164,8 +213,10 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
     phases = (DECODES, PREFILLS) if engine.policy.mixed_batches else (PREFILLS, DECODES)
     # the features (each off in a plain run; :mod:`napkin.serving.specialise` compiles them in)
     fast, caching, recording, windows, static, batch_wait, recv, host_tier, plain, counting, \
-        gating, cutting, frontend = features(engine)
+        gating, cutting, frontend, lagging = features(engine)
     fe, tokenizing = engine.frontend, engine.tokenizing
+    retiring = engine.retiring
+    seats = max_seqs - len(retiring)  # async scheduling: the retiring keep their slots
     num_blocks = pool.num_blocks
     running, prefilling, decoding = engine.running, engine.prefilling, engine.decoding
     waiting, inbox = engine.waiting, engine.inbox
@@ -213,21 +264,21 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 return False
             else:
                 i = due_signal
-            released = frontend and i == due_signal and bool(tokenizing) \
-                and tokenizing[0][0] <= due
-            if i != due_signal or released:  # ------------------------------------ an arrival
-                if released:  # out of the frontend queue
-                    t, req = tokenizing.popleft()
-                    req.enqueue_s = t
-                elif i >= 0:
+            if frontend and i == due_signal and tokenizing and tokenizing[0][0] <= due:
+                i = RELEASED
+            if i != due_signal:  # --------------------------------------------------- an arrival
+                if i >= 0:
                     req = take(i)  # type: ignore[misc]
                     t = req.enqueue_s = times[i]
-                else:  # ARRIVED
+                elif i == ARRIVED:
                     t, req = engine.arriving
+                    req.enqueue_s = t
+                else:  # RELEASED: out of the frontend queue
+                    t, req = tokenizing.popleft()
                     req.enqueue_s = t
                 if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
                     engine._refuse(req)  # (raises: the run is abandoned)
-                if frontend and not released:  # into the frontend queue: tokenized in turn
+                if frontend and i != RELEASED:  # into the frontend queue: tokenized in turn
                     work = fe.tokenize_s(req.prompt)  # type: ignore[union-attr]
                     engine.frontend_busy_s += work
                     ready = engine.frontend_free_s = served(engine.frontend_free_s, t, work)
@@ -266,6 +317,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 k = p_k
                 clock = p_end_s
                 n_dec = p_n_dec
+                if lagging and retiring:  # the unit before last's output, handled in this one
+                    used, seats = _retired(engine, used), max_seqs
                 kv_token_seconds += (p_kv0 * p_step_s if p_series is None
                                      else p_series.weighted(k, p_kv0, n_dec))
                 if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
@@ -288,7 +341,6 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 num_steps += k
                 slot_steps += (n_dec + len(p_chunks)) * k
                 finished: list[Request] = []
-                emitted = n_dec * k  # tokens the unit made (for the frontend to detokenize)
                 for req, new in p_chunks:
                     req.computed += new
                     if req.computed < req.prompt + req.outputs:
@@ -296,7 +348,6 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     del prefilling[req.rid]
                     if caching:
                         engine._register_prompt(req)
-                    emitted += 1
                     req.outputs += 1
                     if req.outputs == 1:
                         req.first_token_s = clock
@@ -334,25 +385,15 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         req.basis_finish = engine.basis_sum
                         if req.first_token_s != req.first_token_s:  # (its first token is now)
                             req.basis_first = engine.basis_sum
-                stamp = clock  # when the client sees the unit's tokens
-                if frontend:
-                    if fe.output_token_s:  # … once the frontend detokenized them
-                        work = fe.output_token_s * emitted  # type: ignore[union-attr]
-                        engine.frontend_busy_s += work
-                        stamp = engine.frontend_free_s = served(engine.frontend_free_s, clock,
-                                                                work)
-                        for req, _ in p_chunks:
-                            if req.first_token_s == clock:
-                                req.first_token_s = stamp
-                    if fe.response_s and finished:  # then finishes the responses (off their path)
-                        work = fe.response_s * len(finished)  # type: ignore[union-attr]
-                        engine.frontend_busy_s += work
-                        engine.frontend_free_s = served(engine.frontend_free_s, stamp, work)
                 for req in finished:
-                    req.finish_s = stamp
+                    req.finish_s = clock
                     if req.first_token_s != req.first_token_s:
-                        req.first_token_s = stamp
+                        req.first_token_s = clock
                     del running[req.rid]
+                    if lagging:  # freed once the next unit is planned
+                        retiring.append(req)
+                        seats -= 1
+                        continue
                     if caching:
                         engine._register_outputs(req)
                         pool.used = used
@@ -360,6 +401,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         used = pool.used
                     else:
                         used -= req.reserved if reserve_all else -(-req.computed // bs)
+                if frontend:  # the client sees the unit's tokens once the frontend has them
+                    _detokenized(engine, clock, n_dec * k, p_chunks, prefilling, finished)
                 series += series_row(clock, used, len(running), len(waiting))
                 for req in finished:
                     if sink.add(req, index):
@@ -371,6 +414,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 engine.clock = clock
                 progress(clock, sink.count)
             if not (running or waiting) and not inbox:
+                if lagging and retiring:  # an idle scheduler handles the output at once
+                    used, seats = _retired(engine, used), max_seqs
                 continue
             # -------------------------------------------------------------------------- plan
             if gating:
@@ -460,7 +505,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     engine.steps, engine.dec_left, engine.dec_over_clip = steps, dec_left, dec_over
                     reserve = engine._ratio_reserve_tokens()
                 admitting = not static or engine.batch_open  # (a closed batch admits no one)
-                while admitting and waiting and budget > 0 and len(running) < max_seqs:
+                while admitting and waiting and budget > 0 and len(running) < seats:
                     req = waiting[0]
                     known = req.transferred  # KV another engine sent counts as computed
                     if caching:  # prefix hits on the GPU, then in the host tier
@@ -510,8 +555,11 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     # a static batch forms from the queue: it stays open only when this
                     # step's token budget stopped it
                     engine.batch_open = (budget <= 0 and bool(waiting)
-                                         and len(running) < max_seqs)
+                                         and len(running) < seats)
             if not n_dec and not chunks:
+                if lagging and retiring:  # nothing runs: the output is handled, plan again
+                    used, seats = _retired(engine, used), max_seqs
+                    wake_s = clock
                 continue
             # ------------------------------------------------- 4. the unit's length and cost
             k = 1
@@ -530,6 +578,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         k = fitting
                 if ratio and waiting and k > RATIO_RECHECK_STEPS:
                     k = RATIO_RECHECK_STEPS  # the decaying ratio may admit soon
+                if lagging and retiring and (waiting or prefilling):
+                    k = 1  # what the finished requests hold frees after one step
                 if cutting:
                     if windows:  # costs bend where a context reaches a window
                         engine.steps = steps
