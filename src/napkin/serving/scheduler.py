@@ -26,7 +26,9 @@ caching and its host tier, sliding windows and exact mode (their steps are coste
 batching. ``tests/serving/test_pinned_runs.py`` pins 700 runs over all of them bit for bit to
 the records of the two loops this module replaced.
 
-:mod:`napkin.serving.events` holds the loops that drive it.
+:mod:`napkin.serving.events` holds the loops that drive it; :mod:`napkin.serving.scheduler_state`
+its small pieces around its locals (writing them back, taking and freeing blocks, preempting,
+the frontend's jobs at a unit's end).
 """
 
 import heapq
@@ -34,10 +36,9 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Protocol
 
 from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES, Engine
-from napkin.serving.kvpool import KVPool
 from napkin.serving.recording import basis_at, basis_through
 from napkin.serving.request import Request
-from napkin.serving.step import Plan
+from napkin.serving.scheduler_state import detokenized, preempt, retired, store, taken, unit
 from napkin.timing.frontend import served
 from napkin.timing.series import StepSeries
 
@@ -73,38 +74,6 @@ class Sink(Protocol):
         ...
 
 
-def _store(engine: Engine, clock: float, steps: int, num_steps: int, used: int, busy_s: float,
-           kv_token_seconds: float, peak: int, dec: tuple[int, int, int], preemptions: int) -> None:
-    """Write the coroutine's local scalars back to the engine (without prefix caching all the
-    pool's used blocks are private; with it the pool keeps that count itself)."""
-    engine.clock, engine.steps, engine.num_steps, engine.busy_s = clock, steps, num_steps, busy_s
-    engine.pool.used = used
-    if not engine.caching:
-        engine.pool.private_used = used
-    engine.kv_token_seconds = kv_token_seconds
-    engine.peak_blocks, engine.preemptions = peak, preemptions
-    engine.dec_base, engine.dec_left, engine.dec_over_clip = dec
-
-
-def _taken(pool: KVPool, used: int, n: int) -> int:
-    """Blocks in use after a prefix-caching pool takes ``n`` more (evicting cached ones as it
-    must), from the coroutine's count of them."""
-    pool.used = used
-    pool.allocate(n)
-    return pool.used
-
-
-def _preempt(engine: Engine, victim: Request, clock: float, steps: int, num_steps: int,
-             used: int, busy_s: float, kv_token_seconds: float, peak: int,
-             dec: tuple[int, int, int], preemptions: int) -> tuple[int, int, int, int, int]:
-    """The engine's ``_preempt`` of ``victim`` from the coroutine's state (stored first); the
-    scalars it changes: (used blocks, preemptions, dec_base, dec_left, dec_over_clip)."""
-    _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak, dec, preemptions)
-    engine._preempt(victim)
-    return (engine.pool.used, engine.preemptions, engine.dec_base, engine.dec_left,
-            engine.dec_over_clip)
-
-
 FEATURES = ("fast", "caching", "recording", "windows", "static", "batch_wait", "recv",
             "host_tier", "plain", "counting", "gating", "cutting", "frontend", "lagging")
 """The switches :func:`process` reads, in :func:`features`' order."""
@@ -123,63 +92,6 @@ def features(engine: Engine) -> tuple[bool, ...]:
             fast and not windows and not recording, recording or recv or batch_wait,
             recv or static, windows or recv or batch_wait, engine.frontend is not None,
             engine.lagging)
-
-
-def _detokenized(engine: Engine, clock: float, decoded: int,
-                 chunks: list[tuple[Request, int]], prefilling: dict[int, Request],
-                 finished: list[Request]) -> None:
-    """The frontend's jobs for a unit that ended at ``clock``: it detokenizes the unit's
-    tokens (``decoded`` decode tokens and a first token per chunk that completed its prompt,
-    i.e. left ``prefilling``), then the first tokens and finishes it made are the client's
-    at the job's end; then it finishes the ``finished`` responses (a job that delays only the
-    jobs behind it)."""
-    fe = engine.frontend
-    assert fe is not None
-    stamp = clock
-    if fe.output_token_s:
-        emitted = decoded + sum(1 for req, _ in chunks if req.rid not in prefilling)
-        work = fe.output_token_s * emitted
-        engine.frontend_busy_s += work
-        stamp = engine.frontend_free_s = served(engine.frontend_free_s, clock, work)
-        for req, _ in chunks:
-            if req.first_token_s == clock:
-                req.first_token_s = stamp
-        for req in finished:
-            if req.first_token_s == clock:
-                req.first_token_s = stamp
-            req.finish_s = stamp
-    if fe.response_s and finished:
-        work = fe.response_s * len(finished)
-        engine.frontend_busy_s += work
-        engine.frontend_free_s = served(engine.frontend_free_s, stamp, work)
-
-
-def _retired(engine: Engine, used: int) -> int:
-    """Blocks in use once ``engine.retiring``'s requests free theirs (async scheduling: a
-    finished request's blocks and slot, once the scheduler handles its last output); empties
-    it. The same release as a finish without async scheduling (inline there: the hot path)."""
-    pool = engine.pool
-    for req in engine.retiring:
-        if engine.caching:
-            engine._register_outputs(req)
-            pool.used = used
-            engine._release(req)
-            used = pool.used
-        else:
-            used -= req.reserved if engine.reserve_all else -(-req.computed // engine.bs)
-    engine.retiring.clear()
-    return used
-
-
-def _unit(busy: bool, start_s: float, k: int, series: StepSeries | None, step_s: float,
-          chunks: list[tuple[Request, int]], n_dec: int, kv0: int, run: bool,
-          basis: tuple | None) -> Plan | None:
-    """The coroutine's unit in flight as a :class:`Plan` (None when idle; a plain single step
-    as a series of one step of ``step_s``)."""
-    if not busy:
-        return None
-    return Plan(start_s, k, series or StepSeries(step_s, 0.0, 0.0, 0.0, 0.0), chunks, n_dec,
-                kv0, run, basis)
 
 
 def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink,
@@ -252,9 +164,9 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 due = tokenizing[0][0]  # a request the frontend has tokenized reaches it
             if not own:
                 if sync:
-                    _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds,
+                    store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds,
                            peak, (dec_base, dec_left, dec_over), preemptions)
-                    engine.plan = _unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks,
+                    engine.plan = unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks,
                                         p_n_dec, p_kv0, p_run, p_basis)
                 i = yield due
             elif cursor < n and times[cursor] <= due:
@@ -285,7 +197,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     tokenizing.append((ready, req))
                     continue
                 if recording:
-                    req.basis_arrival = basis_at(engine.basis_sum, _unit(
+                    req.basis_arrival = basis_at(engine.basis_sum, unit(
                         busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
                         p_run, p_basis), t)
                 if not recv or not (busy or running):
@@ -318,13 +230,13 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 clock = p_end_s
                 n_dec = p_n_dec
                 if lagging and retiring:  # the unit before last's output, handled in this one
-                    used, seats = _retired(engine, used), max_seqs
+                    used, seats = retired(engine, used), max_seqs
                 kv_token_seconds += (p_kv0 * p_step_s if p_series is None
                                      else p_series.weighted(k, p_kv0, n_dec))
                 if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
                     need = engine._blocks_needed(steps + 1, k - 1)
                     if caching:
-                        used = _taken(pool, used, need)
+                        used = taken(pool, used, need)
                     elif need <= num_blocks - used:
                         used += need
                 busy_s += clock - p_start_s
@@ -402,7 +314,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     else:
                         used -= req.reserved if reserve_all else -(-req.computed // bs)
                 if frontend:  # the client sees the unit's tokens once the frontend has them
-                    _detokenized(engine, clock, n_dec * k, p_chunks, prefilling, finished)
+                    detokenized(engine, clock, n_dec * k, p_chunks, prefilling, finished)
                 series += series_row(clock, used, len(running), len(waiting))
                 for req in finished:
                     if sink.add(req, index):
@@ -415,7 +327,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                 progress(clock, sink.count)
             if not (running or waiting) and not inbox:
                 if lagging and retiring:  # an idle scheduler handles the output at once
-                    used, seats = _retired(engine, used), max_seqs
+                    used, seats = retired(engine, used), max_seqs
                 continue
             # -------------------------------------------------------------------------- plan
             if gating:
@@ -439,7 +351,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         victim = next(reversed(running.values()))
                         was_due = (victim.rid in decoding
                                    and (victim.s0 - victim.c0) % bs == steps % bs)
-                        used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                        used, preemptions, dec_base, dec_left, dec_over = preempt(
                             engine, victim, clock, steps, num_steps, used, busy_s,
                             kv_token_seconds, peak, (dec_base, dec_left, dec_over), preemptions)
                         need -= was_due
@@ -447,7 +359,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     n_dec = len(decoding)
                     if need:
                         if caching:
-                            used = _taken(pool, used, need)
+                            used = taken(pool, used, need)
                         elif need <= num_blocks - used:
                             used += need
                     budget -= n_dec
@@ -477,14 +389,14 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                                            if r.rid not in decoding and r.rid not in scheduled),
                                           None)
                             if victim is req and preempt_self:  # vLLM: running[-1], itself
-                                used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                                used, preemptions, dec_base, dec_left, dec_over = preempt(
                                     engine, req, clock, steps, num_steps, used, busy_s,
                                     kv_token_seconds, peak, (dec_base, dec_left, dec_over),
                                     preemptions)
                                 preempted = True
                             if victim is None or victim is req:
                                 break
-                            used, preemptions, dec_base, dec_left, dec_over = _preempt(
+                            used, preemptions, dec_base, dec_left, dec_over = preempt(
                                 engine, victim, clock, steps, num_steps, used, busy_s,
                                 kv_token_seconds, peak, (dec_base, dec_left, dec_over),
                                 preemptions)
@@ -492,7 +404,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         if blocks > num_blocks - used or req.rid not in running:
                             break
                         if caching:
-                            used = _taken(pool, used, blocks)
+                            used = taken(pool, used, blocks)
                         else:
                             used += blocks
                         chunks.append((req, new))
@@ -558,7 +470,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                                          and len(running) < seats)
             if not n_dec and not chunks:
                 if lagging and retiring:  # nothing runs: the output is handled, plan again
-                    used, seats = _retired(engine, used), max_seqs
+                    used, seats = retired(engine, used), max_seqs
                     wake_s = clock
                 continue
             # ------------------------------------------------- 4. the unit's length and cost
@@ -632,8 +544,8 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
             p_chunks, p_n_dec, p_kv0 = chunks, n_dec, kv0
             busy, p_start_s, p_k = True, clock, k
     finally:
-        _store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
+        store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
                (dec_base, dec_left, dec_over), preemptions)
         engine.slot_steps = slot_steps
-        engine.plan = _unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
+        engine.plan = unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
                             p_run, p_basis)
