@@ -188,3 +188,21 @@ def test_a_profile_carries_its_frontend_to_the_engine():
         with pytest.raises(NapkinError, match="frontend") as e:
             Profile.from_dict({**base, "frontend": bad}, "p.yaml")
         assert "\n" not in str(e.value)
+
+
+def test_a_sweeps_band_stops_where_the_frontend_saturates():
+    """50 ms of frontend work a request: at most 20 requests/s whatever the steps take. The
+    sweep's maximum stays under it, and the band's upper end (the maximum over the profile's
+    fastest step ratio) is capped where the frontend's busy share reaches 1, within the 5 %
+    its busy share over a run's span (ramp and drain included) reads low."""
+    from napkin.serving.sweep import sweep
+
+    s = Scenario.model_validate({
+        "name": "frontend sweep", "model": "llama-3.1-8b", "gpu": "h100-sxm",
+        "engine": {"frontend": {"request_ms": 50}},
+        "workload": {"seed": 1, "classes": {"chat": {"input_tokens": 1024, "output_tokens": 128}},
+                     "arrivals": {"kind": "poisson", "rate_per_s": 10, "num_requests": 1000}}})
+    r = sweep(s, Path("."))
+    assert r.max_sustainable is not None and r.max_sustainable <= 20.0
+    assert r.band is not None and r.band[1] <= 1.05 * 20.0
+    assert r.band[1] < r.max_sustainable / r.step_band[0]  # the ceiling, not the step band

@@ -131,11 +131,16 @@ class SweepResult:
         """An 80 % interval of the maximum sustainable load: it divided by the 90th and the
         10th percentile step-time ratio (a deployment whose steps take r× the simulated time
         carries 1/r× the load, where its throughput binds; where a latency bound binds,
-        latencies scale with the steps too). None without a band or a maximum."""
+        latencies scale with the steps too), at most the load that saturates a frontend queue
+        (faster steps do not speed the frontend: its busy share grows with the load, so it is
+        full at the maximum over its busy share there). None without a band or a maximum."""
         top, b = self.max_sustainable, self.step_band
         if top is None or b is None:
             return None
-        return top / b[1], top / b[0]
+        busy = max((s.frontend_busy_frac for p in self.points if p.load == top
+                    for s in p.summaries), default=0.0)
+        ceiling = top / busy if busy > 0 else float("inf")
+        return min(top / b[1], ceiling), min(top / b[0], ceiling)
 
 
 def _resolved(scenario: Scenario, base_dir: Path) -> tuple[Workload, Path]:
