@@ -165,9 +165,9 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
             if not own:
                 if sync:
                     store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds,
-                           peak, (dec_base, dec_left, dec_over), preemptions)
+                          peak, (dec_base, dec_left, dec_over), preemptions)
                     engine.plan = unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks,
-                                        p_n_dec, p_kv0, p_run, p_basis)
+                                       p_n_dec, p_kv0, p_run, p_basis)
                 i = yield due
             elif cursor < n and times[cursor] <= due:
                 i = cursor
@@ -545,7 +545,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
             busy, p_start_s, p_k = True, clock, k
     finally:
         store(engine, clock, steps, num_steps, used, busy_s, kv_token_seconds, peak,
-               (dec_base, dec_left, dec_over), preemptions)
+              (dec_base, dec_left, dec_over), preemptions)
         engine.slot_steps = slot_steps
         engine.plan = unit(busy, p_start_s, p_k, p_series, p_step_s, p_chunks, p_n_dec, p_kv0,
-                            p_run, p_basis)
+                           p_run, p_basis)
