@@ -267,9 +267,6 @@ class EngineConfig(InputModel):
     """Per-GPU network bandwidth per direction between nodes, GB/s (10^9 bytes/s; 50 = one
     400 Gb/s NIC per GPU, as on DGX H100/H200/B200)."""
     disaggregated: DisaggConfig | None = None
-
-    _ep = field_validator("expert_parallel", mode="before")(
-        classmethod(lambda cls, v: _expert_parallel(v)))
     """Separate prefill and decode pools (``replicas`` must then stay 1)."""
     speculative: SpeculativeConfig | None = None
     """Speculative decoding (None: off): each decode step drafts and verifies tokens."""
@@ -283,6 +280,9 @@ class EngineConfig(InputModel):
     frontend: FrontendConfig | None = None
     """A frontend that queues (None: none; a profile's ``request_s`` and ``frontend_ms`` are
     delays outside the engine that never queue)."""
+
+    _ep = field_validator("expert_parallel", mode="before")(
+        classmethod(lambda cls, v: _expert_parallel(v)))
 
     @model_validator(mode="after")
     def _offload_needs_caching(self) -> "EngineConfig":

@@ -50,6 +50,7 @@ class _Record(InputModel):
     source: str | None = None
     """Where the run's numbers come from (a report and its table, a log)."""
     notes: str | None = None
+    """Free text kept with the record (caveats, what the source leaves out); not read."""
     model: str
     """Catalog id or config.json path."""
 
