@@ -12,8 +12,10 @@ timed a single speculative step two ways an ulp apart (the flat loop by the time
 the methods by ``series(…).time(1)``); where the flat loop ran one (``s274``, ``s293``) its
 digest is pinned, and the 12 the methods ran (a feature the flat loop lacked, a closed loop,
 least-KV routing) pin the one scheduler's, which times a single step as the flat loop did.
-``python tests/serving/pinned.py --write`` rewrites the file (only when a change of the schedule
-is intended: say why in the commit).
+The ``f<k>`` cases (2026-12-05) add a frontend queue and async scheduling to such scenarios;
+their digests are the one scheduler's from the day those features came, pinned against later
+change. ``python tests/serving/pinned.py --write`` rewrites the file (only when a change of the
+schedule is intended: say why in the commit).
 """
 
 import dataclasses
@@ -41,6 +43,7 @@ from napkin.timing.efficiency import Efficiency
 FILE = Path(__file__).with_name("pinned_runs.json")
 CASES = 400
 POOL_CASES = 300
+FEATURE_CASES = 100
 
 
 def _classes(rng: random.Random, shared: bool) -> dict:
@@ -128,6 +131,21 @@ def case(k: int) -> dict:
             "stop_after": rng.choice([0, 0, 0, 5])}
 
 
+def feature_case(k: int) -> dict:
+    """Feature case ``k``: scenario case ``1000 + k`` (:func:`case`) with a frontend queue (any
+    of its four works, none with disaggregated pools) and async scheduling, each on at random."""
+    c = case(1000 + k)
+    rng = random.Random(20_000 + k)
+    engine = c["scenario"]["engine"]
+    if rng.random() < 0.6 and "disaggregated" not in engine:
+        engine["frontend"] = {"request_ms": rng.choice([0.0, 2.0, 30.0]),
+                              "prompt_token_us": rng.choice([0.0, 20.0]),
+                              "output_token_us": rng.choice([0.0, 0.0, 300.0]),
+                              "response_ms": rng.choice([0.0, 5.0])}
+    engine["async_scheduling"] = rng.random() < 0.6
+    return c
+
+
 def pool_run(k: int) -> SimRun:
     """Pool case ``k``: tiny KV pools that preempt (down to one request's blocks), every
     policy, chunking on and off, a long-prefill threshold, same-instant bursts, a per-request
@@ -178,9 +196,9 @@ def _stop(after: int) -> Callable[[Request], bool]:
     return stop
 
 
-def scenario_run(k: int) -> SimRun:
-    """Scenario case ``k`` (:func:`case`)."""
-    c = case(k)
+def scenario_run(k: int, feature: bool = False) -> SimRun:
+    """Scenario case ``k`` (:func:`case`), or feature case ``k`` (:func:`feature_case`)."""
+    c = feature_case(k) if feature else case(k)
     built = build(Scenario.model_validate(c["scenario"]), Path("."))
     engines = built.engines()
     if c["record"]:
@@ -191,10 +209,12 @@ def scenario_run(k: int) -> SimRun:
 
 
 def run(key: str) -> str:
-    """The digest of case ``key`` (``s<k>``: a scenario, ``p<k>``: a tiny pool), or of the
-    one-line error it stops with."""
+    """The digest of case ``key`` (``s<k>``: a scenario, ``f<k>``: one with the frontend queue
+    and async scheduling, ``p<k>``: a tiny pool), or of the one-line error it stops with."""
     try:
-        result = (scenario_run if key[0] == "s" else pool_run)(int(key[1:]))
+        k = int(key[1:])
+        result = (scenario_run(k) if key[0] == "s" else scenario_run(k, feature=True)
+                  if key[0] == "f" else pool_run(k))
     except NapkinError as error:  # a refusal is pinned by its message
         return f"refused: {error}"
     h = hashlib.sha256(repr(result.stopped).encode())
@@ -211,7 +231,8 @@ def run(key: str) -> str:
 
 
 if __name__ == "__main__":
-    keys = [f"s{k}" for k in range(CASES)] + [f"p{k}" for k in range(POOL_CASES)]
+    keys = ([f"s{k}" for k in range(CASES)] + [f"p{k}" for k in range(POOL_CASES)]
+            + [f"f{k}" for k in range(FEATURE_CASES)])
     digests = {key: run(key) for key in keys}
     if "--write" in sys.argv:
         FILE.write_text(json.dumps(digests, indent=0) + "\n")
