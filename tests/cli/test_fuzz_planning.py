@@ -230,6 +230,12 @@ def test_accepted_disaggregated_and_ep_runs_print_finite_numbers(cli, tmp_path):
     (("search", "gpus"), ["h100-sxm", "nope"], "nope"),
     (("router",), "random", "router"),
     (("workload",), {"classes": {}}, "workload"),
+    *[(("frontend", k), v, f"frontend.{k}")
+      for k in ("request_ms", "prompt_token_us", "output_token_us", "response_ms")
+      for v in (-1, float("nan"), float("inf"), "x", 1e9)],
+    (("frontend", "colour"), 1, "colour"),
+    (("frontend",), 3, "frontend"),
+    *[(("async_scheduling",), v, "async_scheduling") for v in ("maybe", 2, [])],
 ])
 def test_bad_plan_fields(cli, tmp_path, path, value, field):
     data = json.loads(json.dumps(PLAN))

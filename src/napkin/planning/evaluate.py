@@ -9,7 +9,8 @@
    time of a decode step of the largest batch the KV pool and ``max_num_seqs`` allow, at the
    mean context (the cheapest steps the engine can run, by its own step-time model). With
    offered rate λ over R replicas, ``ρ = (λ/R) · (mean input · t_prefill + mean output ·
-   t_decode)``; ρ ≥ 1 cannot keep up.
+   t_decode)``; ρ ≥ 1 cannot keep up. A frontend queue (``frontend``) is bound the same way:
+   ``(λ/R) · its work for the mean request`` ≥ 1 cannot keep up either.
 3. **Simulation** over the plan's seeds, stopped as soon as more than ``(1 − share)`` of the
    requests have missed the SLO; it meets the SLO only when every seed does.
 4. **Confidence**: a configuration that meets it is feasible when, under its calibration
@@ -33,6 +34,7 @@ from napkin.planning.prices import price_of
 from napkin.planning.spec import Candidate, PlanFile
 from napkin.serving.arrivals import OpenLoop
 from napkin.serving.confidence import confidence
+from napkin.serving.load import offered_rate
 from napkin.serving.metrics import RequestLatencies, SimSummary, counted, summarize
 from napkin.serving.scenario import Built, build
 from napkin.serving.sweep import slo_miss_stop
@@ -103,6 +105,20 @@ def capacity_utilization(built: Built) -> float | None:
     return w.offered_per_s / built.scenario.engine.replicas * (w.prefill_s + w.decode_s)
 
 
+def frontend_utilization(built: Built) -> float | None:
+    """The frontend's share of the module docstring's bound: offered requests/s per replica
+    over what its frontend queue serves of the mean request (None: no frontend, or a closed
+    loop or disaggregated pools)."""
+    f, src = built.frontend, built.source
+    if (f is None or not f.active or not isinstance(src, OpenLoop) or len(src.requests) < 2
+            or built.disagg is not None):
+        return None
+    reqs = src.requests
+    per_replica = offered_rate(reqs.arrival_s) / built.scenario.engine.replicas
+    return per_replica / f.requests_per_s(float(reqs.input_tokens.mean()),
+                                          float(reqs.output_tokens.mean()))
+
+
 def _fits(built: Built) -> str | None:
     """Why one replica cannot hold the longest request drawn (None: it can)."""
     src = built.source
@@ -134,6 +150,10 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
     if rho is not None and rho >= 1:
         return Evaluation(candidate, "pruned", f"capacity bound: offered work is {rho:.2f}× "
                           "what the replicas can run", usd, rho, **known)
+    fe = frontend_utilization(built)
+    if fe is not None and fe >= 1:
+        return Evaluation(candidate, "pruned", f"frontend bound: offered requests are {fe:.2f}× "
+                          "what the replicas' frontends serve", usd, rho, **known)
     start = time.perf_counter()
     summaries: list[SimSummary] = []
     latencies: list[RequestLatencies] = []

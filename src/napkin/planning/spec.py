@@ -38,6 +38,7 @@ from napkin.serving.engine_config import (
     MAX_REPLICAS,
     DisaggConfig,
     EngineConfig,
+    FrontendConfig,
     SpeculativeConfig,
 )
 from napkin.serving.scenario import Scenario, SLOConfig
@@ -188,6 +189,12 @@ class PlanFile(InputModel):
     scenario's is ``round_robin``)."""
     energy: EnergyConfig = EnergyConfig()
     """Power shares, PUE and electricity price of every candidate's energy."""
+    frontend: FrontendConfig | None = None
+    """Every candidate replica's frontend queue (a scenario's ``engine.frontend``: it caps a
+    replica at 1 / its work per request); None: none (disaggregated candidates take none)."""
+    async_scheduling: bool = False
+    """Every candidate's engine plans a step while the previous one runs (a scenario's
+    ``engine.async_scheduling``)."""
 
     @model_validator(mode="after")
     def _prices(self) -> "PlanFile":
@@ -289,7 +296,9 @@ class Candidate:
                               speculative=None if self.speculative is None else
                               SpeculativeConfig(draft_tokens=self.speculative[0],
                                                 acceptance=list(self.speculative[1]),
-                                                draft_cost=self.speculative[2]))
+                                                draft_cost=self.speculative[2]),
+                              frontend=None if disagg else plan.frontend,
+                              async_scheduling=plan.async_scheduling)
         knobs = {k: getattr(plan, k) for k in ("mfu", "mbu", "step_overhead_ms")
                  if getattr(plan, k) is not None}
         return Scenario(name=self.label(), workload=workload, model=plan.model, gpu=self.gpu,

@@ -54,11 +54,11 @@ class Frontend:
         return bool(self.request_s or self.prompt_token_s or self.output_token_s
                     or self.response_s)
 
-    def tokenize_s(self, prompt: int) -> float:
+    def tokenize_s(self, prompt: float) -> float:
         """A request's job before the engine sees it: ``request_s + prompt_token_s × prompt``."""
         return self.request_s + self.prompt_token_s * prompt
 
-    def requests_per_s(self, prompt: int, outputs: int) -> float:
+    def requests_per_s(self, prompt: float, outputs: float) -> float:
         """The most requests a second it serves of ``prompt`` → ``outputs`` tokens (infinite
         when it does no work): the ceiling a replica cannot pass."""
         work = self.tokenize_s(prompt) + self.output_token_s * outputs + self.response_s
