@@ -190,7 +190,9 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     req.enqueue_s = t
                 if req.prompt + req.max_out > max_request or req.prompt > max_prompt:
                     engine._refuse(req)  # (raises: the run is abandoned)
-                if frontend and i != RELEASED:  # into the frontend queue: tokenized in turn
+                # into the frontend queue, tokenized in turn (not a request whose KV another
+                # pool sent: that pool's frontend tokenized it)
+                if frontend and i != RELEASED and not req.transferred:
                     work = fe.tokenize_s(req.prompt)  # type: ignore[union-attr]
                     engine.frontend_busy_s += work
                     ready = engine.frontend_free_s = served(engine.frontend_free_s, t, work)
