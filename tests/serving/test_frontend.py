@@ -206,3 +206,15 @@ def test_a_sweeps_band_stops_where_the_frontend_saturates():
     assert r.max_sustainable is not None and r.max_sustainable <= 20.0
     assert r.band is not None and r.band[1] <= 1.05 * 20.0
     assert r.band[1] < r.max_sustainable / r.step_band[0]  # the ceiling, not the step band
+
+
+def test_a_profiles_table_lists_its_frontend():
+    """``napkin calibrate``'s profile table: the frontend's four works in seconds, or none."""
+    from napkin.report.calib_views import profile_section
+
+    base = {"backend": "vllm", "coefficients": {"dense": 1.5}}
+    rows = dict(profile_section(Profile.from_dict(
+        {**base, "frontend": {"response_s": 0.027}}, "p.yaml")).rows)
+    assert rows["frontend response_s"] == "0.027" and rows["frontend request_s"] == "0"
+    assert dict(profile_section(Profile.from_dict(base, "p.yaml")).rows)["frontend"] \
+        == "none (no queue)"

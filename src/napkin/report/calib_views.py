@@ -7,6 +7,7 @@ from napkin.calibration.profile import Profile
 from napkin.calibration.protocol import campaigns_of
 from napkin.calibration.terms import TIED, UNFITTED
 from napkin.report.document import Document, Section
+from napkin.timing.frontend import FRONTEND_FIELDS
 from napkin.validation.calibrate import ErrorStats, ValidationReport
 
 
@@ -86,11 +87,15 @@ def profile_section(p: Profile) -> Section:
         rows.append(["engine releases", ", ".join(p.domain.versions)])
     rows.append(["request_token_s", f"{p.model.request_token_s:.4g}"
                  if "request_token" in p.terms else "0 (not fitted)"])
+    f = p.model.frontend
+    rows += [[f"frontend {k}", f"{getattr(f, k):.4g}"] for k in FRONTEND_FIELDS] \
+        if f is not None else [["frontend", "none (no queue)"]]
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
                    ["dense/dense_low/dense_w4a16/attention/weights/kv/elementwise/"
                     "allreduce_bytes/alltoall_bytes: multiples of the ideal (datasheet) time, "
                     "1/efficiency; step, layer, token, allreduce, alltoall, request: seconds "
                     "per event; request_token: seconds per prompt token outside the engine; "
+                    "frontend: seconds of work of the frontend queue (docs/serving.md); "
                     "eager_layer: seconds per layer, the least time of a step with a prefill "
                     "chunk"])
 
