@@ -268,11 +268,10 @@ def _frontend(value: Any) -> Frontend | None:
         return None
     if not isinstance(value, dict) or set(value) - set(FRONTEND_FIELDS):
         raise _FieldError(f"frontend: must map {', '.join(FRONTEND_FIELDS)} to seconds")
-    for k, v in value.items():
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise _FieldError(f"frontend.{k}: must be a number of seconds, got {v!r}")
     try:
-        return Frontend(**{k: float(v) for k, v in value.items()})
+        return Frontend(**{k: _seconds(value, k) for k in value})
+    except _FieldError as e:
+        raise _FieldError(f"frontend.{e}") from None
     except NapkinError as e:
         raise _FieldError(str(e)) from None
 

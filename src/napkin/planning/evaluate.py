@@ -150,10 +150,11 @@ def evaluate(candidate: Candidate, plan: PlanFile, workload: Workload, base_dir:
     if rho is not None and rho >= 1:
         return Evaluation(candidate, "pruned", f"capacity bound: offered work is {rho:.2f}× "
                           "what the replicas can run", usd, rho, **known)
-    fe = frontend_utilization(built)
-    if fe is not None and fe >= 1:
-        return Evaluation(candidate, "pruned", f"frontend bound: offered requests are {fe:.2f}× "
-                          "what the replicas' frontends serve", usd, rho, **known)
+    frontend_load = frontend_utilization(built)
+    if frontend_load is not None and frontend_load >= 1:
+        return Evaluation(candidate, "pruned", f"frontend bound: offered requests are "
+                          f"{frontend_load:.2f}× what the replicas' frontends serve", usd, rho,
+                          **known)
     start = time.perf_counter()
     summaries: list[SimSummary] = []
     latencies: list[RequestLatencies] = []

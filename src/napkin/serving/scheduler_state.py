@@ -75,18 +75,15 @@ def detokenized(engine: Engine, clock: float, decoded: int,
 def retired(engine: Engine, used: int) -> int:
     """Blocks in use once ``engine.retiring``'s requests free theirs (async scheduling: a
     finished request's blocks and slot, once the scheduler handles its last output); empties
-    it. The same release as a finish without async scheduling (inline there: the hot path)."""
+    it. The engine's own release (a finish without async scheduling does the same inline: the
+    hot path)."""
     pool = engine.pool
+    pool.used = used
     for req in engine.retiring:
-        if engine.caching:
-            engine._register_outputs(req)
-            pool.used = used
-            engine._release(req)
-            used = pool.used
-        else:
-            used -= req.reserved if engine.reserve_all else -(-req.computed // engine.bs)
+        engine._register_outputs(req)  # (prefix caching only)
+        engine._release(req)
     engine.retiring.clear()
-    return used
+    return pool.used
 
 
 def unit(busy: bool, start_s: float, k: int, series: StepSeries | None, step_s: float,
