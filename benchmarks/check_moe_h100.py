@@ -1,28 +1,28 @@
-"""MoE layouts on H100 against public measurements napkin may fit on (``shared/validation``):
-TensorRT-LLM's perf-overview H100 rows (``trtllm_perf_overview_h100.csv``: gpt-oss-120b DEP4,
-gpt-oss-20b TP1, Qwen3-235B-A22B DEP8, Llama-3.3-70B TP2; ``trtllm-bench`` offline maximum
-throughput, output tokens/s per GPU) and SGLang's DeepSeek-V3 large-scale EP blog
-(``sglang_deepseek_v3_h100_blog.csv``: prefill-only throughput per node over EP32 and
-decode-only throughput per node over EP72).
+"""MoE layouts on H100 against public measurements napkin may fit on: TensorRT-LLM's
+perf-overview H100 rows (the shipped set ``trtllm-perf-overview``,
+:mod:`napkin.validation.perf_overview`: gpt-oss-120b DEP4, gpt-oss-20b TP1, Qwen3-235B-A22B
+DEP8, Llama-3.3-70B TP2; ``trtllm-bench`` offline maximum throughput, output tokens/s per GPU)
+and SGLang's DeepSeek-V3 large-scale EP blog (``shared/validation/
+sglang_deepseek_v3_h100_blog.csv``: prefill-only throughput per node over EP32 and decode-only
+throughput per node over EP72).
 
 Each perf-overview row is replayed as a burst of its ``num_requests`` (1,000 where the table
-gives none) requests of its fixed lengths through the ``trtllm`` policy, in the row's layout
-(``DEPn`` = attention data parallel n with expert parallelism over n GPUs), with the batch cap and
-token budget ``trtllm-bench`` derives when given none (:mod:`napkin.validation.trtllm_bench`;
-chunked prefill off, ``kv_cache_free_gpu_mem_fraction`` ``--kv-fraction``, 0.95 as the table's
-notes say of "many cases"), the FP8 checkpoints' KV cache in ``--kv`` (default FP8:
-``trtllm-bench`` gives an FP8 checkpoint whose ``hf_quant_config.json`` names no KV
-quantization an FP8 KV cache — TensorRT-LLM's benchmarking guide, "FP8 | null | FP8: set to
-FP8 via benchmark"; with ``--kv bf16`` the Qwen3-235B-A22B rows read +0.3 %, +20.6 %, +2.8 %
-instead of +50 %, +53 %, +88 %, a fit of the assumption napkin does not make; gpt-oss runs
-``kv_cache_config.dtype: auto`` on Hopper, BF16, either way), under the roofline
-at MFU 1 / MBU 1 (the ceiling), the roofline at ``--mfu/--mbu``, and the shipped TensorRT-LLM
-profile; the table prints napkin/published − 1 for each. Each blog row is one step of the
-busiest rank at the stated load (a phase measured with the other assumed unlimited runs at a
-fixed batch: its throughput is tokens / step time), in the blog's layout (EP72 with 32
-redundant experts).
+gives none; ``--requests`` for all) requests of its fixed lengths through the ``trtllm`` policy,
+in the row's layout (``DEPn`` = attention data parallel n with expert parallelism over n GPUs),
+with the batch cap and token budget ``trtllm-bench`` derives when given none
+(:mod:`napkin.validation.trtllm_bench`; chunked prefill off, ``kv_cache_free_gpu_mem_fraction``
+``--kv-fraction``, 0.95 as the table's notes say of "many cases"), the FP8 checkpoints' KV cache
+in ``--kv`` (default FP8: ``trtllm-bench`` gives an FP8 checkpoint whose
+``hf_quant_config.json`` names no KV quantization an FP8 KV cache — TensorRT-LLM's benchmarking
+guide, "FP8 | null | FP8: set to FP8 via benchmark"; gpt-oss runs ``kv_cache_config.dtype:
+auto`` on Hopper, BF16, either way), under the roofline at MFU 1 / MBU 1 (the ceiling), the
+roofline at ``--mfu/--mbu``, and the shipped TensorRT-LLM profile; the table prints
+napkin/published − 1 for each. Each blog row is one step of the busiest rank at the stated load
+(a phase measured with the other assumed unlimited runs at a fixed batch: its throughput is
+tokens / step time), in the blog's layout (EP72 with 32 redundant experts).
 
-No figure here is fitted: this prints where napkin stands before the MoE calibration.
+No profile is fitted on these rows: they are held out (``napkin validate trtllm-perf-overview``
+scores the same rows under the shipped profile).
 
 Usage: python benchmarks/check_moe_h100.py [--mfu 0.5] [--mbu 0.8] [--requests N]
        [--kv-fraction 0.95] [--kv fp8|bf16]
@@ -36,7 +36,6 @@ from arguments import whole_number
 from napkin.accounting.forward import Precision
 from napkin.accounting.linear import LinearCost
 from napkin.calibration.basis import layout_timer
-from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.calibration.profile import load_profile
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
@@ -46,66 +45,37 @@ from napkin.specs.layout import ParallelLayout
 from napkin.timing.efficiency import MIN_EFFICIENCY, Efficiency, check_efficiency
 from napkin.timing.steps import RooflineTimer
 from napkin.validation.fit import fitted_timer
+from napkin.validation.perf_overview import perf_overview_rows
 from napkin.validation.replay import replay, roofline_timer
-from napkin.validation.trtllm_bench import bench_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/validation"
-MODELS = {"openai/gpt-oss-120b": "gpt-oss-120b", "openai/gpt-oss-20b": "gpt-oss-20b",
-          "Qwen/Qwen3-235B-A22B": "qwen3-235b-a22b",
-          "meta-llama/Llama-3.3-70B-Instruct": "llama-3.1-70b"}
-WEIGHTS = {"gpt-oss-120b": "mxfp4", "gpt-oss-20b": "mxfp4"}
-"""gpt-oss's MXFP4 experts run W4A16 on Hopper — BF16 activations on the TRITON MoE backend, as
-the table's notes and TensorRT-LLM's GPT-OSS deployment guide say, whatever its "FP8" column
-(timed by the profile's ``dense_w4a16``); the rest are FP8 checkpoints (Llama-3.3-70B has
-Llama-3.1-70B's architecture)."""
-
-
-def layout_of(text: str) -> tuple[int, int, int]:
-    """``DEP4`` → (tp 1, dp 4, ep 4); ``TP2`` → (2, 1, 1)."""
-    if text.startswith("DEP"):
-        n = int(text[3:])
-        return 1, n, n
-    return int(text[2:]), 1, 1
-
-
-def perf_overview(path: Path, requests: int | None, eff: Efficiency, fraction: float,
-                  fp8_kv: str) -> None:
+def perf_overview(requests: int | None, eff: Efficiency, fraction: float, fp8_kv: str) -> None:
     timers = {"roofline": roofline_timer(), f"mfu {eff.mfu:g}/mbu {eff.mbu:g}":
               roofline_timer(eff), "trtllm profile": fitted_timer(load_profile("trtllm").model)}
     print("perf-overview H100 (output tokens/s per GPU), napkin / published − 1:")
     print(f"{'model':16} {'layout':6} {'isl/osl':>12} {'published':>9}  "
           + "  ".join(f"{k:>18}" for k in timers))
     errors: dict[str, list[float]] = {k: [] for k in timers}
-    for row in csv.DictReader(path.open()):
-        model = MODELS[row["model"]]
-        tp, dp, ep = layout_of(row["parallelism"])
-        n = requests or int(row["num_requests"] or 1000)
-        weights = WEIGHTS.get(model, "fp8")
-        kv = fp8_kv if weights == "fp8" else "bf16"
-        isl, osl = int(row["isl"]), int(row["osl"])
-        bench = bench_settings(load_model(model), Precision.of(weights, kv),
-                               load_accelerator("h100-sxm"), tp * dp, isl, osl, fraction,
-                               attention_dp=dp > 1)
-        launch = Launch(bench.max_batch_size, bench.max_num_tokens, fraction,
-                        chunked_prefill=False, source="trtllm-bench heuristic")
-        m = Measurement(f"perf-overview:{model}:{row['parallelism']}", "trtllm", "1.2", model,
-                        "h100-sxm", weights, tp, isl, osl, Harness("burst", num_requests=n),
-                        kv_dtype=kv, expert_parallel_size=ep, attention_data_parallel=dp,
-                        launch=launch)
-        want = float(row["value"])
+    for m in perf_overview_rows(kv=fp8_kv, kv_fraction=fraction, requests=requests):
+        gpus = m.tensor_parallel * m.attention_data_parallel
+        want = (m.output_tokens_per_s or 0.0) / gpus
         cells = []
         for name, timer in timers.items():
             try:
-                got = replay(m, timer).output_tokens_per_s / (tp * dp)
+                got = replay(m, timer).output_tokens_per_s / gpus
             except NapkinError as e:
                 cells.append(f"{'refused':>18}")
                 print(f"  ({m.source}: {e})")
                 continue
             errors[name].append(got / want - 1)
             cells.append(f"{got:>9,.0f} ({got / want - 1:+6.1%})")
-        print(f"{model:16} {row['parallelism']:6} {row['isl'] + '/' + row['osl']:>12} "
+        layout = (f"DEP{m.attention_data_parallel}" if m.attention_data_parallel > 1
+                  else f"TP{m.tensor_parallel}")
+        launch = m.launch
+        assert launch is not None
+        print(f"{m.model:16} {layout:6} {f'{m.input_tokens}/{m.output_tokens}':>12} "
               f"{want:>9,.0f}  " + "  ".join(cells)
-              + f"  (batch {bench.max_batch_size}, {bench.max_num_tokens} tokens)")
+              + f"  (batch {launch.max_num_seqs}, {launch.max_num_batched_tokens} tokens)")
     for name, e in errors.items():
         if e:
             e.sort(key=abs)
@@ -185,8 +155,7 @@ def main() -> None:
                     help="KV-cache format of the FP8 checkpoints' runs (default fp8)")
     args = ap.parse_args()
     eff = Efficiency(args.mfu, args.mbu)
-    perf_overview(SHARED / "trtllm_perf_overview_h100.csv", args.requests, eff, args.kv_fraction,
-                  args.kv)
+    perf_overview(args.requests, eff, args.kv_fraction, args.kv)
     sglang_blog(SHARED / "sglang_deepseek_v3_h100_blog.csv", eff)
 
 

@@ -164,7 +164,8 @@ NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
                                                              "dense_low", "eager_layer",
                                                              "token", *NOT_FITTED)),
-                "trtllm": tuple(t for t in TERMS if t not in ("token_layer", *NOT_FITTED)),
+                "trtllm": tuple(t for t in TERMS
+                                if t not in ("token_layer", *NOT_FITTED) or t == "alltoall"),
                 "trtllm-compiled": COMPILED_TERMS,
                 "vllm-0.2": V02_TERMS,
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
@@ -423,12 +424,15 @@ TensorRT-LLM, held out by TP size (``napkin validate h100 --by tp``), 2 rounds f
 coefficients, TTFT / TPOT (2026-12-04): fitted 12.6 % / 5.6 % (TP 1 13.0 % / 11.2 %: a refit
 without the TP-1 rows put 29 µs per all-reduce and 0.3 µs a layer); held at the kernels' 3.45
 µs and refitted (8 rounds): 11.8 % / 3.9 % (TP 1 10.2 % / 2.7 %; ``layer`` 58 µs, was 62),
-held out by (GPU, model, TP) 12.7 % / 5.0 % (was 12.7 % / 4.9 %)."""
+held out by (GPU, model, TP) 12.7 % / 5.0 % (was 12.7 % / 4.9 %). ``alltoall`` was held with it
+until 2026-12-05 (tied); now fitted (221 µs on the attention-DP gpt-oss-120b rows; hold-out
+12.7 % / 5.1 %; TensorRT-LLM's perf-overview H100 throughputs, held out, 20.9 % → 11.7 %)."""
 
 
 def allreduce_held(name: str) -> tuple[dict[str, float], dict | None]:
-    """``allreduce`` and ``alltoall`` at the kernel latency of :data:`ALLREDUCE_HELD`'s
-    kernel, and the table's entry for the profile's sources ({}, None for other profiles)."""
+    """``allreduce`` at the kernel latency of :data:`ALLREDUCE_HELD`'s kernel, and the table's
+    entry for the profile's sources ({}, None for other profiles). ``alltoall`` is not held
+    there: it is fitted (TensorRT-LLM) or takes the all-reduce's value (:data:`TIED`)."""
     if name not in ALLREDUCE_HELD:
         return {}, None
     rows = read_allreduce_kernels()
@@ -443,9 +447,9 @@ def allreduce_held(name: str) -> tuple[dict[str, float], dict | None]:
                         f"{mine[0].engine}/{mine[0].version}/custom_allreduce_perf.parquet "
                         "(the engine's all-reduce kernel alone, BF16)",
               "licence": "Apache-2.0",
-              "sets": f"allreduce, alltoall {latency:.6g} s (held: the median of messages up "
-                      "to 4,096 elements)"}
-    return {"allreduce": latency, "alltoall": latency}, source
+              "sets": f"allreduce {latency:.6g} s (held: the median of messages up to 4,096 "
+                      "elements)"}
+    return {"allreduce": latency}, source
 
 
 def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]

@@ -14,7 +14,9 @@ digest is pinned, and the 12 the methods ran (a feature the flat loop lacked, a 
 least-KV routing) pin the one scheduler's, which times a single step as the flat loop did.
 The ``f<k>`` cases (2026-12-05) add a frontend queue and async scheduling to such scenarios;
 their digests are the one scheduler's from the day those features came, pinned against later
-change. ``python tests/serving/pinned.py --write`` rewrites the file (only when a change of the
+change. The cases that run a fitted profile read it from ``pinned_profiles/`` (the shipped
+profiles as they were when the digests were written), not the catalog.
+``python tests/serving/pinned.py --write`` rewrites the file (only when a change of the
 schedule is intended: say why in the commit).
 """
 
@@ -41,6 +43,10 @@ from napkin.serving.workload import parse_workload
 from napkin.timing.efficiency import Efficiency
 
 FILE = Path(__file__).with_name("pinned_runs.json")
+PROFILES = Path(__file__).with_name("pinned_profiles")
+"""The engine profiles the cases run under: copies of the shipped ones as the digests were
+written (2026-12-05), so that a refit of a shipped profile does not move the pins — they pin
+the scheduler, not the calibration."""
 CASES = 400
 POOL_CASES = 300
 FEATURE_CASES = 100
@@ -119,7 +125,8 @@ def case(k: int) -> dict:
     n = rng.choice([1, 10, 40, 120])
     calibration = rng.choice(["roofline", "roofline", backend])
     doc = {"name": f"pinned {k}", "model": model, "gpu": rng.choice(["l4", "h100-sxm"]),
-           "calibration": calibration,
+           "calibration": (calibration if calibration == "roofline"
+                           else str(PROFILES / f"{calibration}.yaml")),
            "engine": engine,
            "workload": {"seed": k, "classes": _classes(rng, caching),
                         "arrivals": _arrivals(rng, n)}}

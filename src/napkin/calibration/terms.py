@@ -99,7 +99,10 @@ and TensorRT-LLM's H100 runs 54 % short in TPOT, 70 % in TTFT. A profile without
 
 The all-to-alls of expert parallelism behind data-parallel attention
 (:class:`~napkin.calibration.basis.LayoutBasis`) have their own pair (``alltoall``,
-``alltoall_bytes``). A profile that fits the all-reduces' pair times them alike (:data:`TIED`);
+``alltoall_bytes``). TensorRT-LLM's profile fits ``alltoall`` on its H100 attention-DP rows
+(gpt-oss-120b, whose TPOT the concurrency hardly moves): 221 µs per dispatch or combine, which
+took the held-out perf-overview H100 throughputs from 20.9 % to 11.7 % (docs/calibration.md).
+A profile that fits the all-reduces' pair but not these times them alike (:data:`TIED`);
 one that leaves the all-reduces out — vLLM's, whose per-layer time carries its all-reduces'
 latency and whose matmul coefficients their bytes, on rows that cannot tell them apart — times
 them at the link's own figures (:data:`UNFITTED`: 10 µs and the ideal link time), which the

@@ -12,7 +12,10 @@ A100 and H100 (MIT; a late-2023 vLLM), which the ``vllm-0.2`` profile is fitted 
 (cross-validated; ``--by gpu`` leaves one GPU out). ``trtllm-v0.17`` is TensorRT-LLM v0.17's
 published offline throughput (Llama 3.1 8B/70B/405B on H100, H200, L40S, A100; Apache-2.0),
 which the ``trtllm-compiled`` profile is fitted on (:data:`SET_PROFILES`): cross-validated,
-``--by gpu`` leaves one GPU out."""
+``--by gpu`` leaves one GPU out. ``trtllm-perf-overview`` is TensorRT-LLM's newer perf-overview
+H100 offline throughputs (gpt-oss-120b over attention DP 4 with EP, gpt-oss-20b, Qwen3-235B-A22B
+over attention DP 8 with EP, Llama-3.3-70B; :mod:`napkin.validation.perf_overview`), which no
+profile is fitted on: scored under the shipped TensorRT-LLM profile, held out."""
 
 
 from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
@@ -20,6 +23,7 @@ from napkin.calibration.measurements.records import Measurement
 from napkin.calibration.measurements.splitwise import read_splitwise_csv
 from napkin.catalog import measurement_file
 from napkin.errors import NapkinError
+from napkin.validation.perf_overview import PERF_OVERVIEW_TABLE, perf_overview_rows
 from napkin.validation.trtllm_bench import V017_TABLE, v017_throughput_rows
 
 SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
@@ -27,7 +31,8 @@ SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
                         "h100-trtllm-moe": "aiconfigurator_h100_trtllm_moe.csv",
                         "h100-trtllm-gptoss": "aiconfigurator_h100_trtllm_gptoss.csv",
                         "splitwise": "splitwise_perf_model.csv",
-                        "trtllm-v0.17": V017_TABLE}
+                        "trtllm-v0.17": V017_TABLE,
+                        "trtllm-perf-overview": PERF_OVERVIEW_TABLE}
 FITTED: tuple[str, ...] = ("h100", "splitwise", "trtllm-v0.17")
 """Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
 are scored under the shipped profiles as they are."""
@@ -46,5 +51,7 @@ def load_set(name: str) -> list[Measurement]:
         raise NapkinError(f"set: unknown {name!r}; shipped: {', '.join(SETS)}")
     if name == "trtllm-v0.17":
         return v017_throughput_rows()
+    if name == "trtllm-perf-overview":
+        return perf_overview_rows()
     reader = read_splitwise_csv if name == "splitwise" else read_aiconfigurator_csv
     return reader(str(measurement_file(SETS[name])))
