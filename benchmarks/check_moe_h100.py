@@ -58,7 +58,8 @@ def perf_overview(requests: int | None, eff: Efficiency, fraction: float, fp8_kv
     errors: dict[str, list[float]] = {k: [] for k in timers}
     for m in perf_overview_rows(kv=fp8_kv, kv_fraction=fraction, requests=requests):
         gpus = m.tensor_parallel * m.attention_data_parallel
-        want = (m.output_tokens_per_s or 0.0) / gpus
+        assert m.output_tokens_per_s is not None and m.launch is not None
+        want = m.output_tokens_per_s / gpus
         cells = []
         for name, timer in timers.items():
             try:
@@ -72,7 +73,6 @@ def perf_overview(requests: int | None, eff: Efficiency, fraction: float, fp8_kv
         layout = (f"DEP{m.attention_data_parallel}" if m.attention_data_parallel > 1
                   else f"TP{m.tensor_parallel}")
         launch = m.launch
-        assert launch is not None
         print(f"{m.model:16} {layout:6} {f'{m.input_tokens}/{m.output_tokens}':>12} "
               f"{want:>9,.0f}  " + "  ".join(cells)
               + f"  (batch {launch.max_num_seqs}, {launch.max_num_batched_tokens} tokens)")

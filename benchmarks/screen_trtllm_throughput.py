@@ -17,7 +17,7 @@ import time
 
 from fit_profiles import CAMPAIGNS, EXTRA, NOTES, PROTOCOLS, ROUNDS, _rows, _terms, screened_terms
 from napkin.validation.calibrate import calibrate
-from napkin.validation.perf_overview import perf_overview_rows
+from napkin.validation.perf_overview import PERF_OVERVIEW_TABLE, perf_overview_rows
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
         print(f"hold-out {name}: {s.rows} rows, median |error| {s.median_abs_error:.1%} "
               f"(bias {s.bias:+.1%})")
     for p in cal.holdout.predictions:
-        if p.row in extra:
+        if p.row.source.startswith(PERF_OVERVIEW_TABLE):
             print(f"  {p.row.source}: {p.output_tokens_per_s / p.row.output_tokens_per_s - 1:+.1%}")
     print(f"{time.time() - t:.0f} s; coefficients {cal.profile.model.as_dict()}")
 

@@ -325,3 +325,72 @@ def test_plain_csv_launch_flags_replay_to_finite_numbers(cli, tmp_path, column, 
 @pytest.mark.parametrize("by", ["rack", "", "GPU", "tp,gpu", "nan"])
 def test_validate_refuses_an_unknown_grouping(cli, by):
     _refused(cli("validate", "h100", "--calibration", "vllm", "--by", by), "by")
+
+
+PERF_HEADER = "model,gpu,gpus,parallelism,isl,osl,num_requests,value\n"
+PERF_ROW = {"model": "openai/gpt-oss-20b", "gpu": "H100", "gpus": "1", "parallelism": "TP1",
+            "isl": "1024", "osl": "1024", "num_requests": "3000", "value": "11403"}
+
+
+@pytest.mark.parametrize(("column", "value"),
+                         [(c, v) for c in ("gpus", "isl", "osl", "num_requests", "value")
+                          for v in BAD_NUMBERS if not (c == "num_requests" and v == "")
+                          and not (c == "value" and v == "99999999999999999999")]
+                         + [("parallelism", v) for v in ("", "DEP0", "TP", "TP-1", "tp2",
+                                                         "DEPx", "PP2", "TP1.5")]
+                         + [("model", "acme/x"), ("gpu", "B200"), ("gpu", "")])
+def test_perf_overview_rows_bad_values_name_their_field(tmp_path, column, value):
+    """The perf-overview reader (the set ``trtllm-perf-overview``): one error line naming the
+    file's line and the field, for every bad number (NaN, ±inf, negative, zero, overflow,
+    text, empty) and layout."""
+    from napkin.errors import NapkinError
+    from napkin.validation.perf_overview import perf_overview_rows
+
+    row = {**PERF_ROW, column: value}
+    path = tmp_path / "p.csv"
+    path.write_text(PERF_HEADER + ",".join(row[k] for k in PERF_ROW) + "\n")
+    with pytest.raises(NapkinError) as e:
+        perf_overview_rows(path)
+    msg = str(e.value)
+    assert "\n" not in msg and f"line 2: {column}:" in msg, msg
+
+
+@pytest.mark.parametrize("body", ["", "model,gpu\n", PERF_HEADER + "a,b\n",
+                                  PERF_HEADER.replace("value", "tokens") + "x,H100,1,TP1,1,1,,1\n"])
+def test_perf_overview_bad_files_are_one_line(tmp_path, body):
+    from napkin.errors import NapkinError
+    from napkin.validation.perf_overview import perf_overview_rows
+
+    path = tmp_path / "p.csv"
+    path.write_text(body)
+    with pytest.raises(NapkinError) as e:
+        perf_overview_rows(path)
+    assert "\n" not in str(e.value) and str(path) in str(e.value)
+
+
+@pytest.mark.parametrize(("option", "value", "field"),
+                         [("kv", "int4", "kv"), ("kv", "", "kv"),
+                          ("kv_fraction", float("nan"), "kv_fraction"),
+                          ("kv_fraction", 0.0, "kv_fraction"),
+                          ("kv_fraction", 1.5, "kv_fraction"),
+                          ("kv_fraction", float("inf"), "kv_fraction"),
+                          ("requests", 0, "requests"), ("requests", -3, "requests")])
+def test_perf_overview_reader_options(option, value, field):
+    from napkin.errors import NapkinError
+    from napkin.validation.perf_overview import perf_overview_rows
+
+    with pytest.raises(NapkinError, match=field):
+        perf_overview_rows(**{option: value})
+
+
+def test_validate_perf_overview_is_finite_and_checks_its_options(cli):
+    """``napkin validate trtllm-perf-overview``: finite JSON (no TTFT or TPOT to score: null),
+    and its options refused in one line."""
+    code, out, err = cli("validate", "trtllm-perf-overview", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert_finite(doc)
+    assert doc["results"][0]["overall"]["throughput"]["rows"] == 15
+    _refused(cli("validate", "trtllm-perf-overview", "--by", "rack"), "by")
+    _refused(cli("validate", "trtllm-perf-overview", "--calibration", "no-such-profile"),
+             "calibration")

@@ -22,7 +22,7 @@ the shipped TensorRT-LLM profile on them as held out.
 from pathlib import Path
 
 from napkin.accounting.forward import Precision
-from napkin.calibration.measurements.fields import csv_table
+from napkin.calibration.measurements.fields import csv_table, positive_float, positive_int
 from napkin.calibration.measurements.records import Harness, Launch, Measurement
 from napkin.catalog import load_accelerator, load_model, measurement_file
 from napkin.errors import NapkinError, require
@@ -58,6 +58,9 @@ def perf_overview_rows(path: Path | None = None, kv: str = "fp8",
     """The table's rows as measurements (see the module docstring; ``requests`` replaces every
     row's count). A malformed row is one error line naming the file, the line and the field."""
     require(kv in ("fp8", "bf16"), f"kv: {kv!r} not one of fp8, bf16")
+    require(0 < kv_fraction <= 1, f"kv_fraction: must be in (0, 1], got {kv_fraction!r}")
+    require(requests is None or requests >= 1,
+            f"requests: must be a whole number >= 1, got {requests!r}")
     source = measurement_file(PERF_OVERVIEW_TABLE) if path is None else path
     acc = load_accelerator("h100-sxm")
     out = []
@@ -71,16 +74,12 @@ def perf_overview_rows(path: Path | None = None, kv: str = "fp8",
             tp, dp, ep = layout_of(row["parallelism"])
         except NapkinError as e:
             raise NapkinError(f"{where}: {e}") from None
-        try:
-            gpus, isl, osl = int(row["gpus"]), int(row["isl"]), int(row["osl"])
-            n = requests or int(row["num_requests"] or PERF_OVERVIEW_REQUESTS)
-            per_gpu = float(row["value"])
-        except ValueError as e:
-            raise NapkinError(f"{where}: gpus, isl, osl, num_requests and value must be numbers "
-                              f"({e})") from None
+        gpus = positive_int(row["gpus"], where, "gpus")
+        isl, osl = positive_int(row["isl"], where, "isl"), positive_int(row["osl"], where, "osl")
+        n = requests or (positive_int(row["num_requests"], where, "num_requests")
+                         if row["num_requests"] else PERF_OVERVIEW_REQUESTS)
+        tokens_per_gpu_s = positive_float(row["value"], where, "value")
         require(gpus == tp * dp, f"{where}: gpus: {gpus} is not the layout's {tp * dp}")
-        require(min(isl, osl, n) >= 1 and 0 < per_gpu < float("inf"),
-                f"{where}: isl, osl, num_requests and value must be positive (value finite)")
         weights = PERF_OVERVIEW_WEIGHTS.get(model, "fp8")
         kv_dtype = kv if weights == "fp8" else "bf16"
         bench = bench_settings(load_model(model), Precision.of(weights, kv_dtype), acc, gpus,
@@ -90,6 +89,7 @@ def perf_overview_rows(path: Path | None = None, kv: str = "fp8",
         out.append(Measurement(f"{PERF_OVERVIEW_TABLE}:{line}", "trtllm", "1.2", model,
                                "h100-sxm", weights, tp, isl, osl,
                                Harness("burst", num_requests=n), kv_dtype=kv_dtype,
-                               output_tokens_per_s=per_gpu * gpus, expert_parallel_size=ep,
-                               attention_data_parallel=dp, launch=launch))
+                               output_tokens_per_s=tokens_per_gpu_s * gpus,
+                               expert_parallel_size=ep, attention_data_parallel=dp,
+                               launch=launch))
     return out
