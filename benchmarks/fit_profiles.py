@@ -240,7 +240,12 @@ vLLM fitted with the 43 gpt-oss-120b H100 rows too (``aiconfigurator_h100_moe.cs
 hold-out over 181 rows 11.7 % / 6.2 % — a screen only, not shipped then: those rows are
 InferenceMAX runs, which the rules of that day kept as a check (since issue 33 the H100
 InferenceMAX rows may be fitted). Shipped 2026-12-04 with a weight-only matmul coefficient
-(``dense_w4a16``, 3.51; ``dense`` 1.45): hold-out 8.9 % / 4.8 % over the 181 rows.
+(``dense_w4a16``, 3.51; ``dense`` 1.45): hold-out 8.9 % / 4.8 % over the 181 rows. Refitted
+2026-12-05 with those rows read as ``gptoss_fp4_h100.sh`` ran them (a BF16 KV cache, not FP8)
+and ``expert``, ``expert_low`` held at the kernels' fit (:data:`KERNEL_HELD`; no fitted row runs
+those formats' routed experts, so the fit is otherwise unchanged): ``dense_w4a16`` 3.43, hold-out
+8.8 % / 4.9 %; the held pair decided on the sample's 30 H100 MiniMax-M2.5 FP8 rows (not fitted
+on): 23.7 % / 7.7 % tied, 20.4 % / 7.8 % held (TTFT bias −23.7 → −20.4 %).
 The sample's 30 H100 rows of MiniMax-M2.5 FP8 in vLLM 0.18.0 (InferenceMAX, ``tp 4, ep 4`` and
 attention DP 4 with EP) screened the same day as a third MoE set: hold-out over 211 rows 12.8 %
 / 6.5 %; with ``allreduce`` fitted too (37.8 µs a collective, ``layer`` → 0) 12.9 % / 6.5 %.
@@ -365,7 +370,7 @@ def _kernel_terms(text: str) -> tuple[str, ...]:
 ELEMENTWISE_HELD: tuple[str, ...] = ()
 """The backends whose shipped profile holds ``norms`` and ``elementwise`` at their fit on Vidur's
 per-operator profiles (:func:`elementwise_held`); see :data:`FITTED_TERMS` for the screens."""
-KERNEL_HELD = {"sglang": KERNEL_TERMS}
+KERNEL_HELD = {"sglang": KERNEL_TERMS, "vllm": ("expert", "expert_low")}
 """The backends whose shipped profile holds the kernel-fitted terms (with ``moe_layer``, which
 SGLang's dense serving rows cannot set); see :data:`FITTED_TERMS` for the screens."""
 

@@ -213,12 +213,15 @@ def test_concurrency_is_batch_size_per_attention_dp_rank(tmp_path):
 
 def test_multiplied_out_layouts_are_read_as_the_runs(tmp_path):
     """The sample's 2026-04-06 export and database dump multiply a run's layout out; the dated
-    id states the run (c, tp = GPUs, ep), a squared database row ran on moe_ep_size GPUs."""
+    id states the run (c, tp = GPUs, ep), a squared database row ran on moe_ep_size GPUs. A
+    vLLM run's attention_dp_size is part of the multiplying-out, not DP attention: InferenceX's
+    minimaxm2.5-fp8-h100-vllm entry is ``{ tp: 4, ep: 4 }`` (no dp-attn) and the 2026-03-25
+    export wrote the same runs attention_dp_size 1, moe_ep_size 4."""
     header = AIC_HEADER + ",attention_dp_size,moe_tp_size,moe_ep_size,silicon_data_source"
     row = ("{id},{be},x,{model},{gpu},fp8,agg,1024,1024,fp8,{b},{tp},1,90,4,{dp},{mtp},{ep},"
            "{src}")
     rows = [
-        # vLLM MiniMax-M2.5 tp4 ep4 with DP attention on 4 H100s, written tp 4 × dp 4, ep 16
+        # vLLM MiniMax-M2.5 tp4 ep4 on 4 H100s, written tp 4 × dp 4, ep 16
         row.format(id="2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c32_tp4_ep4_1",
                    be="vllm", model="MiniMaxAI/MiniMax-M2.5", gpu="h100_sxm", b=8, tp=4,
                    dp=4, mtp="", ep=16, src="silicon_concurrency=32"),
@@ -237,7 +240,7 @@ def test_multiplied_out_layouts_are_read_as_the_runs(tmp_path):
     read = read_aiconfigurator_csv(_write(tmp_path / "m.csv",
                                           "\n".join([header, *rows]) + "\n"))
     assert [(m.harness.concurrency, m.tensor_parallel, m.attention_data_parallel,
-             m.expert_parallel_size) for m in read] == [(32, 1, 4, 4), (4, 8, 1, 8),
+             m.expert_parallel_size) for m in read] == [(32, 4, 1, 4), (4, 8, 1, 8),
                                                         (4, 8, 1, 8), (4, 8, 1, 4)]
 
 

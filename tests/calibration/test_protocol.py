@@ -378,3 +378,18 @@ def test_kimi_fp4_vllm_kv_is_the_checkpoints_from_vllm_0_14():
     assert [kv("nvfp4", v) for v in ("0.13.0", "0.14.0", "0.17.0", "")] == [
         "bf16", "fp8", "fp8", "bf16"]
     assert kv("int4-g32", "0.17.0") == "bf16"
+
+
+def test_minimax_h100_vllm_runs_bf16_kv_at_0_9_and_256_requests():
+    """``minimaxm2.5_fp8_h100.sh`` (InferenceX, March 2026): ``--gpu-memory-utilization 0.90
+    --max-num-seqs 256`` and no ``--kv-cache-dtype``; MiniMax's own FP8 checkpoint declares no
+    KV format (its config.json's quantization_config has none), so the cache is BF16 — before,
+    a dated run of FP8 weights was read with an FP8 cache, twice the KV pool the engine had."""
+    from napkin.calibration.inferencemax import launch_of
+
+    launch, kv = launch_of("vllm", "minimax-m2.5", "h100-sxm", "fp8", "0.18.0", 4, 64, 8192,
+                           1024, "2026-03-27T07:59:49")
+    assert kv == "bf16"
+    assert (launch.max_num_seqs, launch.max_num_batched_tokens, launch.memory_fraction) == (
+        256, None, 0.9)
+    assert "minimaxm2.5_fp8_h100.sh" in launch.source

@@ -239,8 +239,8 @@ def test_no_sustainable_rate_exceeds_the_all_at_once_throughput(seqs, rate, ttft
 
 
 def test_the_sustainable_rate_carries_its_band_and_each_full_point_its_confidence():
-    """Under the vLLM profile (TPOT band ×0.8645–1.1514), the 80 % band of the maximum
-    sustainable rate is max/1.1514 … max/0.8645; a point run in full carries P(SLO met) (0
+    """Under the vLLM profile (TPOT band ×0.8644–1.151), the 80 % band of the maximum
+    sustainable rate is max/1.151 … max/0.8644; a point run in full carries P(SLO met) (0
     when over capacity), one stopped early none; every full point its energy: the RTX PRO
     6000's 600 W board at the default shares, so at most 600 W per GPU on average."""
     from napkin.calibration.profile import load_profile
@@ -251,8 +251,8 @@ def test_the_sustainable_rate_carries_its_band_and_each_full_point_its_confidenc
     result = sweep(scenario, base)
     tpot = load_profile("vllm").bands["tpot"]
     top = result.max_sustainable
-    assert result.step_band == (tpot.ratio_low, tpot.ratio_high) == (0.8645, 1.1514)
-    assert result.band == pytest.approx((top / 1.1514, top / 0.8645))
+    assert result.step_band == (tpot.ratio_low, tpot.ratio_high) == (0.8644, 1.151)
+    assert result.band == pytest.approx((top / 1.151, top / 0.8644))
     full = [p for p in result.points if not p.stopped and p.summaries]
     assert full and all(0 <= p.p_slo_met <= 1 for p in full)
     assert all(p.p_slo_met == 0 for p in full if p.over_capacity)

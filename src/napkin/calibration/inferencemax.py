@@ -142,28 +142,36 @@ def vllm_launch(model: str, gpu: str, weights: str, concurrency: int, isl: int,
 
     MiniMax-M2.5 (``minimaxm2.5_{fp8,fp4}_{b200,b300,h200}.sh``): memory 0.90, FP8 KV and a
     2·ISL token budget on Blackwell (B200 FP8 until its April 2026 upgrade: 0.95, BF16 KV),
-    0.95 and BF16 KV on H200. Kimi-K2.5 (``kimik2.5_{int4,fp4}_…``): at most C requests;
+    0.95 and BF16 KV on H200; on H100 (``minimaxm2.5_fp8_h100.sh``, March 2026: ``tp 4, ep 4``)
+    0.90, at most 256 requests and no KV format set — MiniMax's own FP8 checkpoint declares
+    none, so the cache is BF16. Kimi-K2.5 (``kimik2.5_{int4,fp4}_…``): at most C requests;
     INT4 0.95, FP4 0.90, no KV format set (B200 FP4 from 20 April 2026: FP8 KV, 2·ISL tokens),
     so NVIDIA's NVFP4 checkpoint runs the FP8 cache it declares on vLLM ≥ 0.14
     (:func:`vllm_auto_kv`) and INT4 a BF16 one.
     gpt-oss-120b (``gptoss_fp4_{b200,h200}.sh``): 0.9, 8,192 tokens, at most 512 (B200) or C
-    (H200) requests, FP8 KV on B200 from December 2025. Llama-3.1-70B (``70b_{fp8,fp4}_…``,
+    (H200) requests, FP8 KV on B200 from December 2025; ``gptoss_fp4_h100.sh`` (March 2026) as on
+    H200: 8,192 tokens, 0.9, at most C requests and no KV format set (BF16: gpt-oss's MXFP4
+    checkpoint declares none). Llama-3.1-70B (``70b_{fp8,fp4}_…``,
     October 2025): 0.9, 8,192 tokens, at most 512 (B200) or C (H200), FP8 KV."""
     changed = VLLM_CHANGES.get((model, gpu, weights))
     new = changed is None or measured >= changed
     fmt = FILE_FORMAT.get(weights, "int4")
     prefix = {"minimax-m2.5": "minimaxm2.5", "kimi-k2.5": "kimik2.5", "gpt-oss-120b": "gptoss",
               "llama-3.1-70b": "70b"}.get(model, model)
-    script = f"{prefix}_{fmt}_{gpu}.sh"
+    script = f"{prefix}_{fmt}_{gpu.removesuffix('-sxm')}.sh"
     if model == "minimax-m2.5" and gpu in ("b200", "b300") and new:
         return _vllm(None, 2 * isl, 0.90, script), "fp8"
     if model == "minimax-m2.5" and gpu in ("b200", "h200"):
         return _vllm(None, None, 0.95, script), "bf16"
+    if model == "minimax-m2.5" and gpu == "h100-sxm":
+        return _vllm(256, None, 0.90, script), "bf16"
     if model == "kimi-k2.5" and gpu in ("b200", "b300", "h200"):
         if weights == "nvfp4" and gpu == "b200" and new:
             return _vllm(concurrency, 2 * isl, 0.90, script), "fp8"
         return (_vllm(concurrency, None, 0.90 if weights == "nvfp4" else 0.95, script),
                 vllm_auto_kv(model, weights, version))
+    if model == "gpt-oss-120b" and gpu == "h100-sxm":
+        return _vllm(concurrency, 8192, 0.9, script), "bf16"
     if model in ("gpt-oss-120b", "llama-3.1-70b") and gpu in ("b200", "h200"):
         fp8_kv = model == "llama-3.1-70b" or (gpu == "b200" and new)
         return (_vllm(512 if gpu == "b200" else concurrency, 8192, 0.9, script),

@@ -219,9 +219,14 @@ def silicon_layout(row: dict[str, str], where: str) -> tuple[int, int, int, int]
     and 4 (its ``tp4 ep4`` MiniMax-M2.5 runs on H100 with and without attention DP have the
     same TPOT at the same concurrency). A dated InferenceMAX id states the run itself: its
     ``c``, ``tp`` (the GPUs) and ``ep``; with ``attention_dp_size`` > 1 the GPUs are attention-DP
-    ranks of one GPU each (TensorRT-LLM ``enable_attention_dp``, vLLM ``--data-parallel-size``,
-    SGLang ``--dp``). A database row (``…_cfg201``) whose columns are squared — ``moe_tp_size`` =
-    ``moe_ep_size`` = e > 1 and ``tp_size × attention_dp_size`` = e² — ran on e GPUs with EP e.
+    ranks of one GPU each (TensorRT-LLM ``enable_attention_dp``, SGLang ``--dp``) — but not for
+    vLLM: no single-node vLLM entry of InferenceX's ``.github/configs/nvidia-master.yaml`` set
+    ``dp-attn`` before 9 April 2026 (the sample's runs are older), its scripts pass
+    ``--tensor-parallel-size`` with ``--enable-expert-parallel`` only, and the 2026-04-06 export
+    writes those ``tp 4, ep 4`` runs as ``attention_dp_size`` 4, ``moe_ep_size`` 16 where the
+    2026-03-25 export of the same configuration wrote 1 and 4. A database row (``…_cfg201``)
+    whose columns are squared — ``moe_tp_size`` = ``moe_ep_size`` = e > 1 and ``tp_size ×
+    attention_dp_size`` = e² — ran on e GPUs with EP e.
     Other rows: :func:`clients_and_layout` and the ``moe_ep_size`` column."""
     ep = _optional_size(row.get("moe_ep_size"), where, "moe_ep_size")
     dp = _optional_size(row.get("attention_dp_size"), where, "attention_dp_size")
@@ -231,7 +236,8 @@ def silicon_layout(row: dict[str, str], where: str) -> tuple[int, int, int, int]
         clients, gpus = int(stated.group(1)), int(stated.group(2))
         experts = 1 if stated.group(3) == "none" else int(stated.group(3))
         if clients >= 1 and gpus >= 1 and experts >= 1:
-            return (clients, 1, gpus, experts) if dp > 1 else (clients, gpus, 1, experts)
+            data_parallel = dp > 1 and row["backend"] != "vllm"
+            return (clients, 1, gpus, experts) if data_parallel else (clients, gpus, 1, experts)
     moe_tp = _optional_size(row.get("moe_tp_size"), where, "moe_tp_size")
     tp = positive_int(row["tp_size"], where, "tp_size")
     if row["id"].rpartition("_")[2].startswith("cfg") and moe_tp == ep > 1 and tp * dp == ep * ep:
