@@ -211,6 +211,12 @@ TensorRT-LLM with ``moe_layer`` held 13.5 % / 7.3 % against 12.7 % / 4.9 % (``de
 serving rows (``--kernel-terms expert,expert_low,expert_w4a16,expert_weights``) 12.8 % /
 5.7 %; vLLM 8.6 % / 6.5 % and 8.9 % / 5.8 % against 8.9 % / 4.8 % — both shipped without
 (:data:`KERNEL_HELD`).
+Re-screened 2026-12-05 once TensorRT-LLM fitted its all-to-all time (the gpt-oss rows' slowness
+no longer has to sit in the matmuls): with ``expert``, ``expert_low``, ``expert_w4a16``,
+``expert_weights`` held (``moe_layer`` fitted) hold-out 13.0 % / 5.4 % against 12.7 % / 5.1 %,
+``alltoall`` 199 µs, ``dense_w4a16`` 15.2 (a column the held expert terms leave next to
+empty), and the held-out perf-overview H100 throughputs 15.3 % (bias −13.8 %) against 11.7 %; not
+shipped.
 ``expert_pair`` stays 0 (held in the serving refits at its kernel fit, 5–8, it made the
 hold-out TTFT worse: TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 → 10.0 %; 2026-12-04).
 No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
