@@ -377,6 +377,39 @@ def test_the_gptoss_vllm_set_is_scored_as_its_training_error():
         "vllm").model.as_dict()["dense"]
 
 
+MINIMAX_GATE = {"ttft": 0.205, "tpot": 0.079}
+"""Median |error| of the shipped vLLM profile on the 30 H100 rows of MiniMax-M2.5 FP8 (vLLM
+0.18.0, InferenceMAX, ``tp 4, ep 4``), which no profile is fitted on: 0.204 / 0.078 (bias
+−20.4 % / −6.7 %) on 2026-12-05, a regression gate that may only tighten. Read as their script
+ran them (BF16 KV; tensor parallelism, not attention DP) they had been 0.311 / 0.094 before, and
+0.237 / 0.077 with the routed experts timed at vLLM's dense coefficient instead of its MoE
+kernels' (the choice this set decided)."""
+
+
+def test_the_minimax_vllm_set_is_held_out_and_read_as_its_script_ran_it():
+    """``h100-minimax``: MiniMax-M2.5 on four H100s, ``minimaxm2.5_fp8_h100.sh`` (0.90 of
+    memory, at most 256 requests, no ``--kv-cache-dtype``: a BF16 cache) as TP 4 with EP 4 —
+    both exports, the 2026-04-06 one writing ``attention_dp_size`` 4 — scored under the shipped
+    vLLM profile, which is not fitted on it. A token's KV, by hand from the config: 62 layers
+    × 2 (K and V) × 8 KV heads × 128 × 2 B = 253,952 B, a quarter on each TP rank."""
+    from napkin.api import calibration as api
+    from napkin.catalog import load_model
+    from napkin.validation.sets import FITTED, TRAINING, load_set
+
+    rows = load_set("h100-minimax")
+    assert len(rows) == 30 and "h100-minimax" not in FITTED + TRAINING
+    assert {(m.backend, m.model, m.gpu, m.weights, m.kv_dtype, m.tensor_parallel,
+             m.attention_data_parallel, m.expert_parallel_size) for m in rows} == {
+        ("vllm", "minimax-m2.5", "h100-sxm", "fp8", "bf16", 4, 1, 4)}
+    assert {(m.launch.max_num_seqs, m.launch.memory_fraction) for m in rows} == {(256, 0.9)}
+    assert load_model("minimax-m2.5").kv_bytes_per_token(2) == 62 * 2 * 8 * 128 * 2 == 253_952
+    ((label, how, rep),) = api.validate("h100-minimax").value
+    assert label == "h100-minimax · vllm" and "not fitted on this set" in how
+    for metric, limit in MINIMAX_GATE.items():
+        assert rep.overall[metric].rows == 30
+        assert rep.overall[metric].median_abs_error <= limit
+
+
 GPTOSS_TRTLLM_GATE = {"ttft": 0.124, "tpot": 0.229}
 """Training error of the TensorRT-LLM profile on its 5 gpt-oss-120b H100 rows (1.3.0rc1,
 4,000/1,000 tokens, 160–384 clients over 2–4 attention-data-parallel ranks; 2026-12-04), which

@@ -94,7 +94,7 @@ def validate(sets: str | Sequence[str] | None = None, *, calibration: str | None
     within 10 % and 25 %, and the worst rows.
 
     ``sets``: shipped sets (``h100``, ``h100-moe``, ``h100-trtllm-moe``, ``h100-trtllm-gptoss``,
-    ``splitwise``, ``trtllm-v0.17``, ``trtllm-perf-overview``) or files
+    ``splitwise``, ``trtllm-v0.17``, ``trtllm-perf-overview``, ``h100-minimax``) or files
     (``gpu``, ``model``, ``tp``, ``weights`` describe JSON results); default: every shipped
     set. With ``calibration`` (a profile name or file) that profile scores its backend's rows
     as fitted.

@@ -68,7 +68,8 @@ def validate(
     sets: Annotated[list[str] | None, typer.Argument(
         metavar="[SET|FILE...]", help="Shipped sets (h100, h100-moe, h100-trtllm-moe, "
                                       "h100-trtllm-gptoss, splitwise, trtllm-v0.17, "
-                                      "trtllm-perf-overview) or measurement files; "
+                                      "trtllm-perf-overview, h100-minimax) or "
+                                      "measurement files; "
                                       "default: every shipped set.")] = None,
     calibration: Annotated[str | None, typer.Option(
         "--calibration", help="Profile name or file to score as is (no refit); default: "

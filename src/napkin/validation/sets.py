@@ -15,7 +15,11 @@ which the ``trtllm-compiled`` profile is fitted on (:data:`SET_PROFILES`): cross
 ``--by gpu`` leaves one GPU out. ``trtllm-perf-overview`` is TensorRT-LLM's newer perf-overview
 H100 offline throughputs (gpt-oss-120b over attention DP 4 with EP, gpt-oss-20b, Qwen3-235B-A22B
 over attention DP 8 with EP, Llama-3.3-70B; :mod:`napkin.validation.perf_overview`), which no
-profile is fitted on: scored under the shipped TensorRT-LLM profile, held out."""
+profile is fitted on: scored under the shipped TensorRT-LLM profile, held out.
+``h100-minimax`` is the silicon sample's vLLM 0.18.0 rows of the MoE MiniMax-M2.5 (FP8, 256
+experts) on four H100s as ``tp 4, ep 4`` (InferenceMAX's ``minimaxm2.5_fp8_h100.sh``: BF16 KV,
+0.90 of memory, at most 256 requests), which no profile is fitted on: scored under the shipped
+vLLM profile, held out — the set vLLM's held routed-expert coefficients were decided on."""
 
 
 from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
@@ -32,7 +36,8 @@ SETS: dict[str, str] = {"h100": "aiconfigurator_h100.csv",
                         "h100-trtllm-gptoss": "aiconfigurator_h100_trtllm_gptoss.csv",
                         "splitwise": "splitwise_perf_model.csv",
                         "trtllm-v0.17": V017_TABLE,
-                        "trtllm-perf-overview": PERF_OVERVIEW_TABLE}
+                        "trtllm-perf-overview": PERF_OVERVIEW_TABLE,
+                        "h100-minimax": "aiconfigurator_h100_vllm_minimax.csv"}
 FITTED: tuple[str, ...] = ("h100", "splitwise", "trtllm-v0.17")
 """Sets the shipped profiles are fitted on (cross-validated by napkin validate); the others
 are scored under the shipped profiles as they are."""
