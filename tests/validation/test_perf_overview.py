@@ -104,3 +104,15 @@ def test_the_shipped_profile_holds_out_within_15_percent():
     stats = rep.overall["throughput"]
     assert stats.rows == 15
     assert stats.median_abs_error <= 0.15
+
+
+def test_validate_names_the_attention_dp_layouts_of_a_group(cli):
+    """A (GPU, model, TP) group's TP is the attention's: DEP rows are ``tp 1``. The report says
+    which layouts a group's attention-DP rows run, and the worst rows print each row's layout
+    (``dp 4 ep 4``), a plain TP row its TP."""
+    code, out, err = cli("validate", "trtllm-perf-overview", "--wide")
+    assert code == 0, err
+    assert "gpt-oss-120b on h100-sxm, tp 1 (dp 4 ep 4)" in out
+    assert "qwen3-235b-a22b on h100-sxm, tp 1 (dp 8 ep 8)" in out
+    assert "gpt-oss-20b on h100-sxm, tp 1 " in out and "gpt-oss-20b on h100-sxm, tp 1 (" not in out
+    assert "burst, dp 8 ep 8" in out and "burst, tp 1" in out

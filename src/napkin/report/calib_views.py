@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from napkin.calibration.measurements.records import Harness, group_label
+from napkin.calibration.measurements.records import Harness, Measurement, group_label
 from napkin.calibration.profile import Profile
 from napkin.calibration.protocol import campaigns_of
 from napkin.calibration.terms import TIED, UNFITTED
@@ -34,22 +34,47 @@ def _load(h: Harness) -> str:
     return "burst"
 
 
+def _layout(m: Measurement) -> str:
+    """A row's parallel layout as the worst-rows table prints it: ``tp 4``, ``tp 4 ep 4``,
+    ``dp 4 ep 4`` (attention data parallelism: one attention rank a GPU)."""
+    ep = f" ep {m.expert_parallel_size}" if m.expert_parallel_size > 1 else ""
+    if m.attention_data_parallel > 1:
+        return f"dp {m.attention_data_parallel}{ep}"
+    return f"tp {m.tensor_parallel}{ep}"
+
+
+def _group_labels(rep: ValidationReport) -> dict[tuple, str]:
+    """Each group in words; a (GPU, model, TP) group of attention-data-parallel rows says so
+    (their TP is the attention's, 1 a rank), with the layouts it holds."""
+    labels = {g: group_label(rep.by, g) for g in rep.groups}
+    if rep.by != "group":
+        return labels
+    for g in labels:
+        dp = sorted({_layout(p.row) for p in rep.predictions
+                     if p.row.group == g and p.row.attention_data_parallel > 1})
+        if dp:
+            labels[g] += f" ({', '.join(dp)})"
+    return labels
+
+
 def report_sections(title: str, rep: ValidationReport) -> list[Section]:
     """The overall and per-group error tables and the worst rows."""
     cols = ["group", "metric", "rows", "median |error|", "bias", "within 10 %", "within 25 %"]
     scored = [m for m in rep.overall if rep.overall[m].rows] or list(rep.overall)
     rows = [["all", m.upper(), *_stats_cells(rep.overall[m])] for m in scored]
+    labels = _group_labels(rep)
     for g, stats in rep.groups.items():
         shown = [m for m in scored if stats[m].rows]
         for m in shown:
-            rows.append([group_label(rep.by, g) if m == shown[0] else "", m.upper(),
+            rows.append([labels[g] if m == shown[0] else "", m.upper(),
                          *_stats_cells(stats[m])])
     worst = [[p.row.source, m.upper(), f"{e:+.1%}",
               f"{p.row.input_tokens}/{p.row.output_tokens}, {_load(p.row.harness)}, "
-              f"tp {p.row.tensor_parallel}"] for p, m, e in rep.worst]
+              f"{_layout(p.row)}"] for p, m, e in rep.worst]
     return [Section(title, cols, rows, ["error = predicted/measured − 1 of the mean over "
                                         "counted requests"]),
-            Section("worst rows", ["row", "metric", "error", "isl/osl, concurrency, TP"], worst)]
+            Section("worst rows", ["row", "metric", "error", "isl/osl, concurrency, layout"],
+                    worst)]
 
 
 def report_json(rep: ValidationReport) -> dict[str, Any]:
