@@ -393,3 +393,21 @@ def test_minimax_h100_vllm_runs_bf16_kv_at_0_9_and_256_requests():
     assert (launch.max_num_seqs, launch.max_num_batched_tokens, launch.memory_fraction) == (
         256, None, 0.9)
     assert "minimaxm2.5_fp8_h100.sh" in launch.source
+
+
+def test_trtllm_attention_dp_runs_balance_as_their_scripts_write():
+    """``dsr1_{fp8,fp4}_{b200,h200}_trt.sh`` write ``attention_dp_config: {batching_wait_iters:
+    0, enable_balance: true, timeout_iters: 60}``; ``gptoss_fp4_b200_trt.sh`` only
+    ``enable_balance: true`` (TensorRT-LLM's defaults: 50 and 10); the H200 gpt-oss script no
+    balancing; Llama's none. The engine applies it only over attention-DP ranks."""
+    from napkin.calibration.inferencemax import launch_of
+
+    def balance(model: str, gpu: str, weights: str) -> tuple[int, int]:
+        launch, _ = launch_of("trtllm", model, gpu, weights, "1.2.0", 8, 64, 1024, 1024)
+        return launch.attention_dp_timeout_iters, launch.attention_dp_batching_wait_iters
+
+    assert balance("deepseek-r1", "b200", "fp8") == balance("deepseek-v3", "h200", "fp8") \
+        == balance("deepseek-r1", "b200", "nvfp4") == (60, 0)
+    assert balance("gpt-oss-120b", "b200", "mxfp4-w4a8") == (50, 10)
+    assert balance("gpt-oss-120b", "h200", "mxfp4") == balance("llama-3.1-70b", "b200",
+                                                                "fp8") == (0, 0)

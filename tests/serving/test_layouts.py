@@ -251,3 +251,66 @@ def test_a_linear_attention_state_splits_over_every_tp_rank():
     state = 2 * 77_266_944
     attention_kv = plain.decode_parts(1, 1000)[3] - state
     assert kv_per_gpu == pytest.approx(attention_kv / 2 + state / 8, rel=1e-12)
+
+
+def _balanced_run(timeout: int, batching: int, arrivals: list[float], mode: str = "exact"):
+    """DeepSeek-V3 on DEP2 (TensorRT-LLM, 4,096-token budget, a 10 GiB KV pool a GPU: its
+    weights would not leave one) with attention-DP balancing: requests of 1,000 prompt tokens
+    and 50 outputs arriving at ``arrivals`` (seconds)."""
+    from napkin.serving.arrivals import OpenLoop
+    from napkin.serving.requests import RequestSet
+    from napkin.serving.simulate import simulate
+
+    engine = build(_scenario(tensor_parallel=1, data_parallel=2, expert_parallel=True,
+                             backend="trtllm", mode=mode, kv_pool_gib=10,
+                             attention_dp_timeout_iters=timeout,
+                             attention_dp_batching_wait_iters=batching), Path(".")).engines()[0]
+    assert engine.dp == 2
+    n = len(arrivals)
+    reqs = RequestSet.build(arrivals, [1000] * n, [50] * n)
+    return engine, simulate([engine], OpenLoop(reqs, (0,))).records
+
+
+@pytest.mark.parametrize(("timeout", "batching", "first_token_step"),
+                         [(0, 0, 4), (5, 0, 6), (3, 0, 4), (4, 0, 5), (5, 2, 6)])
+def test_trtllm_attention_dp_balancing_holds_a_lone_prompt_to_the_timeout(
+        timeout, batching, first_token_step):
+    """TensorRT-LLM's ``attention_dp_config`` on 2 attention-DP ranks. A and B arrive at 0:
+    step 1 runs both prompts (no rank decodes yet, so the count restarts: step 1 is its 0).
+    Steps 2, 3 … decode both — every rank decodes — and the count runs 1, 2 …; C arrives
+    during step 3, one prompt for two ranks, so it waits for the step whose count reaches
+    ``timeout_iters``: step 1 + timeout (6 at 5, 5 at 4; at 3 step 4 is that step already).
+    Without balancing C's prompt joins step 4. ``batching_wait_iters`` acts only once every
+    rank has a prompt, which one lone prompt never gives."""
+    probe, _ = _balanced_run(0, 0, [0.0, 0.0])
+    ends = list(probe.series_t)
+    c_at = (ends[1] + ends[2]) / 2  # during step 3
+    engine, r = _balanced_run(timeout, batching, [0.0, 0.0, c_at])
+    ends = list(engine.series_t)
+    c = r.rid == 2
+    assert ends.index(float(r.first_token_s[c][0])) + 1 == first_token_step
+    _, fast = _balanced_run(timeout, batching, [0.0, 0.0, c_at], "fast")
+    for column in ("first_token_s", "finish_s"):
+        assert sorted(getattr(fast, column)) == pytest.approx(sorted(getattr(r, column)),
+                                                              rel=1e-9)
+
+
+def test_attention_dp_balancing_lets_prompts_on_every_rank_start_after_the_batching_wait():
+    """Two prompts arrive together during step 3 (one for each rank): every rank has one, so
+    the count restarts and, with every rank decoding, they wait ``batching_wait_iters`` = 2
+    steps (4, 5) and start in step 6; with 0 they start in step 4 whatever the timeout."""
+    probe, _ = _balanced_run(0, 0, [0.0, 0.0])
+    ends = list(probe.series_t)
+    at = (ends[1] + ends[2]) / 2
+    for batching, step in ((2, 6), (0, 4)):
+        engine, r = _balanced_run(50, batching, [0.0, 0.0, at, at])
+        ends = list(engine.series_t)
+        late = r.rid >= 2
+        assert [ends.index(float(t)) + 1 for t in r.first_token_s[late]] == [step, step]
+
+
+def test_attention_dp_balancing_is_trtllm_only():
+    from napkin.serving.engine_spec import EngineSpec
+
+    with pytest.raises(NapkinError, match="attention_dp_timeout_iters: applies to backend"):
+        EngineSpec(num_blocks=10, backend="sglang", attention_dp_timeout_iters=60)

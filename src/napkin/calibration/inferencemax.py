@@ -75,7 +75,8 @@ def trtllm_launch(model: str, gpu: str, weights: str, version: str, tp: int,
     (``gptoss_fp4_{b200,h200}_trt.sh``): 20,000 tokens, fraction 0.85, at most 512 (B200) or C
     (H200) requests; FP8 KV on B200 only. Llama-3.1-70B (``70b_{fp8,fp4}_{b200,h200}_trt``,
     October 2025): 16,384 tokens, FP8 KV, at 1k/1k below TP 8 prompts held 20 steps or 0.9 of
-    the budget."""
+    the budget. DeepSeek's and gpt-oss's B200 runs with attention DP balance it
+    (:data:`ADP_BALANCE`)."""
     tokens = (concurrency + isl + 127) // 64 * 64
     one_two = version_at_least(version, (1, 2))
     if model in DEEPSEEK and (gpu, weights) in (("b200", "fp8"), ("b200", "nvfp4"),
@@ -90,10 +91,12 @@ def trtllm_launch(model: str, gpu: str, weights: str, version: str, tp: int,
             elif (isl, osl) == (8192, 1024) and tp == 4:
                 fraction = 0.75
         script = f"dsr1_{'fp8' if weights == 'fp8' else 'fp4'}_{gpu}_trt.sh"
-        return _trtllm(TRTLLM_MAX_BATCH, tokens, fraction, wait, script), "fp8"
+        return (_trtllm(TRTLLM_MAX_BATCH, tokens, fraction, wait, script, ADP_BALANCE[model]),
+                "fp8")
     if model == "gpt-oss-120b" and gpu in ("b200", "h200"):
         batch = 512 if gpu == "b200" else concurrency
-        return (_trtllm(batch, 20000, 0.85, (0, 0.0), f"gptoss_fp4_{gpu}_trt.sh"),
+        balance = ADP_BALANCE[model] if gpu == "b200" else (0, 0)
+        return (_trtllm(batch, 20000, 0.85, (0, 0.0), f"gptoss_fp4_{gpu}_trt.sh", balance),
                 "fp8" if gpu == "b200" else "bf16")
     if model == "llama-3.1-70b" and gpu in ("b200", "h200"):
         wait = (20, 0.9) if (isl, osl) == (1024, 1024) and tp < 8 else (0, 0.0)
@@ -102,13 +105,25 @@ def trtllm_launch(model: str, gpu: str, weights: str, version: str, tp: int,
     return None
 
 
+ADP_BALANCE = {"deepseek-r1": (60, 0), "deepseek-v3": (60, 0), "gpt-oss-120b": (50, 10)}
+"""TensorRT-LLM's attention-DP balancing in InferenceMAX's scripts (every version since
+September 2025), as (``timeout_iters``, ``batching_wait_iters``): ``dsr1_{fp8,fp4}_{b200,h200}
+_trt.sh`` write ``attention_dp_config: {batching_wait_iters: 0, enable_balance: true,
+timeout_iters: 60}`` when the run has attention DP; ``gptoss_fp4_b200_trt.sh`` writes
+``enable_balance: true`` alone, so TensorRT-LLM's defaults hold (``AttentionDpConfig``: 50 and
+10). It acts only in an engine over attention-DP ranks."""
+
+
 def _trtllm(batch: int, tokens: int, fraction: float | None, wait: tuple[int, float],
-            script: str) -> Launch:
-    """``max_batch_size``, ``max_num_tokens``, ``free_gpu_memory_fraction`` and batch waiting
-    (steps, token ratio), chunked prefill off, as a :class:`Launch`."""
+            script: str, balance: tuple[int, int] = (0, 0)) -> Launch:
+    """``max_batch_size``, ``max_num_tokens``, ``free_gpu_memory_fraction``, batch waiting
+    (steps, token ratio) and attention-DP balancing (:data:`ADP_BALANCE`), chunked prefill off,
+    as a :class:`Launch`."""
     return Launch(max_num_seqs=batch, max_num_batched_tokens=tokens,
                   memory_fraction=fraction, chunked_prefill=False,
                   batch_wait_timeout_iters=wait[0], batch_wait_max_tokens_ratio=wait[1],
+                  attention_dp_timeout_iters=balance[0],
+                  attention_dp_batching_wait_iters=balance[1],
                   source=SOURCE.format(script=script))
 
 

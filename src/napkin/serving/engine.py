@@ -136,9 +136,17 @@ class Engine:
         self.inbox: deque[Request] = deque()  # arrived, not yet taken in (recv interval)
         self.recv_interval = spec.scheduler_recv_interval
         self.since_poll = self.recv_interval  # decode steps since the scheduler last looked
-        self.batch_wait = spec.batch_wait_timeout_iters > 0 or spec.batch_wait_max_tokens_ratio > 0
+        self.batch_waiting = (spec.batch_wait_timeout_iters > 0
+                              or spec.batch_wait_max_tokens_ratio > 0)
+        self.adp_balance = self.dp > 1 and spec.attention_dp_timeout_iters > 0
+        self.batch_wait = self.batch_waiting or self.adp_balance  # TensorRT-LLM may hold prompts
         self.held_steps = 0  # steps prompts have been held back (TensorRT-LLM batch waiting)
         self.holding = False  # the planned unit holds prompts back
+        self.hold_left = 0  # … for at most this many steps
+        self.batch_held = False  # … by batch waiting (its count runs only then)
+        self.adp_anchor = 0  # the decode step at which the balancer's count last restarted
+        self.adp_batched = 0  # steps held to gather prompts on every rank (batching_wait_iters)
+        self.adp_batching = False
         f = spec.frontend if spec.frontend is not None else self.timer.frontend
         self.frontend = f if f is not None and f.active else None
         self.tokenizing: deque[tuple[float, Request]] = deque()
@@ -386,13 +394,59 @@ class Engine:
         self.waiting.appendleft(victim)
 
     # --------------------------------------------------------------- planning
-    def _holds_prompts(self, n_dec: int, budget: int) -> bool:
-        """TensorRT-LLM's batch waiting (``PyExecutor._waiting_requests``): with decodes running
-        and prompts to start, hold the prompts back this step unless they have been held
-        ``batch_wait_timeout_iters`` steps already or their tokens (up to the step's budget)
-        plus the decodes reach ``batch_wait_max_tokens_ratio × max_num_batched_tokens``."""
+    def _holds_prompts(self, n_dec: int, budget: int, steps: int) -> bool:
+        """Whether the next step (the engine's step ``steps + 1``) holds new prompts back
+        (TensorRT-LLM): its attention-DP balancing (:meth:`_balance_hold`) or its batch waiting
+        (:meth:`_batch_hold`); :attr:`hold_left` is the steps the hold lasts at most."""
+        adp = self._balance_hold(n_dec, steps) if self.adp_balance else 0
+        wait = self._batch_hold(n_dec, budget) if self.batch_waiting else 0
+        self.batch_held = wait > 0
+        self.hold_left = min(x for x in (adp, wait) if x) if adp or wait else 0
+        return self.hold_left > 0
+
+    def held(self, k: int) -> None:
+        """``k`` steps ran with prompts held back: the holds' own counts advance."""
+        if self.batch_held:
+            self.held_steps += k
+        if self.adp_batching:
+            self.adp_batched += k
+
+    def _balance_hold(self, n_dec: int, steps: int) -> int:
+        """TensorRT-LLM's attention-DP balancing (``PyExecutor._balance_adp_requests``), steps
+        to hold (0: none) before step ``steps + 1``. Its count of steps restarts whenever not
+        every rank decodes (prompts then start at once) and whenever every rank has a prompt to
+        start (then, with every rank decoding, they wait ``batching_wait_iters`` steps to
+        gather more); otherwise it counts every step and lets prompts start on each
+        ``timeout_iters``-th. Every rank decoding and every rank having a prompt are read as
+        ``n_dec ≥ dp`` and ``dp`` prompts to start (its scheduler spreads new requests over the
+        ranks by load)."""
+        spec, dp, nxt = self.spec, self.dp, steps + 1
+        self.adp_batching = False
+        if n_dec < dp:
+            self.adp_anchor, self.adp_batched = nxt, 0
+            return 0
+        if len(self.prefilling) + len(self.waiting) >= dp:
+            self.adp_anchor = nxt
+            if self.adp_batched < spec.attention_dp_batching_wait_iters:
+                self.adp_batching = True
+                return spec.attention_dp_batching_wait_iters - self.adp_batched
+            self.adp_batched = 0
+            return 0
+        timeout = spec.attention_dp_timeout_iters
+        phase = (nxt - self.adp_anchor) % timeout
+        if phase == 0:
+            self.adp_anchor = nxt
+            return 0
+        return timeout - phase if self.prefilling or self.waiting else 0
+
+    def _batch_hold(self, n_dec: int, budget: int) -> int:
+        """TensorRT-LLM's batch waiting (``PyExecutor._waiting_requests``), steps to hold (0:
+        none): with decodes running and prompts to start, hold the prompts back this step unless
+        they have been held ``batch_wait_timeout_iters`` steps already or their tokens (up to
+        the step's budget) plus the decodes reach ``batch_wait_max_tokens_ratio ×
+        max_num_batched_tokens``."""
         if not n_dec or not (self.prefilling or self.waiting):
-            return False
+            return 0
         spec = self.spec
         prompts = sum(r.num_tokens - r.computed for r in self.prefilling.values())
         for r in self.waiting:  # up to the budget: a long queue is not walked
@@ -403,8 +457,8 @@ class Engine:
         if (self.held_steps >= spec.batch_wait_timeout_iters
                 or tokens >= spec.batch_wait_max_tokens_ratio * spec.max_num_batched_tokens):
             self.held_steps = 0
-            return False
-        return True
+            return 0
+        return max(spec.batch_wait_timeout_iters - self.held_steps, 1)
 
     def _ratio_reserve_tokens(self) -> float:
         """SGLang's reserve for running requests: ratio × Σ min(remaining output, clip). A

@@ -201,6 +201,12 @@ class EngineConfig(InputModel):
     batch_wait_max_tokens_ratio: float = Field(default=0.0, ge=0, le=1, allow_inf_nan=False)
     """… unless they and the decodes reach this share of ``max_num_batched_tokens``
     (``batch_wait_max_tokens_ratio``). Prompts are held only when both are above 0."""
+    attention_dp_timeout_iters: int = Field(default=0, ge=0, le=10000)
+    """TensorRT-LLM only, with ``data_parallel`` > 1 (its ``attention_dp_config: {enable_balance:
+    true, timeout_iters}``): while every attention-DP rank decodes, new prompts wait until every
+    rank has one or until this many steps have passed since prompts last started; 0: off …"""
+    attention_dp_batching_wait_iters: int = Field(default=0, ge=0, le=10000)
+    """… then up to this many more steps to gather more (``batching_wait_iters``)."""
     allreduce_gbs: float | None = Field(default=None, gt=0)
     """Per-direction link bandwidth of the tensor-parallel all-reduces, GB/s (10^9 bytes/s). None:
     half the GPU's bidirectional interconnect figure in the catalog, or 32 GB/s (PCIe 4 ×16) where

@@ -78,6 +78,14 @@ class EngineSpec:
     """… unless the held prompts' tokens plus the decodes reach this share of
     ``max_num_batched_tokens`` (TensorRT-LLM's ``batch_wait_max_tokens_ratio``). As there,
     prompts are held only when both are above 0."""
+    attention_dp_timeout_iters: int = 0
+    """TensorRT-LLM's attention-DP balancing (``attention_dp_config: enable_balance``), in an
+    engine over attention-data-parallel ranks: while every rank decodes, new prompts wait until
+    every rank has one to start or until the ``timeout_iters``-th step since prompts last
+    started (its counter counts every step without a prompt on every rank); 0: balancing off …"""
+    attention_dp_batching_wait_iters: int = 0
+    """… and once every rank has one, they wait up to this many more steps to gather more
+    (``batching_wait_iters``)."""
     speculative: Speculation | None = None
     """Speculative decoding (MTP, EAGLE, a draft model) as virtual steps
     (:mod:`napkin.serving.speculative`); None: plain decoding."""
@@ -134,6 +142,11 @@ class EngineSpec:
         require((self.batch_wait_timeout_iters == 0 and self.batch_wait_max_tokens_ratio == 0)
                 or self.backend == "trtllm",
                 f"batch_wait_timeout_iters: applies to backend trtllm, not {self.backend}")
+        require(self.attention_dp_timeout_iters >= 0 and self.attention_dp_batching_wait_iters >= 0,
+                "attention_dp_timeout_iters: must be >= 0")
+        require((self.attention_dp_timeout_iters == 0
+                 and self.attention_dp_batching_wait_iters == 0) or self.backend == "trtllm",
+                f"attention_dp_timeout_iters: applies to backend trtllm, not {self.backend}")
         require(self.capacity_scheduler == "default" or self.backend == "trtllm",
                 f"capacity_scheduler: applies to backend trtllm, not {self.backend}")
         require(not (self.enable_prefix_caching

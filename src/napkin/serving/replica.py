@@ -193,6 +193,8 @@ def engine_spec(model: ModelSpec, acc: Accelerator, precision: Precision, e: Eng
         speculative=speculation(model, e.speculative),
         batch_wait_timeout_iters=e.batch_wait_timeout_iters,
         batch_wait_max_tokens_ratio=e.batch_wait_max_tokens_ratio,
+        attention_dp_timeout_iters=e.attention_dp_timeout_iters,
+        attention_dp_batching_wait_iters=e.attention_dp_batching_wait_iters,
         eager_prefill=eager_prefill(e.backend, e.version or ""),
         reserve_full_prompt=reserves_full_prompt(e.backend, e.version or ""),
         host_kv_blocks=host_blocks,

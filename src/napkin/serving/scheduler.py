@@ -251,7 +251,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                         engine.since_poll = engine.recv_interval if p_chunks \
                             else engine.since_poll + k
                     if batch_wait and engine.holding:
-                        engine.held_steps += k
+                        engine.held(k)
                 num_steps += k
                 slot_steps += (n_dec + len(p_chunks)) * k
                 finished: list[Request] = []
@@ -366,7 +366,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                             used += need
                     budget -= n_dec
                     if batch_wait:  # TensorRT-LLM may hold new prompts back this step
-                        engine.holding = engine._holds_prompts(n_dec, budget)
+                        engine.holding = engine._holds_prompts(n_dec, budget, num_steps)
                     continue
                 if batch_wait and engine.holding:
                     continue
@@ -501,7 +501,7 @@ def process(engine: Engine, feed: Feed | None, own: bool, index: int, sink: Sink
                     if recv and inbox:  # stop where the scheduler next looks
                         k = min(k, engine.recv_interval - engine.since_poll)
                     if batch_wait and engine.holding:  # … or where it stops holding prompts
-                        k = min(k, spec.batch_wait_timeout_iters - engine.held_steps)
+                        k = min(k, engine.hold_left)
                 if k < 1:
                     k = 1
             if plain and not chunks:

@@ -121,12 +121,15 @@ def launched(d: BackendDefaults, launch: Launch | None) -> BackendDefaults:
 
 def engine_flags(launch: Launch | None) -> dict:
     """The engine settings of a run's launch flags that :class:`BackendDefaults` does not hold
-    (SGLang's recv interval, TensorRT-LLM's batch waiting), as :class:`EngineSpec` keywords."""
+    (SGLang's recv interval, TensorRT-LLM's batch waiting and attention-DP balancing), as
+    :class:`EngineSpec` keywords."""
     if launch is None:
         return {}
     return {"scheduler_recv_interval": launch.scheduler_recv_interval,
             "batch_wait_timeout_iters": launch.batch_wait_timeout_iters,
-            "batch_wait_max_tokens_ratio": launch.batch_wait_max_tokens_ratio}
+            "batch_wait_max_tokens_ratio": launch.batch_wait_max_tokens_ratio,
+            "attention_dp_timeout_iters": launch.attention_dp_timeout_iters,
+            "attention_dp_batching_wait_iters": launch.attention_dp_batching_wait_iters}
 
 
 def sglang_gpu_memory_defaults(device_memory_bytes: float, tp: int) -> tuple[int, float]:

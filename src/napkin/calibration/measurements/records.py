@@ -75,6 +75,9 @@ class Launch:
     batch_wait_timeout_iters: int = 0
     batch_wait_max_tokens_ratio: float = 0.0
     """TensorRT-LLM's batch waiting (:class:`napkin.serving.engine_spec.EngineSpec`)."""
+    attention_dp_timeout_iters: int = 0
+    attention_dp_batching_wait_iters: int = 0
+    """TensorRT-LLM's attention-DP balancing (``attention_dp_config``; 0: off)."""
     source: str = ""
     """Where the flags are from (a launch script and its commit)."""
 
