@@ -1,5 +1,6 @@
 """Fuzz of the engine's launch flags in scenarios: SGLang's ``scheduler_recv_interval`` and
-TensorRT-LLM's ``batch_wait_timeout_iters`` / ``batch_wait_max_tokens_ratio``. Any value is a
+TensorRT-LLM's ``batch_wait_timeout_iters`` / ``batch_wait_max_tokens_ratio`` and attention-DP
+balancing (``attention_dp_timeout_iters`` / ``attention_dp_batching_wait_iters``). Any value is a
 clean run with finite numbers or one error line naming the key; on the wrong backend, one line
 naming the key and the backend it applies to."""
 
@@ -13,7 +14,8 @@ from test_fuzz_planning import SCENARIO, _file, _refused
 VALUES = st.one_of(st.integers(-5, 2000), st.floats(allow_nan=True, allow_infinity=True),
                    st.sampled_from(["", "ten", "1e400", None, [1], {"a": 1}]))
 KEYS = {"scheduler_recv_interval": "sglang", "batch_wait_timeout_iters": "trtllm",
-        "batch_wait_max_tokens_ratio": "trtllm"}
+        "batch_wait_max_tokens_ratio": "trtllm", "attention_dp_timeout_iters": "trtllm",
+        "attention_dp_batching_wait_iters": "trtllm"}
 
 
 def _valid(key: str, value: object) -> bool:

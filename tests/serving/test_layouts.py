@@ -314,3 +314,20 @@ def test_attention_dp_balancing_is_trtllm_only():
 
     with pytest.raises(NapkinError, match="attention_dp_timeout_iters: applies to backend"):
         EngineSpec(num_blocks=10, backend="sglang", attention_dp_timeout_iters=60)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_attention_dp_balancing_finishes_every_request_alike_in_both_modes(seed):
+    """Random arrivals, timeouts and batching waits: every request finishes, and the fast mode
+    (units of many steps, cut where a hold ends) gives the exact mode's times."""
+    import random
+
+    rng = random.Random(seed)
+    arrivals = sorted(rng.uniform(0, 2.0) for _ in range(7))
+    timeout, batching = rng.randint(1, 80), rng.randint(0, 20)
+    _, exact = _balanced_run(timeout, batching, arrivals)
+    _, fast = _balanced_run(timeout, batching, arrivals, "fast")
+    assert len(exact.finish_s) == 7 and (exact.finish_s > exact.first_token_s).all()
+    for column in ("first_token_s", "finish_s"):
+        assert sorted(getattr(fast, column)) == pytest.approx(sorted(getattr(exact, column)),
+                                                              rel=1e-9)

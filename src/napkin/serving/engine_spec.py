@@ -142,11 +142,10 @@ class EngineSpec:
         require((self.batch_wait_timeout_iters == 0 and self.batch_wait_max_tokens_ratio == 0)
                 or self.backend == "trtllm",
                 f"batch_wait_timeout_iters: applies to backend trtllm, not {self.backend}")
-        require(self.attention_dp_timeout_iters >= 0 and self.attention_dp_batching_wait_iters >= 0,
-                "attention_dp_timeout_iters: must be >= 0")
-        require((self.attention_dp_timeout_iters == 0
-                 and self.attention_dp_batching_wait_iters == 0) or self.backend == "trtllm",
-                f"attention_dp_timeout_iters: applies to backend trtllm, not {self.backend}")
+        for key in ("attention_dp_timeout_iters", "attention_dp_batching_wait_iters"):
+            require(getattr(self, key) >= 0, f"{key}: must be >= 0")
+            require(getattr(self, key) == 0 or self.backend == "trtllm",
+                    f"{key}: applies to backend trtllm, not {self.backend}")
         require(self.capacity_scheduler == "default" or self.backend == "trtllm",
                 f"capacity_scheduler: applies to backend trtllm, not {self.backend}")
         require(not (self.enable_prefix_caching
