@@ -144,7 +144,7 @@ class Engine:
         self.holding = False  # the planned unit holds prompts back
         self.hold_left = 0  # … for at most this many steps
         self.batch_held = False  # … by batch waiting (its count runs only then)
-        self.adp_anchor = 0  # the decode step at which the balancer's count last restarted
+        self.adp_anchor = 0  # the engine step at which the balancer's count last restarted
         self.adp_batched = 0  # steps held to gather prompts on every rank (batching_wait_iters)
         self.adp_batching = False
         f = spec.frontend if spec.frontend is not None else self.timer.frontend
