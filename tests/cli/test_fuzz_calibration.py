@@ -394,3 +394,20 @@ def test_validate_perf_overview_is_finite_and_checks_its_options(cli):
     _refused(cli("validate", "trtllm-perf-overview", "--by", "rack"), "by")
     _refused(cli("validate", "trtllm-perf-overview", "--calibration", "no-such-profile"),
              "calibration")
+
+
+@pytest.mark.parametrize("bad", ["rack", "", "tp,gpu"])
+def test_validate_minimax_set_is_finite_and_checks_its_options(cli, bad, tmp_path):
+    """``napkin validate h100-minimax``: finite JSON over its 30 rows; a bad ``--by``, an unknown
+    profile and a profile file with a NaN coefficient are one line each (the last naming the file
+    and ``coefficients``)."""
+    code, out, err = cli("validate", "h100-minimax", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert_finite(doc)
+    assert doc["results"][0]["overall"]["ttft"]["rows"] == 30
+    _refused(cli("validate", "h100-minimax", "--by", bad), "by")
+    _refused(cli("validate", "h100-minimax", "--calibration", "no-such-profile"), "calibration")
+    broken = tmp_path / "p.yaml"
+    broken.write_text("coefficients: {dense: .nan}\nbackend: vllm\n")
+    _refused(cli("validate", "h100-minimax", "--calibration", str(broken)), "coefficients")
