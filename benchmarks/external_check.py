@@ -79,16 +79,21 @@ def external_rows(path: Path) -> tuple[list[dict[str, str]], Counter[str]]:
 
 
 def distinct_runs(rows: list[Measurement]) -> tuple[list[Measurement], int]:
-    """``rows`` without the repeats of one run (the sample lists some InferenceMAX runs under two
-    exports, a dated id and a database id, with the same measured TTFT and TPOT to the last
-    digit), and how many were dropped: a run counts once in the medians. The model is not part
-    of a run's identity: the database lists its DeepSeek-R1 runs (ids ``dsr1_…``) under
-    ``deepseek-ai/DeepSeek-V3``, the same architecture, beside the dated exports' DeepSeek-R1."""
+    """``rows`` without the repeats of one run, and how many were dropped: a run counts once in
+    the medians. The sample lists some InferenceMAX runs under two exports, a dated id and a
+    database id, with the same measured TTFT and TPOT to the last digit, and some a third time
+    in a gap-analysis file (``qwen3.5-397b-gap-analysis.csv``, ``kimi-k2.5-gap-analysis.csv``)
+    rounded to 0.01 ms and without the run's date, which reads as no known harness; so times
+    are compared at 0.01 ms and a run read under InferenceMAX's client (a stated harness) is
+    kept before its undated copy. The model is not part of a run's identity: the database lists
+    its DeepSeek-R1 runs (ids ``dsr1_…``) under ``deepseek-ai/DeepSeek-V3``, the same
+    architecture, beside the dated exports' DeepSeek-R1."""
     seen: set[tuple] = set()
     out = []
-    for m in rows:
+    for m in sorted(rows, key=lambda m: not m.harness.stated):
         key = (m.backend, m.gpu, m.weights, m.tensor_parallel, m.input_tokens,
-               m.output_tokens, m.harness.concurrency, m.mean_ttft_s, m.mean_tpot_s)
+               m.output_tokens, m.harness.concurrency, round(m.mean_ttft_s, 5),
+               round(m.mean_tpot_s, 5))
         if key not in seen:
             seen.add(key)
             out.append(m)

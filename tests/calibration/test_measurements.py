@@ -244,6 +244,37 @@ def test_multiplied_out_layouts_are_read_as_the_runs(tmp_path):
                                                         (4, 8, 1, 8), (4, 8, 1, 4)]
 
 
+def test_the_optional_columns_keep_what_reads_a_squared_database_row(tmp_path):
+    """A copy of the sample cut to the columns napkin reads (AICONFIGURATOR_COLUMNS and the
+    optional AICONFIGURATOR_PARALLEL_COLUMNS, as ``benchmarks/external_check.py`` writes it)
+    reads a squared database row as the full row does: SGLang's ``tp 8, ep 8`` on one B200
+    node, written tp_size 64, moe_tp_size 8, moe_ep_size 8, ran on 8 GPUs. Without
+    ``moe_tp_size`` among the optional columns it read as TP 64 (and so found no recipe)."""
+    import csv
+
+    from napkin.calibration.measurements.aiconfigurator import (
+        AICONFIGURATOR_COLUMNS,
+        AICONFIGURATOR_PARALLEL_COLUMNS,
+    )
+
+    full = dict(zip(
+        (AIC_HEADER + ",attention_dp_size,moe_tp_size,moe_ep_size,silicon_data_source,"
+         "extra").split(","),
+        ["dsr1_b200_sglang_fp8_agg_1024x1024_c4_cfg199", "sglang", "", "deepseek-ai/DeepSeek-R1",
+         "b200_sxm", "fp8", "agg", "1024", "1024", "fp8", "4", "64", "1", "171.8", "10.3", "1",
+         "8", "8", "silicon_concurrency=4; measured=2026-03-25T00:00:00.000Z", "x"],
+        strict=True))
+    cut = tmp_path / "cut.csv"
+    with cut.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=AICONFIGURATOR_COLUMNS + AICONFIGURATOR_PARALLEL_COLUMNS,
+                           extrasaction="ignore")
+        w.writeheader()
+        w.writerow(full)
+    [m] = read_aiconfigurator_csv(cut)
+    assert (m.tensor_parallel, m.attention_data_parallel, m.expert_parallel_size) == (8, 1, 8)
+    assert m.launch is not None and "dsr1_fp8_b200.sh" in m.launch.source
+
+
 @pytest.mark.parametrize("bad", ["-1", "1.5", "x", "inf", "9999"])
 def test_parallel_layout_bad_values_name_the_column(tmp_path, bad):
     header = AIC_HEADER + ",attention_dp_size,moe_ep_size"

@@ -411,3 +411,56 @@ def test_trtllm_attention_dp_runs_balance_as_their_scripts_write():
     assert balance("gpt-oss-120b", "b200", "mxfp4-w4a8") == (50, 10)
     assert balance("gpt-oss-120b", "h200", "mxfp4") == balance("llama-3.1-70b", "b200",
                                                                 "fp8") == (0, 0)
+
+
+def test_qwen35_sglang_runs_as_their_scripts_launched_them():
+    """InferenceX's ``qwen3.5_{bf16,fp8,fp4}_b200.sh`` (Feb–April 2026): chunk 32,768, memory
+    0.82 (FP4 0.85), the scheduler taking in requests every 10 decode steps below 16 clients
+    and every 30 from 16, FP8 KV for FP8/FP4 weights; ``qwen3.5_fp8_b300.sh`` (17 April): at
+    most C, chunk 16,384, memory 0.8, every 10 steps; ``qwen3.5_fp8_h200.sh``: chunk 16,384,
+    memory 0.8, every step. The B300 runs of 3 April predate the B300 scripts: no recipe."""
+    from napkin.calibration.inferencemax import launch_of
+
+    def read(gpu: str, weights: str, c: int, when: str = "2026-03-24T00:52:21"):
+        return launch_of("sglang", "qwen3.5-397b-a17b", gpu, weights, "0.5.9", 4, c, 1024,
+                         1024, when)
+
+    few, kv = read("b200", "fp8", 8)
+    many, _ = read("b200", "fp8", 32)
+    assert kv == "fp8" and (few.scheduler_recv_interval, many.scheduler_recv_interval) == (10, 30)
+    assert (few.max_num_seqs, few.max_num_batched_tokens, few.memory_fraction) == (
+        None, 32768, 0.82)
+    assert read("b200", "bf16", 8)[1] == "bf16"
+    assert read("b200", "nvfp4", 8)[0].memory_fraction == 0.85
+    b300, kv = read("b300", "fp8", 32, "2026-04-17T09:00:00")
+    assert (b300.max_num_seqs, b300.max_num_batched_tokens, b300.memory_fraction,
+            b300.scheduler_recv_interval, kv) == (32, 16384, 0.8, 10, "fp8")
+    assert read("b300", "fp8", 32, "2026-04-03T16:55:34") is None
+    h200, kv = read("h200", "fp8", 32)
+    assert (h200.max_num_batched_tokens, h200.memory_fraction, h200.scheduler_recv_interval,
+            kv) == (16384, 0.8, 1, "fp8")
+    assert "qwen3.5_fp8_h200.sh" in h200.source
+
+
+def test_glm5_sglang_runs_as_their_scripts_launched_them():
+    """``glm5_fp8_b200.sh`` (20 March 2026): at most C, chunk 32,768, memory 0.85, FP8 KV;
+    ``glm5_nvfp4_b200.sh`` (28 March): chunk 131,072, memory 0.80 and no KV flag — NVIDIA's
+    NVFP4 checkpoint declares FP8; ``glm5_fp8_h200.sh``: memory 0.85 only, so the FP8
+    checkpoint (no KV format) runs a BF16 cache. None spaces the scheduler's intake."""
+    from napkin.calibration.inferencemax import launch_of
+
+    def read(gpu: str, weights: str):
+        return launch_of("sglang", "glm-5", gpu, weights, "nightly-dev", 8, 16, 8192, 1024,
+                         "2026-03-29T00:00:00")
+
+    fp8, kv8 = read("b200", "fp8")
+    fp4, kv4 = read("b200", "nvfp4")
+    hopper, kvh = read("h200", "fp8")
+    assert (fp8.max_num_seqs, fp8.max_num_batched_tokens, fp8.memory_fraction, kv8) == (
+        16, 32768, 0.85, "fp8")
+    assert (fp4.max_num_batched_tokens, fp4.memory_fraction, kv4) == (131072, 0.80, "fp8")
+    assert (hopper.max_num_seqs, hopper.max_num_batched_tokens, hopper.memory_fraction,
+            kvh) == (None, None, 0.85, "bf16")
+    assert {fp8.scheduler_recv_interval, fp4.scheduler_recv_interval,
+            hopper.scheduler_recv_interval} == {1}
+    assert read("b300", "fp8") is None

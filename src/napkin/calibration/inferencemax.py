@@ -9,9 +9,11 @@ the scheduler take in new requests only every 10 (fewer than 16 clients) or 30 d
 (``--scheduler-recv-interval``), which adds up to that many decode steps to a TTFT. TensorRT-
 LLM's scripts set the step's token budget close to one prompt, leave chunked prefill off, lower
 the KV memory fraction and, in some, hold prompts back to batch them. The recipes below are the
-flags of those scripts at the dates of the silicon sample's runs (2025-10-29 to 2026-04-17;
-read at InferenceX commits 7daaa8b, 008b91a, d7dbd04, 12ba0ae and the days around each change;
-where a script changed within that span the engine version of the row tells the two apart).
+flags of those scripts (and of SGLang's Qwen3.5 and GLM-5 scripts, whose Blackwell Qwen3.5 ones
+also space the scheduler's intake) at the dates of the silicon sample's runs (2025-10-29 to
+2026-04-18; read at InferenceX commits 7daaa8b, 008b91a, d7dbd04, 12ba0ae, 843c625 and the days
+around each change; where a script changed within that span the engine version or the run's
+date tells the two apart).
 Runs no recipe covers keep the engine's defaults.
 """
 
@@ -25,7 +27,8 @@ SOURCE = "SemiAnalysisAI/InferenceX benchmarks/[single_node/]{script} (2025-10 t
 DEEPSEEK = ("deepseek-r1", "deepseek-v3")
 
 
-def _sglang(running: int | None, chunk: int, memory: float, recv: int, source: str) -> Launch:
+def _sglang(running: int | None, chunk: int | None, memory: float, recv: int, source: str
+            ) -> Launch:
     """``--max-running-requests``, ``--chunked-prefill-size``, ``--mem-fraction-static`` and
     ``--scheduler-recv-interval`` as a :class:`Launch`."""
     return Launch(max_num_seqs=running, max_num_batched_tokens=chunk, memory_fraction=memory,
@@ -57,6 +60,62 @@ def sglang_deepseek(gpu: str, weights: str, tp: int, concurrency: int, isl: int,
         return _sglang(running, 32768, 0.82, 1, SOURCE.format(script="dsr1_fp8_h200.sh")), "bf16"
     return None
 
+
+SGLANG_B300_SCRIPTS = "2026-04-17"
+"""The day InferenceX merged its single-node SGLang B300 scripts
+(``qwen3.5_{bf16,fp8,fp4}_b300.sh``, ``glm5_fp8_b300.sh``: commits c0f62a2, 8acbd08, 32274d6,
+6c66a00); the sample's B300 runs of Qwen3.5 and GLM-5 from before (3 April 2026, ``wip=True``)
+ran unmerged flags napkin cannot read."""
+
+
+def sglang_qwen35(gpu: str, weights: str, concurrency: int, measured: str
+                  ) -> tuple[Launch, str] | None:
+    """SGLang's flags and KV-cache format in InferenceMAX's Qwen3.5-397B-A17B scripts over the
+    sample's span, or None where none is known.
+
+    ``qwen3.5_{bf16,fp8}_b200.sh`` (from 20 Feb and 3 March 2026) and ``qwen3.5_fp4_b200.sh``
+    (8 April): chunk 32,768, memory 0.82 (FP4: 0.85), the scheduler taking in requests every 10
+    decode steps below 16 clients, else every 30; FP8 KV (``--kv-cache-dtype fp8_e4m3``) for
+    FP8 and FP4 weights, the model's BF16 for BF16. ``qwen3.5_{bf16,fp4}_b300.sh`` (18 April):
+    as on B200 with memory 0.82 (BF16) or 0.8 (FP4); ``qwen3.5_fp8_b300.sh`` (17 April): at
+    most C requests, chunk 16,384, memory 0.8, every 10 steps, FP8 KV. ``qwen3.5_fp8_h200.sh``
+    (4 March): chunk 16,384, memory 0.8, every step, FP8 KV. The scripts' cap of 128 running
+    requests is left out, as in :func:`sglang_deepseek`: the sample's B200 FP8 runs at 256
+    clients (TP 4, 20 March) measured 2.5 s mean TTFT at 1k/1k, 2.2 s at 1k/8k and 7.6 s at
+    8k/1k, where a cap of 128 queues every other request for a whole request's life (30–300 s)."""
+    fmt = FILE_FORMAT.get(weights, weights)
+    script = SOURCE.format(script=f"qwen3.5_{fmt}_{gpu}.sh")
+    recv = 30 if concurrency >= 16 else 10
+    kv = "bf16" if weights == "bf16" else "fp8"
+    if gpu == "b200" and weights in ("bf16", "fp8", "nvfp4"):
+        return _sglang(None, 32768, 0.85 if weights == "nvfp4" else 0.82, recv, script), kv
+    if gpu == "b300" and measured >= SGLANG_B300_SCRIPTS and weights == "fp8":
+        return _sglang(concurrency, 16384, 0.8, 10, script), kv
+    if gpu == "b300" and measured >= SGLANG_B300_SCRIPTS and weights in ("bf16", "nvfp4"):
+        return _sglang(None, 32768, 0.82 if weights == "bf16" else 0.8, recv, script), kv
+    if gpu == "h200" and weights == "fp8":
+        return _sglang(None, 16384, 0.8, 1, script), kv
+    return None
+
+
+def sglang_glm5(gpu: str, weights: str, concurrency: int) -> tuple[Launch, str] | None:
+    """SGLang's flags and KV-cache format in InferenceMAX's GLM-5 scripts over the sample's
+    span, or None where none is known: ``glm5_fp8_b200.sh`` (20 March 2026) at most C running
+    requests, chunk 32,768, memory 0.85, FP8 KV; ``glm5_nvfp4_b200.sh`` (28 March) at most C,
+    chunk 131,072, memory 0.80, no KV format set (NVIDIA's NVFP4 checkpoint declares FP8:
+    :func:`declares_fp8_kv`); ``glm5_fp8_h200.sh`` (18 March) memory 0.85 and the engine's
+    other defaults, no KV format set (BF16: the FP8 checkpoint declares none). None of them
+    sets ``--scheduler-recv-interval``. (B300: :data:`SGLANG_B300_SCRIPTS`.)"""
+    if gpu == "b200" and weights == "fp8":
+        return _sglang(concurrency, 32768, 0.85, 1, SOURCE.format(script="glm5_fp8_b200.sh")), \
+            "fp8"
+    if gpu == "b200" and weights == "nvfp4":
+        kv = "fp8" if declares_fp8_kv("glm-5", weights) else "bf16"
+        return _sglang(concurrency, 131072, 0.80, 1,
+                       SOURCE.format(script="glm5_nvfp4_b200.sh")), kv
+    if gpu == "h200" and weights == "fp8":
+        return _sglang(None, None, 0.85, 1, SOURCE.format(script="glm5_fp8_h200.sh")), "bf16"
+    return None
 
 TRTLLM_MAX_BATCH = 2048
 """trtllm-serve's ``--max_batch_size`` when a script does not set it."""
@@ -210,6 +269,10 @@ def launch_of(backend: str, model: str, gpu: str, weights: str, version: str, tp
     alone counts as the start of that day; empty: before every change)."""
     if backend == "sglang" and model in DEEPSEEK:
         return sglang_deepseek(gpu, weights, tp, concurrency, isl, osl)
+    if backend == "sglang" and model == "qwen3.5-397b-a17b":
+        return sglang_qwen35(gpu, weights, concurrency, measured)
+    if backend == "sglang" and model == "glm-5":
+        return sglang_glm5(gpu, weights, concurrency)
     if backend == "trtllm":
         return trtllm_launch(model, gpu, weights, version, tp, concurrency, isl, osl)
     if backend == "vllm":

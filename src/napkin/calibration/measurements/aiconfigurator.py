@@ -35,10 +35,11 @@ AICONFIGURATOR_COLUMNS: tuple[str, ...] = (
     "osl", "gemm_quant_mode", "batch_size", "tp_size", "pp_size", "silicon_ttft_ms",
     "silicon_tpot_ms",
 )
-AICONFIGURATOR_PARALLEL_COLUMNS: tuple[str, ...] = ("attention_dp_size", "moe_ep_size",
-                                                    "silicon_data_source")
-"""Optional columns of the sample (newer snapshots): the parallel layout of MoE rows, and where
-a row came from (``measured=`` the run's UTC time, which picks an InferenceMAX recipe)."""
+AICONFIGURATOR_PARALLEL_COLUMNS: tuple[str, ...] = ("attention_dp_size", "moe_tp_size",
+                                                    "moe_ep_size", "silicon_data_source")
+"""Optional columns of the sample (newer snapshots): the parallel layout of MoE rows
+(``moe_tp_size`` tells a database row's multiplied-out layout apart: :func:`silicon_layout`),
+and where a row came from (``measured=`` the run's UTC time, which picks an InferenceMAX recipe)."""
 MEASURED = re.compile(r"measured=(\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2})?)")
 SILICON_CONCURRENCY = re.compile(r"(?:^|[;\s])silicon_concurrency=(\d+)")
 

@@ -1,0 +1,38 @@
+"""``benchmarks/external_check.py`` counts each measured run once: the sample lists some
+InferenceMAX runs again in gap-analysis files, rounded to 0.01 ms and without the run's date
+(so without InferenceMAX's harness); the dated reading is the one kept."""
+
+import importlib.util
+from dataclasses import replace
+from pathlib import Path
+
+from napkin.calibration.measurements.records import Harness, Measurement
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _external_check():
+    spec = importlib.util.spec_from_file_location("external_check",
+                                                  ROOT / "benchmarks" / "external_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(source: str, ttft_s: float, tpot_s: float, stated: bool) -> Measurement:
+    return Measurement(source=source, backend="sglang", backend_version="0.5.9",
+                       model="qwen3.5-397b-a17b", gpu="b200", weights="bf16", kv_dtype="bf16",
+                       tensor_parallel=8, input_tokens=8192, output_tokens=1024,
+                       harness=Harness("closed_loop", concurrency=64, stated=stated),
+                       mean_ttft_s=ttft_s, mean_tpot_s=tpot_s)
+
+
+def test_a_rounded_undated_copy_of_a_run_counts_once_and_the_dated_reading_stays():
+    # qwen3_5_b200_sglang_bf16_agg_8192x1024_c64_cfg587 (1245.2075713023078 ms, 26.75355911400975
+    # ms) and its gap-analysis copy (1245.21, 26.75) are one run
+    dated = _run("cfg587", 1.2452075713023078, 0.02675355911400975, stated=True)
+    copy = _run("gap_analysis_15", 1.24521, 0.02675, stated=False)
+    other = replace(copy, source="gap_analysis_16", mean_ttft_s=1.30)
+    runs, dropped = _external_check().distinct_runs([copy, other, dated])
+    assert dropped == 1
+    assert [m.source for m in runs] == ["cfg587", "gap_analysis_16"]
