@@ -160,7 +160,7 @@ The batched prompts (2–64 of 512 tokens) read 10–40 % short: the engine's pr
 1.2–1.6× a single prompt's time per token at 8–32 prompts, more than their attention and
 launches explain; the single prompts of 128–2,048 tokens are within 10–20 %."""
 NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
-              "expert_weights", "norms", "elementwise", "allreduce_hop")
+              "expert_weights", "expert_weights_w4a16", "norms", "elementwise", "allreduce_hop")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
                                                              "dense_low", "eager_layer",
                                                              "token", *NOT_FITTED)),
@@ -252,6 +252,18 @@ and ``expert``, ``expert_low`` held at the kernels' fit (:data:`KERNEL_HELD`; no
 those formats' routed experts, so the fit is otherwise unchanged): ``dense_w4a16`` 3.43, hold-out
 8.8 % / 4.9 %; the held pair decided on the sample's 30 H100 MiniMax-M2.5 FP8 rows (not fitted
 on): 23.7 % / 7.7 % tied, 20.4 % / 7.8 % held (TTFT bias −23.7 → −20.4 %).
+Then (2026-12-05, nineteenth session) ``expert_weights`` held too, at 1.18 (the kernels say vLLM
+reads a MoE layer's 8- and 16-bit experts at 0.85 of the bandwidth; at 1–63 tokens the profile
+had timed the layer 25–38 % short), once weight-only 4-bit experts read on a term of their own
+(``expert_weights_w4a16``, tied to ``weights``: no vLLM kernel row runs them, and gpt-oss's
+Marlin experts had made holding the shared term cost their TPOT). Screens (hold-out over the 181
+rows; MiniMax-M2.5, not fitted on): shipped 8.8 % / 4.9 %, 20.4 % / 7.8 %; ``expert_weights``
+held before the split 8.7 % / 6.2 %, 17.0 % / 7.5 % (``moe_layer`` fell to 1.4 µs to pay for
+gpt-oss); ``moe_layer`` held at its kernel fit (24.4 µs) 9.0 % / 7.7 %, 21.0 % / 5.4 %; both
+9.1 % / 9.8 %; after the split with both held 9.4 % / 7.4 %; ``expert_weights`` held and the
+W4A16 reads fitted (floored at 1: they settle there) 8.8 % / 5.4 %, 15.8 % / 6.2 %; held and the
+W4A16 reads tied — shipped — **8.8 % / 4.9 %, 15.8 % / 6.2 %** (bias −15.8 % / +1.9 %): the fit
+on its own rows is unchanged (gpt-oss-120b's training error 5.6 % / 2.6 %).
 The sample's 30 H100 rows of MiniMax-M2.5 FP8 in vLLM 0.18.0 (InferenceMAX, ``tp 4, ep 4`` and
 attention DP 4 with EP) screened the same day as a third MoE set: hold-out over 211 rows 12.8 %
 / 6.5 %; with ``allreduce`` fitted too (37.8 µs a collective, ``layer`` → 0) 12.9 % / 6.5 %.
@@ -376,7 +388,7 @@ def _kernel_terms(text: str) -> tuple[str, ...]:
 ELEMENTWISE_HELD: tuple[str, ...] = ()
 """The backends whose shipped profile holds ``norms`` and ``elementwise`` at their fit on Vidur's
 per-operator profiles (:func:`elementwise_held`); see :data:`FITTED_TERMS` for the screens."""
-KERNEL_HELD = {"sglang": KERNEL_TERMS, "vllm": ("expert", "expert_low")}
+KERNEL_HELD = {"sglang": KERNEL_TERMS, "vllm": ("expert", "expert_low", "expert_weights")}
 """The backends whose shipped profile holds the kernel-fitted terms (with ``moe_layer``, which
 SGLang's dense serving rows cannot set); see :data:`FITTED_TERMS` for the screens."""
 

@@ -43,10 +43,11 @@ def test_calibrate_matches_cli_and_writes_the_profile(cli, plain, tmp_path):
     assert all(v == 0 for k, v in written["coefficients"].items()
                if k not in ("dense", "dense_low", "dense_w4a16", "weights", "kv", "alltoall",
                             "alltoall_bytes", "expert", "expert_low", "expert_w4a16",
-                            "expert_weights"))
+                            "expert_weights", "expert_weights_w4a16"))
     # the routed experts' terms, not fitted, follow their dense parents
     c = written["coefficients"]
-    assert c["expert_low"] == c["dense"] and c["expert_weights"] == c["weights"]
+    assert c["expert_low"] == c["dense"] and c["expert_weights"] == c["weights"] \
+        == c["expert_weights_w4a16"]
     # dense_low left out: FP8 matmuls share the dense coefficient (the CLI's test: the rest)
     assert written["coefficients"]["dense_low"] == written["coefficients"]["dense"]
     assert r.value.holdout.overall["ttft"].rows == 4

@@ -324,6 +324,45 @@ def test_routed_experts_have_their_own_terms():
         0.8 * x["expert_low"] + 0.25 * x["expert_weights"], rel=1e-9)
 
 
+def test_weight_only_experts_read_on_their_own_term():
+    """gpt-oss-120b's MXFP4 experts on H100, which has no FP4 rate (W4A16: 4-bit weights, 16-bit
+    matmuls; vLLM's Marlin kernels), 8 decodes at 1,000 tokens: the bytes of the experts the
+    step touches — 128·(1 − (1 − 4/128)^8) experts of 36 layers × (2,880·5,760 + 5,760 +
+    2,880·2,880 + 2,880) parameters (gate-up and down with their biases, all at MXFP4's 4.25
+    bits as napkin's accounting counts them) — leave ``weights`` for ``expert_weights_w4a16``
+    (over 3.35 TB/s), not
+    ``expert_weights``, beside their FLOPs in ``expert_w4a16``. A profile without the term
+    reads them at ``weights`` (its parent, as ``expert_w4a16`` follows ``dense_w4a16``), whatever
+    its ``expert_weights`` (the 8- and 16-bit experts' reads, held at their kernels' fit); one
+    that sets it apart adds (c_expert_weights_w4a16 − c_weights) × their ideal time."""
+    from napkin.serving.step import StepShape
+
+    model, acc = load_model("gpt-oss-120b"), load_accelerator("h100-sxm")
+    p = Precision.of("mxfp4")
+    assert p.weights.weight_only and p.weights.compute in ("bf16", "fp16")
+    basis = StepBasis.of(model, acc, p.weights.compute, 1, 450e9, p.weights.weight_only, p)
+    parts = LinearCost.of(model, p).parts(StepShape(8, 8000, []))
+    x = dict(zip(TERMS, basis.terms(parts, 8), strict=True))
+    [group] = basis.routed.groups
+    touched = 128 * (1 - (1 - 4 / 128) ** 8)
+    expert_bytes = 36 * (2880 * 5760 + 5760 + 2880 * 2880 + 2880) * 4.25 / 8
+    assert (group.num_experts, group.top_k, model.num_layers) == (128, 4, 36)
+    assert group.bytes_per_expert == pytest.approx(expert_bytes, rel=1e-9)
+    assert x["expert_weights_w4a16"] == pytest.approx(touched * expert_bytes / 3.35e12,
+                                                      rel=1e-3)
+    assert x["expert_weights"] == 0.0 and x["expert_w4a16"] > 0.0
+    tied = StepModel.of({"dense": 1.4, "dense_w4a16": 3.4, "weights": 1.0,
+                         "expert_weights": 1.2})
+    assert tied.as_dict()["expert_weights_w4a16"] == 1.0
+    plain = StepModel.of({"dense": 1.4, "dense_w4a16": 3.4, "weights": 1.0})
+    assert FittedTimer(basis, tied).step_s(parts, 8) == pytest.approx(
+        FittedTimer(basis, plain).step_s(parts, 8), rel=1e-12)
+    own = StepModel.of({**tied.as_dict(), "expert_weights_w4a16": 1.5})
+    t_own, t_tied = (FittedTimer(basis, m).step_s(parts, 8) for m in (own, tied))
+    assert t_own == pytest.approx(own.time(basis.terms(parts, 8)), rel=1e-12)
+    assert t_own - t_tied == pytest.approx(0.5 * x["expert_weights_w4a16"], rel=1e-9)
+
+
 def test_a_profile_without_expert_terms_reads_them_as_dense():
     """A profile file that predates the expert terms (or fitted none) times the routed
     experts as its dense layers of the format: ``expert_low`` = ``dense_low`` (itself

@@ -17,7 +17,10 @@ their digests are the one scheduler's from the day those features came, pinned a
 change. The cases that run a fitted profile read it from ``pinned_profiles/`` (the shipped
 profiles as they were when the digests were written), not the catalog.
 ``python tests/serving/pinned.py --write`` rewrites the file (only when a change of the
-schedule is intended: say why in the commit).
+schedule is intended: say why in the commit). Re-pinned once without one (2026-12-05): the
+basis gained ``expert_weights_w4a16``, so the 45 cases that record basis rows record a 25th
+column (zero for their models); their records otherwise, clocks, step series and engine state
+were checked identical to the earlier code's case by case.
 """
 
 import dataclasses

@@ -49,8 +49,8 @@ def calibrate(files: Paths, *, backend: str, out: str | Path, gpu: str | None = 
     relative residuals. ``terms``: the basis terms the fit may use (``all``, or some of step,
     layer, moe_layer, token, norms, elementwise, dense, dense_low, dense_w4a16, attention,
     weights, kv, allreduce, allreduce_bytes, alltoall, alltoall_bytes, expert_pair, expert,
-    expert_low, expert_w4a16, expert_weights, eager_layer and request_token; the rest stay 0,
-    or tied to the matching term).
+    expert_low, expert_w4a16, expert_weights, expert_weights_w4a16, eager_layer and
+    request_token; the rest stay 0, or tied to the matching term).
     ``harness``: how closed loops whose file does not say ran (steady, burst, inferencemax, or
     ``key=value,…``); ``campaign``: rows that ran otherwise, each
     ``MODEL[@VERSION][/GPU]:key=value,…`` over ``harness`` (a file mixing benchmark

@@ -129,10 +129,13 @@ class StepBasis:
     @property
     def expert_slots(self) -> tuple[int, int, int, int]:
         """Indices in :data:`TERMS` of (the dense matmul term of this format, the routed
-        experts' matmul term of this format, ``weights``, ``expert_weights``)."""
+        experts' matmul term of this format, ``weights``, the routed experts' read term of
+        this format: ``expert_weights``, or ``expert_weights_w4a16`` for weight-only 4-bit
+        experts)."""
         fmt = "_low" if self.low_precision else "_w4a16" if self.weight_only else ""
+        reads = "_w4a16" if self.weight_only else ""
         return (TERMS.index("dense" + fmt), TERMS.index("expert" + fmt),
-                TERMS.index("weights"), TERMS.index("expert_weights"))
+                TERMS.index("weights"), TERMS.index("expert_weights" + reads))
 
     def split_routed(self, x: list[float], flops: float, weight_bytes: float) -> None:
         """Move ``flops`` routed-expert FLOPs and ``weight_bytes`` expert bytes (on this
@@ -165,7 +168,7 @@ class StepBasis:
              attention * self.per_attention_flop, weights * self.per_byte,
              kv * self.per_kv_byte, ts * self.allreduces,
              tokens * self.allreduce_s_per_token, 0.0, 0.0,
-             tokens * self.pair_s_per_token, 0.0, 0.0, 0.0, 0.0,
+             tokens * self.pair_s_per_token, 0.0, 0.0, 0.0, 0.0, 0.0,
              ts * self.layers if prefill else 0.0,
              ts * self.allreduces * self.extra_ranks]
         if self.routed is not None:

@@ -7,8 +7,8 @@ groups and the k outputs scattered back and summed, and a router, a top-k and a 
 every layer. The step-time basis therefore times the routed experts with their own terms
 (:mod:`napkin.calibration.terms`): ``expert`` / ``expert_low`` / ``expert_w4a16`` (the routed
 FLOPs over the format's peak, as ``dense*`` are for the rest), ``expert_weights`` (the expert
-bytes read over the bandwidth), beside ``moe_layer`` (a fixed time per MoE layer) and
-``expert_pair`` (per routed pair).
+bytes read over the bandwidth; ``expert_weights_w4a16`` for weight-only 4-bit experts), beside
+``moe_layer`` (a fixed time per MoE layer) and ``expert_pair`` (per routed pair).
 
 Serving rows cannot set those apart from the dense terms (few MoE rows, and each mixes both),
 so they are fitted here, on the engines' own timings of one MoE layer's routed experts on H100
@@ -86,7 +86,8 @@ def read_moe_kernels(path: Path | None = None) -> list[KernelRow]:
     return rows
 
 
-KERNEL_TERMS = ("expert", "expert_low", "expert_w4a16", "expert_weights", "moe_layer")
+KERNEL_TERMS = ("expert", "expert_low", "expert_w4a16", "expert_weights",
+                "expert_weights_w4a16", "moe_layer")
 """The terms a kernel fit sets (:func:`fit_kernels`): the routed experts' matmuls of each
 compute class, their reads and the fixed time of a MoE layer."""
 

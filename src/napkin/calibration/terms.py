@@ -53,6 +53,8 @@ term               x_k (per device; T = new tokens in the step)               co
 ``expert_weights`` the routed experts' bytes read (the experts the step's      × ideal time
                    tokens touch), taken out of ``weights``: / (tp · memory
                    bandwidth); the busiest rank's in a layout
+``expert_weights_  the same for weight-only 4-bit experts (W4A16: Marlin,     × ideal time
+w4a16``            Triton MXFP4), whose kernels read them apart
 ``eager_layer``    decoder layers, in a step that carries a prefill chunk;    s per layer
                    0 in a decode-only step
 ``allreduce_hop``  all-reduces × (tp − 1): a ring all-reduce (NCCL's) takes   s per all-reduce
@@ -178,19 +180,21 @@ TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", 
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
                           "expert", "expert_low", "expert_w4a16", "expert_weights",
-                          "eager_layer", "allreduce_hop")
+                          "expert_weights_w4a16", "eager_layer", "allreduce_hop")
 """Basis terms of a step, in the order of
 :meth:`~napkin.calibration.basis.StepBasis.terms` and ``coefficients``."""
 TIED: dict[str, str] = {"expert": "dense", "expert_low": "dense_low",
-                        "expert_w4a16": "dense_w4a16", "expert_weights": "weights",
+                        "expert_w4a16": "dense_w4a16",
+                        "expert_weights_w4a16": "weights", "expert_weights": "weights",
                         "dense_low": "dense", "dense_w4a16": "dense", "alltoall": "allreduce",
                         "alltoall_bytes": "allreduce_bytes"}
 """Terms that take another's coefficient where a fit has none of their own (left out, or no
 row has their work) but fits the other: the routed experts' matmuls and reads take those of
-the dense layers of their format, matmuls of other weight formats take ``dense``'s,
-all-to-alls the all-reduces'. A child comes before its parent (``expert_low`` →
-``dense_low`` → ``dense``), so that folding children into parents in this order and reading
-parents back in the reverse one resolves chains."""
+the dense layers of their format (weight-only 4-bit experts' reads the dense weights', not the
+8- and 16-bit experts' ``expert_weights``: their kernels are others), matmuls of other weight
+formats take ``dense``'s, all-to-alls the all-reduces'. A child comes before its parent
+(``expert_low`` → ``dense_low`` → ``dense``), so that folding children into parents in this
+order and reading parents back in the reverse one resolves chains."""
 
 
 def resolve_tied(values: dict[str, float]) -> dict[str, float]:

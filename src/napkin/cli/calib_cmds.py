@@ -47,7 +47,8 @@ def calibrate(
                         "step, layer, moe_layer, token, norms, elementwise, dense, "
                         "dense_low, dense_w4a16, attention, weights, kv, allreduce, "
                         "allreduce_bytes, alltoall, alltoall_bytes, expert_pair, expert, "
-                        "expert_low, expert_w4a16, expert_weights, eager_layer, request_token "
+                        "expert_low, expert_w4a16, expert_weights, expert_weights_w4a16, "
+                        "eager_layer, request_token "
                         "(seconds per prompt token outside the engine; the rest stay 0, or "
                         "tied to the matching term).")] = "all",
     campaign: Annotated[list[str] | None, typer.Option(

@@ -123,7 +123,9 @@ def observations(rows: Sequence[Measurement], model: StepModel,
 
 
 PHYSICAL_FLOOR = {"dense": 1.0, "dense_low": 1.0, "dense_w4a16": 1.0, "attention": 1.0,
-                  "weights": 1.0, "kv": 1.0, "allreduce_bytes": 1.0, "alltoall_bytes": 1.0}
+                  "weights": 1.0, "kv": 1.0, "allreduce_bytes": 1.0, "alltoall_bytes": 1.0,
+                  "expert": 1.0, "expert_low": 1.0, "expert_w4a16": 1.0, "expert_weights": 1.0,
+                  "expert_weights_w4a16": 1.0}
 """Roofline terms cannot beat the datasheet: their coefficients (1/efficiency) are >= 1."""
 
 
