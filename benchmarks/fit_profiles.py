@@ -216,7 +216,10 @@ no longer has to sit in the matmuls): with ``expert``, ``expert_low``, ``expert_
 ``expert_weights`` held (``moe_layer`` fitted) hold-out 13.0 % / 5.4 % against 12.7 % / 5.1 %,
 ``alltoall`` 199 µs, ``dense_w4a16`` 15.2 (a column the held expert terms leave next to
 empty), and the held-out perf-overview H100 throughputs 15.3 % (bias −13.8 %) against 11.7 %; not
-shipped.
+shipped. Again the next day with the 8- and 16-bit experts only (``expert`` 1.19, ``expert_low``
+2.31, ``expert_weights`` 1.22; the W4A16 experts' FLOPs and reads left to gpt-oss's rows, as
+vLLM now does): hold-out 13.0 % / 5.4 %, the perf-overview 10.6 % (its Qwen3-235B-A22B DEP8
+rows 22.8 → 23.7 %, gpt-oss-20b 11.7 → 10.6 %); the serving folds decide: not shipped.
 ``expert_pair`` stays 0 (held in the serving refits at its kernel fit, 5–8, it made the
 hold-out TTFT worse: TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 → 10.0 %; 2026-12-04).
 No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
