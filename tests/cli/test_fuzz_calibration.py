@@ -56,7 +56,8 @@ def test_calibrate_protocol_options(cli, tmp_path, option, value):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("value", ["", ",", "mfu", "dense,mfu", "all,dense", "Dense", "nan"])
+@pytest.mark.parametrize("value", ["", ",", "mfu", "dense,mfu", "all,dense", "Dense", "nan",
+                                   "expert_weights_w4a17"])
 def test_calibrate_terms(cli, tmp_path, value):
     out = tmp_path / "p.yaml"
     _refused(cli("calibrate", _plain(tmp_path, GOOD_ROW), "--backend", "vllm", "--out",
@@ -189,6 +190,9 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1, expert_low: -2}\nbackend: vllm\n",
     "coefficients: {dense: 1, expert: .inf}\nbackend: vllm\n",
     "coefficients: {dense: 1, expert_weights: .nan}\nbackend: vllm\n",
+    "coefficients: {dense: 1, expert_weights_w4a16: -1}\nbackend: vllm\n",
+    "coefficients: {dense: 1, expert_weights_w4a16: .inf}\nbackend: vllm\n",
+    "coefficients: {dense: 1, expert_weights_w4a16: [1]}\nbackend: vllm\n",
     "coefficients: {dense: 1, expert_w4a16: fast}\nbackend: vllm\n",
     "coefficients: {dense: 1, expert_lo: 2}\nbackend: vllm\n",
     "coefficients: {dense: 1, allreduce: .inf}\nbackend: vllm\nfitted_terms: [allreduce]\n",
