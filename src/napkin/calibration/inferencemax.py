@@ -117,6 +117,7 @@ def sglang_glm5(gpu: str, weights: str, concurrency: int) -> tuple[Launch, str] 
         return _sglang(None, None, 0.85, 1, SOURCE.format(script="glm5_fp8_h200.sh")), "bf16"
     return None
 
+
 TRTLLM_MAX_BATCH = 2048
 """trtllm-serve's ``--max_batch_size`` when a script does not set it."""
 
