@@ -1,6 +1,5 @@
 """Render a :class:`Document` as a rich table, markdown or JSON."""
 
-import html
 import json
 import shutil
 import sys
@@ -49,6 +48,8 @@ def _markdown(doc: Document) -> str:
 
 def _html(doc: Document) -> str:
     """An HTML fragment (escaped): the title, the assumption line, a table per section."""
+    import html  # only this view escapes: a text run does not load it
+
     e = html.escape
     parts = [f"<div class=\"napkin-result\"><h3>{e(doc.title)}</h3>"]
     if line := _assumption_line(doc):
