@@ -220,6 +220,11 @@ shipped. Again the next day with the 8- and 16-bit experts only (``expert`` 1.19
 2.31, ``expert_weights`` 1.22; the W4A16 experts' FLOPs and reads left to gpt-oss's rows, as
 vLLM now does): hold-out 13.0 % / 5.4 %, the perf-overview 10.6 % (its Qwen3-235B-A22B DEP8
 rows 22.8 → 23.7 %, gpt-oss-20b 11.7 → 10.6 %); the serving folds decide: not shipped.
+Re-run 2026-12-05 (twentieth session) to weigh the kernel folds (a MoE layer held out by model
+13.2 % against the shipped profile's 34.4 %): the same 13.0 % / 5.4 %, and the fitted
+Qwen3-235B-A22B FP8 rows themselves read worse (TTFT 10.9 → 12.1 %, TPOT 8.7 → 10.3 %, TPOT
+bias +0.6 → +5.2 %): TensorRT-LLM's served steps run those block-FP8 MoE layers faster than its
+kernel tables time them alone, so the kernels' split does not carry over; still not shipped.
 ``expert_pair`` stays 0 (held in the serving refits at its kernel fit, 5–8, it made the
 hold-out TTFT worse: TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 → 10.0 %; 2026-12-04).
 No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
