@@ -15,15 +15,15 @@ under its backend's shipped profile and prints the median |error| of mean TTFT a
 backend, GPU and precision, and the worst rows. Rows whose replay napkin refuses (weights that
 do not fit, a GPU not in the catalog) are counted and named, not scored. Rows replay in one
 process per core (``--jobs N`` to change); ``--backend B`` keeps one engine's rows, ``--rows
-FILE.csv`` writes every scored row (measured and predicted TTFT and TPOT, seconds) for a closer
-look, ``--engine-defaults`` replays every row with its engine's launch defaults instead of the
-flags InferenceMAX's scripts launched it with (``napkin.calibration.inferencemax``; the KV
-format stays the row's), ``--profile BACKEND=FILE`` scores a candidate profile (a screen that
-``benchmarks/fit_profiles.py --out DIR`` wrote) in place of that backend's shipped one. Beside
-each median, the table gives the 90th percentile of |error|: the median hides a tail of rows
-that are off by several times. MoE rows are also grouped by their parallel layout (``tp``,
-``tp ep``, ``dp``, ``dp ep``: :attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in
-it.
+FILE.csv`` writes every scored row (its layout, measured and predicted TTFT and TPOT, seconds)
+for a closer look, ``--engine-defaults`` replays every row with its engine's launch defaults
+instead of the flags InferenceMAX's scripts launched it with
+(``napkin.calibration.inferencemax``; the KV format stays the row's), ``--profile BACKEND=FILE``
+scores a candidate profile (a screen that ``benchmarks/fit_profiles.py --out DIR`` wrote) in
+place of that backend's shipped one. Beside each median, the table gives the 90th percentile of
+|error|: the median hides a tail of rows that are off by several times. MoE rows are also
+grouped by their parallel layout (``tp``, ``tp ep``, ``dp``, ``dp ep``:
+:attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in it.
 """
 
 import argparse
@@ -110,16 +110,20 @@ def _median(errors: list[float]) -> str:
 
 
 def write_rows(path: Path, preds: list[Prediction]) -> None:
-    """One CSV line per scored row: what it is, and measured and predicted TTFT and TPOT (s)."""
+    """One CSV line per scored row: what it is (its layout: ``tp`` attention TP within each of
+    ``attention_dp`` groups, ``ep`` expert-parallel groups), and measured and predicted TTFT and
+    TPOT (s)."""
     with path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["source", "backend", "backend_version", "gpu", "model", "weights", "tp",
-                    "input_tokens", "output_tokens", "concurrency", "ttft_measured_s",
+                    "attention_dp", "ep", "input_tokens", "output_tokens", "concurrency",
+                    "ttft_measured_s",
                     "ttft_predicted_s", "tpot_measured_s", "tpot_predicted_s"])
         for p in preds:
             m = p.row
             w.writerow([m.source.split(":", 1)[-1], m.backend, m.backend_version, m.gpu,
-                        m.model, m.weights, m.tensor_parallel, m.input_tokens, m.output_tokens,
+                        m.model, m.weights, m.tensor_parallel, m.attention_data_parallel,
+                        m.expert_parallel_size, m.input_tokens, m.output_tokens,
                         m.harness.concurrency, m.mean_ttft_s, p.ttft_s, m.mean_tpot_s,
                         p.tpot_s])
 

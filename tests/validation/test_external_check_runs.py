@@ -2,6 +2,7 @@
 InferenceMAX runs again in gap-analysis files, rounded to 0.01 ms and without the run's date
 (so without InferenceMAX's harness); the dated reading is the one kept."""
 
+import csv
 import importlib.util
 from dataclasses import replace
 from pathlib import Path
@@ -36,3 +37,19 @@ def test_a_rounded_undated_copy_of_a_run_counts_once_and_the_dated_reading_stays
     runs, dropped = _external_check().distinct_runs([copy, other, dated])
     assert dropped == 1
     assert [m.source for m in runs] == ["cfg587", "gap_analysis_16"]
+
+
+def test_the_rows_file_carries_each_runs_layout(tmp_path):
+    # a DEP run (attention TP 1 in each of 8 data-parallel groups, experts over 8) must read as
+    # such in the rows file, beside its TP-8 twin
+    module = _external_check()
+    dep = replace(_run("cfg1", 1.0, 0.02, stated=True), tensor_parallel=1,
+                  attention_data_parallel=8, expert_parallel_size=8)
+    tp = _run("cfg2", 1.1, 0.03, stated=True)
+    path = tmp_path / "rows.csv"
+    module.write_rows(path, [module.Prediction(dep, 0.5, 0.01, 100.0),
+                             module.Prediction(tp, 0.55, 0.015, 90.0)])
+    rows = list(csv.DictReader(path.open()))
+    assert [(r["tp"], r["attention_dp"], r["ep"]) for r in rows] == [("1", "8", "8"),
+                                                                      ("8", "1", "1")]
+    assert float(rows[0]["ttft_predicted_s"]) == 0.5 and float(rows[1]["tpot_measured_s"]) == 0.03
