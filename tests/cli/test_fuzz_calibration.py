@@ -218,6 +218,9 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {versions: 0.17}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {versions: [[1, 2]]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {versions: {a: 1}}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention_dp: [0, 4]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention_dp: [8, 2]}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention_dp: 4}\n",
     "[",
 ])
 def test_bad_profile_files(cli, tmp_path, body):
@@ -232,6 +235,7 @@ def test_bad_profile_files(cli, tmp_path, body):
     ("{attention: gqa}", "domain.attention"),
     ("{routed_experts: [128, 0]}", "domain.routed_experts"),
     ("{layouts: [tp, dep]}", "domain.layouts"),
+    ("{attention_dp: [0, 4]}", "domain.attention_dp"),
 ])
 def test_a_bad_domain_value_is_named_alone(cli, tmp_path, domain, field):
     """The error line names the domain field, not the list of coefficient names."""

@@ -188,6 +188,19 @@ def test_a_profile_warns_outside_its_layouts():
     assert not any("layout" in w for w in tp.warnings)
 
 
+def test_a_profile_warns_past_the_attention_data_parallelism_it_saw():
+    """TensorRT-LLM's profile saw attention-DP layouts (gpt-oss-120b over 2 and 4 ranks: its
+    all-to-alls' fixed time comes from them): Qwen3-235B-A22B in DEP8 lies past them and says
+    so; in DEP4 it does not."""
+    def warnings(dp: int) -> list[str]:
+        b = build(_scenario({"calibration": "trtllm", "model": "qwen3-235b-a22b"},
+                            backend="trtllm", tensor_parallel=1,
+                            data_parallel=dp, expert_parallel=True), Path("."))
+        return [w for w in b.warnings if "attention data parallel" in w]
+    assert warnings(8) == ["outside profile 'trtllm': attention data parallel 8 (fitted on 1–4)"]
+    assert warnings(4) == []
+
+
 @pytest.mark.parametrize(("engine", "message"), [
     ({"tensor_parallel": 1, "data_parallel": 8, "two_batch_overlap": True,
       "model": "qwen3-8b"}, "engine.data_parallel: qwen3-8b is dense"),

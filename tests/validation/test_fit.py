@@ -222,6 +222,7 @@ def test_calibrate_writes_a_profile_with_domain_bands_and_sources(tmp_path):
     assert p.domain.gpus == ("h100-sxm",) and p.domain.tensor_parallel == (1, 2)
     assert p.domain.concurrency == (2, 8) and p.domain.input_tokens == (512, 2048)
     assert p.domain.attention == ("gqa",) and p.domain.routed_experts == (0, 0)  # Llama-3.1-8B
+    assert p.domain.attention_dp == (1, 1)  # no row ran attention data parallelism
     assert p.sources[0]["file"] == "synthetic" and p.sources[0]["rows"] == 6
     assert set(p.bands) == {"ttft", "tpot"}
     path = tmp_path / "synthetic.yaml"

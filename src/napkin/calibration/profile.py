@@ -84,6 +84,10 @@ class Domain:
     versions: tuple[str, ...] = ()
     """The engine releases of the fitted rows (a profile file without them: those its sources
     list); empty: not recorded, not checked."""
+    attention_dp: tuple[int, int] | None = None
+    """The span of the fitted rows' attention data-parallel groups (1: none): the fixed time of
+    the all-to-alls behind it was fitted there; None (a profile fitted before it was recorded):
+    not checked."""
 
     @classmethod
     def architectures(cls, models: list[ModelSpec]) -> dict[str, Any]:
@@ -108,6 +112,10 @@ class Domain:
             out.append(f"layout {layout.label()} (fitted on {', '.join(fitted)} layouts: the "
                        "busiest rank's work timed with the coefficients, the all-to-alls with "
                        "the all-reduce terms)")
+        elif (layout is not None and self.attention_dp is not None
+              and not self.attention_dp[0] <= layout.attention_dp <= self.attention_dp[1]):
+            lo, hi = self.attention_dp
+            out.append(f"attention data parallel {layout.attention_dp} (fitted on {lo}–{hi})")
         if self.gpus and gpu not in self.gpus:
             out.append(f"GPU {gpu} (fitted on {', '.join(self.gpus)}; carried through its specs)")
         if self.models and model not in self.models:
@@ -206,7 +214,9 @@ class Profile:
                        **({"routed_experts": list(d.routed_experts)}
                           if d.routed_experts is not None else {}),
                        **({"layouts": list(d.layouts)} if d.layouts else {}),
-                       **({"versions": list(d.versions)} if d.versions else {})},
+                       **({"versions": list(d.versions)} if d.versions else {}),
+                       **({"attention_dp": list(d.attention_dp)}
+                          if d.attention_dp is not None else {})},
             "bands": {k: {"ratio_low": round(b.ratio_low, 4), "ratio_high": round(b.ratio_high, 4),
                           "median_abs_error": round(b.median_abs_error, 4), "rows": b.rows,
                           "coverage": BAND_COVERAGE} for k, b in self.bands.items()},
@@ -238,7 +248,8 @@ class Profile:
                             tuple(dom.get("output_tokens", (1, 1))),
                             tuple(dom.get("weights", ())), _kinds(dom.get("attention")),
                             _span(dom.get("routed_experts")), _layouts(dom.get("layouts")),
-                            _versions(dom.get("versions"), data.get("sources")))
+                            _versions(dom.get("versions"), data.get("sources")),
+                            _span(dom.get("attention_dp"), "attention_dp", low=1))
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
                              float(b["median_abs_error"]), int(b["rows"]))
                      for k, b in (data.get("bands") or {}).items()}
@@ -319,16 +330,16 @@ def _layouts(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _span(value: Any) -> tuple[int, int] | None:
-    """A ``[low, high]`` pair of integers, 0 <= low <= high, from a profile file, or None if
-    absent."""
+def _span(value: Any, name: str = "routed_experts", low: int = 0) -> tuple[int, int] | None:
+    """A ``[low, high]`` pair of integers, ``low`` <= low <= high, from a profile file's
+    ``domain.<name>``, or None if absent."""
     if value is None:
         return None
     if not (isinstance(value, list) and len(value) == 2
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-            and 0 <= value[0] <= value[1]):
-        raise _FieldError(f"domain.routed_experts must be [low, high] integers with "
-                          f"0 <= low <= high, got {value!r}")
+            and low <= value[0] <= value[1]):
+        raise _FieldError(f"domain.{name} must be [low, high] integers with "
+                          f"{low} <= low <= high, got {value!r}")
     return value[0], value[1]
 
 

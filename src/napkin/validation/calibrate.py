@@ -128,7 +128,8 @@ def domain(rows: Sequence[Measurement]) -> Domain:
                   **Domain.architectures([load_model(name) for name in models]),
                   layouts=tuple(sorted({check_layout(m, load_model(m.model)).kind
                                         for m in rows})),
-                  versions=releases(m.backend_version for m in rows))
+                  versions=releases(m.backend_version for m in rows),
+                  attention_dp=span([m.attention_data_parallel for m in rows]))
 
 
 def sources_of(rows: Sequence[Measurement], notes: dict[str, dict] | None = None) -> list[dict]:
