@@ -117,8 +117,7 @@ def write_rows(path: Path, preds: list[Prediction]) -> None:
         w = csv.writer(f)
         w.writerow(["source", "backend", "backend_version", "gpu", "model", "weights", "tp",
                     "attention_dp", "ep", "input_tokens", "output_tokens", "concurrency",
-                    "ttft_measured_s",
-                    "ttft_predicted_s", "tpot_measured_s", "tpot_predicted_s"])
+                    "ttft_measured_s", "ttft_predicted_s", "tpot_measured_s", "tpot_predicted_s"])
         for p in preds:
             m = p.row
             w.writerow([m.source.split(":", 1)[-1], m.backend, m.backend_version, m.gpu,

@@ -247,7 +247,8 @@ class Profile:
                             tuple(dom.get("input_tokens", (1, 1))),
                             tuple(dom.get("output_tokens", (1, 1))),
                             tuple(dom.get("weights", ())), _kinds(dom.get("attention")),
-                            _span(dom.get("routed_experts")), _layouts(dom.get("layouts")),
+                            _span(dom.get("routed_experts"), "routed_experts"),
+                            _layouts(dom.get("layouts")),
                             _versions(dom.get("versions"), data.get("sources")),
                             _span(dom.get("attention_dp"), "attention_dp", low=1))
             bands = {k: Band(float(b["ratio_low"]), float(b["ratio_high"]),
@@ -330,7 +331,7 @@ def _layouts(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _span(value: Any, name: str = "routed_experts", low: int = 0) -> tuple[int, int] | None:
+def _span(value: Any, name: str, low: int = 0) -> tuple[int, int] | None:
     """A ``[low, high]`` pair of integers, ``low`` <= low <= high, from a profile file's
     ``domain.<name>``, or None if absent."""
     if value is None:
