@@ -159,13 +159,14 @@ leave-one-GPU-out, then leave-one-TP-out), the seconds terms at the GPU's clock
 The batched prompts (2–64 of 512 tokens) read 10–40 % short: the engine's prompt phase took
 1.2–1.6× a single prompt's time per token at 8–32 prompts, more than their attention and
 launches explain; the single prompts of 128–2,048 tokens are within 10–20 %."""
-NOT_FITTED = ("alltoall", "alltoall_bytes", "expert_pair", "expert", "expert_low", "expert_w4a16",
-              "expert_weights", "expert_weights_w4a16", "norms", "elementwise", "allreduce_hop")
+NOT_FITTED = ("alltoall", "alltoall_bytes", "alltoall_step", "expert_pair", "expert",
+              "expert_low", "expert_w4a16", "expert_weights", "expert_weights_w4a16", "norms",
+              "elementwise", "allreduce_hop")
 FITTED_TERMS = {"vllm": tuple(t for t in TERMS if t not in ("allreduce", "allreduce_bytes",
                                                              "dense_low", "eager_layer",
                                                              "token", *NOT_FITTED)),
                 "trtllm": tuple(t for t in TERMS
-                                if t not in ("token_layer", *NOT_FITTED) or t == "alltoall"),
+                                if t not in ("token_layer", *NOT_FITTED) or t == "alltoall_step"),
                 "trtllm-compiled": COMPILED_TERMS,
                 "vllm-0.2": V02_TERMS,
                 "sglang": tuple(t for t in TERMS if t not in ("eager_layer", "token_layer",
@@ -227,10 +228,13 @@ bias +0.6 → +5.2 %): TensorRT-LLM's served steps run those block-FP8 MoE layer
 kernel tables time them alone, so the kernels' split does not carry over; still not shipped.
 ``expert_pair`` stays 0 (held in the serving refits at its kernel fit, 5–8, it made the
 hold-out TTFT worse: TensorRT-LLM 12.7 → 13.0 %, vLLM 8.9 → 10.0 %; 2026-12-04).
-No backend fits the all-to-all pair (``alltoall``, ``alltoall_bytes``; 2026-12-04): only the 5
-TensorRT-LLM gpt-oss rows run behind data-parallel attention, too few to set it, so
-TensorRT-LLM and SGLang time their all-to-alls as their fitted all-reduces (as before the pair
-existed) and vLLM, which fits neither, at the link's 10 µs and bandwidth.
+The all-to-alls (``alltoall``, ``alltoall_bytes``, ``alltoall_step``): only the 5 TensorRT-LLM
+gpt-oss rows run behind data-parallel attention. TensorRT-LLM fits ``alltoall_step`` on them
+(15.2 ms once a step; 2026-12-05, twenty-first session: the held-out perf-overview 11.7 % →
+8.0 % against ``alltoall`` fitted per collective, 221 µs, its Qwen3-235B-A22B DEP8 rows −23 % →
++10 %; the screens of the bytes: docs/calibration.md), each collective at the link's 10 µs;
+SGLang times its all-to-alls as its fitted all-reduces and vLLM, which fits neither, at the
+link's 10 µs and bandwidth; neither charges a time per step.
 
 vLLM: with every term, hold-out median |error| TTFT 16.1 % / TPOT 5.8 %; the two TP-8 groups
 went opposite ways when held out (Llama-3.1-70B FP8 +23 %, Qwen3-32B BF16 −20 %) because the
@@ -456,14 +460,18 @@ coefficients, TTFT / TPOT (2026-12-04): fitted 12.6 % / 5.6 % (TP 1 13.0 % / 11.
 without the TP-1 rows put 29 µs per all-reduce and 0.3 µs a layer); held at the kernels' 3.45
 µs and refitted (8 rounds): 11.8 % / 3.9 % (TP 1 10.2 % / 2.7 %; ``layer`` 58 µs, was 62),
 held out by (GPU, model, TP) 12.7 % / 5.0 % (was 12.7 % / 4.9 %). ``alltoall`` was held with it
-until 2026-12-05 (tied); now fitted (221 µs on the attention-DP gpt-oss-120b rows; hold-out
-12.7 % / 5.1 %; TensorRT-LLM's perf-overview H100 throughputs, held out, 20.9 % → 11.7 %)."""
+until 2026-12-05 (tied), then fitted (221 µs on the attention-DP gpt-oss-120b rows; hold-out
+12.7 % / 5.1 %; TensorRT-LLM's perf-overview H100 throughputs, held out, 20.9 % → 11.7 %); since
+the twenty-first session it is the link's 10 µs (:data:`~napkin.calibration.terms.UNFITTED`)
+and the profile fits ``alltoall_step`` instead (15.2 ms once a step; hold-out 12.7 % / 5.1 %,
+the perf-overview 8.0 %)."""
 
 
 def allreduce_held(name: str) -> tuple[dict[str, float], dict | None]:
     """``allreduce`` at the kernel latency of :data:`ALLREDUCE_HELD`'s kernel, and the table's
     entry for the profile's sources ({}, None for other profiles). ``alltoall`` is not held
-    there: it is fitted (TensorRT-LLM) or takes the all-reduce's value (:data:`TIED`)."""
+    there: with ``allreduce`` held it takes the link's 10 µs (``UNFITTED``), with it fitted
+    the all-reduce's value (``TIED``)."""
     if name not in ALLREDUCE_HELD:
         return {}, None
     rows = read_allreduce_kernels()

@@ -134,6 +134,26 @@ def test_dep72_deepseek_v3_decode_with_sglang_overlap_by_hand():
     assert plain.step_s(parts, seqs) == pytest.approx(64.0e-3, rel=1e-3)
 
 
+def test_a_steps_own_all_to_all_time_is_not_hidden_by_the_overlap():
+    """A fitted profile's ``alltoall_step`` (a time once a step that runs all-to-alls: the
+    ranks' wait for the slowest, host work) adds to the step whole, with two-batch overlap as
+    without, and not to a step whose tokens cross no rank (attention TP 8 over EP 8). The DEP72
+    step of the test above, 54.8 ms with the overlap and 64.0 ms without, gains 5 ms each."""
+    m, p, dev, layout = _dep72()
+    seqs = 256 * 72
+    parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * 2000, []))
+    for lay in (layout, ParallelLayout(1, 72, 72, redundant_experts=32)):
+        base = LayoutTimer.of(m, p, lay, dev, 450e9, 10e-6, engine="sglang")
+        fixed = LayoutTimer.of(m, p, lay, dev, 450e9, 10e-6, engine="sglang",
+                               alltoall_step_s=5e-3)
+        assert fixed.step_s(parts, seqs) - base.step_s(parts, seqs) == pytest.approx(5e-3)
+    tp8 = ParallelLayout(8, 1, 8)
+    parts8 = LinearCost.of(m, p).parts(StepShape(256, 256 * 2000, []))
+    base, fixed = (LayoutTimer.of(m, p, tp8, dev, 450e9, 10e-6, alltoall_step_s=s)
+                   for s in (0.0, 5e-3))
+    assert fixed.step_s(parts8, 256) == base.step_s(parts8, 256)
+
+
 def test_alternating_schedule_hides_the_combine_under_the_routed_experts():
     """vLLM's dual-batch overlap (and SGLang's prefill) alternate the micro-batches at every
     all-to-all: a dispatch runs under the other's whole attention side (20.80 + 123.65 + 13.15

@@ -371,10 +371,11 @@ def test_all_to_alls_a_profile_did_not_fit_cost_the_links_own_time():
     layers, 25.77 MB of dispatch and combine a layer on the busiest rank) under fitted profiles:
     vLLM's leaves the all-reduces out of its fit (its per-layer time carries them), so its
     all-to-alls take the link's figures, 58 × (25.77 MB / 450 GB/s + 2 × 10 µs) = 4.48 ms
-    (nothing before the pair existed); TensorRT-LLM's fits its own time a collective
-    (``alltoall``, on its attention-DP rows) and times the bytes as its fitted all-reduces'
-    (``allreduce_bytes`` × the ideal link time). The layout basis holds 116 all-to-alls and no
-    all-reduces (attention TP 1), and coefficients · terms is the timer's step."""
+    (nothing before the pair existed); TensorRT-LLM's fits a time once a step that runs them
+    (``alltoall_step``, on its attention-DP rows), takes the link's 10 µs a collective and
+    times the bytes as its fitted all-reduces' (``allreduce_bytes`` × the ideal link time). The
+    layout basis holds 116 all-to-alls, one step that runs them and no all-reduces (attention
+    TP 1), and coefficients · terms is the timer's step."""
     from napkin.calibration.basis import FittedTimer, LayoutBasis, StepBasis, layout_timer
     from napkin.calibration.profile import load_profile
     from napkin.calibration.terms import TERMS
@@ -386,15 +387,17 @@ def test_all_to_alls_a_profile_did_not_fit_cost_the_links_own_time():
     parts = LinearCost.of(m, p).parts(StepShape(seqs, seqs * ctx, []))
     a2a = 256 * 8 * (1 - math.comb(224, 8) / math.comb(256, 8)) * 7 / 8 * H * (1 + 4 / 128 + 2)
     trt = load_profile("trtllm").model.as_dict()
-    for name, per_byte, latency in (("vllm", 1.0, 10e-6),
-                                    ("trtllm", trt["allreduce_bytes"], trt["alltoall"])):
+    assert trt["alltoall"] == 10e-6
+    for name, per_byte, step in (("vllm", 1.0, 0.0),
+                                 ("trtllm", trt["allreduce_bytes"], trt["alltoall_step"])):
         model = load_profile(name).model
         device = FittedTimer(StepBasis.of(m, acc, "fp8", 1, 450e9), model)
         timer = layout_timer(m, p, lay, device, 450e9, 10e-6)
-        want = MOE_LAYERS * (per_byte * a2a / 450e9 + 2 * latency)
+        want = MOE_LAYERS * (per_byte * a2a / 450e9 + 2 * 10e-6) + step
         assert timer.comm.seconds(seqs) == (0.0, pytest.approx(want, rel=1e-12))
         x = LayoutBasis.of(m, acc, p, lay, 450e9).terms(parts, seqs)
-        assert (x[TERMS.index("allreduce")], x[TERMS.index("alltoall")]) == (0.0, 116.0)
+        assert (x[TERMS.index("allreduce")], x[TERMS.index("alltoall")],
+                x[TERMS.index("alltoall_step")]) == (0.0, 116.0, 1.0)
         assert x[TERMS.index("alltoall_bytes")] == pytest.approx(MOE_LAYERS * a2a / 450e9)
         assert model.time(x) == pytest.approx(timer.step_s(parts, seqs), rel=1e-9)
     assert MOE_LAYERS * (a2a / 450e9 + 20e-6) == pytest.approx(4.481e-3, rel=1e-3)

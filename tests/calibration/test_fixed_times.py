@@ -68,12 +68,15 @@ def test_allreduce_hop_counts_a_rings_extra_ranks():
 def test_a_layout_times_its_hops_and_clock_as_its_basis(gpu):
     """Qwen3-235B-A22B BF16 in attention TP 2 × DP 4 with EP 8: the layout's all-reduces run over
     the attention's 2 ranks (one extra rank each); a model with every seconds term set times a
-    step through ``layout_timer`` as coefficients · LayoutBasis terms, on either GPU."""
+    step through ``layout_timer`` as coefficients · LayoutBasis terms, on either GPU. The step's
+    own all-to-all time (``alltoall_step``) is charged once, at the GPU's clock, beside the 94
+    MoE layers' dispatches and combines (``alltoall``, each)."""
     m, acc, p = load_model("qwen3-235b-a22b"), load_accelerator(gpu), Precision.of()
     lay = ParallelLayout(2, 4, 8)
     sm = StepModel.of({"step": 1e-3, "layer": 2e-5, "token": 1e-6, "allreduce": 8e-6,
                        "allreduce_hop": 5e-6, "alltoall": 12e-6, "dense": 1.3, "weights": 1.2,
-                       "kv": 1.1, "attention": 1.5, "allreduce_bytes": 1.1})
+                       "kv": 1.1, "attention": 1.5, "allreduce_bytes": 1.1,
+                       "alltoall_step": 3e-3})
     device = FittedTimer(StepBasis.of(m, acc, "bf16", 1, 450e9), sm)
     timer = layout_timer(m, p, lay, device, 450e9, 10e-6)
     basis = LayoutBasis.of(m, acc, p, lay, 450e9)
@@ -82,4 +85,7 @@ def test_a_layout_times_its_hops_and_clock_as_its_basis(gpu):
     scale = acc.fixed_time_scale
     assert x["allreduce_hop"] == pytest.approx(x["allreduce"] * 1)
     assert x["allreduce"] == pytest.approx(scale * timer.comm.allreduces)
+    assert (x["alltoall"], x["alltoall_step"]) == pytest.approx((scale * 2 * 94, scale))
+    dispatch, combine = timer.comm.layer_alltoall_s(64)
+    assert timer.comm.seconds(64)[1] == pytest.approx(94 * (dispatch + combine) + scale * 3e-3)
     assert sm.time(tuple(x.values())) == pytest.approx(timer.step_s(parts, 64), rel=1e-9)

@@ -20,7 +20,10 @@ profiles as they were when the digests were written), not the catalog.
 schedule is intended: say why in the commit). Re-pinned once without one (2026-12-05): the
 basis gained ``expert_weights_w4a16``, so the 45 cases that record basis rows record a 25th
 column (zero for their models); their records otherwise, clocks, step series and engine state
-were checked identical to the earlier code's case by case.
+were checked identical to the earlier code's case by case. And once more (2026-12-05,
+twenty-first session): the basis gained ``alltoall_step``, a 26th column (zero in all 45);
+every case's digest with the basis cut to its first 25 columns was checked equal to the old
+file's.
 """
 
 import dataclasses

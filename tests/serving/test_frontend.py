@@ -218,3 +218,21 @@ def test_a_profiles_table_lists_its_frontend():
     assert rows["frontend response_s"] == "0.027" and rows["frontend request_s"] == "0"
     assert dict(profile_section(Profile.from_dict(base, "p.yaml")).rows)["frontend"] \
         == "none (no queue)"
+
+
+def test_a_profiles_table_says_which_terms_it_fitted_held_or_took_from_the_link():
+    """The table tells a fitted coefficient from one held at a value fitted elsewhere (a
+    kernel table's all-reduce latency, 3.45 µs), one tied to another term's and one at the
+    link's own figure (an all-to-all's 10 µs) — not "0 (not fitted)" beside a value."""
+    from napkin.report.calib_views import profile_section
+
+    p = Profile.from_dict({"backend": "trtllm", "fitted_terms": ["dense", "allreduce_bytes"],
+                           "coefficients": {"dense": 1.35, "allreduce": 3.45e-6,
+                                            "allreduce_bytes": 2.25, "alltoall": 10e-6}},
+                          "p.yaml")
+    rows = dict(profile_section(p).rows)
+    assert rows["dense"] == "1.35"
+    assert rows["allreduce"] == "3.45e-06 (held, not fitted here)"
+    assert rows["alltoall_bytes"] == "2.25 (= allreduce_bytes)"
+    assert rows["alltoall"] == "1e-05 (the link's, not fitted)"
+    assert rows["alltoall_step"] == "0 (not fitted)"

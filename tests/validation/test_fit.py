@@ -424,7 +424,8 @@ hold-out's gain). Before the
 term (``dense`` for these matmuls) they read 70 % / 54 % short; one coefficient leaves ±20–30 %
 between them. Tightened (2026-12-05) to 12.4 % / 22.9 % when the profile fitted a time per
 all-to-all (221 µs; these rows' flat TPOT over 160–384 clients is a fixed cost a step) and
-``dense_w4a16`` fell to 5.43. Their hold-out is TensorRT-LLM's perf-overview rows
+``dense_w4a16`` fell to 5.43; the same when that time became one a step (15.2 ms,
+``alltoall_step``; the twenty-first session). Their hold-out is TensorRT-LLM's perf-overview rows
 (``napkin validate trtllm-perf-overview``, ``tests/validation/test_perf_overview.py``)."""
 
 

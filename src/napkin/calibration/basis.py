@@ -170,7 +170,7 @@ class StepBasis:
              tokens * self.allreduce_s_per_token, 0.0, 0.0,
              tokens * self.pair_s_per_token, 0.0, 0.0, 0.0, 0.0, 0.0,
              ts * self.layers if prefill else 0.0,
-             ts * self.allreduces * self.extra_ranks]
+             ts * self.allreduces * self.extra_ranks, 0.0]
         if self.routed is not None:
             self.split_routed(x, *self.routed.routed(tokens)[:2])
         return tuple(x)
@@ -353,12 +353,12 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
     whose two-batch-overlap schedule applies). Under a fitted
     model (a :class:`FittedTimer` at tensor parallel 1) the collectives take its fitted terms:
     ``allreduce`` seconds per all-reduce and ``allreduce_bytes`` × their ideal link time,
-    ``alltoall`` seconds per dispatch or combine and ``alltoall_bytes`` × their ideal link and
-    NIC time (the seconds at the GPU's :attr:`StepBasis.time_scale`, an all-reduce's with
-    ``allreduce_hop`` per extra rank of the attention's group); the roofline's are the links'
-    and ``latency_s``."""
+    ``alltoall`` seconds per dispatch or combine, ``alltoall_step`` seconds per step that runs
+    them and ``alltoall_bytes`` × their ideal link and NIC time (the seconds at the GPU's
+    :attr:`StepBasis.time_scale`, an all-reduce's with ``allreduce_hop`` per extra rank of the
+    attention's group); the roofline's are the links' and ``latency_s``, no ``alltoall_step``."""
     nic_bytes_per_s, a2a_link_bytes_per_s = internode_bytes_per_s, link_bytes_per_s
-    a2a_latency_s, routed_rates = latency_s, (0.0, 0.0, 0.0)
+    a2a_latency_s, a2a_step_s, routed_rates = latency_s, 0.0, (0.0, 0.0, 0.0)
     if isinstance(device, FittedTimer):
         c = device.model.as_dict()
         # the busiest rank's routed pairs and experts, not the device's tokens'
@@ -373,11 +373,12 @@ def layout_timer(model: ModelSpec, precision: Precision, layout: ParallelLayout,
         latency_s = ts * (c["allreduce"] + c["allreduce_hop"] * (layout.attention_tp - 1))
         link_bytes_per_s = link_bytes_per_s / scale if scale else inf
         scale, a2a_latency_s = c["alltoall_bytes"], ts * c["alltoall"]
+        a2a_step_s = ts * c["alltoall_step"]
         a2a_link_bytes_per_s, nic_bytes_per_s = (a2a_link_bytes_per_s / scale,
                                                  nic_bytes_per_s / scale) if scale else (inf, inf)
     return LayoutTimer.of(model, precision, layout, device, link_bytes_per_s, latency_s,
                           nic_bytes_per_s, gpus_per_node, a2a_latency_s, a2a_link_bytes_per_s,
-                          engine, routed_rates)
+                          engine, routed_rates, a2a_step_s)
 
 
 @dataclass(frozen=True)
@@ -387,8 +388,9 @@ class LayoutBasis:
     parallel 1), its routed experts' FLOPs and bytes (:meth:`RankCost.routed`) moved to the
     ``expert*`` terms (:meth:`StepBasis.split_routed`), its collective slots holding the
     layout's — ``allreduce`` the attention all-reduces and ``allreduce_bytes`` their ideal
-    link seconds, ``alltoall`` a dispatch and a combine per MoE layer and ``alltoall_bytes``
-    their ideal link (or NIC) seconds (``comm`` at zero latency). Linear in the step's parts at
+    link seconds, ``alltoall`` a dispatch and a combine per MoE layer, ``alltoall_step`` 1 in a
+    step that runs them and ``alltoall_bytes`` their ideal link (or NIC) seconds (``comm`` at
+    zero latency). Linear in the step's parts at
     a given token count, as fitting needs; a fitted model's :func:`layout_timer` gives exactly
     ``coefficients · terms`` (without two-batch overlap, whose max is not linear)."""
 
@@ -428,6 +430,7 @@ class LayoutBasis:
         x[TERMS.index("allreduce_bytes")] = allreduce_s
         x[TERMS.index("alltoall")] = ts * comm.alltoalls(tokens)
         x[TERMS.index("alltoall_bytes")] = a2a_s
+        x[TERMS.index("alltoall_step")] = ts if comm.alltoalls(tokens) else 0.0
         x[TERMS.index("expert_pair")] = cost.rank_pairs(tokens) * self.pair_s
         if cost.groups:
             self.device.split_routed(x, *cost.routed(tokens)[2:])

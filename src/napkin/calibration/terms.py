@@ -59,13 +59,16 @@ w4a16``            Triton MXFP4), whose kernels read them apart
                    0 in a decode-only step
 ``allreduce_hop``  all-reduces × (tp − 1): a ring all-reduce (NCCL's) takes   s per all-reduce
                    2(tp − 1) latency-bound steps                              and extra rank
+``alltoall_step``  1 in a layout's step whose all-to-alls run (data-parallel  s per step
+                   attention, tokens crossing ranks); 0 otherwise
 =================  =========================================================  ================
 
 Every term in seconds (``step``, ``layer``, ``moe_layer``, ``token``, ``token_layer``,
-``allreduce``, ``alltoall``, ``eager_layer``, ``allreduce_hop``) is a fixed time — kernel
-launches, small kernels, a collective's latency — and is read at the reference GPU's clock: its
-``x_k`` is multiplied by :attr:`~napkin.specs.hardware.Accelerator.fixed_time_scale` (the H100
-SXM's 1,980 MHz SM clock / this GPU's; 1 where the catalog has no clock). splitwise-sim's
+``allreduce``, ``alltoall``, ``eager_layer``, ``allreduce_hop``, ``alltoall_step``) is a fixed
+time — kernel launches, small kernels, a collective's latency — and is read at the reference
+GPU's clock: its ``x_k`` is multiplied by
+:attr:`~napkin.specs.hardware.Accelerator.fixed_time_scale` (the H100 SXM's 1,980 MHz SM clock
+/ this GPU's; 1 where the catalog has no clock). splitwise-sim's
 Llama-2-70B decode times on DGX-A100 and DGX-H100 (a 2023 vLLM, no CUDA graphs, NCCL
 all-reduces) decompose, at TP 2, 4 and 8, into a fixed time a step of 14.5 ms (H100) and 21.3
 ms (A100), 1.47×, and a time per all-reduce and extra rank of 9.4 and 13.7 µs, 1.45×, beside
@@ -100,17 +103,22 @@ and TensorRT-LLM's H100 runs 54 % short in TPOT, 70 % in TTFT. A profile without
 ``dense`` coefficient for these matmuls.
 
 The all-to-alls of expert parallelism behind data-parallel attention
-(:class:`~napkin.calibration.basis.LayoutBasis`) have their own pair (``alltoall``,
-``alltoall_bytes``). TensorRT-LLM's profile fits ``alltoall`` on its H100 attention-DP rows
-(gpt-oss-120b, whose TPOT the concurrency hardly moves): 221 µs per dispatch or combine, which
-took the held-out perf-overview H100 throughputs from 20.9 % to 11.7 % (docs/calibration.md).
-A profile that fits the all-reduces' pair but not these times them alike (:data:`TIED`);
-one that leaves the all-reduces out — vLLM's, whose per-layer time carries its all-reduces'
-latency and whose matmul coefficients their bytes, on rows that cannot tell them apart — times
-them at the link's own figures (:data:`UNFITTED`: 10 µs and the ideal link time), which the
-dense rows it was fitted on hold no share of: before, it charged them nothing, and the
-MiniMax-M2.5 H100 rows of vLLM over attention DP 4 and TP 4 × EP 4 (InferenceMAX, not fitted)
-read TPOT 10.2 % (bias −8.6 %) short, 3.7 % with 10 µs.
+(:class:`~napkin.calibration.basis.LayoutBasis`) have their own terms (``alltoall`` a
+collective's time, ``alltoall_bytes``, and ``alltoall_step`` a time once a step that runs
+them). TensorRT-LLM's profile fits ``alltoall_step`` on its H100 attention-DP rows
+(gpt-oss-120b, whose TPOT the concurrency hardly moves): 15.2 ms a step — the ranks waiting
+for the slowest at every MoE layer, host work — with each collective at the link's 10 µs. Fitted
+per collective instead (221 µs each) it charged a deep model what a shallow one paid per layer:
+the held-out perf-overview's Qwen3-235B-A22B DEP8 rows (94 MoE layers) read 23–25 % slow so
+and 7–19 % fast with the time per step; all 15 rows 11.7 % → 8.0 % (docs/calibration.md).
+The other profiles charge no time per step (no attention-DP rows to fit it on). A profile
+that fits the all-reduces' pair but not ``alltoall`` times the collectives alike
+(:data:`TIED`); one that leaves the all-reduces out — vLLM's, whose per-layer time carries
+its all-reduces' latency and whose matmul coefficients their bytes, on rows that cannot tell
+them apart — times them at the link's own figures (:data:`UNFITTED`: 10 µs and the ideal
+link time), which the dense rows it was fitted on hold no share of: before, it charged them
+nothing, and the MiniMax-M2.5 H100 rows of vLLM over attention DP 4 and TP 4 × EP 4
+(InferenceMAX, not fitted) read TPOT 10.2 % (bias −8.6 %) short, 3.7 % with 10 µs.
 
 ``expert_pair`` is the routed-expert block's traffic per (token, expert) pair that its
 matmuls do not count: gathering each token's hidden vector into its experts' groups, the
@@ -180,7 +188,8 @@ TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", 
                           "dense_low", "dense_w4a16", "attention", "weights", "kv", "allreduce",
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
                           "expert", "expert_low", "expert_w4a16", "expert_weights",
-                          "expert_weights_w4a16", "eager_layer", "allreduce_hop")
+                          "expert_weights_w4a16", "eager_layer", "allreduce_hop",
+                          "alltoall_step")
 """Basis terms of a step, in the order of
 :meth:`~napkin.calibration.basis.StepBasis.terms` and ``coefficients``."""
 TIED: dict[str, str] = {"expert": "dense", "expert_low": "dense_low",

@@ -103,9 +103,9 @@ def profile_section(p: Profile) -> Section:
             return f"{v:.4g}"
         if k in TIED and TIED[k] in p.terms:
             return f"{v:.4g} (= {TIED[k]})"
-        if k in UNFITTED:
+        if k in UNFITTED and v == UNFITTED[k]:
             return f"{v:.4g} (the link's, not fitted)"
-        return "0 (not fitted)"
+        return f"{v:.4g} (held, not fitted here)" if v else "0 (not fitted)"
     rows = [[k, shown(k, v)] for k, v in p.model.as_dict().items()]
     rows.append(["request_s", f"{p.model.request_s:.4g}"])
     if p.domain.versions:
@@ -118,8 +118,9 @@ def profile_section(p: Profile) -> Section:
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
                    ["dense/dense_low/dense_w4a16/attention/weights/kv/elementwise/"
                     "allreduce_bytes/alltoall_bytes: multiples of the ideal (datasheet) time, "
-                    "1/efficiency; step, layer, token, allreduce, alltoall, request: seconds "
-                    "per event; request_token: seconds per prompt token outside the engine; "
+                    "1/efficiency; step, layer, token, allreduce, alltoall, alltoall_step, "
+                    "request: seconds per event; request_token: seconds per prompt token "
+                    "outside the engine; "
                     "frontend: seconds of work of the frontend queue (docs/serving.md); "
                     "eager_layer: seconds per layer, the least time of a step with a prefill "
                     "chunk"])

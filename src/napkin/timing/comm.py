@@ -24,11 +24,14 @@ class LayoutComm:
     - the all-to-alls (data-parallel attention): per MoE layer a dispatch and a combine,
       ``max(B·s_in/link, B·s_out/nic) + 2·latency`` with B = :meth:`RankCost.alltoall_bytes`,
       s_in = (g − 1)/(N − 1) of the sends within a node of g = min(N, ``gpus_per_node``) GPUs and
-      s_out = (N − g)/(N − 1) over the GPU's NIC (``internode_bytes_per_s``).
+      s_out = (N − g)/(N − 1) over the GPU's NIC (``internode_bytes_per_s``), and once a step
+      ``alltoall_step_s``.
 
     ``latency_s`` is an all-reduce's fixed time, ``alltoall_latency_s`` a dispatch's or a
-    combine's; ``alltoall_link_bytes_per_s`` the link the all-to-alls see within a node
-    (``link_bytes_per_s``, the all-reduces', unless a fitted profile scales them apart).
+    combine's, ``alltoall_step_s`` a step's that runs them (the ranks' wait for the slowest,
+    host work; a fitted profile's ``alltoall_step``, else 0); ``alltoall_link_bytes_per_s`` the
+    link the all-to-alls see within a node (``link_bytes_per_s``, the all-reduces', unless a
+    fitted profile scales them apart).
     """
 
     cost: RankCost
@@ -40,6 +43,7 @@ class LayoutComm:
     allreduce_bytes_per_token: float
     alltoall_latency_s: float
     alltoall_link_bytes_per_s: float
+    alltoall_step_s: float = 0.0
     _seconds: dict[float, tuple[float, float]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
@@ -48,7 +52,8 @@ class LayoutComm:
            link_bytes_per_s: float = 64e9, latency_s: float = 10e-6,
            internode_bytes_per_s: float = INTERNODE_BYTES_PER_S,
            gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
-           alltoall_link_bytes_per_s: float | None = None) -> "LayoutComm":
+           alltoall_link_bytes_per_s: float | None = None,
+           alltoall_step_s: float = 0.0) -> "LayoutComm":
         """``alltoall_latency_s`` and ``alltoall_link_bytes_per_s``: None for the all-reduces'
         ``latency_s`` and ``link_bytes_per_s``."""
         count, per_token = parallel_collectives(model, layout.attention_tp)
@@ -56,7 +61,7 @@ class LayoutComm:
                    internode_bytes_per_s, gpus_per_node, latency_s, count, per_token,
                    latency_s if alltoall_latency_s is None else alltoall_latency_s,
                    link_bytes_per_s if alltoall_link_bytes_per_s is None
-                   else alltoall_link_bytes_per_s)
+                   else alltoall_link_bytes_per_s, alltoall_step_s)
 
     def alltoalls(self, tokens: float) -> int:
         """All-to-alls of a step: a dispatch and a combine per MoE layer when tokens cross
@@ -65,7 +70,8 @@ class LayoutComm:
         return 2 * cost.moe_layers if cost.alltoall_bytes(tokens) else 0
 
     def seconds(self, tokens: float) -> tuple[float, float]:
-        """(all-reduce seconds, all-to-all seconds) of a step of ``tokens`` tokens."""
+        """(all-reduce seconds, all-to-all seconds) of a step of ``tokens`` tokens (the latter
+        with ``alltoall_step_s`` where it runs any)."""
         hit = self._seconds.get(tokens)
         if hit is not None:
             return hit
@@ -75,7 +81,8 @@ class LayoutComm:
             allreduce = (self.allreduces * self.latency_s + self.allreduce_bytes_per_token
                          * cost.rank_tokens(tokens) / self.link_bytes_per_s)
         dispatch, combine = self.layer_alltoall_s(tokens)
-        out = self._seconds[tokens] = (allreduce, cost.moe_layers * (dispatch + combine))
+        a2a = cost.moe_layers * (dispatch + combine)
+        out = self._seconds[tokens] = (allreduce, a2a + self.alltoall_step_s if a2a else 0.0)
         return out
 
     def layer_alltoall_s(self, tokens: float) -> tuple[float, float]:

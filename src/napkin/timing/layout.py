@@ -78,10 +78,12 @@ class LayoutTimer:
            gpus_per_node: int = GPUS_PER_NODE, alltoall_latency_s: float | None = None,
            alltoall_link_bytes_per_s: float | None = None,
            engine: str | None = None,
-           routed_rates: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> "LayoutTimer":
+           routed_rates: tuple[float, float, float] = (0.0, 0.0, 0.0),
+           alltoall_step_s: float = 0.0) -> "LayoutTimer":
         return cls(device, LayoutComm.of(model, precision, layout, link_bytes_per_s, latency_s,
                                          internode_bytes_per_s, gpus_per_node,
-                                         alltoall_latency_s, alltoall_link_bytes_per_s),
+                                         alltoall_latency_s, alltoall_link_bytes_per_s,
+                                         alltoall_step_s),
                    engine, routed_rates)
 
     @property
@@ -104,12 +106,14 @@ class LayoutTimer:
                  group: tuple[Parts, float] | None) -> float:
         """Time the step adds to the busiest rank's parts: its routed experts' beyond the
         device's timing (:meth:`routed_extra_s`) and the communication, all of it, or with
-        two-batch overlap the all-reduces plus :meth:`overlap_exposed_s`."""
+        two-batch overlap the all-reduces, :attr:`LayoutComm.alltoall_step_s` and
+        :meth:`overlap_exposed_s`."""
         allreduce, a2a = self.comm.seconds(tokens)
         tbo = bool(a2a) and self.comm.cost.layout.two_batch_overlap
         routed = self.routed_extra_s(tokens, 2 if tbo else 1)
-        if tbo:
-            return allreduce + routed + self.overlap_exposed_s(parts, tokens, prefill, group)
+        if tbo:  # the step's own all-to-all time is not hidden under a micro-batch's work
+            return (allreduce + routed + self.comm.alltoall_step_s
+                    + self.overlap_exposed_s(parts, tokens, prefill, group))
         return allreduce + routed + a2a
 
     def routed_extra_s(self, tokens: float, reads: int = 1) -> float:
