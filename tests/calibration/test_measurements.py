@@ -744,3 +744,20 @@ def test_json_not_an_object(tmp_path):
 def test_empty_csv(tmp_path):
     message = _error(read_measurements, _write(tmp_path / "empty.csv", ""))
     assert "empty.csv" in message
+
+
+def test_a_replayed_layout_takes_its_gpus_nvlink_domain(tmp_path):
+    """A DEP4 row's all-to-alls leave an NVLink domain only past it: 8 GPUs on an H200 board,
+    72 on a GB200 NVL72 (the catalog's ``nvlink_domain``); the TP group's all-reduce link is
+    NVLink's within it."""
+    from napkin.calibration.profile import load_profile
+    from napkin.catalog import load_accelerator
+    from napkin.validation.fit import fitted_timer
+    from napkin.validation.replay import engine_for
+
+    dep = _layouts(tmp_path)[4]
+    timer = fitted_timer(load_profile("vllm").model)
+    for gpu, domain in (("h200", 8), ("gb200", 72)):
+        engine = engine_for(replace(dep, gpu=gpu), timer)
+        assert engine.timer.comm.gpus_per_node == domain
+        assert engine.spec.allreduce_bytes_per_s == load_accelerator(gpu).allreduce_bytes_per_s

@@ -171,3 +171,28 @@ def test_unchunked_prefill_that_can_starve_is_flagged():
     built = build(*load_scenario(scenario_file("chapter-3-1-uniform.yaml"),
                                  ["engine.chunked_prefill=false"]))
     assert any("chunked_prefill off: a 8192-token prompt" in w for w in built.warnings)
+
+
+def _tp16(gpu: str, engine: str = "") -> object:
+    scenario, base = load_scenario(scenario_file("chapter-3-1-uniform.yaml"), [
+        "model=deepseek-r1", f"gpu={gpu}", "weights=fp8", "engine.tensor_parallel=16",
+        "engine.max_num_seqs=8", *([engine] if engine else [])])
+    return build(scenario, base)
+
+
+def test_tensor_parallelism_past_one_nvlink_domain_runs_its_allreduces_over_the_nics():
+    """DeepSeek-R1 FP8 at TP 16 on H100 spans two 8-GPU nodes: the all-reduces are
+    hierarchical (:func:`allreduce_link_bytes_per_s`: 293.5 GB/s as one ring link, against
+    NVLink's 450) and the run says so; on GB200 (a 72-GPU NVLink domain) TP 16 stays on NVLink
+    (900 GB/s), as it does where the scenario gives ``engine.gpus_per_node`` past the group or
+    its own ``engine.allreduce_gbs``."""
+    built = _tp16("h100-sxm")
+    assert built.spec.allreduce_bytes_per_s == pytest.approx(293.478e9, rel=1e-5)
+    (note,) = [w for w in built.warnings if "NVLink domains" in w]
+    assert note.startswith("tensor parallel 16 spans 2 NVLink domains of 8 GPUs") and "50 GB/s" \
+        in note and "293.5 GB/s" in note
+    for gpu, engine, link in (("gb200", "", 900e9), ("h100-sxm", "engine.gpus_per_node=16", 450e9),
+                              ("h100-sxm", "engine.allreduce_gbs=100", 100e9)):
+        built = _tp16(gpu, engine)
+        assert built.spec.allreduce_bytes_per_s == link
+        assert not [w for w in built.warnings if "NVLink domains" in w]

@@ -20,6 +20,27 @@ def ring_allreduce_bytes(buffer_bytes: float, devices: int) -> float:
     return 2 * ring_gather_bytes(buffer_bytes, devices)
 
 
+def allreduce_link_bytes_per_s(devices: int, domain: int, link_bytes_per_s: float,
+                               nic_bytes_per_s: float) -> float:
+    """The bandwidth an all-reduce over ``devices`` ranks sees as one ring link (what
+    :func:`ring_allreduce_bytes` is divided by), bytes/s: ``link_bytes_per_s`` while the ranks
+    share one NVLink domain of ``domain`` GPUs; beyond it, hierarchical as NCCL runs it over
+    N = n/g domains of g GPUs — a reduce-scatter and an all-gather within each domain over
+    the link, ``2(g − 1)/g·B``, and an all-reduce of each GPU's ``B/g`` across the domains
+    over its NIC, ``2(N − 1)/N·B/g``:
+    ``B_eff = 2(n − 1)/n / (2(g − 1)/g / link + 2(N − 1)/(N·g) / nic)``
+    (16 H100 over 2 nodes of 8, 450 GB/s NVLink, a 50 GB/s NIC a GPU: 293.5 GB/s)."""
+    require(devices >= 1 and domain >= 1, f"devices, domain: must be >= 1, got {devices}, "
+            f"{domain}")
+    require(link_bytes_per_s > 0 and nic_bytes_per_s > 0, "link and NIC bandwidths: must be > 0")
+    if devices <= domain:
+        return link_bytes_per_s
+    g, nodes = domain, devices / domain
+    per_byte = (2 * (g - 1) / g / link_bytes_per_s
+                + 2 * (nodes - 1) / (nodes * g) / nic_bytes_per_s)
+    return 2 * (devices - 1) / devices / per_byte
+
+
 TP_ACTIVATION_BYTES = 2
 """16-bit activations on the tensor-parallel all-reduces."""
 

@@ -101,6 +101,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     """
     from napkin.report.train_views import train_doc
     from napkin.specs.model import check_tensor_parallel
+    from napkin.timing.comm import nvlink_domain_of
     from napkin.training.efficiency import PRECISIONS, matmul_rate, shipped_profile
     from napkin.training.flops import TrainShape
     from napkin.training.memory import recipe
@@ -138,7 +139,7 @@ def train(model: ModelRef, *, seq: int = 4096, docs: Sequence[int] | None = None
     _within(cp, 1, 1024, "cp")
     _within(ep, 1, 1024, "ep")
     if gpus_per_node is None:  # a node of 8, or the GPU's NVLink domain (NVL72: 72)
-        gpus_per_node = acc.nvlink_domain or 8
+        gpus_per_node = nvlink_domain_of(acc)
     _within(gpus_per_node, 1, 1024, "gpus-per-node")
     check_tensor_parallel(spec, tp, "tp")
     rate = matmul_rate(precision)

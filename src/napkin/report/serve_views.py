@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from napkin.report.document import Document, Section
 from napkin.report.views import checkpoint_notes, energy_record, unquantized_input
 from napkin.serving.metrics import TREND_SHARE, Latency, SimSummary, latency_bands
+from napkin.serving.replica import nvlink_domain
 from napkin.serving.scenario import Built
 from napkin.timing.frontend import FRONTEND_FIELDS
 from napkin.units import GiB, fmt_seconds
@@ -77,7 +78,7 @@ def scenario_inputs(b: Built) -> dict[str, Any]:
             "expert_parallel": e.expert_parallel, "redundant_experts": e.redundant_experts,
             **({"expert_balancedness": e.expert_balancedness}
                if e.expert_balancedness is not None else {}),
-            "two_batch_overlap": e.two_batch_overlap, "gpus_per_node": e.gpus_per_node,
+            "two_batch_overlap": e.two_batch_overlap, "gpus_per_node": nvlink_domain(e, b.acc),
             "internode_bytes_per_s": e.internode_gbs * 1e9}
            if not b.layout.is_tensor_parallel else {}),
         **({"draft_tokens": b.spec.speculative.draft_tokens,

@@ -268,7 +268,9 @@ class EngineConfig(InputModel):
     hides under the other's compute (SGLang ``--enable-two-batch-overlap``, vLLM
     ``--enable-dbo``)."""
     gpus_per_node: int = Field(default=8, ge=1, le=1024)
-    """GPUs sharing one NVLink domain: all-to-all traffic between nodes goes over the NICs."""
+    """GPUs sharing one NVLink domain: all-to-all traffic between nodes goes over the NICs,
+    and a tensor-parallel group past it all-reduces hierarchically over them. Where the
+    scenario gives none, the GPU's own domain (GB200 NVL72: 72), else this default, 8."""
     internode_gbs: float = Field(default=50.0, gt=0, le=1e5, allow_inf_nan=False)
     """Per-GPU network bandwidth per direction between nodes, GB/s (10^9 bytes/s; 50 = one
     400 Gb/s NIC per GPU, as on DGX H100/H200/B200)."""

@@ -15,6 +15,7 @@ gate/up/activation, whichever is wider) plus FP32 logits for ``max_num_seqs`` se
 is what vLLM's profiling forward allocates at most.
 """
 
+from napkin.accounting.collectives import allreduce_link_bytes_per_s
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.errors import NapkinError
@@ -25,7 +26,34 @@ from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.specs.releases import eager_prefill, reserves_full_prompt
+from napkin.timing.comm import nvlink_domain_of
 from napkin.units import GB, GiB
+
+
+def nvlink_domain(e: EngineConfig, acc: Accelerator) -> int:
+    """GPUs that share one NVLink domain: ``engine.gpus_per_node`` where the scenario gives it,
+    else the GPU's own domain where the catalog names one (GB200 NVL72: 72), else 8 (an HGX
+    board)."""
+    return e.gpus_per_node if "gpus_per_node" in e.model_fields_set else nvlink_domain_of(acc)
+
+
+def allreduce_link(e: EngineConfig, acc: Accelerator, group: int) -> tuple[float, str | None]:
+    """The link an all-reduce over ``group`` ranks sees, bytes/s — ``engine.allreduce_gbs``
+    where given, else the GPU's NVLink figure within one NVLink domain and the hierarchical
+    ring's beyond it (:func:`~napkin.accounting.collectives.allreduce_link_bytes_per_s`, the
+    NICs at ``engine.internode_gbs``) — and, for a group past one domain, a note saying so."""
+    if e.allreduce_gbs:
+        return e.allreduce_gbs * GB, None
+    domain = nvlink_domain(e, acc)
+    link = allreduce_link_bytes_per_s(group, domain, acc.allreduce_bytes_per_s,
+                                      e.internode_gbs * GB)
+    if group <= domain:
+        return link, None
+    return link, (f"tensor parallel {group} spans {-(-group // domain)} NVLink domains of "
+                  f"{domain} GPUs: its all-reduces run hierarchically, NVLink within a domain "
+                  f"and the NICs ({e.internode_gbs:g} GB/s a GPU) across, "
+                  f"{link / GB:.1f} GB/s as one ring link; their fixed time is the in-node "
+                  "all-reduce's (no cross-node measurement is fitted)")
 
 
 def activation_peak_bytes(model: ModelSpec, tokens: int, max_num_seqs: int) -> float:

@@ -23,7 +23,14 @@ from napkin.serving.engine_config import EngineConfig
 from napkin.serving.engine_spec import EngineSpec, StepTimer, roofline_timer
 from napkin.serving.metrics import SLO
 from napkin.serving.pipeline import PipelineTimer
-from napkin.serving.replica import check_pipeline, engine_layout, engine_spec, prefill_pool_layout
+from napkin.serving.replica import (
+    allreduce_link,
+    check_pipeline,
+    engine_layout,
+    engine_spec,
+    nvlink_domain,
+    prefill_pool_layout,
+)
 from napkin.serving.request import Request
 from napkin.serving.simulate import Disaggregation, SimRun, simulate
 from napkin.serving.workload import Workload, load_workload
@@ -188,7 +195,7 @@ class Built:
         e = self.scenario.engine
         return layout_timer(self.model, self.precision, layout, timer,
                             spec.allreduce_bytes_per_s, spec.allreduce_latency_s,
-                            e.internode_gbs * GB, e.gpus_per_node, spec.backend)
+                            e.internode_gbs * GB, nvlink_domain(e, self.acc), spec.backend)
 
     def engines(self) -> list[Engine]:
         """Fresh engine replicas (a simulation mutates them): the prefill pool first when
@@ -223,7 +230,7 @@ class Built:
         e = self.scenario.engine
         inner = timer or roofline_timer(self.model, self.acc, self.precision, self.eff, spec)
         gpus = spec.tensor_parallel * e.pipeline_parallel
-        link = (self.acc.allreduce_bytes_per_s if gpus <= e.gpus_per_node
+        link = (self.acc.allreduce_bytes_per_s if gpus <= nvlink_domain(e, self.acc)
                 else e.internode_gbs * GB)
         return PipelineTimer(inner, e.pipeline_parallel, stage_boundary_bytes_per_token(
             self.model.hidden_size, spec.tensor_parallel), link, spec.allreduce_latency_s)
@@ -285,7 +292,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
     e = scenario.engine
     layout = engine_layout(model, e)
     kv_token = model.kv_bytes_per_token(precision.kv.bytes_per_element)
-    link = e.allreduce_gbs * GB if e.allreduce_gbs else acc.allreduce_bytes_per_s
+    link, spans = allreduce_link(e, acc, layout.attention_tp)
     spec, pool, derivation = engine_spec(model, acc, precision, e, layout, link)
     if e.pipeline_parallel > 1:
         check_pipeline(model, e, layout, spec)
@@ -298,7 +305,9 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                               "prefill_replicas and decode_replicas instead")
         prefill_layout = prefill_pool_layout(model, e)
         ptp = prefill_layout.ranks
-        prefill_spec, _, _ = engine_spec(model, acc, precision, e, prefill_layout, link)
+        prefill_link, prefill_spans = allreduce_link(e, acc, prefill_layout.attention_tp)
+        prefill_spec, _, _ = engine_spec(model, acc, precision, e, prefill_layout, prefill_link)
+        spans = spans or prefill_spans
         kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else acc.allreduce_bytes_per_s * ptp
         disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
                                 kv_token)
@@ -324,6 +333,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
                      f"step with at most {e.max_num_batched_tokens - longest[0]} decodes "
                      "(max_num_batched_tokens); it waits for decodes to drain — raise the "
                      "budget above the longest prompt + max_num_seqs",)
+    if spans:
+        warnings += (spans,)
     slo = SLO(scenario.slo.ttft_s, scenario.slo.tpot_s, scenario.slo.share, scenario.slo.e2e_s)
     return Built(scenario, model, acc, precision, eff, spec, pool, derivation, source, slo,
                  profile, warnings, getattr(workload.arrivals, "warmup_requests", 0),

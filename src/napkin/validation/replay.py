@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from napkin.accounting.collectives import allreduce_link_bytes_per_s
 from napkin.accounting.forward import Precision
 from napkin.accounting.ranks import weight_bytes_per_gpu
 from napkin.calibration.basis import LayoutBasis, layout_timer
@@ -32,6 +33,7 @@ from napkin.specs.hardware import Accelerator
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec, check_tensor_parallel
 from napkin.specs.releases import eager_prefill, generation, reserves_full_prompt, version_at_least
+from napkin.timing.comm import INTERNODE_BYTES_PER_S, nvlink_domain_of
 from napkin.timing.efficiency import Efficiency
 from napkin.timing.steps import RooflineTimer
 from napkin.units import GB, GiB, MiB
@@ -314,7 +316,10 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
                              unquantized=checkpoint_unquantized(m.model, m.weights))
     d = launched(backend_defaults(m.backend, m.backend_version, acc.device_memory_bytes,
                                   m.tensor_parallel), m.launch)
-    link, dp = acc.allreduce_bytes_per_s, layout.attention_dp
+    domain = nvlink_domain_of(acc)
+    link = allreduce_link_bytes_per_s(layout.attention_tp, domain, acc.allreduce_bytes_per_s,
+                                      INTERNODE_BYTES_PER_S)
+    dp = layout.attention_dp
     spec = EngineSpec(num_blocks=kv_pool_blocks(model, acc, precision, layout, d),
                       max_num_seqs=d.max_num_seqs * dp,
                       max_num_batched_tokens=d.max_num_batched_tokens * dp,
@@ -329,8 +334,10 @@ def engine_for(m: Measurement, timer: TimerFactory, record: bool = False) -> Eng
     device = timer(model, acc, precision, replace(spec, tensor_parallel=1))
     return Engine(model, acc, precision, Efficiency(), spec, record=record,
                   timer=layout_timer(model, precision, layout, device, link,
-                                     spec.allreduce_latency_s, engine=m.backend),
-                  basis=LayoutBasis.of(model, acc, precision, layout, link) if record else None)
+                                     spec.allreduce_latency_s, gpus_per_node=domain,
+                                     engine=m.backend),
+                  basis=LayoutBasis.of(model, acc, precision, layout, link,
+                                       gpus_per_node=domain) if record else None)
 
 
 def replay(m: Measurement, timer: TimerFactory, record: bool = False,
