@@ -12,15 +12,15 @@ from napkin.specs.model import ModelSpec
 
 GPUS_PER_NODE = 8
 """GPUs that share a node's NVLink domain (an HGX/DGX H100, H200 or B200 board)."""
+INTERNODE_BYTES_PER_S = 50e9
+"""Per-GPU network bandwidth per direction between nodes: one 400 Gb/s NIC per GPU
+(ConnectX-7 InfiniBand/RoCE on DGX H100/H200/B200), 50 GB/s."""
 
 
 def nvlink_domain_of(acc: Accelerator) -> int:
     """GPUs that share ``acc``'s NVLink domain: the catalog's figure where it names one
     (GB200 NVL72: 72), else :data:`GPUS_PER_NODE`."""
     return acc.nvlink_domain or GPUS_PER_NODE
-INTERNODE_BYTES_PER_S = 50e9
-"""Per-GPU network bandwidth per direction between nodes: one 400 Gb/s NIC per GPU
-(ConnectX-7 InfiniBand/RoCE on DGX H100/H200/B200), 50 GB/s."""
 
 @dataclass(frozen=True)
 class LayoutComm:
