@@ -32,6 +32,11 @@ def test_an_allreduce_past_one_nvlink_domain_is_hierarchical_by_hand():
     domain the link itself; one GPU a domain: the NIC; 32 GPUs over 4 nodes: 1.9375 /
     (1.75/450 + 0.1875/50) GB/s = 253.636 GB/s."""
     from napkin.accounting.collectives import allreduce_link_bytes_per_s as link
+    from napkin.accounting.collectives import two_level_gather_bytes
+
+    # an 8 GB gather over 16 ranks: 7/8 of it within the node, 1/2 of a rank's 1 GB across
+    assert two_level_gather_bytes(8e9, 16, 8) == (7e9, 0.5e9)
+    assert two_level_gather_bytes(8e9, 8, 8) == (7e9, 0.0)
 
     assert link(16, 8, 450e9, 50e9) == pytest.approx(1.875 / (1.75 / 450e9 + 0.125 / 50e9))
     assert link(16, 8, 450e9, 50e9) == pytest.approx(293.478e9, rel=1e-5)

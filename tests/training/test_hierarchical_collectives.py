@@ -64,3 +64,17 @@ def test_an_nvl72_rack_is_one_nvlink_domain(cli):
     assert nvl72["communication"]["inter_node_bytes"] == 0
     assert hgx["assumptions"]["gpus_per_node"] == 8
     assert hgx["communication"]["inter_node_bytes"] > 0
+
+
+def test_tensor_parallelism_across_two_nodes_all_reduces_in_two_levels():
+    """TP 16 over two 8-GPU H100 nodes (an unusual layout, but a planner may try it): the TP
+    all-reduces run in the same two levels as the data-parallel ones above — 2·7/8 of each
+    buffer over NVLink, 2·1/2 of its 1/8 over the port — so their bytes (the ring's 2·15/16)
+    see 1.875 / (1.75/450 + 0.125/50) GB/s = 293.5 GB/s, not the port's 50 GB/s alone; at TP 8
+    they stay on NVLink (the same rule serving uses: ``allreduce_link_bytes_per_s``)."""
+    m, h100 = load_model("llama-2-7b"), load_accelerator("h100-sxm")
+    shape = TrainShape((4096,), 1)
+    for tp, link in ((16, 1.875 / (1.75 / 450e9 + 0.125 / 50e9)), (8, 450e9)):
+        r = plan_training(m, shape, Cluster(h100, 1, 0, link_bytes_per_s=450e9, mfu=0.5,
+                                            tensor_parallel=tp), recipe("adamw"))
+        assert r.model_parallel.tp_link_bytes_per_s == pytest.approx(link)

@@ -20,25 +20,34 @@ def ring_allreduce_bytes(buffer_bytes: float, devices: int) -> float:
     return 2 * ring_gather_bytes(buffer_bytes, devices)
 
 
+def two_level_gather_bytes(buffer_bytes: float, devices: int, domain: int
+                           ) -> tuple[float, float]:
+    """A reduce-scatter or all-gather over ``devices`` ranks in NVLink domains (nodes) of
+    ``domain`` GPUs, in two levels as NCCL's rings and trees run it across nodes (each crosses
+    the network through a different GPU's port): (bytes a rank sends over the in-domain link,
+    ``(g − 1)/g·B`` over its g = min(n, domain) peers; bytes over its own NIC, ``(N − 1)/N`` of
+    its ``B/g`` share over the N = ⌈n/g⌉ domains). One domain: the ring alone, no NIC bytes."""
+    require(devices >= 1 and domain >= 1, f"devices, domain: must be >= 1, got {devices}, "
+            f"{domain}")
+    local = min(domain, devices)
+    return (ring_gather_bytes(buffer_bytes, local),
+            ring_gather_bytes(buffer_bytes / local, -(-devices // local)))
+
+
 def allreduce_link_bytes_per_s(devices: int, domain: int, link_bytes_per_s: float,
                                nic_bytes_per_s: float) -> float:
     """The bandwidth an all-reduce over ``devices`` ranks sees as one ring link (what
-    :func:`ring_allreduce_bytes` is divided by), bytes/s: ``link_bytes_per_s`` while the ranks
-    share one NVLink domain of ``domain`` GPUs; beyond it, hierarchical as NCCL runs it over
-    N = n/g domains of g GPUs — a reduce-scatter and an all-gather within each domain over
-    the link, ``2(g − 1)/g·B``, and an all-reduce of each GPU's ``B/g`` across the domains
-    over its NIC, ``2(N − 1)/N·B/g``:
+    :func:`ring_allreduce_bytes` is divided by), bytes/s: ``link_bytes_per_s`` within one NVLink
+    domain of ``domain`` GPUs; beyond it the two levels of :func:`two_level_gather_bytes`,
+    twice each (reduce-scatter and all-gather), in sequence:
     ``B_eff = 2(n − 1)/n / (2(g − 1)/g / link + 2(N − 1)/(N·g) / nic)``
     (16 H100 over 2 nodes of 8, 450 GB/s NVLink, a 50 GB/s NIC a GPU: 293.5 GB/s)."""
-    require(devices >= 1 and domain >= 1, f"devices, domain: must be >= 1, got {devices}, "
-            f"{domain}")
     require(link_bytes_per_s > 0 and nic_bytes_per_s > 0, "link and NIC bandwidths: must be > 0")
     if devices <= domain:
         return link_bytes_per_s
-    g, nodes = domain, devices / domain
-    per_byte = (2 * (g - 1) / g / link_bytes_per_s
-                + 2 * (nodes - 1) / (nodes * g) / nic_bytes_per_s)
-    return 2 * (devices - 1) / devices / per_byte
+    inside, across = two_level_gather_bytes(1.0, devices, domain)
+    return ring_allreduce_bytes(1.0, devices) / (2 * inside / link_bytes_per_s
+                                                 + 2 * across / nic_bytes_per_s)
 
 
 TP_ACTIVATION_BYTES = 2

@@ -13,9 +13,9 @@ Pipeline parallel with p stages, m micro-batches and v model chunks per stage (t
 from dataclasses import dataclass
 
 from napkin.accounting.collectives import (
-    ring_gather_bytes,
     stage_boundary_bytes_per_token,
     tp_allreduce_bytes_per_token,
+    two_level_gather_bytes,
 )
 from napkin.errors import NapkinError, require
 
@@ -82,10 +82,9 @@ def communication(scheme: str, params: int, devices: int, weight_bytes: float = 
     else:
         raise NapkinError(f"sharding: unknown scheme {scheme!r}; allowed: ddp, zero1, zero2, "
                           "zero3, fsdp")
-    local = devices if per_node is None else max(1, min(per_node, devices))
-    nodes = -(-devices // local)
-    return Communication(scheme, passes * ring_gather_bytes(buffer, local), link_bytes_per_s,
-                         compute_s, passes * ring_gather_bytes(buffer / local, nodes),
+    inside, across = two_level_gather_bytes(buffer, devices,
+                                            devices if per_node is None else max(1, per_node))
+    return Communication(scheme, passes * inside, link_bytes_per_s, compute_s, passes * across,
                          inter_node_bytes_per_s)
 
 

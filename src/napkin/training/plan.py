@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 from napkin.accounting.backward import is_frozen
 from napkin.accounting.collectives import (
+    allreduce_link_bytes_per_s,
     context_parallel_kv_bytes_per_token,
     expert_alltoall_bytes_per_token,
 )
@@ -410,7 +411,7 @@ def plan_training(model: ModelSpec, shape: TrainShape, cluster: Cluster, rec: Re
     world = cluster.devices * mp * cp
     mp_traffic = model_parallel_traffic(
         model.num_layers, model.hidden_size, shape.sequence_tokens, shape.micro_batch,
-        shape.accumulation, tp, pp, intra if tp <= node else min(intra, inter),
+        shape.accumulation, tp, pp, allreduce_link_bytes_per_s(tp, node, intra, inter),
         intra if mp <= node else min(intra, inter), v,
         context_parallel_kv_bytes_per_token(model, cp) if cp > 1 else 0.0,
         4 if shape.recompute == "full" else 3,
