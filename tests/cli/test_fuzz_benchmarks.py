@@ -5,7 +5,8 @@ before any fitting or replay, with an error line naming the option or file, and 
 so does ``benchmarks/serve_speed.py`` with a request count that is not a whole number >= 1, and
 ``benchmarks/fit_frontend.py`` with a bad backend, set, grouping or candidate, and
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
-not know or a count that is not a whole number >= 1 (before extracting or running anything).
+not know or a count that is not a whole number >= 1 (before extracting or running anything),
+and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns.
 The scripts run as a user runs them, in a fresh interpreter."""
 
 import subprocess
@@ -141,6 +142,14 @@ def test_serve_speed_vs_refuses_bad_input(args, names):
 ])
 def test_check_moe_refuses_bad_options(args, names):
     _refused(_run("check_moe_h100.py", *args), names)
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["no-such-file.csv"], "sample"), (["README.md"], "lacks the silicon sample's columns"),
+    (["README.md", "--cycles", "0"], "--cycles"), (["README.md", "--limit", "x"], "--limit"),
+])
+def test_check_disagg_refuses_bad_input(args, names):
+    _refused(_run("check_disagg_h100.py", *args), names)
 
 
 @pytest.mark.parametrize("value", ["9", "0", "nan", "x", "-1"])
