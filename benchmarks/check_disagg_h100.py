@@ -13,9 +13,10 @@ path you give, as ``external_check.py`` does::
 
 Each row runs as one scenario of the shipped profile of its backend: a prefill pool and a
 decode pool in the row's layouts (``prefill_num_workers`` and ``decode_num_workers`` replicas,
-1 where empty), the KV sent across nodes over the prefill pool's NICs (50 GB/s a GPU: the
-pools sit on different nodes), a closed loop of the row's ``silicon_concurrency`` clients with
-the row's fixed input and output lengths, ``--cycles`` requests a client (4 by default). The
+1 where empty), the KV sent over the prefill ranks' NICs (napkin's default once the pools
+span more than one node: 50 GB/s a GPU), a closed loop of the row's ``silicon_concurrency``
+clients with the row's fixed input and output lengths, ``--cycles`` requests a client (4 by
+default). The
 harness's own latencies and length spread are not modelled (a by-hand reading, not a replay:
 ``validation/replay.py`` replays aggregated rows only). Each run once (:func:`distinct`). Prints
 napkin / measured − 1 of mean TTFT and TPOT per run and their medians per backend and model.
@@ -35,9 +36,6 @@ from napkin.calibration.measurements.aiconfigurator import SILICON_CONCURRENCY
 from napkin.calibration.measurements.catalog_ids import catalog_gpu_id, catalog_model_id
 from napkin.errors import NapkinError, require
 
-NIC_GBS = 50.0
-"""A GPU's network port per direction, GB/s (ConnectX-7, 400 Gb/s): the KV's way between
-pools on different nodes."""
 WEIGHTS = {"fp8": "fp8", "fp8_block": "fp8"}
 COLUMNS = ("id", "backend", "model_path", "system", "precision", "mode", "isl", "osl",
            "gemm_quant_mode", "silicon_ttft_ms", "silicon_tpot_ms", "silicon_data_source",
@@ -76,8 +74,7 @@ def scenario_of(row: dict[str, str], cycles: int) -> dict:
                 "prefill_replicas": _size(row["prefill_num_workers"]),
                 "decode_replicas": _size(row["decode_num_workers"]),
                 "prefill_tensor_parallel": ptp, "prefill_data_parallel": pdp,
-                "prefill_expert_parallel": pep > 1,
-                "kv_link_gbs": NIC_GBS * ptp * pdp}}}
+                "prefill_expert_parallel": pep > 1}}}
 
 
 def distinct(rows: list[dict[str, str]]) -> list[dict[str, str]]:

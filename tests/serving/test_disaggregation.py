@@ -92,3 +92,19 @@ def test_pool_metrics_split_prefill_from_decode():
     busy = sum(e.busy_s for e in run.engines)
     assert (pre.busy_frac + dec.busy_frac) * s.makespan_s == pytest.approx(busy)
     assert dec.peak_kv_frac == pytest.approx(101 / run.engines[1].spec.num_blocks)
+
+
+def test_the_kv_link_leaves_nvlink_once_the_pools_span_nodes():
+    """Without ``kv_link_gbs`` a prefill replica sends its KV over one link a rank: NVLink's
+    450 GB/s per direction (H100) while both pools fit one 8-GPU node — 1P1D at TP 4 is 4 + 4
+    GPUs, 4 × 450 GB/s — and a rank's 50 GB/s NIC once they do not: 2P2D at TP 4 is 16 GPUs,
+    4 × 50 GB/s; ``engine.gpus_per_node: 16`` puts them back in one domain."""
+    cases = (({}, 4 * 450e9), ({"prefill_replicas": 2, "decode_replicas": 2}, 4 * 50e9))
+    for disagg, link in cases:
+        built = build(_scenario(2, disagg, tp=4), Path("."))
+        assert built.disagg.link_bytes_per_s == pytest.approx(link)
+    wide = _scenario(2, {"prefill_replicas": 2, "decode_replicas": 2}, tp=4).model_dump(
+        mode="json", exclude_unset=True)
+    wide["engine"]["gpus_per_node"] = 16
+    assert build(Scenario.model_validate(wide), Path(".")).disagg.link_bytes_per_s == \
+        pytest.approx(4 * 450e9)

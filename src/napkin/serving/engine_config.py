@@ -29,8 +29,8 @@ and run a small workload in under a second, a million took minutes."""
 class DisaggConfig(InputModel):
     """Disaggregated prefill/decode: pools of their own size (and prefill TP); each request's
     KV moves from its prefill replica to a decode replica over a link of ``kv_link_gbs`` GB/s
-    (default: the GPU's interconnect per direction from the catalog × the prefill TP, one link
-    per rank) after ``kv_link_latency_us``."""
+    (default: a rank's NVLink, or its NIC once the pools span more than one NVLink domain, ×
+    the prefill TP, one link per rank) after ``kv_link_latency_us``."""
 
     prefill_replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
     """Prefill engines: each runs a request's prompt and first token, taking arrivals from
@@ -54,8 +54,10 @@ class DisaggConfig(InputModel):
         classmethod(lambda cls, v: _expert_parallel(v)))
     kv_link_gbs: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Bandwidth of the link each prefill replica sends KV over, GB/s (10^9 bytes/s); transfers from
-    one replica queue in finishing order. None: the GPU's per-direction interconnect (half the
-    catalog's bidirectional figure, or 32 GB/s where none is listed) × the prefill TP."""
+    one replica queue in finishing order. None: a rank's link × the prefill TP — the GPU's
+    per-direction interconnect (half the catalog's bidirectional figure, or 32 GB/s where none
+    is listed) while both pools fit one NVLink domain (``engine.gpus_per_node``), else its NIC
+    (``engine.internode_gbs``)."""
     kv_link_latency_us: float = Field(default=20.0, ge=0, allow_inf_nan=False)
     """Latency added to each KV transfer after it is sent, µs."""
 

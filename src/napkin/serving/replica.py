@@ -56,6 +56,13 @@ def allreduce_link(e: EngineConfig, acc: Accelerator, group: int) -> tuple[float
                   "all-reduce's (no cross-node measurement is fitted)")
 
 
+def kv_rank_link(e: EngineConfig, acc: Accelerator, gpus: int) -> float:
+    """The link one prefill rank sends its KV over to a decode replica, bytes/s: the GPU's
+    NVLink figure while both pools (``gpus`` in all) fit one NVLink domain, else its NIC
+    (``engine.internode_gbs``): the pools then sit on different nodes."""
+    return acc.allreduce_bytes_per_s if gpus <= nvlink_domain(e, acc) else e.internode_gbs * GB
+
+
 def activation_peak_bytes(model: ModelSpec, tokens: int, max_num_seqs: int) -> float:
     """Estimated peak activation memory of a ``tokens``-token forward (16-bit activations):
     residual in and out plus the wider of attention (q, k, v, output) and MLP (gate, up,

@@ -28,6 +28,7 @@ from napkin.serving.replica import (
     check_pipeline,
     engine_layout,
     engine_spec,
+    kv_rank_link,
     nvlink_domain,
     prefill_pool_layout,
 )
@@ -308,7 +309,8 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         prefill_link, prefill_spans = allreduce_link(e, acc, prefill_layout.attention_tp)
         prefill_spec, _, _ = engine_spec(model, acc, precision, e, prefill_layout, prefill_link)
         spans = spans or prefill_spans
-        kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else acc.allreduce_bytes_per_s * ptp
+        kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else kv_rank_link(
+            e, acc, ptp * d.prefill_replicas + layout.ranks * d.decode_replicas) * ptp
         disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
                                 kv_token)
     if isinstance(scenario.workload, str):
