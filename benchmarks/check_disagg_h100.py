@@ -25,7 +25,6 @@ Usage: python benchmarks/check_disagg_h100.py SAMPLE.csv [--cycles N] [--limit N
 """
 
 import argparse
-import csv
 import re
 import statistics
 from pathlib import Path
@@ -34,7 +33,16 @@ from arguments import whole_number
 from napkin.api.serving import simulate
 from napkin.calibration.measurements.aiconfigurator import SILICON_CONCURRENCY
 from napkin.calibration.measurements.catalog_ids import catalog_gpu_id, catalog_model_id
-from napkin.errors import NapkinError, require
+from napkin.calibration.measurements.fields import (
+    as_number,
+    csv_table,
+    fail,
+    is_missing,
+    positive_float,
+    positive_int,
+)
+from napkin.errors import NapkinError
+from napkin.units import MS
 
 WEIGHTS = {"fp8": "fp8", "fp8_block": "fp8"}
 COLUMNS = ("id", "backend", "model_path", "system", "precision", "mode", "isl", "osl",
@@ -44,22 +52,35 @@ COLUMNS = ("id", "backend", "model_path", "system", "precision", "mode", "isl", 
 """The sample's columns this script reads."""
 
 
-def _size(value: str) -> int:
+def _size(row: dict[str, str], where: str, column: str) -> int:
     """A parallel size or a worker count: empty or 0 mean 1."""
-    return max(int(value or 1), 1)
+    value = row[column]
+    return 1 if is_missing(value) or as_number(value) == 0 else positive_int(value, where, column)
 
 
-def scenario_of(row: dict[str, str], cycles: int) -> dict:
-    """The row as a napkin scenario (module docstring)."""
+def run_of(line: int, row: dict[str, str]) -> tuple[int, float, float]:
+    """(clients, measured mean TTFT s, measured mean TPOT s) of a row; a bad cell is one
+    error line naming the line and the column."""
+    where = f"line {line}"
     found = SILICON_CONCURRENCY.search(row["silicon_data_source"])
-    require(found is not None, f"row {row['id']}: no silicon_concurrency in its source")
-    clients = int(found.group(1))
-    ptp, pdp, pep = (_size(row[f"prefill_{k}"]) for k in ("tp_size", "attention_dp_size",
-                                                          "moe_ep_size"))
-    dtp, ddp, dep = (_size(row[f"decode_{k}"]) for k in ("tp_size", "attention_dp_size",
-                                                         "moe_ep_size"))
+    if found is None:
+        fail(where, "silicon_data_source", "states no silicon_concurrency")
+    return (int(found.group(1)),
+            positive_float(row["silicon_ttft_ms"], where, "silicon_ttft_ms") * MS,
+            positive_float(row["silicon_tpot_ms"], where, "silicon_tpot_ms") * MS)
+
+
+def scenario_of(line: int, row: dict[str, str], cycles: int) -> dict:
+    """The row as a napkin scenario (module docstring)."""
+    where = f"line {line}"
+    clients = run_of(line, row)[0]
+    ptp, pdp, pep = (_size(row, where, f"prefill_{k}") for k in ("tp_size", "attention_dp_size",
+                                                                 "moe_ep_size"))
+    dtp, ddp, dep = (_size(row, where, f"decode_{k}") for k in ("tp_size", "attention_dp_size",
+                                                                "moe_ep_size"))
     weights = WEIGHTS.get(row["gemm_quant_mode"] or row["precision"], row["precision"])
-    lengths = {"input_tokens": int(row["isl"]), "output_tokens": int(row["osl"])}
+    lengths = {"input_tokens": positive_int(row["isl"], where, "isl"),
+               "output_tokens": positive_int(row["osl"], where, "osl")}
     return {
         "name": row["id"][-60:], "model": catalog_model_id(row["model_path"]),
         "gpu": catalog_gpu_id(row["system"]), "weights": weights, "kv_dtype": "fp8",
@@ -69,28 +90,31 @@ def scenario_of(row: dict[str, str], cycles: int) -> dict:
                                   "num_requests": clients * cycles}},
         "engine": {
             "backend": row["backend"], "tensor_parallel": dtp, "data_parallel": ddp,
-            "expert_parallel": dep > 1, "max_num_seqs": max(clients, 1),
+            "expert_parallel": dep > 1, "max_num_seqs": clients,
             "disaggregated": {
-                "prefill_replicas": _size(row["prefill_num_workers"]),
-                "decode_replicas": _size(row["decode_num_workers"]),
+                "prefill_replicas": _size(row, where, "prefill_num_workers"),
+                "decode_replicas": _size(row, where, "decode_num_workers"),
                 "prefill_tensor_parallel": ptp, "prefill_data_parallel": pdp,
                 "prefill_expert_parallel": pep > 1}}}
 
 
-def distinct(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+def distinct(rows: list[tuple[int, dict[str, str]]]) -> list[tuple[int, dict[str, str]]]:
     """Each run once: the sample lists some runs under two exports (the same backend, model,
     lengths, layouts, clients and times to 0.01 ms); runs of the same configuration that
-    measured other times are kept, each a run."""
+    measured other times are kept, each a run. A row whose times or clients do not read is
+    kept, to be refused on its own line."""
     seen, out = set(), []
-    for r in rows:
-        found = SILICON_CONCURRENCY.search(r["silicon_data_source"])
-        key = (r["backend"], r["model_path"], r["isl"], r["osl"],
-               found.group(1) if found else "",
-               *(r[c] for c in r if c.startswith(("prefill_", "decode_"))),
-               round(float(r["silicon_ttft_ms"]), 2), round(float(r["silicon_tpot_ms"]), 2))
+    for line, r in rows:
+        try:
+            measured = tuple(round(v, 5) for v in run_of(line, r))
+        except NapkinError:
+            out.append((line, r))
+            continue
+        key = (r["backend"], r["model_path"], r["isl"], r["osl"], measured,
+               *(r[c] for c in COLUMNS if c.startswith(("prefill_", "decode_"))))
         if key not in seen:
             seen.add(key)
-            out.append(r)
+            out.append((line, r))
     return out
 
 
@@ -104,30 +128,27 @@ def main() -> None:
     args = ap.parse_args()
     if not args.sample.is_file():
         ap.error(f"sample: {args.sample} is not a file")
-    with args.sample.open(newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            ap.error(f"sample: {args.sample} lacks the silicon sample's columns "
-                     f"{', '.join(missing)}")
-        rows = distinct([r for r in reader if r["mode"] == "disagg"
-                         and re.search("h100", r["system"], re.I)])
+    try:
+        table = csv_table(args.sample, COLUMNS)
+    except NapkinError as e:
+        ap.error(str(e))
+    rows = distinct([(line, r) for line, r in table if r["mode"] == "disagg"
+                     and re.search("h100", r["system"], re.I)])
     errors: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for row in rows[:args.limit]:
+    for line, row in rows[:args.limit]:
         try:
-            (report,) = simulate(scenario_of(row, args.cycles)).value["reports"]
+            clients, ttft_s, tpot_s = run_of(line, row)
+            (report,) = simulate(scenario_of(line, row, args.cycles)).value["reports"]
         except NapkinError as e:
-            print(f"{row['id']}: skipped ({e})")
+            print(f"{row['id'] or f'line {line}'}: skipped ({e})")
             continue
         s = report.summary
-        ttft = s.ttft.mean_s / (float(row["silicon_ttft_ms"]) * 1e-3) - 1
-        tpot = s.tpot.mean_s / (float(row["silicon_tpot_ms"]) * 1e-3) - 1
+        ttft, tpot = s.ttft.mean_s / ttft_s - 1, s.tpot.mean_s / tpot_s - 1
         errors.setdefault((row["backend"], row["model_path"]), []).append((ttft, tpot))
         print(f"{row['backend']:7} {row['model_path']:26} {row['isl']:>5}/{row['osl']:<5} "
-              f"c{SILICON_CONCURRENCY.search(row['silicon_data_source']).group(1):>4}  "
-              f"TTFT {s.ttft.mean_s * 1e3:8.1f} vs {float(row['silicon_ttft_ms']):8.1f} ms "
-              f"({ttft:+.0%})  TPOT {s.tpot.mean_s * 1e3:6.2f} vs "
-              f"{float(row['silicon_tpot_ms']):6.2f} ms ({tpot:+.0%})")
+              f"c{clients:>4}  TTFT {s.ttft.mean_s * 1e3:8.1f} vs {ttft_s * 1e3:8.1f} ms "
+              f"({ttft:+.0%})  TPOT {s.tpot.mean_s * 1e3:6.2f} vs {tpot_s * 1e3:6.2f} ms "
+              f"({tpot:+.0%})")
     for (backend, model), e in sorted(errors.items()):
         print(f"{backend} {model}: {len(e)} runs, median napkin/measured − 1: TTFT "
               f"{statistics.median(t for t, _ in e):+.1%}, TPOT "

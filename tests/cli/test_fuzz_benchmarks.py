@@ -145,11 +145,38 @@ def test_check_moe_refuses_bad_options(args, names):
 
 
 @pytest.mark.parametrize(("args", "names"), [
-    (["no-such-file.csv"], "sample"), (["README.md"], "lacks the silicon sample's columns"),
+    (["no-such-file.csv"], "sample"), (["README.md"], "README.md"),
     (["README.md", "--cycles", "0"], "--cycles"), (["README.md", "--limit", "x"], "--limit"),
 ])
 def test_check_disagg_refuses_bad_input(args, names):
     _refused(_run("check_disagg_h100.py", *args), names)
+
+
+def test_check_disagg_names_the_columns_a_sample_lacks(tmp_path):
+    path = tmp_path / "sample.csv"
+    path.write_text("id,backend\nx,sglang\n")
+    _refused(_run("check_disagg_h100.py", str(path)), "columns: missing")
+
+
+@pytest.mark.parametrize(("column", "value"), [
+    ("silicon_tpot_ms", "nan"), ("silicon_ttft_ms", "-3"), ("silicon_tpot_ms", "inf"),
+    ("decode_tp_size", "1.5"), ("isl", "x"), ("silicon_data_source", "no clients stated"),
+])
+def test_check_disagg_skips_a_bad_row_on_one_line(tmp_path, column, value):
+    """A sample row whose cell does not read is skipped on one line naming its line and
+    column; the script goes on (exit 0, no traceback)."""
+    row = {"id": "", "backend": "sglang", "model_path": "deepseek-ai/DeepSeek-R1",
+           "system": "h100_sxm", "precision": "fp8", "mode": "disagg", "isl": "1024",
+           "osl": "1024", "gemm_quant_mode": "fp8", "silicon_ttft_ms": "200",
+           "silicon_tpot_ms": "10", "silicon_data_source": "silicon_concurrency=4",
+           "prefill_num_workers": "", "prefill_tp_size": "16", "prefill_attention_dp_size": "",
+           "prefill_moe_ep_size": "", "decode_num_workers": "", "decode_tp_size": "16",
+           "decode_attention_dp_size": "", "decode_moe_ep_size": "", column: value}
+    path = tmp_path / "sample.csv"
+    path.write_text(",".join(row) + "\n" + ",".join(row.values()) + "\n")
+    p = _run("check_disagg_h100.py", str(path))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.startswith("line 2: skipped (line 2: ") and column in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize("value", ["9", "0", "nan", "x", "-1"])

@@ -56,10 +56,11 @@ def allreduce_link(e: EngineConfig, acc: Accelerator, group: int) -> tuple[float
                   "all-reduce's (no cross-node measurement is fitted)")
 
 
-def kv_rank_link(e: EngineConfig, acc: Accelerator, gpus: int) -> float:
-    """The link one prefill rank sends its KV over to a decode replica, bytes/s: the GPU's
-    NVLink figure while both pools (``gpus`` in all) fit one NVLink domain, else its NIC
-    (``engine.internode_gbs``): the pools then sit on different nodes."""
+def rank_link(e: EngineConfig, acc: Accelerator, gpus: int) -> float:
+    """The link a rank sends point-to-point traffic over (a pipeline stage's activations, a
+    prefill rank's KV to a decode replica), bytes/s, among ``gpus`` GPUs: the GPU's NVLink
+    figure while they fit one NVLink domain, else its NIC (``engine.internode_gbs``): they then
+    sit on different nodes."""
     return acc.allreduce_bytes_per_s if gpus <= nvlink_domain(e, acc) else e.internode_gbs * GB
 
 

@@ -28,9 +28,9 @@ from napkin.serving.replica import (
     check_pipeline,
     engine_layout,
     engine_spec,
-    kv_rank_link,
     nvlink_domain,
     prefill_pool_layout,
+    rank_link,
 )
 from napkin.serving.request import Request
 from napkin.serving.simulate import Disaggregation, SimRun, simulate
@@ -231,10 +231,9 @@ class Built:
         e = self.scenario.engine
         inner = timer or roofline_timer(self.model, self.acc, self.precision, self.eff, spec)
         gpus = spec.tensor_parallel * e.pipeline_parallel
-        link = (self.acc.allreduce_bytes_per_s if gpus <= nvlink_domain(e, self.acc)
-                else e.internode_gbs * GB)
         return PipelineTimer(inner, e.pipeline_parallel, stage_boundary_bytes_per_token(
-            self.model.hidden_size, spec.tensor_parallel), link, spec.allreduce_latency_s)
+            self.model.hidden_size, spec.tensor_parallel), rank_link(e, self.acc, gpus),
+            spec.allreduce_latency_s)
 
     def simulate(self, progress: Callable[[float, int], None] | None = None,
                  stop: Callable[[Request], bool] | None = None) -> SimRun:
@@ -309,7 +308,7 @@ def build(scenario: Scenario, base_dir: Path, seed: int | None = None) -> Built:
         prefill_link, prefill_spans = allreduce_link(e, acc, prefill_layout.attention_tp)
         prefill_spec, _, _ = engine_spec(model, acc, precision, e, prefill_layout, prefill_link)
         spans = spans or prefill_spans
-        kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else kv_rank_link(
+        kv_link = d.kv_link_gbs * GB if d.kv_link_gbs else rank_link(
             e, acc, ptp * d.prefill_replicas + layout.ranks * d.decode_replicas) * ptp
         disagg = Disaggregation(d.prefill_replicas, kv_link, d.kv_link_latency_us * 1e-6,
                                 kv_token)
