@@ -16,8 +16,9 @@ a temporary folder, byte-compiles both trees (see ``serve_cold.py``), and for ea
   (``serve_cold.py``'s scenario: Llama-2-7B on one H100, 512 → 128 tokens, Poisson 5/s) in
   each tree, in-process (over a minute a tree on the 2-core machine);
 - a cold ``napkin serve simulate`` of Vidur's workload at each ``--cold`` count (10, 1,000
-  and 10,000 requests) through each tree (whole-process seconds), and the floor the issue
-  measures start-up against, ``python -c "import numpy, pydantic"``.
+  and 10,000 requests) through each tree's own console script (its ``pyproject.toml``'s
+  ``napkin`` entry: how the command starts and ends there; whole-process seconds), and the
+  floor the issue measures start-up against, ``python -c "import numpy, pydantic"``.
 
 With ``--cpu`` every figure is CPU seconds (user + system: the worker's ``process_time``, a
 cold run's from ``getrusage``) instead of wall seconds: steadier where other work shares the
@@ -46,6 +47,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -85,15 +87,24 @@ def _commit(parser: argparse.ArgumentParser, name: str, rev: str) -> None:
 
 
 def _extract(rev: str, into: Path) -> Path:
-    """REV's tree under ``into``; its ``src`` folder."""
+    """REV's tree under ``into``; its ``src`` folder (its ``pyproject.toml`` beside)."""
     into.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src", "pyproject.toml"],
+                             check=True, capture_output=True).stdout
     path = into / "rev.tar"
     path.write_bytes(archive)
     with tarfile.open(path) as tar:
         tar.extractall(into, filter="data")
     return into / "src"
+
+
+def _console(src: Path) -> str:
+    """``python -c`` code that runs the tree's own ``napkin`` console script (its
+    ``pyproject.toml`` entry, ``module:function``): how ``napkin`` starts and ends in that
+    revision."""
+    entry = tomllib.loads((src.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = entry["napkin"].split(":")
+    return f"from {module} import {function}; {function}()"
 
 
 def _run(src: Path | None, args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -223,9 +234,8 @@ def main() -> None:
                 got = {i: _rate(trees[i][1], scenario, n, best, args.cpu) for i in turn}
                 _compare(seen, r, f"{label}, {n:,} requests", got[0], got[1], rate)
             for n, path in cold.items():
-                got = {i: _seconds(["-c", "from napkin.cli.main import main; main()", "serve",
-                                    "simulate", str(path), "--format", "json"], args.cpu,
-                                   trees[i][1]) for i in turn}
+                got = {i: _seconds(["-c", _console(trees[i][1]), "serve", "simulate", str(path),
+                                    "--format", "json"], args.cpu, trees[i][1]) for i in turn}
                 _compare(seen, r, f"cold serve simulate, Vidur's workload, {n:,} requests",
                          got[0], got[1], seconds)
             if cold:

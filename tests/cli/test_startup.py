@@ -78,4 +78,81 @@ def test_version_builds_no_command(cli):
     version, modules = probe.stdout.splitlines()
     assert version == f"napkin {__version__}"
     heavy = ("napkin.cli.serve_cmds", "napkin.api", "numpy", "pydantic")
-    assert [m for m in ast.literal_eval(modules) if m.startswith(heavy)] == []
+    loaded = [m for m in ast.literal_eval(modules) if m.startswith(heavy)]
+    assert loaded == ["pydantic.plugin._loader"]  # napkin's stand-in, not pydantic itself
+
+
+RUN = """import atexit, gc, json, sys
+from napkin.cli.main import run
+sys.argv = ["napkin", *sys.argv[1:]]
+atexit.register(lambda: print(json.dumps({"gc": gc.isenabled(), "frozen": gc.get_freeze_count(),
+    "metadata": "importlib.metadata" in sys.modules}), file=sys.stderr))
+run()
+"""
+"""The console script (``napkin = napkin.cli.main:run``) in a fresh interpreter; an exit
+handler registered before it reports the collector and the modules as the process ends."""
+
+
+def _console(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True,
+                          env=env)
+
+
+def test_the_console_script_is_run():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"napkin": "napkin.cli.main:run"}
+
+
+def test_the_console_script_prints_what_main_prints_and_leaves_with_its_status(tmp_path, cli):
+    path = tmp_path / "startup.yaml"
+    path.write_text(SCENARIO)
+    done = _console("serve", "simulate", str(path), "--format", "json")
+    assert done.returncode == 0
+    code, out, _ = cli("serve", "simulate", str(path), "--format", "json")
+    assert (code, json.loads(done.stdout)) == (0, json.loads(out))  # every byte flushed
+    # the exit handlers ran; the collector, paused through start-up, is back on with
+    # start-up's objects frozen; pydantic's plugin loader never imported importlib.metadata
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["gc"] is True and report["frozen"] > 10_000
+    assert report["metadata"] is False
+    bad = _console("serve", "simulate", str(tmp_path / "missing.yaml"))
+    assert bad.returncode == 2
+    assert bad.stderr.splitlines()[0] == (
+        f"napkin: error: scenario: no such file '{tmp_path / 'missing.yaml'}'")
+    assert _console("--version").returncode == 0
+
+
+def test_leave_exits_as_system_exit_would():
+    probe = ("import sys\nfrom napkin.cli.main import leave\nprint('buffered', end='')\n"
+             "leave(None if sys.argv[1] == 'none' else int(sys.argv[1]) if sys.argv[1].isdigit()"
+             " else sys.argv[1])")
+    for arg, status, err in (("none", 0, ""), ("3", 3, ""), ("why", 1, "why\n")):
+        done = subprocess.run([sys.executable, "-c", probe, arg], capture_output=True, text=True)
+        assert (done.returncode, done.stdout, done.stderr) == (status, "buffered", err)
+
+
+def test_the_stand_in_plugin_loader_returns_what_pydantics_own_does():
+    """Under PYDANTIC_DISABLE_PLUGINS=__all__ pydantic's own loader returns no plugin; the
+    stand-in returns the same, and a user's other setting gets pydantic's own loader."""
+    own = subprocess.run(
+        [sys.executable, "-c", "from pydantic.plugin._loader import get_plugins\n"
+         "print(tuple(get_plugins()))"], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"})
+    stand_in = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom napkin.cli.main import _no_plugin_loader\n"
+         "_no_plugin_loader()\nfrom pydantic.plugin._loader import get_plugins\n"
+         "print(tuple(get_plugins()), 'importlib.metadata' in sys.modules)"],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"})
+    assert own.stdout == "()\n"
+    assert stand_in.stdout == "() False\n"
+    theirs = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom napkin.cli.main import _no_plugin_loader\n"
+         "_no_plugin_loader()\nimport pydantic.plugin._loader as loader\n"
+         "print(hasattr(loader, 'PYDANTIC_ENTRY_POINT_GROUP'))"],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "logfire"})
+    assert theirs.stdout == "True\n"  # pydantic's own module, which honours their setting
