@@ -5,6 +5,7 @@ or not at all."""
 
 import inspect
 import json
+import os
 from pathlib import Path
 from typing import get_args
 
@@ -168,6 +169,20 @@ def test_atomic_write_replaces_only_on_success(tmp_path):
         Path(tmp).write_text("half")
         raise RuntimeError
     assert target.read_text() == "whole" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_atomic_write_gives_the_mode_a_new_file_gets(tmp_path):
+    """Not the temporary file's owner-only 0o600: 0o666 less the umask, as ``open`` gives."""
+    old = os.umask(0o027)
+    try:
+        with atomic_write(tmp_path / "f.txt") as tmp:
+            Path(tmp).write_text("x")
+        with open(tmp_path / "g.txt", "w") as f:  # what open() gives under the same umask
+            f.write("x")
+    finally:
+        os.umask(old)
+    mode = (tmp_path / "f.txt").stat().st_mode & 0o777
+    assert mode == 0o640 == (tmp_path / "g.txt").stat().st_mode & 0o777
 
 
 @pytest.mark.parametrize("body", ["[" * 100_000, "{\"a\": " * 50_000])

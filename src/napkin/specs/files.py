@@ -162,11 +162,21 @@ def check_folder(path: str | Path, field: str) -> None:
         raise NapkinError(f"{field}: folder {str(where)!r} is not writable")
 
 
+def new_file_mode() -> int:
+    """The mode ``open`` gives a new file: 0o666 less the process's umask (read by setting it
+    and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextmanager
 def atomic_write(path: str | Path, what: str = "output") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename,
     on any failure (an error, Ctrl-C) it is removed: a reader never sees half a file. A folder
-    that takes no files (``/proc``, a read-only mount) is one error naming ``what``."""
+    that takes no files (``/proc``, a read-only mount) is one error naming ``what``. The file
+    gets the mode a new file of ``open`` would (0o666 less the umask), not the temporary
+    file's owner-only 0o600."""
     target = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -175,6 +185,7 @@ def atomic_write(path: str | Path, what: str = "output") -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
