@@ -1,5 +1,6 @@
-"""One MoE layer's routed experts as the shipped profiles time them, against the engines' own H100
-kernel timings (``catalog/measurements/aiconfigurator_h100_moe_kernels.csv``).
+"""One MoE layer's routed experts as the shipped profiles time them, against the engines' own
+kernel timings on H100 (``catalog/measurements/aiconfigurator_h100_moe_kernels.csv``) or, with
+``--gpu b200``, on B200 (``aiconfigurator_b200_moe_kernels.csv``: the same engine versions).
 
 For each engine and expert format, by tokens a layer: the median |error| and bias of the
 profile's time of the layer — the busiest rank's routed FLOPs, expert bytes, pairs and its
@@ -8,16 +9,20 @@ fixed time through the profile's ``expert*``, ``expert_weights``, ``expert_pair`
 layer timed as dense work (the profile's ``dense*`` and ``weights`` coefficients, as profiles
 timed the routed experts before they had terms of their own). The shipped profiles hold the
 expert terms at their fit on these tables (``benchmarks/fit_profiles.py``), so the first
-column is a training error; :func:`napkin.calibration.moe_kernels.fit_kernels` reports the
-held-out-by-model one.
+column is a training error on H100; :func:`napkin.calibration.moe_kernels.fit_kernels` reports
+the held-out-by-model one. On B200 no coefficient saw a row: the columns say how the H100 fit
+carries to Blackwell, and a last line per engine gives the expert terms fitted on the B200 rows
+themselves, held out by model (what a per-GPU kernel fit would read).
 
-Usage: python benchmarks/check_moe_kernels.py
+Usage: python benchmarks/check_moe_kernels.py [--gpu h100-sxm|b200]
 """
+
+import argparse
 
 import numpy as np
 
 from napkin.calibration.basis import StepModel
-from napkin.calibration.moe_kernels import features, read_moe_kernels
+from napkin.calibration.moe_kernels import KERNEL_TABLES, features, fit_kernels, read_moe_kernels
 from napkin.calibration.profile import load_profile
 from napkin.calibration.terms import TIED
 
@@ -32,7 +37,10 @@ def as_dense(model: StepModel) -> StepModel:
 
 
 def main() -> None:
-    rows = read_moe_kernels()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", choices=list(KERNEL_TABLES), default="h100-sxm")
+    args = ap.parse_args()
+    rows = read_moe_kernels(gpu=args.gpu)
     for engine in ("trtllm", "vllm", "sglang"):
         model = load_profile(engine).model
         dense = as_dense(model)
@@ -55,6 +63,13 @@ def main() -> None:
                 print(f"  {fmt:12} {lo:>6,}–{top:>6} tokens {int(m.sum()):5} rows: shipped "
                       f"{np.median(abs(shipped[m])):6.1%} ({np.median(shipped[m]):+6.1%}), "
                       f"as dense work {np.median(abs(old[m])):6.1%} ({np.median(old[m]):+6.1%})")
+        if args.gpu != "h100-sxm":
+            fit = fit_kernels(mine, model)
+            print("  fitted on these rows: " + ", ".join(
+                f"{t} {v * 1e6:.1f} µs" if t == "moe_layer" else f"{t} {v:.3g}"
+                for t, v in fit.coefficients.items())
+                  + f"; median |error| {fit.train_error:.1%} in, {fit.holdout_error:.1%} held "
+                  f"out by model (the shipped profile's {fit.start_error:.1%})")
 
 
 if __name__ == "__main__":

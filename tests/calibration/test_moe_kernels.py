@@ -97,3 +97,32 @@ def test_a_bad_kernel_row_is_one_error_line(tmp_path):
     path.write_text("engine,model\n")
     with pytest.raises(NapkinError, match=r"columns: missing version"):
         read_moe_kernels(path)
+
+
+def test_b200_table_and_features_by_hand():
+    """aiconfigurator's B200 tables of the same engine versions: the same TensorRT-LLM layer
+    (FP8 block-scaled Qwen3-235B-A22B over EP 8, 1,024 tokens) took 0.122 ms (DeepGEMM) against
+    the H100's 0.187 — 1.53× faster on a GPU with 2.27× the FP8 peak (4,500 TFLOP/s) and 2.3×
+    the bandwidth (7.7 TB/s). Its features are the H100 test's counts over B200's rates."""
+    rows = read_moe_kernels(gpu="b200")
+    assert {r.gpu for r in rows} == {"b200"}
+    assert {r.engine for r in rows} == {"trtllm", "vllm", "sglang"}
+    hit = [r for r in rows if (r.engine, r.moe_dtype, r.model, r.tokens, r.moe_tp, r.moe_ep)
+           == ("trtllm", "fp8_block", "qwen3-235b-a22b", 1024, 1, 8)]
+    assert len(hit) == 1 and hit[0].latency_s == pytest.approx(0.121915e-3, rel=1e-5)
+    h100 = [r for r in read_moe_kernels() if (r.engine, r.moe_dtype, r.model, r.tokens,
+            r.moe_tp, r.moe_ep) == ("trtllm", "fp8_block", "qwen3-235b-a22b", 1024, 1, 8)]
+    assert h100[0].latency_s / hit[0].latency_s == pytest.approx(1.534, rel=1e-3)
+    load = expected_max_rank_tokens(EXPERTS, TOP_K, 8, 1024)
+    x = dict(zip(TERMS, features(hit[0]).x, strict=True))
+    assert x["expert_low"] == pytest.approx(6 * H * INTER * load / 4500e12, rel=1e-3)
+    assert x["expert_weights"] == pytest.approx(16 * 3 * H * INTER / 7.7e12, rel=1e-3)
+    assert x["moe_layer"] == 1.0  # B200's fixed-time scale (no clock in the catalog)
+    nvfp4 = dict(zip(TERMS, features(KernelRow("x", "1", "nvfp4", "qwen3-235b-a22b", 1024, 1,
+                                               8, 1.0, "b200")).x, strict=True))
+    assert nvfp4["expert_low"] == pytest.approx(6 * H * INTER * load / 9000e12, rel=1e-3)
+
+
+def test_a_gpu_without_a_table_is_one_error():
+    with pytest.raises(NapkinError, match="gpu: no shipped MoE kernel table for 'a100-sxm'"):
+        read_moe_kernels(gpu="a100-sxm")

@@ -6,7 +6,10 @@ so does ``benchmarks/serve_speed.py`` with a request count that is not a whole n
 ``benchmarks/fit_frontend.py`` with a bad backend, set, grouping or candidate, and
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
 not know or a count that is not a whole number >= 1 (before extracting or running anything),
-and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns.
+and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns,
+``benchmarks/extract_moe_kernels.py`` with no repository, a GPU napkin does not know or a
+table the repository lacks, and ``benchmarks/check_moe_kernels.py`` with a GPU it has no table
+for.
 The scripts run as a user runs them, in a fresh interpreter."""
 
 import subprocess
@@ -187,3 +190,18 @@ def test_check_mlperf_mixtral_refuses_bad_input_scale(value):
 @pytest.mark.parametrize("value", ["fp16", "", "x"])
 def test_screen_trtllm_throughput_refuses_a_bad_kv(value):
     _refused(_run("screen_trtllm_throughput.py", "--kv", value), "--kv")
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["/nonexistent"], "repo"),
+    ([".", "--gpu", "nope"], "nope"),
+    ([".", "--versions", "trtllm"], "--versions"),
+    ([".", "--versions", "trtllm="], "--versions"),
+    ([".", "--system", "h100_sxm"], "repo"),  # this repository holds no aiconfigurator table
+])
+def test_extract_moe_kernels_refuses_bad_input(args, names):
+    _refused(_run("extract_moe_kernels.py", *args), names)
+
+
+def test_check_moe_kernels_refuses_a_gpu_without_a_table():
+    _refused(_run("check_moe_kernels.py", "--gpu", "a100-sxm"), "--gpu")

@@ -42,11 +42,18 @@ from napkin.errors import NapkinError, require
 from napkin.specs.layout import ParallelLayout
 
 KERNELS = "aiconfigurator_h100_moe_kernels.csv"
+KERNEL_TABLES = {"h100-sxm": KERNELS, "b200": "aiconfigurator_b200_moe_kernels.csv"}
+"""The shipped kernel table of each GPU (``benchmarks/extract_moe_kernels.py`` writes them from
+aiconfigurator's, the same engine versions on each): the H100's fits the profiles' expert
+terms; the B200's measures how those carry to Blackwell (``benchmarks/check_moe_kernels.py
+--gpu b200``)."""
 COLUMNS = ("engine", "version", "moe_dtype", "model", "num_tokens", "moe_tp_size",
            "moe_ep_size", "latency_ms")
-FORMATS = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8", "w4a16_mxfp4": "mxfp4"}
+FORMATS = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8", "w4a16_mxfp4": "mxfp4",
+           "nvfp4": "nvfp4"}
 """The kernel tables' expert formats as napkin weight formats (FP8 per-tensor and 128×128
-block-scaled alike; MXFP4 on H100 runs W4A16)."""
+block-scaled alike; MXFP4 weights with 16-bit activations run W4A16; NVFP4 on a GPU with an
+FP4 rate)."""
 
 
 @dataclass(frozen=True)
@@ -61,18 +68,24 @@ class KernelRow:
     moe_tp: int
     moe_ep: int
     latency_s: float
+    gpu: str = "h100-sxm"
+    """The catalog GPU it was timed on."""
 
 
-def read_moe_kernels(path: Path | None = None) -> list[KernelRow]:
-    """Rows of a kernel table (default: the shipped one); a malformed row is one error line
-    naming the file, the line and the column."""
-    source = measurement_file(KERNELS) if path is None else path
+def read_moe_kernels(path: Path | None = None, gpu: str = "h100-sxm") -> list[KernelRow]:
+    """Rows of a kernel table timed on ``gpu`` (default: the shipped table of that GPU,
+    :data:`KERNEL_TABLES`); a malformed row is one error line naming the file, the line and
+    the column."""
+    if path is None:
+        require(gpu in KERNEL_TABLES, f"gpu: no shipped MoE kernel table for {gpu!r}; "
+                f"tables: {', '.join(KERNEL_TABLES)}")
+    source = measurement_file(KERNEL_TABLES[gpu]) if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
         try:
             row = KernelRow(r["engine"], r["version"], r["moe_dtype"], r["model"],
                             int(r["num_tokens"]), int(r["moe_tp_size"]),
-                            int(r["moe_ep_size"]), float(r["latency_ms"]) * 1e-3)
+                            int(r["moe_ep_size"]), float(r["latency_ms"]) * 1e-3, gpu)
         except ValueError as e:
             raise NapkinError(f"{source} line {line}: {e}") from None
         require(row.moe_dtype in FORMATS, f"{source} line {line}: moe_dtype: "
@@ -106,12 +119,13 @@ class KernelFeatures:
 
 
 def features(row: KernelRow) -> KernelFeatures:
-    """One MoE layer of ``row``'s catalog model on H100 SXM in the layout of its GPUs
+    """One MoE layer of ``row``'s catalog model on its GPU in the layout of its GPUs
     (``moe_tp × moe_ep`` ranks, experts over ``moe_ep`` groups): the busiest rank's routed
     FLOPs in the ``expert*`` term of the format (over the format's peak), its expert bytes in
-    ``expert_weights`` (over the bandwidth), ``moe_layer`` 1 and its routed pairs × hidden ×
-    :data:`PAIR_BYTES` / bandwidth in ``expert_pair`` (all over the MoE layers' count)."""
-    model, acc = load_model(row.model), load_accelerator("h100-sxm")
+    ``expert_weights`` (over the bandwidth), ``moe_layer`` the GPU's fixed-time scale (1 on
+    the H100) and its routed pairs × hidden × :data:`PAIR_BYTES` / bandwidth in
+    ``expert_pair`` (all over the MoE layers' count)."""
+    model, acc = load_model(row.model), load_accelerator(row.gpu)
     precision = Precision.of(FORMATS[row.moe_dtype], "bf16")
     cost = RankCost.of(model, precision, ParallelLayout(1, row.moe_tp * row.moe_ep,
                                                         row.moe_ep))
@@ -123,7 +137,7 @@ def features(row: KernelRow) -> KernelFeatures:
     layers = cost.moe_layers
     x[expert] = flops * basis.per_dense_flop / layers
     x[expert_weights] = weight_bytes * basis.per_byte / layers
-    x[TERMS.index("moe_layer")] = 1.0
+    x[TERMS.index("moe_layer")] = acc.fixed_time_scale
     x[TERMS.index("expert_pair")] = (cost.rank_pairs(row.tokens) / layers * model.hidden_size
                                      * PAIR_BYTES / acc.mem_bytes_per_s)
     return KernelFeatures(tuple(x), row.latency_s)
