@@ -10,19 +10,28 @@ layer timed as dense work (the profile's ``dense*`` and ``weights`` coefficients
 timed the routed experts before they had terms of their own). The shipped profiles hold the
 expert terms at their fit on these tables (``benchmarks/fit_profiles.py``), so the first
 column is a training error on H100; :func:`napkin.calibration.moe_kernels.fit_kernels` reports
-the held-out-by-model one. On B200 no coefficient saw a row: the columns say how the H100 fit
-carries to Blackwell, and a last line per engine gives the expert terms fitted on the B200 rows
-themselves, held out by model (what a per-GPU kernel fit would read).
+the held-out-by-model one. On B200 the columns time the layers with the profile's coefficients
+as fitted (on H100), without its Blackwell factors; a line per engine gives the expert terms
+fitted on the B200 rows themselves, held out by model, and a last one the profile with
+Blackwell factors from the other models' kernels (:func:`~napkin.calibration.moe_kernels.
+architecture_scales`), held out by model: how the shipped factors were chosen.
 
 Usage: python benchmarks/check_moe_kernels.py [--gpu h100-sxm|b200]
 """
 
 import argparse
+from dataclasses import replace
 
 import numpy as np
 
 from napkin.calibration.basis import StepModel
-from napkin.calibration.moe_kernels import KERNEL_TABLES, features, fit_kernels, read_moe_kernels
+from napkin.calibration.moe_kernels import (
+    KERNEL_TABLES,
+    architecture_scales,
+    features,
+    fit_kernels,
+    read_moe_kernels,
+)
 from napkin.calibration.profile import load_profile
 from napkin.calibration.terms import TIED
 
@@ -41,8 +50,9 @@ def main() -> None:
     ap.add_argument("--gpu", choices=list(KERNEL_TABLES), default="h100-sxm")
     args = ap.parse_args()
     rows = read_moe_kernels(gpu=args.gpu)
+    h100 = read_moe_kernels() if args.gpu != "h100-sxm" else rows
     for engine in ("trtllm", "vllm", "sglang"):
-        model = load_profile(engine).model
+        model = replace(load_profile(engine).model, architecture_scales=())
         dense = as_dense(model)
         c = model.as_dict()
         mine = [r for r in rows if r.engine == engine]
@@ -70,6 +80,26 @@ def main() -> None:
                 for t, v in fit.coefficients.items())
                   + f"; median |error| {fit.train_error:.1%} in, {fit.holdout_error:.1%} held "
                   f"out by model (the shipped profile's {fit.start_error:.1%})")
+            print("  " + held_out_scales(model, [r for r in h100 if r.engine == engine], mine))
+
+
+def held_out_scales(model: StepModel, h100: list, other: list) -> str:
+    """The profile's error on each model's rows of ``other`` with and without architecture
+    factors fitted on the other models' rows of both tables (median |error|, bias)."""
+    plain, scaled = [], []
+    for name in sorted({r.model for r in other}):
+        train_h = [r for r in h100 if r.model != name]
+        train_o = [r for r in other if r.model != name]
+        scales = architecture_scales(train_h, train_o)
+        on = replace(model, architecture_scales=(("x", tuple(scales.items())),)).on("x")
+        for r in (r for r in other if r.model == name):
+            f = features(r)
+            plain.append(f.time(model) / f.measured_s - 1)
+            scaled.append(f.time(on) / f.measured_s - 1)
+    p, s = np.array(plain), np.array(scaled)
+    return (f"with factors from the other models' kernels (held out by model): "
+            f"{np.median(abs(s)):.1%} ({np.median(s):+.1%}) against {np.median(abs(p)):.1%} "
+            f"({np.median(p):+.1%}) without")
 
 
 if __name__ == "__main__":

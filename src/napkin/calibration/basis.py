@@ -190,10 +190,22 @@ class StepModel:
     frontend: Frontend | None = None
     """The engine's frontend as a queue (:mod:`napkin.timing.frontend`): work that, unlike
     ``request_s``, waits for the jobs ahead of it; None: none."""
+    architecture_scales: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """Per GPU architecture (:attr:`~napkin.specs.hardware.Accelerator.architecture`), factors
+    on named coefficients for a step on a GPU of it (:meth:`on`): what the engine's kernels
+    there reach of their datasheet rates against the GPUs the coefficients were fitted on
+    (the routed experts' matmuls on Blackwell: :func:`napkin.calibration.moe_kernels.
+    architecture_scales`); none: the coefficients hold on every GPU."""
 
     def __post_init__(self) -> None:
         require(len(self.coefficients) == len(TERMS),
                 f"coefficients: need {len(TERMS)} ({', '.join(TERMS)})")
+        for arch, scales in self.architecture_scales:
+            for term, factor in scales:
+                require(term in TERMS, f"architecture_scales.{arch}: unknown term {term!r}; "
+                        f"allowed: {', '.join(TERMS)}")
+                require(0 < factor < float("inf"),
+                        f"architecture_scales.{arch}.{term}: must be finite and > 0")
         require(all(c >= 0 and c == c and c != float("inf") for c in self.coefficients),
                 "coefficients: must be finite and >= 0")
         require(0 <= self.request_s < float("inf"), "request_s: must be finite and >= 0")
@@ -215,6 +227,18 @@ class StepModel:
 
     def as_dict(self) -> dict[str, float]:
         return dict(zip(TERMS, self.coefficients, strict=True))
+
+    def on(self, architecture: str) -> "StepModel":
+        """This model for a step on a GPU of ``architecture``: each coefficient the
+        :attr:`architecture_scales` of that architecture name times its factor, the rest as
+        they are; the model itself where it names none."""
+        scales = dict(self.architecture_scales).get(architecture)
+        if not scales:
+            return self
+        c = self.as_dict()
+        for term, factor in scales:
+            c[term] *= factor
+        return replace(self, coefficients=tuple(c[t] for t in TERMS), architecture_scales=())
 
     def without_floor(self) -> "StepModel":
         """This model with no ``eager_layer`` floor (an engine whose prefill steps run as one

@@ -188,3 +188,23 @@ def fit_kernels(rows: list[KernelRow], start: StepModel,
     return KernelFit({TERMS[i]: float(v) for i, v in zip(columns, c, strict=True)}, len(rows),
                      float(np.median(_errors(f, columns, c))),
                      float(np.median(held)) if held else float("nan"), float(start_error))
+
+
+SCALED_TERMS = ("expert", "expert_low", "expert_w4a16")
+"""The routed experts' matmul terms an architecture's kernel tables scale
+(:func:`architecture_scales`). Their reads are not scaled: fitted on each GPU's tables,
+``expert_weights`` comes out alike (TensorRT-LLM 1.22 on H100 against 1.25 on B200), and
+scaling it too read SGLang's held-out B200 layers worse."""
+
+
+def architecture_scales(h100: list[KernelRow], other: list[KernelRow],
+                        terms: tuple[str, ...] = SCALED_TERMS) -> dict[str, float]:
+    """How much slower, against its datasheet rates, another GPU runs one engine's routed
+    experts than the H100 does: for each of ``terms`` that both tables exercise, the ratio of
+    its coefficient fitted on ``other``'s rows to that fitted on ``h100``'s (both with every
+    kernel term free, :func:`fit_kernels`). A profile fitted on H100 multiplies its own
+    coefficients by them on that GPU's architecture (:meth:`StepModel.on`)."""
+    start = StepModel.of({})
+    a, b = fit_kernels(h100, start), fit_kernels(other, start)
+    return {t: b.coefficients[t] / a.coefficients[t] for t in terms
+            if a.coefficients.get(t, 0.0) > 0 and b.coefficients.get(t, 0.0) > 0}

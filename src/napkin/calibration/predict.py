@@ -47,7 +47,7 @@ def calibrated_call(profile: Profile, model: ModelSpec, acc: Accelerator, precis
     basis = StepBasis.of(model, acc, precision.weights.compute, tensor_parallel, link,
                          precision.weights.weight_only, precision)
     cost = tp_cost(model, precision, tensor_parallel)
-    sm = profile.model
+    sm = profile.model.on(acc.architecture)
 
     def step(b: Batch, tokens: int, prefill: bool = False) -> float:
         return sm.time(basis.terms(cost.parts(b), tokens, prefill))
@@ -90,9 +90,10 @@ def calibrated_decode(profile: Profile, model: ModelSpec, acc: Accelerator,
                          precision.weights.weight_only, precision)
     cost = tp_cost(model, precision, tensor_parallel)
     band = profile.bands.get("tpot")
+    sm = profile.model.on(acc.architecture)
     out = []
     for b in batches:
-        t = profile.model.time(basis.terms(cost.parts(Batch.decode(context, b)), b))
+        t = sm.time(basis.terms(cost.parts(Batch.decode(context, b)), b))
         lo, hi = band.of(t) if band else (t, t)
         out.append(CalibratedStep(b, t, lo, hi, b / t))
     return out

@@ -205,6 +205,9 @@ class Profile:
             **({"frontend": {k: float(f"{getattr(self.model.frontend, k):.6g}")
                              for k in FRONTEND_FIELDS}}
                if self.model.frontend is not None else {}),
+            **({"architecture_scales": {arch: {t: float(f"{v:.6g}") for t, v in scales}
+                                        for arch, scales in self.model.architecture_scales}}
+               if self.model.architecture_scales else {}),
             "fitted_terms": list(self.terms),
             "domain": {"gpus": list(d.gpus), "models": list(d.models),
                        "tensor_parallel": list(d.tensor_parallel),
@@ -239,7 +242,8 @@ class Profile:
                                if of in fitted and of in coefficients}, **coefficients}
             model = replace(StepModel.of(coefficients, _seconds(data, "request_s"),
                                          _seconds(data, "request_token_s")),
-                            frontend=_frontend(data.get("frontend")))
+                            frontend=_frontend(data.get("frontend")),
+                            architecture_scales=_scales(data.get("architecture_scales")))
             dom = data.get("domain") or {}
             domain = Domain(tuple(dom.get("gpus", ())), tuple(dom.get("models", ())),
                             tuple(dom.get("tensor_parallel", (1, 1))),
@@ -286,6 +290,23 @@ def _frontend(value: Any) -> Frontend | None:
         raise _FieldError(f"frontend.{e}") from None
     except NapkinError as e:
         raise _FieldError(str(e)) from None
+
+
+def _scales(value: Any) -> tuple[tuple[str, tuple[tuple[str, float], ...]], ...]:
+    """A profile's ``architecture_scales:`` mapping (architecture → term → factor), as
+    :attr:`StepModel.architecture_scales` holds it; absent: none. The factors themselves are
+    checked by :class:`StepModel`."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(
+            isinstance(a, str) and isinstance(m, dict) and m for a, m in value.items()):
+        raise _FieldError("architecture_scales: must map an architecture (blackwell, …) to "
+                          "a mapping of terms to factors")
+    try:
+        return tuple((a, tuple((str(t), float(f)) for t, f in m.items()))
+                     for a, m in value.items())
+    except (TypeError, ValueError):
+        raise _FieldError("architecture_scales: every factor must be a number") from None
 
 
 def _versions(value: Any, sources: Any) -> tuple[str, ...]:

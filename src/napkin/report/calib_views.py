@@ -115,6 +115,8 @@ def profile_section(p: Profile) -> Section:
     f = p.model.frontend
     rows += [[f"frontend {k}", f"{getattr(f, k):.4g}"] for k in FRONTEND_FIELDS] \
         if f is not None else [["frontend", "none (no queue)"]]
+    rows += [[f"on {arch} GPUs", ", ".join(f"{t} × {v:.4g}" for t, v in scales)]
+             for arch, scales in p.model.architecture_scales]
     return Section(f"profile {p.name} ({p.backend})", ["term", "coefficient"], rows,
                    ["dense/dense_low/dense_w4a16/attention/weights/kv/elementwise/"
                     "allreduce_bytes/alltoall_bytes: multiples of the ideal (datasheet) time, "
@@ -123,7 +125,8 @@ def profile_section(p: Profile) -> Section:
                     "outside the engine; "
                     "frontend: seconds of work of the frontend queue (docs/serving.md); "
                     "eager_layer: seconds per layer, the least time of a step with a prefill "
-                    "chunk"])
+                    "chunk; on … GPUs: factors on those coefficients for a step on a GPU of "
+                    "that architecture (docs/calibration.md)"])
 
 
 def calibrate_doc(p: Profile, holdout: ValidationReport, out: str) -> Document:

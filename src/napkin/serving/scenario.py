@@ -183,7 +183,7 @@ class Built:
 
             basis = StepBasis.of(self.model, self.acc, compute, tp, spec.allreduce_bytes_per_s,
                                  self.precision.weights.weight_only, self.precision)
-            model = self.profile.model
+            model = self.profile.model.on(self.acc.architecture)
             timer = FittedTimer(basis, model if spec.eager_prefill else model.without_floor())
         elif self.scenario.frontend_ms or not plain:
             timer = replace(RooflineTimer.of(

@@ -52,16 +52,17 @@ Progress = Callable[[str], None]
 
 
 def fitted_timer(model: StepModel) -> TimerFactory:
-    """A timer factory for replays under ``model`` (without its ``eager_layer`` floor on an
-    engine whose prefill steps are not eager: :attr:`EngineSpec.eager_prefill`)."""
-    compiled = model.without_floor()
+    """A timer factory for replays under ``model`` on the replayed GPU's architecture
+    (:meth:`StepModel.on`), without its ``eager_layer`` floor on an engine whose prefill steps
+    are not eager (:attr:`EngineSpec.eager_prefill`)."""
 
     def make(spec_model: ModelSpec, acc: Accelerator, precision: Precision,
              spec: EngineSpec) -> StepTimer:
         basis = StepBasis.of(spec_model, acc, precision.weights.compute, spec.tensor_parallel,
                              spec.allreduce_bytes_per_s, precision.weights.weight_only,
                              precision)
-        return FittedTimer(basis, model if spec.eager_prefill else compiled)
+        on = model.on(acc.architecture)
+        return FittedTimer(basis, on if spec.eager_prefill else on.without_floor())
     return make
 
 
