@@ -266,7 +266,7 @@ class Profile:
                        terms)
         except KeyError as e:
             raise NapkinError(f"{where}: profile field {e.args[0]} is missing") from None
-        except _FieldError as e:
+        except (_FieldError, NapkinError) as e:  # a field's own check names the field
             raise NapkinError(f"{where}: {e}") from None
         except (TypeError, ValueError, AttributeError) as e:
             raise NapkinError(f"{where}: not a valid profile ({e}); coefficients are "
