@@ -90,8 +90,7 @@ def held_out_scales(model: StepModel, h100: list, other: list) -> str:
     for name in sorted({r.model for r in other}):
         train_h = [r for r in h100 if r.model != name]
         train_o = [r for r in other if r.model != name]
-        scales = architecture_scales(train_h, train_o)
-        on = replace(model, architecture_scales=(("x", tuple(scales.items())),)).on("x")
+        on = model.scaled(architecture_scales(train_h, train_o))
         for r in (r for r in other if r.model == name):
             f = features(r)
             plain.append(f.time(model) / f.measured_s - 1)

@@ -224,6 +224,13 @@ def test_measurement_path_that_is_a_folder_or_missing(cli, tmp_path):
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention_dp: [0, 4]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention_dp: [8, 2]}\n",
     "coefficients: {dense: 1}\nbackend: vllm\ndomain: {attention_dp: 4}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: 2\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: {hopper: {}}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: {hopper: {expert: .nan}}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: {hopper: {expert: .inf}}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: {hopper: {expert: 0}}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: {hopper: {expert: x}}\n",
+    "coefficients: {dense: 1}\nbackend: vllm\narchitecture_scales: {hopper: {expart: 2}}\n",
     "[",
 ])
 def test_bad_profile_files(cli, tmp_path, body):

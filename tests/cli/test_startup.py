@@ -134,25 +134,26 @@ def test_leave_exits_as_system_exit_would():
         assert (done.returncode, done.stdout, done.stderr) == (status, "buffered", err)
 
 
+def _plugins_probe(code: str, setting: str) -> str:
+    """``code`` in a fresh interpreter under ``PYDANTIC_DISABLE_PLUGINS=setting``; its
+    output."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": setting}
+                          ).stdout
+
+
+STAND_IN = "import sys\nfrom napkin.cli.main import _no_plugin_loader\n_no_plugin_loader()\n"
+
+
 def test_the_stand_in_plugin_loader_returns_what_pydantics_own_does():
     """Under PYDANTIC_DISABLE_PLUGINS=__all__ pydantic's own loader returns no plugin; the
     stand-in returns the same, and a user's other setting gets pydantic's own loader."""
-    own = subprocess.run(
-        [sys.executable, "-c", "from pydantic.plugin._loader import get_plugins\n"
-         "print(tuple(get_plugins()))"], capture_output=True, text=True, check=True,
-        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"})
-    stand_in = subprocess.run(
-        [sys.executable, "-c", "import sys\nfrom napkin.cli.main import _no_plugin_loader\n"
-         "_no_plugin_loader()\nfrom pydantic.plugin._loader import get_plugins\n"
-         "print(tuple(get_plugins()), 'importlib.metadata' in sys.modules)"],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"})
-    assert own.stdout == "()\n"
-    assert stand_in.stdout == "() False\n"
-    theirs = subprocess.run(
-        [sys.executable, "-c", "import sys\nfrom napkin.cli.main import _no_plugin_loader\n"
-         "_no_plugin_loader()\nimport pydantic.plugin._loader as loader\n"
-         "print(hasattr(loader, 'PYDANTIC_ENTRY_POINT_GROUP'))"],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "logfire"})
-    assert theirs.stdout == "True\n"  # pydantic's own module, which honours their setting
+    own = _plugins_probe("from pydantic.plugin._loader import get_plugins\n"
+                         "print(tuple(get_plugins()))", "__all__")
+    stand_in = _plugins_probe(STAND_IN + "from pydantic.plugin._loader import get_plugins\n"
+                              "print(tuple(get_plugins()), 'importlib.metadata' in sys.modules)",
+                              "__all__")
+    theirs = _plugins_probe(STAND_IN + "import pydantic.plugin._loader as loader\n"
+                            "print(hasattr(loader, 'PYDANTIC_ENTRY_POINT_GROUP'))", "logfire")
+    assert (own, stand_in) == ("()\n", "() False\n")
+    assert theirs == "True\n"  # pydantic's own module, which honours their setting

@@ -233,10 +233,13 @@ class StepModel:
         :attr:`architecture_scales` of that architecture name times its factor, the rest as
         they are; the model itself where it names none."""
         scales = dict(self.architecture_scales).get(architecture)
-        if not scales:
-            return self
+        return self.scaled(dict(scales)) if scales else self
+
+    def scaled(self, factors: dict[str, float]) -> "StepModel":
+        """This model with each named coefficient times its factor (dimensionless), no
+        architecture's factors left to apply."""
         c = self.as_dict()
-        for term, factor in scales:
+        for term, factor in factors.items():
             c[term] *= factor
         return replace(self, coefficients=tuple(c[t] for t in TERMS), architecture_scales=())
 
