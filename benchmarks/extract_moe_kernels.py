@@ -62,7 +62,7 @@ def shapes() -> dict[tuple[int, int, int, int], str]:
     return out
 
 
-def _read(repo: Path, path: str) -> bytes:
+def read_repo_file(repo: Path, path: str) -> bytes:
     """A file of the repository: from its work tree, else from its git directory's HEAD; one
     error naming the file where it has neither."""
     if (repo / path).is_file():
@@ -80,7 +80,7 @@ def rows(repo: Path, system: str, gpu: str, versions: dict[str, str]) -> list[di
     formats = FORMATS + (FP4_FORMATS if fp4 else ())
     out = []
     for engine, version in versions.items():
-        data = _read(repo, PARQUET.format(system=system, engine=engine, version=version))
+        data = read_repo_file(repo, PARQUET.format(system=system, engine=engine, version=version))
         for r in pq.read_table(io.BytesIO(data)).to_pylist():
             model = named.get((r["hidden_size"], r["inter_size"], r["num_experts"], r["topk"]))
             if (model is None or r["distribution"] != "balanced" or r["moe_dtype"] not in formats

@@ -9,7 +9,9 @@ not know or a count that is not a whole number >= 1 (before extracting or runnin
 and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns,
 ``benchmarks/extract_moe_kernels.py`` with no repository, a GPU napkin does not know or a
 table the repository lacks, and ``benchmarks/check_moe_kernels.py`` with a GPU it has no table
-for.
+for, and ``benchmarks/check_mla_modules.py`` with no repository, a TP that does not divide
+DeepSeek-V3's heads, bad ``--versions``, a GPU napkin does not know or a table the repository
+lacks.
 The scripts run as a user runs them, in a fresh interpreter."""
 
 import subprocess
@@ -205,3 +207,16 @@ def test_extract_moe_kernels_refuses_bad_input(args, names):
 
 def test_check_moe_kernels_refuses_a_gpu_without_a_table():
     _refused(_run("check_moe_kernels.py", "--gpu", "a100-sxm"), "--gpu")
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["/nonexistent"], "repo"),
+    ([".", "--tp", "3"], "--tp"),
+    ([".", "--tp", "0"], "--tp"),
+    ([".", "--versions", "vllm"], "--versions"),
+    ([".", "--batch", "x"], "--batch"),
+    ([".", "--gpu", "nope"], "--gpu"),
+    ([".", "--versions", "vllm=0.19.0"], "repo"),  # this repository holds no such table
+])
+def test_check_mla_modules_refuses_bad_input(args, names):
+    _refused(_run("check_mla_modules.py", *args), names)

@@ -23,7 +23,12 @@ column (zero for their models); their records otherwise, clocks, step series and
 were checked identical to the earlier code's case by case. And once more (2026-12-05,
 twenty-first session): the basis gained ``alltoall_step``, a 26th column (zero in all 45);
 every case's digest with the basis cut to its first 25 columns was checked equal to the old
-file's.
+file's. And again (2026-12-06): the basis gained ``mla_layer``, a 27th column (zero in all
+45: no case runs an MLA model); every digest with the basis cut to 26 columns was checked
+equal to the old file's, on this AVX-512 machine and with NumPy's AVX-512 kernels turned off
+(``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL"``) — after the expert-routing sums stopped
+using NumPy's ``exp``/``expm1``/``log1p``, whose AVX-512 kernels differ from the AVX2 ones in
+the last bit and had moved five Qwen3-30B-A3B cases on such a machine.
 """
 
 import dataclasses

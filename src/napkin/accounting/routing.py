@@ -99,6 +99,13 @@ def _hypergeometric_var(num_experts: int, per_rank: int, top_k: int) -> float:
     return top_k * share * (1 - share) * (num_experts - top_k) / (num_experts - 1)
 
 
+def _exp(x: np.ndarray) -> np.ndarray:
+    """``e^x`` element by element with the C library's ``exp``: NumPy's own picks a kernel by
+    the CPU (AVX-512 and AVX2 ones differ in the last bit), and the simulator's pinned runs
+    must not move with the machine."""
+    return np.array([math.exp(v) for v in x.tolist()])
+
+
 def _trim(offset: int, pmf: np.ndarray) -> tuple[int, np.ndarray]:
     """Drop entries under :data:`TAIL` from both ends (clipping FFT round-off below 0 first)
     and renormalise; ``offset`` is the value of ``pmf[0]``."""
@@ -130,7 +137,7 @@ def _rank_load(num_experts: int, top_k: int, ranks: int, tokens: int) -> tuple[i
         lo = max(0, math.floor(mean - 9 * sd))
         hi = min(tokens * min(top_k, per_rank), math.ceil(mean + 9 * sd))
         x = np.arange(lo, hi + 1, dtype=float)
-        return _trim(lo, np.exp(-0.5 * ((x - mean) / sd) ** 2))
+        return _trim(lo, _exp(-0.5 * ((x - mean) / sd) ** 2))
     base = _trim(0, _hypergeometric_pmf(num_experts, per_rank, top_k))
     result = (0, np.ones(1))
     t = tokens
@@ -164,8 +171,9 @@ def _expected_max(offset: int, pmf: np.ndarray, ranks: int) -> float:
     integers ``offset, offset + 1, …``; ``1 − F^R`` from the survival ``S = 1 − F`` as
     ``−expm1(R·log1p(−S))`` so that the upper tail keeps its digits."""
     survival = np.cumsum(pmf[::-1])[::-1][1:]  # S(x) = P(X > x) for x = offset … last − 1
-    with np.errstate(divide="ignore"):  # S = 1: log1p(−1) = −inf, and 1 − F^R = 1 exactly
-        return offset + float(-np.expm1(ranks * np.log1p(-np.minimum(survival, 1.0))).sum())
+    # (S = 1: 1 − F^R = 1 exactly, where log1p(−S) would be −inf)
+    return offset + float(np.array([1.0 if s >= 1.0 else -math.expm1(ranks * math.log1p(-s))
+                                    for s in survival.tolist()]).sum())
 
 
 def expected_max_rank_tokens(num_experts: int, top_k: int, ranks: int, tokens: int) -> float:
@@ -222,7 +230,7 @@ def expected_max_rank_experts_touched(num_experts: int, top_k: int, ranks: int,
     j = np.arange(per_rank + 1)
     log_comb = np.array([math.lgamma(per_rank + 1) - math.lgamma(i + 1)
                          - math.lgamma(per_rank - i + 1) for i in range(per_rank + 1)])
-    pmf = np.exp(log_comb + j * math.log(p) + (per_rank - j) * math.log1p(-p))
+    pmf = _exp(log_comb + j * math.log(p) + (per_rank - j) * math.log1p(-p))
     return min(max(_expected_max(0, pmf / pmf.sum(), ranks), per_rank * p), float(per_rank))
 
 
