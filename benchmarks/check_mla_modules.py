@@ -7,9 +7,12 @@ absorbed batched matmuls on each side of the latent attention, rotary on a split
 charged the fixed time of a GQA one. aiconfigurator (Apache-2.0) times the whole MLA block of
 DeepSeek-V3 as one module on each GPU and engine under CUDA graphs
 (``aic-core/src/aiconfigurator_core/systems/data/<system>/mla/<engine>/<version>/
-mla_{generation,context}_module_perf.parquet``; ``num_heads`` the rank's heads), and the
-pieces of a GQA block apart (``attention/.../{generation,context}_attention_perf.parquet``,
-``gemm/.../gemm_perf.parquet``). This script prints, per engine, for DeepSeek-V3's block at
+mla_{generation,context}_module_perf.parquet``; ``num_heads`` the rank's heads; TensorRT-LLM,
+vLLM), its kernels apart (``mla/.../generation_mla_perf.parquet``, ``mla_bmm/.../
+mla_bmm_perf.parquet``, the projections in ``gemm/.../gemm_perf.parquet``: SGLang's block is
+their sum, and where an engine has both the script prints what the sum gives beside the
+module), and the pieces of a GQA block (``attention/.../{generation,context}_attention_perf
+.parquet``, ``gemm_perf.parquet``). This script prints, per engine, for DeepSeek-V3's block at
 ``--tp`` (its 128 heads over the ranks) and Llama-3.1-70B's GQA block at the same TP (the
 attention kernel, the QKV and output projections' GEMMs; norms and rotary not timed apart),
 all BF16:
@@ -55,9 +58,9 @@ from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 
-VERSIONS = {"trtllm": "1.3.0rc10", "vllm": "0.19.0"}
-"""The engine versions with an MLA module table on H100 and B200 (SGLang has none: its MLA
-kernels are timed apart)."""
+VERSIONS = {"trtllm": "1.3.0rc10", "vllm": "0.19.0", "sglang": "0.5.9"}
+"""The engine versions read: TensorRT-LLM's and vLLM's with an MLA module table on H100 and
+B200; SGLang has none, so its block is its kernels summed (``mla``, ``mla_bmm``, ``gemm``)."""
 SHIPPED_TP = (2, 4, 8)
 SHIPPED_BATCH = (1, 2, 4, 8, 16)
 """The decode points ``--out`` writes (the shipped tables': where fixed time rules a step)."""
@@ -95,42 +98,78 @@ def _gemm_s(rows: list[dict], m: int, n: int, k: int) -> float:
     return _mean_s(rows, gemm_dtype="bfloat16", m=mm, n=nk[0], k=nk[1])
 
 
+TABLES = {"module_generation": ("mla", "mla_generation_module_perf.parquet"),
+          "module_context": ("mla", "mla_context_module_perf.parquet"),
+          "kernel": ("mla", "generation_mla_perf.parquet"),
+          "bmm": ("mla_bmm", "mla_bmm_perf.parquet"),
+          "gemm": ("gemm", "gemm_perf.parquet"),
+          "attention_generation": ("attention", "generation_attention_perf.parquet"),
+          "attention_context": ("attention", "context_attention_perf.parquet")}
+"""The tables read (op folder, file); an engine version lacking one goes without it."""
+
+
 def _tables(repo: Path, system: str, engine: str, version: str) -> dict[str, list[dict]]:
-    """The MLA module, GQA attention and GEMM tables of one engine version on ``system``."""
-    out = {"gemm": _table(repo, system, "gemm", engine, version, "gemm_perf.parquet")}
-    for phase in ("generation", "context"):
-        out[f"mla_{phase}"] = _table(repo, system, "mla", engine, version,
-                                     f"mla_{phase}_module_perf.parquet")
-        out[f"attention_{phase}"] = _table(repo, system, "attention", engine, version,
-                                           f"{phase}_attention_perf.parquet")
+    """Those of :data:`TABLES` one engine version has on ``system``; one error where it has no
+    MLA block (neither the module nor its kernels) or no GQA block."""
+    out = {}
+    for name, (op, file) in TABLES.items():
+        try:
+            out[name] = _table(repo, system, op, engine, version, file)
+        except NapkinError as e:
+            missing = e
+    if not ({"gemm", "attention_generation"} <= set(out)
+            and ("module_generation" in out or {"kernel", "bmm"} <= set(out))):
+        raise missing
     return out
 
 
-def block_parts(tables: dict[str, list[dict]], tp: int, phase: str,
-                size: int) -> dict[str, float]:
-    """Seconds of each of :data:`~napkin.calibration.mla_blocks.PARTS` at ``tp`` ranks: decode
-    (``phase`` ``generation``) of ``size`` sequences at a :data:`CONTEXT`-token context, or
-    prefill (``context``) of one ``size``-token prompt; BF16."""
-    mla, gqa = load_model(MLA_MODEL).blocks[-1].attention, load_model(GQA_MODEL)
+def block_parts(tables: dict[str, list[dict]], tp: int, phase: str, size: int,
+                kernels: bool = False) -> dict[str, float]:
+    """Seconds of the MLA block's parts and the GQA block's
+    (:data:`~napkin.calibration.mla_blocks.PARTS`) at ``tp`` ranks: decode (``phase``
+    ``generation``) of ``size`` sequences at a :data:`CONTEXT`-token context, or prefill
+    (``context``, modules only) of one ``size``-token prompt; BF16. The MLA block is its module
+    where the engine times one, else (or with ``kernels``) its kernels
+    (:data:`~napkin.calibration.mla_blocks.MLA_KERNELS`)."""
+    mla_model, gqa = load_model(MLA_MODEL), load_model(GQA_MODEL)
+    mla = mla_model.blocks[-1].attention
     g = gqa.blocks[-1].attention
     heads, kv_heads = g.num_heads // tp, max(g.num_kv_heads // tp, 1)
-    module, attention = tables[f"mla_{phase}"], tables[f"attention_{phase}"]
-    mla_match = {"num_heads": mla.num_heads // tp, "gemm_type": "bfloat16",
-                 "kv_cache_dtype": "bfloat16"}
+    attention, gemm = tables[f"attention_{phase}"], tables["gemm"]
     gqa_match = {"num_heads": heads, "num_key_value_heads": kv_heads,
-                 "head_dim": g.qk_head_dim, "kv_cache_dtype": "bfloat16", "window_size": 0}
-    if phase == "generation":
-        at = {"batch_size": size}
-        mla_at = {**at, "step": _nearest(module, "step", CONTEXT, **mla_match, **at)}
-        gqa_at = {**at, "step": _nearest(attention, "step", CONTEXT, **gqa_match, **at)}
-    else:
-        mla_at = gqa_at = {"batch_size": 1, "isl": size}
-    gemm = tables["gemm"]
-    return {"mla_module": _mean_s(module, **mla_match, **mla_at),
-            "gqa_attention": _mean_s(attention, **gqa_match, **gqa_at),
-            "gqa_qkv": _gemm_s(gemm, size, (heads + 2 * kv_heads) * g.qk_head_dim,
-                               gqa.hidden_size),
-            "gqa_output": _gemm_s(gemm, size, gqa.hidden_size, heads * g.qk_head_dim)}
+                 "head_dim": g.qk_head_dim, "kv_cache_dtype": "bfloat16"}
+    if "window_size" in attention[0]:
+        gqa_match["window_size"] = 0
+    at = {"batch_size": size} if phase == "generation" else {"batch_size": 1, "isl": size}
+    gqa_at = ({**at, "step": _nearest(attention, "step", CONTEXT, **gqa_match, **at)}
+              if phase == "generation" else at)
+    out = {"gqa_attention": _mean_s(attention, **gqa_match, **gqa_at),
+           "gqa_qkv": _gemm_s(gemm, size, (heads + 2 * kv_heads) * g.qk_head_dim,
+                              gqa.hidden_size),
+           "gqa_output": _gemm_s(gemm, size, gqa.hidden_size, heads * g.qk_head_dim)}
+    rank_heads = mla.num_heads // tp
+    if not kernels and f"module_{phase}" in tables:
+        module = tables[f"module_{phase}"]
+        match = {"num_heads": rank_heads, "gemm_type": "bfloat16", "kv_cache_dtype": "bfloat16"}
+        step = ({"step": _nearest(module, "step", CONTEXT, **match, **at)}
+                if phase == "generation" else {})
+        return {"mla_module": _mean_s(module, **match, **at, **step), **out}
+    if phase != "generation":
+        raise NapkinError("prefill: no MLA module table (its kernels are summed in decode only)")
+    linear = {lin.name: lin for lin in mla_model.blocks[-1].linears}
+    kernel, bmm = tables["kernel"], tables["bmm"]
+    match = {"num_heads": rank_heads, "kv_cache_dtype": "bfloat16", "batch_size": size}
+    out["mla_attention"] = _mean_s(kernel, step=_nearest(kernel, "step", CONTEXT, **match),
+                                   **match)
+    for part, op in (("mla_bmm_pre", "mla_gen_pre"), ("mla_bmm_post", "mla_gen_post")):
+        m = {"op_name": op, "bmm_dtype": "bfloat16", "num_heads": rank_heads}
+        out[part] = _mean_s(bmm, num_tokens=_nearest(bmm, "num_tokens", size, **m), **m)
+    q_a, kv_a, o = linear["attn/q_a"], linear["attn/kv_a"], linear["attn/o"]
+    out["mla_qkv_a"] = _gemm_s(gemm, size, q_a.out_features + kv_a.out_features,
+                               q_a.in_features)
+    out["mla_q_b"] = _gemm_s(gemm, size, rank_heads * mla.qk_head_dim, q_a.out_features)
+    out["mla_output"] = _gemm_s(gemm, size, o.out_features, rank_heads * mla.v_head_dim)
+    return out
 
 
 def main() -> None:
@@ -166,31 +205,41 @@ def main() -> None:
             shown = [(f"decode, {b} sequence{'s' * (b > 1)}", block_parts(tables, args.tp,
                                                                           "generation", b))
                      for b in args.batch]
-            shown += [(f"prefill, one {n:,}-token prompt",
-                       block_parts(tables, args.tp, "context", n)) for n in args.prompt]
-            shipped += [BlockRow(engine, version, tp, b, part, seconds)
-                        for tp in SHIPPED_TP for b in SHIPPED_BATCH
-                        for part, seconds in block_parts(tables, tp, "generation", b).items()]
+            if "module_context" in tables:
+                shown += [(f"prefill, one {n:,}-token prompt",
+                           block_parts(tables, args.tp, "context", n)) for n in args.prompt]
+            mine = [BlockRow(engine, version, tp, b, part, seconds)
+                    for tp in SHIPPED_TP for b in SHIPPED_BATCH
+                    for part, seconds in block_parts(tables, tp, "generation", b).items()]
+            summed = ([BlockRow(engine, version, tp, b, part, seconds)
+                       for tp in SHIPPED_TP for b in SHIPPED_BATCH
+                       for part, seconds in block_parts(tables, tp, "generation", b,
+                                                        kernels=True).items()]
+                      if {"module_generation", "kernel", "bmm"} <= set(tables) else [])
             model = load_profile(engine).model
         except NapkinError as e:
             ap.error(f"{engine} {version}: {e}")
         layer_s = model.coefficients[TERMS.index("layer")]
         print(f"{engine} {version} on {args.system}, TP {args.tp} (profile '{engine}': "
               f"{layer_s * 1e6:.1f} µs fixed a layer)")
+        what = "MLA module" if "mla_module" in shown[0][1] else "MLA kernels"
         for case, t in shown:
-            mla_s = t["mla_module"]
-            gqa_s = t["gqa_attention"] + t["gqa_qkv"] + t["gqa_output"]
+            mla_s = sum(v for k, v in t.items() if k.startswith("mla_"))
+            gqa_s = sum(v for k, v in t.items() if k.startswith("gqa_"))
             extra = mla_s - gqa_s
-            print(f"  {case:<34} MLA module {mla_s * 1e6:8.1f} µs   GQA block "
+            print(f"  {case:<34} {what} {mla_s * 1e6:8.1f} µs   GQA block "
                   f"{gqa_s * 1e6:8.1f} µs   MLA − GQA {extra * 1e6:+8.1f} µs a layer, "
                   f"{extra * mla_layers * 1e3:+6.2f} ms over {mla_layers} layers")
-        mine = [r for r in shipped if r.engine == engine]
         fixed, held = mla_layer_s(mine, engine, model, args.gpu), holdout(mine, engine, model,
                                                                           args.gpu)
         print(f"  mla_layer over TP {', '.join(map(str, SHIPPED_TP))} × "
               f"{', '.join(map(str, SHIPPED_BATCH))} sequences: {fixed * 1e6:.1f} µs at the "
               f"H100's clock; the MLA block held out by TP size {held.held_out:.1%} "
               f"(without it {held.without:.1%}; {held.points} points)")
+        if summed:
+            print(f"  the same from its kernels summed (as SGLang's): "
+                  f"{mla_layer_s(summed, engine, model, args.gpu) * 1e6:.1f} µs")
+        shipped += mine
     if args.out is not None:
         with args.out.open("w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")

@@ -96,10 +96,11 @@ def test_a_decode_step_of_an_mla_model_pays_the_term_per_layer():
         assert b.time(x) - a.time(x) == pytest.approx(layers * 2e-5, abs=1e-15)
 
 
-@pytest.mark.parametrize("engine", ["trtllm", "vllm"])
+@pytest.mark.parametrize("engine", ["trtllm", "vllm", "sglang"])
 def test_shipped_profiles_hold_the_tables_value(engine):
     """Each shipped profile's ``mla_layer`` and Blackwell factor are the shipped tables' (six
-    and four significant digits in the file); SGLang has none (no MLA module table)."""
+    and four significant digits in the file): TensorRT-LLM's and vLLM's from their MLA
+    modules, SGLang's from its MLA kernels summed."""
     model = load_profile(engine).model
     h, b = read_mla_blocks(), read_mla_blocks(gpu="b200")
     assert model.as_dict()["mla_layer"] == pytest.approx(mla_layer_s(h, engine, model),
@@ -107,7 +108,25 @@ def test_shipped_profiles_hold_the_tables_value(engine):
     factor = dict(dict(model.architecture_scales)["blackwell"])["mla_layer"]
     assert factor == pytest.approx(architecture_scale(h, b, engine, model, "b200"), rel=1e-3)
     assert holdout(h, engine, model).held_out < holdout(h, engine, model).without
-    assert load_profile("sglang").model.as_dict()["mla_layer"] == 0.0
+    parts = {r.part for r in h if r.engine == engine}
+    assert ("mla_module" in parts) == (engine != "sglang")
+
+
+def test_a_block_of_summed_kernels_counts_every_kernel():
+    """Where no module is timed, the MLA block is its six kernels summed: 10 + 5 + 5 + 20 + 8
+    + 12 = 60 µs against a GQA block of 30 µs: 30 µs extra; a point missing one kernel is left
+    out."""
+    model = StepModel.of({})
+    kernels = ("mla_attention", "mla_bmm_pre", "mla_bmm_post", "mla_qkv_a", "mla_q_b",
+               "mla_output")
+    rows = [BlockRow("s", "1", 8, 1, k, us * 1e-6)
+            for k, us in zip(kernels, (10, 5, 5, 20, 8, 12), strict=True)]
+    rows += [BlockRow("s", "1", 8, 1, k, us * 1e-6)
+             for k, us in (("gqa_attention", 10), ("gqa_qkv", 15), ("gqa_output", 5))]
+    (e,) = extras(rows, "s", model)
+    assert (e.mla_s, e.gqa_s, e.extra_s) == pytest.approx((60e-6, 30e-6, 30e-6))
+    with pytest.raises(NapkinError, match="no MLA block rows"):
+        extras([r for r in rows if r.part != "mla_q_b"], "s", model)
 
 
 def test_the_shipped_values_by_hand_from_one_table_point():

@@ -7,12 +7,15 @@ matmuls on each side of the latent attention, rotary on a split head — so at t
 where fixed time rules a step, an MLA model pays more than a GQA layer's. Serving rows the
 profiles may be fitted on hold no MLA model, so ``mla_layer`` (seconds a MLA layer, every step)
 is set on the engines' own timings: ai-dynamo/aiconfigurator (Apache-2.0) times DeepSeek-V3's
-whole MLA block as one module under CUDA graphs, and the pieces of a GQA block apart
+whole MLA block as one module under CUDA graphs (TensorRT-LLM, vLLM; SGLang's block is the sum
+of its kernels timed apart, :data:`MLA_KERNELS` — on TensorRT-LLM's tables that sum's extra
+matches the module's, 25.3 µs against 25.1 µs at the median), and the pieces of a GQA block
+apart
 (``catalog/measurements/aiconfigurator_<gpu>_mla_blocks.csv``, written by
 ``benchmarks/check_mla_modules.py --out``: decode at a 1,024-token context, 1–16 sequences,
 DeepSeek-V3's heads and Llama-3.1-70B's GQA block over TP 2, 4 and 8, BF16). For each row,
 
-    extra = t_MLA module − (t_GQA attention + t_QKV GEMM + t_output GEMM)
+    extra = t_MLA block − (t_GQA attention + t_QKV GEMM + t_output GEMM)
             − c_weights · Δweight bytes / (tp · bandwidth) − c_kv · ΔKV bytes / (d · bandwidth)
 
 the difference of the two blocks less what the profile already charges for their different
@@ -36,8 +39,16 @@ TABLES = {"h100-sxm": "aiconfigurator_h100_mla_blocks.csv",
           "b200": "aiconfigurator_b200_mla_blocks.csv"}
 """The shipped table of each GPU (the same engine versions on each)."""
 COLUMNS = ("engine", "version", "tp", "batch", "part", "latency_ms")
-PARTS = ("mla_module", "gqa_attention", "gqa_qkv", "gqa_output")
-"""An MLA module's time, then the three timed pieces of the GQA block."""
+MLA_MODULE = "mla_module"
+"""The MLA block timed as one module (TensorRT-LLM, vLLM)."""
+MLA_KERNELS = ("mla_attention", "mla_bmm_pre", "mla_bmm_post", "mla_qkv_a", "mla_q_b",
+               "mla_output")
+"""The MLA block's kernels timed apart, where an engine has no module table (SGLang): the
+latent attention, the absorbed batched matmuls before and after it, the fused query and
+latent down-projection, the query up-projection and the output projection."""
+GQA_PARTS = ("gqa_attention", "gqa_qkv", "gqa_output")
+"""The timed pieces of the GQA block: its attention kernel, QKV and output projections."""
+PARTS = (MLA_MODULE, *MLA_KERNELS, *GQA_PARTS)
 MLA_MODEL, GQA_MODEL = "deepseek-v3", "llama-3.1-70b"
 CONTEXT = 1024
 """Tokens each decoding sequence of the tables holds."""
@@ -117,10 +128,12 @@ def extras(rows: list[BlockRow], engine: str, model: StepModel,
             times.setdefault((r.tp, r.batch), {})[r.part] = r.latency_s
     out = []
     for (tp, batch), t in sorted(times.items()):
-        if set(t) == set(PARTS):
-            gqa = t["gqa_attention"] + t["gqa_qkv"] + t["gqa_output"]
-            out.append(Extra(tp, batch, t["mla_module"], gqa, t["mla_module"] - gqa
-                             - charged_difference_s(model, gpu, tp, batch)))
+        mla = (t[MLA_MODULE] if MLA_MODULE in t else sum(t[p] for p in MLA_KERNELS)
+               if all(p in t for p in MLA_KERNELS) else None)
+        if mla is not None and all(p in t for p in GQA_PARTS):
+            gqa = sum(t[p] for p in GQA_PARTS)
+            out.append(Extra(tp, batch, mla, gqa,
+                             mla - gqa - charged_difference_s(model, gpu, tp, batch)))
     if not out:
         raise NapkinError(f"engine: no MLA block rows of {engine!r}")
     return out

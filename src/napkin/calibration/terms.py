@@ -173,9 +173,9 @@ by the profile's domain).
 ``mla_layer`` is what an MLA attention block's kernels take beyond a GQA block's at the small
 batches where fixed time rules a step (the absorbed batched matmuls, the latent down-projection
 and its norms, rotary on a split head): set on the engines' own H100 timings of DeepSeek-V3's
-MLA block against Llama-3.1-70B's GQA block (:mod:`napkin.calibration.mla_blocks`), since no
-serving row a profile is fitted on runs an MLA model; 0 in a profile without it (and for
-SGLang, which times its MLA kernels only apart).
+MLA block against Llama-3.1-70B's GQA block (:mod:`napkin.calibration.mla_blocks`; SGLang's
+block as its kernels summed), since no serving row a profile is fitted on runs an MLA model;
+0 in a profile without it.
 
 ``eager_layer`` is not added but a floor: a step is timed ``max(Σ_{k ≠ eager_layer} c_k·x_k,
 c_eager_layer·x_eager_layer)``. An engine that replays decode-only steps as CUDA graphs but runs a
