@@ -1,4 +1,4 @@
-"""What an MLA attention block costs the engines beyond a GQA one, on their own H100 timings.
+"""What an MLA or DSA attention block costs the engines beyond a GQA one, on their own timings.
 
 napkin's fitted profiles charge every decoder layer one fixed time (``layer``, set on GQA
 models) and time attention by its FLOPs and bytes, so an MLA layer — more kernels a layer:
@@ -25,6 +25,10 @@ all BF16:
   :func:`napkin.calibration.mla_blocks.mla_layer_s`) with the MLA block's error held out by TP
   size (:func:`~napkin.calibration.mla_blocks.holdout`).
 
+The engine's DSA modules (``sparse_attention/.../dsa_generation_module_perf.parquet``:
+DeepSeek-V3.2's and GLM-5's blocks, their MLA and indexer) give ``dsa_layer`` the same way, held
+out by TP size and by model.
+
 With ``--out`` it writes those points (``catalog/measurements/aiconfigurator_h100_mla_blocks.csv``
 from ``--system h100_sxm --gpu h100-sxm``, ``aiconfigurator_b200_mla_blocks.csv`` from
 ``--system b200_sxm --gpu b200``; aiconfigurator@095f58a rebuilds both byte for byte). The H100
@@ -48,16 +52,18 @@ from extract_moe_kernels import read_repo_file
 from napkin.calibration.mla_blocks import (
     CONTEXT,
     GQA_MODEL,
-    MLA_MODEL,
+    GQA_PARTS,
+    MODELS,
     BlockRow,
     holdout,
-    mla_layer_s,
+    layer_s,
 )
 from napkin.calibration.profile import load_profile
 from napkin.calibration.terms import TERMS
 from napkin.catalog import load_accelerator, load_model
 from napkin.errors import NapkinError
 
+MLA_MODEL = MODELS["mla"][0]
 VERSIONS = {"trtllm": "1.3.0rc10", "vllm": "0.19.0", "sglang": "0.5.9"}
 """The engine versions read: TensorRT-LLM's and vLLM's with an MLA module table on H100 and
 B200; SGLang has none, so its block is its kernels summed (``mla``, ``mla_bmm``, ``gemm``)."""
@@ -104,7 +110,8 @@ TABLES = {"module_generation": ("mla", "mla_generation_module_perf.parquet"),
           "bmm": ("mla_bmm", "mla_bmm_perf.parquet"),
           "gemm": ("gemm", "gemm_perf.parquet"),
           "attention_generation": ("attention", "generation_attention_perf.parquet"),
-          "attention_context": ("attention", "context_attention_perf.parquet")}
+          "attention_context": ("attention", "context_attention_perf.parquet"),
+          "dsa": ("sparse_attention", "dsa_generation_module_perf.parquet")}
 """The tables read (op folder, file); an engine version lacking one goes without it."""
 
 
@@ -172,6 +179,42 @@ def block_parts(tables: dict[str, list[dict]], tp: int, phase: str, size: int,
     return out
 
 
+DSA_NAMES = {"deepseek-v3.2": "deepseek-ai/DeepSeek-V3.2", "glm-5": "zai-org/GLM-5"}
+"""The DSA tables' ``model`` of each catalog model."""
+
+
+def dsa_module_s(tables: dict[str, list[dict]], model: str, tp: int, batch: int) -> float | None:
+    """``model``'s DSA module at ``tp`` ranks over ``batch`` sequences at a :data:`CONTEXT`-
+    token context, BF16; None where the table has no such point (that share of heads)."""
+    heads = load_model(model).blocks[-1].attention.num_heads
+    match = {"model": DSA_NAMES[model], "num_heads": heads // tp, "gemm_type": "bfloat16",
+             "kv_cache_dtype": "bfloat16", "batch_size": batch}
+    try:
+        return _mean_s(tables["dsa"], step=_nearest(tables["dsa"], "step", CONTEXT, **match),
+                       **match)
+    except NapkinError:
+        return None
+
+
+def points(engine: str, version: str, tables: dict[str, list[dict]],
+           kernels: bool = False) -> list[BlockRow]:
+    """The shipped tables' rows of one engine version: its GQA parts, its MLA block (module or
+    kernels) and its DSA modules at every TP of :data:`SHIPPED_TP` and batch of
+    :data:`SHIPPED_BATCH`; with ``kernels`` the MLA kernels and GQA parts only."""
+    out = []
+    for tp in SHIPPED_TP:
+        for b in SHIPPED_BATCH:
+            parts = block_parts(tables, tp, "generation", b, kernels)
+            out += [BlockRow(engine, version, GQA_MODEL if p in GQA_PARTS else MLA_MODEL, tp,
+                             b, p, v) for p, v in parts.items()]
+            if "dsa" in tables and not kernels:
+                for model in MODELS["dsa"]:
+                    t = dsa_module_s(tables, model, tp, b)
+                    if t is not None:
+                        out.append(BlockRow(engine, version, model, tp, b, "dsa_module", t))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("repo", type=Path, help="ai-dynamo/aiconfigurator: a checkout or its git "
@@ -208,20 +251,15 @@ def main() -> None:
             if "module_context" in tables:
                 shown += [(f"prefill, one {n:,}-token prompt",
                            block_parts(tables, args.tp, "context", n)) for n in args.prompt]
-            mine = [BlockRow(engine, version, tp, b, part, seconds)
-                    for tp in SHIPPED_TP for b in SHIPPED_BATCH
-                    for part, seconds in block_parts(tables, tp, "generation", b).items()]
-            summed = ([BlockRow(engine, version, tp, b, part, seconds)
-                       for tp in SHIPPED_TP for b in SHIPPED_BATCH
-                       for part, seconds in block_parts(tables, tp, "generation", b,
-                                                        kernels=True).items()]
+            mine = points(engine, version, tables)
+            summed = (points(engine, version, tables, kernels=True)
                       if {"module_generation", "kernel", "bmm"} <= set(tables) else [])
             model = load_profile(engine).model
         except NapkinError as e:
             ap.error(f"{engine} {version}: {e}")
-        layer_s = model.coefficients[TERMS.index("layer")]
+        layer = model.coefficients[TERMS.index("layer")]
         print(f"{engine} {version} on {args.system}, TP {args.tp} (profile '{engine}': "
-              f"{layer_s * 1e6:.1f} µs fixed a layer)")
+              f"{layer * 1e6:.1f} µs fixed a layer)")
         what = "MLA module" if "mla_module" in shown[0][1] else "MLA kernels"
         for case, t in shown:
             mla_s = sum(v for k, v in t.items() if k.startswith("mla_"))
@@ -230,21 +268,26 @@ def main() -> None:
             print(f"  {case:<34} {what} {mla_s * 1e6:8.1f} µs   GQA block "
                   f"{gqa_s * 1e6:8.1f} µs   MLA − GQA {extra * 1e6:+8.1f} µs a layer, "
                   f"{extra * mla_layers * 1e3:+6.2f} ms over {mla_layers} layers")
-        fixed, held = mla_layer_s(mine, engine, model, args.gpu), holdout(mine, engine, model,
-                                                                          args.gpu)
-        print(f"  mla_layer over TP {', '.join(map(str, SHIPPED_TP))} × "
-              f"{', '.join(map(str, SHIPPED_BATCH))} sequences: {fixed * 1e6:.1f} µs at the "
-              f"H100's clock; the MLA block held out by TP size {held.held_out:.1%} "
-              f"(without it {held.without:.1%}; {held.points} points)")
+        grid = (f"TP {', '.join(map(str, SHIPPED_TP))} × {', '.join(map(str, SHIPPED_BATCH))} "
+                "sequences")
+        for kind in ("mla", "dsa"):
+            if not any(r.model in MODELS[kind] and r.part not in GQA_PARTS for r in mine):
+                continue
+            held = [holdout(mine, engine, model, args.gpu, kind, by) for by in ("tp", "model")]
+            by_model = (f"; by model {held[1].held_out:.1%}" if len(MODELS[kind]) > 1 else "")
+            fixed = layer_s(mine, engine, model, args.gpu, kind)
+            print(f"  {kind}_layer over {grid}: {fixed * 1e6:.1f} µs at the H100's clock; "
+                  f"the {kind.upper()} block held out by TP size {held[0].held_out:.1%}"
+                  f"{by_model} (without it {held[0].without:.1%}; {held[0].points} points)")
         if summed:
-            print(f"  the same from its kernels summed (as SGLang's): "
-                  f"{mla_layer_s(summed, engine, model, args.gpu) * 1e6:.1f} µs")
+            print(f"  mla_layer from its MLA kernels summed (as SGLang's): "
+                  f"{layer_s(summed, engine, model, args.gpu) * 1e6:.1f} µs")
         shipped += mine
     if args.out is not None:
         with args.out.open("w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
-            w.writerow(("engine", "version", "tp", "batch", "part", "latency_ms"))
-            w.writerows((r.engine, r.version, r.tp, r.batch, r.part,
+            w.writerow(("engine", "version", "model", "tp", "batch", "part", "latency_ms"))
+            w.writerows((r.engine, r.version, r.model, r.tp, r.batch, r.part,
                          f"{r.latency_s * 1e3:.6g}") for r in shipped)
         print(f"{len(shipped)} rows → {args.out}")
 

@@ -1,7 +1,8 @@
-"""``mla_layer``: the fixed time an MLA block takes beyond a GQA one, set on the engines' own
-timings (``napkin.calibration.mla_blocks``): the charged difference by hand, the extra time of a
-point by hand, the basis counting MLA layers only, the shipped profiles' value and Blackwell
-factor traced to the shipped tables, and a malformed table refused in one line."""
+"""``mla_layer`` and ``dsa_layer``: the fixed time an MLA or DSA block takes beyond a GQA one,
+set on the engines' own timings (``napkin.calibration.mla_blocks``): the charged difference by
+hand, the extra time of a point by hand, the basis counting each kind's layers only, the
+shipped profiles' values and Blackwell factors traced to the shipped tables, and a malformed
+table refused in one line."""
 
 import pytest
 
@@ -12,7 +13,7 @@ from napkin.calibration.mla_blocks import (
     charged_difference_s,
     extras,
     holdout,
-    mla_layer_s,
+    layer_s,
     read_mla_blocks,
 )
 from napkin.calibration.profile import load_profile
@@ -37,9 +38,10 @@ def test_charged_difference_by_hand():
 
 def _point(tp: int, batch: int, mla_us: float, parts_us: tuple[float, float, float]
            ) -> list[BlockRow]:
-    names = ("mla_module", "gqa_attention", "gqa_qkv", "gqa_output")
-    return [BlockRow("e", "1", tp, batch, n, us * 1e-6)
-            for n, us in zip(names, (mla_us, *parts_us), strict=True)]
+    names = ("gqa_attention", "gqa_qkv", "gqa_output")
+    return [BlockRow("e", "1", "deepseek-v3", tp, batch, "mla_module", mla_us * 1e-6)] + [
+        BlockRow("e", "1", "llama-3.1-70b", tp, batch, n, us * 1e-6)
+        for n, us in zip(names, parts_us, strict=True)]
 
 
 def test_extra_time_and_median_by_hand():
@@ -52,7 +54,7 @@ def test_extra_time_and_median_by_hand():
             + _point(2, 1, 80, (10, 15, 5)))
     assert [e.extra_s for e in extras(rows, "e", model)] == pytest.approx(
         [50e-6, 60e-6, 40e-6])  # sorted by TP: 2, 4, 8
-    assert mla_layer_s(rows, "e", model) == pytest.approx(50e-6)
+    assert layer_s(rows, "e", model) == pytest.approx(50e-6)
     h = holdout(rows, "e", model)
     # without: |30/80 − 1| = 0.625, |30/90 − 1| = 0.667, |30/70 − 1| = 0.571 → 0.625; held
     # out: TP 2 with the median of 60 and 40 (50): |80/80 − 1| = 0; TP 4 with that of 50 and
@@ -60,7 +62,7 @@ def test_extra_time_and_median_by_hand():
     assert h.without == pytest.approx(0.625)
     assert h.held_out == pytest.approx(1 - 75 / 90)
     assert h.points == 3
-    assert mla_layer_s(_point(8, 1, 20, (10, 15, 5)), "e", model) == 0.0  # floored at 0
+    assert layer_s(_point(8, 1, 20, (10, 15, 5)), "e", model) == 0.0  # floored at 0
 
 
 def test_a_point_missing_a_part_is_left_out_and_no_point_is_an_error():
@@ -69,18 +71,24 @@ def test_a_point_missing_a_part_is_left_out_and_no_point_is_an_error():
     assert [e.tp for e in extras(rows, "e", model)] == [8]
     with pytest.raises(NapkinError, match="engine: no MLA block rows of 'other'"):
         extras(rows, "other", model)
+    with pytest.raises(NapkinError, match="engine: no DSA block rows of 'e'"):
+        extras(rows, "e", model, kind="dsa")
+    with pytest.raises(NapkinError, match="kind: 'gqa' not one of mla, dsa"):
+        extras(rows, "e", model, kind="gqa")
 
 
-def test_the_basis_counts_mla_layers_only():
-    """DeepSeek-V3: 61 MLA layers; Kimi Linear: 7 of 27 (the rest KDA); Llama: none. The term
-    reads the count at the GPU's clock scale, in every step, prefill or not."""
+def test_the_basis_counts_each_kinds_layers_only():
+    """DeepSeek-V3: 61 MLA layers; Kimi Linear: 7 of 27 (the rest KDA); DeepSeek-V3.2 61 and
+    GLM-5 78 DSA layers; Llama: none. Each term reads its count at the GPU's clock scale, in
+    every step, prefill or not."""
     acc = load_accelerator("h100-sxm")
-    i = TERMS.index("mla_layer")
-    for name, layers in (("deepseek-v3", 61), ("kimi-linear-48b-a3b", 7), ("llama-3.1-8b", 0)):
+    mla, dsa = TERMS.index("mla_layer"), TERMS.index("dsa_layer")
+    for name, m, d in (("deepseek-v3", 61, 0), ("kimi-linear-48b-a3b", 7, 0),
+                       ("deepseek-v3.2", 0, 61), ("glm-5", 0, 78), ("llama-3.1-8b", 0, 0)):
         basis = StepBasis.of(load_model(name), acc, "bf16", 1, 450e9)
         for prefill in (False, True):
             x = basis.terms((1e9, 1e6, 1e9, 1e6, 0.0), 4, prefill)
-            assert x[i] == layers * acc.fixed_time_scale
+            assert (x[mla], x[dsa]) == (m * acc.fixed_time_scale, d * acc.fixed_time_scale)
 
 
 def test_a_decode_step_of_an_mla_model_pays_the_term_per_layer():
@@ -96,6 +104,53 @@ def test_a_decode_step_of_an_mla_model_pays_the_term_per_layer():
         assert b.time(x) - a.time(x) == pytest.approx(layers * 2e-5, abs=1e-15)
 
 
+def test_dsa_charged_difference_and_extra_by_hand():
+    """DeepSeek-V3.2's attention holds 201,066,752 parameters a layer (its MLA's and its
+    indexer's), 50,071,808 more than Llama-3.1-70B's: BF16 over 4 ranks 25,035,904 B. KV a
+    token and layer: the 576-element latent and the indexer's 128-element key, read on every
+    rank, against GQA's 2,048 elements over 4 ranks (512 each): 2 sequences · 1,024 · (704 −
+    512) · 2 B = 786,432 B; weights and KV at 1.0 on 3.35 TB/s: 7.708e-6 s. GLM-5 and
+    DeepSeek-V3.2 points share the GQA block at their TP and batch."""
+    model = StepModel.of({"weights": 1.0, "kv": 1.0})
+    got = charged_difference_s(model, "h100-sxm", 4, 2, "deepseek-v3.2")
+    assert got == pytest.approx((25_035_904 + 786_432) / 3.35e12, rel=1e-9)
+    gqa = [BlockRow("e", "1", "llama-3.1-70b", 4, 2, n, us * 1e-6)
+           for n, us in (("gqa_attention", 10), ("gqa_qkv", 15), ("gqa_output", 5))]
+    rows = [*gqa, BlockRow("e", "1", "deepseek-v3.2", 4, 2, "dsa_module", 130e-6),
+            BlockRow("e", "1", "glm-5", 4, 2, "dsa_module", 200e-6),
+            BlockRow("e", "1", "deepseek-v3", 4, 2, "mla_module", 70e-6)]
+    points = {e.model: e for e in extras(rows, "e", model, kind="dsa")}
+    assert set(points) == {"deepseek-v3.2", "glm-5"}
+    assert points["deepseek-v3.2"].extra_s == pytest.approx(100e-6 - got)
+    assert points["glm-5"].extra_s == pytest.approx(
+        170e-6 - charged_difference_s(model, "h100-sxm", 4, 2, "glm-5"))
+    assert [e.model for e in extras(rows, "e", model)] == ["deepseek-v3"]
+    # held out by model, each model's block is read with the other's extra
+    h = holdout(rows, "e", model, kind="dsa", by="model")
+    assert h.points == 2 and h.held_out < h.without
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "vllm"])
+def test_shipped_dsa_terms_are_the_tables(engine):
+    """TensorRT-LLM's and vLLM's ``dsa_layer`` and Blackwell factor are their tables'; held out
+    by model (DeepSeek-V3.2 against GLM-5) the term still reads the block far better than
+    without it. SGLang's is 0: held out by model it reads no better (GLM-5's DSA block takes
+    about twice DeepSeek-V3.2's there)."""
+    model = load_profile(engine).model
+    h, b = read_mla_blocks(), read_mla_blocks(gpu="b200")
+    assert model.as_dict()["dsa_layer"] == pytest.approx(
+        layer_s(h, engine, model, kind="dsa"), rel=1e-5)
+    factor = dict(dict(model.architecture_scales)["blackwell"])["dsa_layer"]
+    assert factor == pytest.approx(architecture_scale(h, b, engine, model, "b200", "dsa"),
+                                   rel=1e-3)
+    by_model = holdout(h, engine, model, kind="dsa", by="model")
+    assert by_model.held_out < 0.1 < by_model.without
+    sglang = load_profile("sglang").model
+    assert sglang.as_dict()["dsa_layer"] == 0.0
+    held = holdout(h, "sglang", sglang, kind="dsa", by="model")
+    assert held.held_out > held.without - 0.05
+
+
 @pytest.mark.parametrize("engine", ["trtllm", "vllm", "sglang"])
 def test_shipped_profiles_hold_the_tables_value(engine):
     """Each shipped profile's ``mla_layer`` and Blackwell factor are the shipped tables' (six
@@ -103,7 +158,7 @@ def test_shipped_profiles_hold_the_tables_value(engine):
     modules, SGLang's from its MLA kernels summed."""
     model = load_profile(engine).model
     h, b = read_mla_blocks(), read_mla_blocks(gpu="b200")
-    assert model.as_dict()["mla_layer"] == pytest.approx(mla_layer_s(h, engine, model),
+    assert model.as_dict()["mla_layer"] == pytest.approx(layer_s(h, engine, model),
                                                          rel=1e-5)
     factor = dict(dict(model.architecture_scales)["blackwell"])["mla_layer"]
     assert factor == pytest.approx(architecture_scale(h, b, engine, model, "b200"), rel=1e-3)
@@ -119,12 +174,12 @@ def test_a_block_of_summed_kernels_counts_every_kernel():
     model = StepModel.of({})
     kernels = ("mla_attention", "mla_bmm_pre", "mla_bmm_post", "mla_qkv_a", "mla_q_b",
                "mla_output")
-    rows = [BlockRow("s", "1", 8, 1, k, us * 1e-6)
+    rows = [BlockRow("s", "1", "deepseek-v3", 8, 1, k, us * 1e-6)
             for k, us in zip(kernels, (10, 5, 5, 20, 8, 12), strict=True)]
-    rows += [BlockRow("s", "1", 8, 1, k, us * 1e-6)
+    rows += [BlockRow("s", "1", "llama-3.1-70b", 8, 1, k, us * 1e-6)
              for k, us in (("gqa_attention", 10), ("gqa_qkv", 15), ("gqa_output", 5))]
     (e,) = extras(rows, "s", model)
-    assert (e.mla_s, e.gqa_s, e.extra_s) == pytest.approx((60e-6, 30e-6, 30e-6))
+    assert (e.block_s, e.gqa_s, e.extra_s) == pytest.approx((60e-6, 30e-6, 30e-6))
     with pytest.raises(NapkinError, match="no MLA block rows"):
         extras([r for r in rows if r.part != "mla_q_b"], "s", model)
 
@@ -144,12 +199,15 @@ def test_the_shipped_values_by_hand_from_one_table_point():
     assert 10e-6 < got.extra_s < 40e-6  # 67.5 µs against 39.0 µs, less 4 µs charged
 
 
+HEAD = "engine,version,model,tp,batch,part,latency_ms\n"
+
+
 @pytest.mark.parametrize(("text", "message"), [
-    ("engine,version,tp,batch,part,latency_ms\ne,1,8,1,nope,0.05\n", "part: 'nope' not one"),
-    ("engine,version,tp,batch,part,latency_ms\ne,1,0,1,mla_module,0.05\n", "tp"),
-    ("engine,version,tp,batch,part,latency_ms\ne,1,8,1,mla_module,nan\n", "latency_ms"),
-    ("engine,version,tp,batch,part,latency_ms\ne,1,8,1,mla_module,5000\n", "below 1000"),
-    ("engine,version,tp,batch,part\ne,1,8,1,mla_module\n", "latency_ms"),
+    (HEAD + "e,1,m,8,1,nope,0.05\n", "part: 'nope' not one"),
+    (HEAD + "e,1,m,0,1,mla_module,0.05\n", "tp"),
+    (HEAD + "e,1,m,8,1,mla_module,nan\n", "latency_ms"),
+    (HEAD + "e,1,m,8,1,mla_module,5000\n", "below 1000"),
+    ("engine,version,model,tp,batch,part\ne,1,m,8,1,mla_module\n", "latency_ms"),
 ])
 def test_a_malformed_table_is_one_error(tmp_path, text, message):
     path = tmp_path / "t.csv"

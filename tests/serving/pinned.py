@@ -28,7 +28,8 @@ file's. And again (2026-12-06): the basis gained ``mla_layer``, a 27th column (z
 equal to the old file's, on this AVX-512 machine and with NumPy's AVX-512 kernels turned off
 (``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL"``) — after the expert-routing sums stopped
 using NumPy's ``exp``/``expm1``/``log1p``, whose AVX-512 kernels differ from the AVX2 ones in
-the last bit and had moved five Qwen3-30B-A3B cases on such a machine.
+the last bit and had moved five Qwen3-30B-A3B cases on such a machine. Then ``dsa_layer``, a
+28th column (zero in all 45), checked the same way (cut to 27 columns, both CPU paths).
 """
 
 import dataclasses

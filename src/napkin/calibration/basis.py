@@ -81,6 +81,8 @@ class StepBasis:
     per all-reduce)."""
     mla_layers: int = 0
     """Layers with MLA attention (``mla_layer``)."""
+    dsa_layers: int = 0
+    """Layers with DSA attention (``dsa_layer``)."""
     routed: RankCost | None = None
     """The tensor-parallel group's routed experts (MoE models, when built with a precision):
     their FLOPs and expert bytes of a step's tokens go to the ``expert*`` terms instead of the
@@ -118,6 +120,7 @@ class StepBasis:
             time_scale=acc.fixed_time_scale,
             extra_ranks=tp - 1,
             mla_layers=sum(1 for b in model.blocks if b.attention.kind == "mla"),
+            dsa_layers=sum(1 for b in model.blocks if b.attention.kind == "dsa"),
             routed=(RankCost.of(model, precision, ParallelLayout(tp))
                     if precision is not None and model.is_moe else None),
         )
@@ -173,7 +176,8 @@ class StepBasis:
              tokens * self.allreduce_s_per_token, 0.0, 0.0,
              tokens * self.pair_s_per_token, 0.0, 0.0, 0.0, 0.0, 0.0,
              ts * self.layers if prefill else 0.0,
-             ts * self.allreduces * self.extra_ranks, 0.0, ts * self.mla_layers]
+             ts * self.allreduces * self.extra_ranks, 0.0, ts * self.mla_layers,
+             ts * self.dsa_layers]
         if self.routed is not None:
             self.split_routed(x, *self.routed.routed(tokens)[:2])
         return tuple(x)

@@ -62,11 +62,12 @@ w4a16``            Triton MXFP4), whose kernels read them apart
 ``alltoall_step``  1 in a layout's step whose all-to-alls run (data-parallel  s per step
                    attention, tokens crossing ranks); 0 otherwise
 ``mla_layer``      decoder layers with MLA attention (beyond ``layer``)       s per MLA layer
+``dsa_layer``      decoder layers with DSA attention (beyond ``layer``)       s per DSA layer
 =================  =========================================================  ================
 
 Every term in seconds (``step``, ``layer``, ``moe_layer``, ``token``, ``token_layer``,
 ``allreduce``, ``alltoall``, ``eager_layer``, ``allreduce_hop``, ``alltoall_step``,
-``mla_layer``) is a fixed
+``mla_layer``, ``dsa_layer``) is a fixed
 time — kernel launches, small kernels, a collective's latency — and is read at the reference
 GPU's clock: its ``x_k`` is multiplied by
 :attr:`~napkin.specs.hardware.Accelerator.fixed_time_scale` (the H100 SXM's 1,980 MHz SM clock
@@ -175,7 +176,8 @@ batches where fixed time rules a step (the absorbed batched matmuls, the latent 
 and its norms, rotary on a split head): set on the engines' own H100 timings of DeepSeek-V3's
 MLA block against Llama-3.1-70B's GQA block (:mod:`napkin.calibration.mla_blocks`; SGLang's
 block as its kernels summed), since no serving row a profile is fitted on runs an MLA model;
-0 in a profile without it.
+0 in a profile without it. ``dsa_layer`` is the same for a DSA block (an MLA block with an
+indexer: DeepSeek-V3.2, GLM-5), set on the engines' timings of those models' DSA modules.
 
 ``eager_layer`` is not added but a floor: a step is timed ``max(Σ_{k ≠ eager_layer} c_k·x_k,
 c_eager_layer·x_eager_layer)``. An engine that replays decode-only steps as CUDA graphs but runs a
@@ -198,7 +200,7 @@ TERMS: tuple[str, ...] = ("step", "layer", "moe_layer", "token", "token_layer", 
                           "allreduce_bytes", "alltoall", "alltoall_bytes", "expert_pair",
                           "expert", "expert_low", "expert_w4a16", "expert_weights",
                           "expert_weights_w4a16", "eager_layer", "allreduce_hop",
-                          "alltoall_step", "mla_layer")
+                          "alltoall_step", "mla_layer", "dsa_layer")
 """Basis terms of a step, in the order of
 :meth:`~napkin.calibration.basis.StepBasis.terms` and ``coefficients``."""
 TIED: dict[str, str] = {"expert": "dense", "expert_low": "dense_low",
