@@ -6,6 +6,9 @@ ai-dynamo/aiconfigurator's silicon sample, Apache-2.0) and the same sample's H10
 gpt-oss-120b rows. Each backend's rows are fitted
 (replay → bounded least squares, 4 rounds) and cross-validated leave-one-group-out (GPU, model,
 TP); the hold-out residuals become the profile's error bands. Prints the hold-out errors.
+What serving rows cannot set is set after each fit (:func:`blackwell_and_latent`): the routed
+experts' Blackwell factors from the MoE kernel tables and ``mla_layer`` / ``dsa_layer`` with
+theirs from the attention-block tables.
 
 Usage: python benchmarks/fit_profiles.py [vllm trtllm sglang trtllm-compiled vllm-0.2]
 (minutes per backend; default: all)
@@ -22,16 +25,24 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
+from napkin.calibration import mla_blocks
 from napkin.calibration.allreduce_kernels import TABLE as ALLREDUCE_TABLE
 from napkin.calibration.allreduce_kernels import allreduce_latency_s, read_allreduce_kernels
+from napkin.calibration.basis import StepModel
 from napkin.calibration.elementwise_kernels import (
     PROFILES,
     fit_elementwise,
     read_elementwise_profiles,
 )
 from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
-from napkin.calibration.moe_kernels import KERNEL_TERMS, KERNELS, fit_kernels, read_moe_kernels
-from napkin.calibration.profile import load_profile
+from napkin.calibration.moe_kernels import (
+    KERNEL_TERMS,
+    KERNELS,
+    architecture_scales,
+    fit_kernels,
+    read_moe_kernels,
+)
+from napkin.calibration.profile import Profile, load_profile
 from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
 from napkin.calibration.terms import FIT_TERMS, TERMS, parse_terms
@@ -491,6 +502,65 @@ def allreduce_held(name: str) -> tuple[dict[str, float], dict | None]:
     return {"allreduce": latency}, source
 
 
+LATENT_HELD = {"trtllm": ("mla", "dsa"), "vllm": ("mla", "dsa"), "sglang": ("mla",)}
+"""The profiles whose ``mla_layer`` / ``dsa_layer`` are set on their engine's attention-block
+tables (:mod:`napkin.calibration.mla_blocks`; no serving row runs such a model, so the refit
+cannot move them) with their Blackwell factors. SGLang's ``dsa_layer`` stays 0: held out by
+model (DeepSeek-V3.2 against GLM-5) its DSA blocks read no better with it (51.9 % against
+51.1 %)."""
+EXPERT_SCALED = ("trtllm", "vllm", "sglang")
+"""The profiles whose routed experts' coefficients take Blackwell factors."""
+BLACKWELL = ("b200", "blackwell")
+"""The GPU whose kernel tables set the factors, and its architecture."""
+
+
+def blackwell_and_latent(name: str, profile: Profile) -> Profile:
+    """``profile`` (just fitted) with the terms and factors its serving rows cannot set: the
+    routed experts' Blackwell factors (:func:`~napkin.calibration.moe_kernels.
+    architecture_scales`, the B200 kernel fit over the H100 one) and, for :data:`LATENT_HELD`,
+    ``mla_layer`` / ``dsa_layer`` at their block tables under the fitted weights and KV
+    coefficients, with their Blackwell factors; sources entries for each."""
+    backend = BACKEND.get(name, name)
+    gpu, arch = BLACKWELL
+    model, sources, factors = profile.model, list(profile.sources), {}
+    h100 = [r for r in read_moe_kernels() if r.engine == backend]
+    other = [r for r in read_moe_kernels(gpu=gpu) if r.engine == backend]
+    if name in EXPERT_SCALED and h100 and other:
+        scales = architecture_scales(h100, other)
+        factors |= {t: float(f"{v:.4g}") for t, v in scales.items()}
+        print(f"   {arch} factors of the routed experts: {factors}")
+        sources.append({"file": "aiconfigurator_b200_moe_kernels.csv", "rows": len(other),
+                        "gpus": [gpu], "licence": "Apache-2.0",
+                        "origin": "ai-dynamo/aiconfigurator@095f58a systems/data/b200_sxm/moe "
+                                  "moe_perf.parquet (one MoE layer's routed experts on B200, "
+                                  "balanced routing; benchmarks/extract_moe_kernels.py)",
+                        "sets": f"architecture_scales.{arch}: " + ", ".join(
+                            f"{t} {v:.4g}" for t, v in factors.items())})
+    coefficients = model.as_dict()
+    h, b = mla_blocks.read_mla_blocks(), mla_blocks.read_mla_blocks(gpu=gpu)
+    for kind in LATENT_HELD.get(name, ()):
+        term = mla_blocks.KINDS[kind]
+        value = float(f"{mla_blocks.layer_s(h, backend, model, kind=kind):.6g}")
+        factor = float(f"{mla_blocks.architecture_scale(h, b, backend, model, gpu, kind):.4g}")
+        held = mla_blocks.holdout(h, backend, model, kind=kind)
+        coefficients[term], factors[term] = value, factor
+        print(f"   {term} {value:.6g} s (the block held out by TP size {held.held_out:.1%}, "
+              f"{held.without:.1%} without), {arch} × {factor}")
+        sources.append({"file": mla_blocks.TABLES["h100-sxm"], "gpus": ["h100-sxm"],
+                        "rows": sum(1 for r in h if r.engine == backend),
+                        "licence": "Apache-2.0",
+                        "origin": "ai-dynamo/aiconfigurator@095f58a systems/data/{h100_sxm,"
+                                  "b200_sxm} attention-block tables "
+                                  "(benchmarks/check_mla_modules.py --out)",
+                        "sets": f"{term} {value:.6g}, architecture_scales.{arch}.{term} "
+                                f"{factor} (held out by TP size {held.held_out:.3f}, "
+                                f"{held.without:.3f} without)"})
+    scaled = tuple(factors.items())
+    model = replace(model, coefficients=StepModel.of(coefficients).coefficients,
+                    architecture_scales=((arch, scaled),) if scaled else ())
+    return replace(profile, model=model, sources=tuple(sources))
+
+
 def screened_terms(backend: str, drop: tuple[str, ...], add: tuple[str, ...]
                    ) -> tuple[str, ...]:
     """The backend's :data:`FITTED_TERMS` without ``drop`` and with ``add``, in TERMS order."""
@@ -548,7 +618,8 @@ def main() -> None:
                         rounds=ROUNDS.get(name, 4),
                         progress=lambda s: print("  ", s), jobs=0,
                         terms=terms, campaigns=CAMPAIGNS.get(name, ()), held=held)
-        profile = replace(cal.profile, sources=(*cal.profile.sources, *sources))
+        profile = blackwell_and_latent(
+            name, replace(cal.profile, sources=(*cal.profile.sources, *sources)))
         profile.save(args.out / f"{name}.yaml")
         o = cal.holdout.overall
         print(f"{name}: {max(v.rows for v in o.values())} rows; hold-out median |error| "

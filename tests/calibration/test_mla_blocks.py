@@ -4,6 +4,10 @@ hand, the extra time of a point by hand, the basis counting each kind's layers o
 shipped profiles' values and Blackwell factors traced to the shipped tables, and a malformed
 table refused in one line."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from napkin.calibration.basis import StepBasis, StepModel
@@ -219,3 +223,30 @@ def test_a_malformed_table_is_one_error(tmp_path, text, message):
 def test_a_gpu_without_a_table_is_one_error():
     with pytest.raises(NapkinError, match="gpu: no shipped MLA block table for 'a100-sxm'"):
         read_mla_blocks(gpu="a100-sxm")
+
+
+def test_a_refit_keeps_the_table_set_terms_and_factors():
+    """``benchmarks/fit_profiles.py`` sets, after each serving fit, what its rows cannot: a
+    shipped profile stripped of ``mla_layer``, ``dsa_layer`` and every Blackwell factor comes
+    back as shipped (run as the script runs, in a fresh interpreter)."""
+    root = Path(__file__).resolve().parents[2]
+    code = """
+import sys
+sys.path.insert(0, "benchmarks")
+from dataclasses import replace
+import fit_profiles
+from napkin.calibration.basis import StepModel
+from napkin.calibration.profile import load_profile
+for name in ("trtllm", "vllm", "sglang"):
+    shipped = load_profile(name)
+    c = {**shipped.model.as_dict(), "mla_layer": 0.0, "dsa_layer": 0.0}
+    bare = replace(shipped, sources=(), model=replace(
+        shipped.model, coefficients=StepModel.of(c).coefficients, architecture_scales=()))
+    got = fit_profiles.blackwell_and_latent(name, bare).model
+    assert got.coefficients == shipped.model.coefficients, name
+    assert got.architecture_scales == shipped.model.architecture_scales, name
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
