@@ -36,6 +36,7 @@ from napkin.calibration.elementwise_kernels import (
 )
 from napkin.calibration.measurements.aiconfigurator import read_aiconfigurator_csv
 from napkin.calibration.moe_kernels import (
+    KERNEL_TABLES,
     KERNEL_TERMS,
     KERNELS,
     architecture_scales,
@@ -526,35 +527,59 @@ def blackwell_and_latent(name: str, profile: Profile) -> Profile:
     h100 = [r for r in read_moe_kernels() if r.engine == backend]
     other = [r for r in read_moe_kernels(gpu=gpu) if r.engine == backend]
     if name in EXPERT_SCALED and h100 and other:
-        scales = architecture_scales(h100, other)
-        factors |= {t: float(f"{v:.4g}") for t, v in scales.items()}
-        print(f"   {arch} factors of the routed experts: {factors}")
-        sources.append({"file": "aiconfigurator_b200_moe_kernels.csv", "rows": len(other),
-                        "gpus": [gpu], "licence": "Apache-2.0",
-                        "origin": "ai-dynamo/aiconfigurator@095f58a systems/data/b200_sxm/moe "
-                                  "moe_perf.parquet (one MoE layer's routed experts on B200, "
-                                  "balanced routing; benchmarks/extract_moe_kernels.py)",
-                        "sets": f"architecture_scales.{arch}: " + ", ".join(
-                            f"{t} {v:.4g}" for t, v in factors.items())})
+        scales = {t: float(f"{v:.4g}") for t, v in architecture_scales(h100, other).items()}
+        factors |= scales
+        print(f"   {arch} factors of the routed experts: {scales}")
+        versions = ", ".join(sorted({r.version for r in other}))
+        sources.append({
+            "file": KERNEL_TABLES[gpu], "rows": len(other), "gpus": [gpu],
+            "origin": f"ai-dynamo/aiconfigurator@095f58a systems/data/b200_sxm/moe/{backend}/"
+                      f"{versions} moe_perf.parquet (one MoE layer's routed experts on B200, "
+                      "balanced routing; benchmarks/extract_moe_kernels.py)",
+            "licence": "Apache-2.0",
+            "sets": f"architecture_scales.{arch}: " + ", ".join(
+                f"{t} {v:.4g}" for t, v in scales.items())
+                    + " (the B200 kernel fit's coefficient over the H100 one's, every kernel "
+                      "term free)"})
     coefficients = model.as_dict()
     h, b = mla_blocks.read_mla_blocks(), mla_blocks.read_mla_blocks(gpu=gpu)
     for kind in LATENT_HELD.get(name, ()):
         term = mla_blocks.KINDS[kind]
         value = float(f"{mla_blocks.layer_s(h, backend, model, kind=kind):.6g}")
         factor = float(f"{mla_blocks.architecture_scale(h, b, backend, model, gpu, kind):.4g}")
-        held = mla_blocks.holdout(h, backend, model, kind=kind)
+        held = [mla_blocks.holdout(rows, backend, model, g, kind)
+                for rows, g in ((h, "h100-sxm"), (b, gpu))]
         coefficients[term], factors[term] = value, factor
-        print(f"   {term} {value:.6g} s (the block held out by TP size {held.held_out:.1%}, "
-              f"{held.without:.1%} without), {arch} × {factor}")
-        sources.append({"file": mla_blocks.TABLES["h100-sxm"], "gpus": ["h100-sxm"],
-                        "rows": sum(1 for r in h if r.engine == backend),
-                        "licence": "Apache-2.0",
-                        "origin": "ai-dynamo/aiconfigurator@095f58a systems/data/{h100_sxm,"
-                                  "b200_sxm} attention-block tables "
-                                  "(benchmarks/check_mla_modules.py --out)",
-                        "sets": f"{term} {value:.6g}, architecture_scales.{arch}.{term} "
-                                f"{factor} (held out by TP size {held.held_out:.3f}, "
-                                f"{held.without:.3f} without)"})
+        print(f"   {term} {value:.6g} s (the block held out by TP size {held[0].held_out:.1%}, "
+              f"{held[0].without:.1%} without), {arch} × {factor}")
+        models = [*mla_blocks.MODELS[kind], mla_blocks.GQA_MODEL]
+        across = mla_blocks.holdout(h, backend, model, kind=kind, by="model").held_out
+        by_model = f", by model {across:.3f}" if len(mla_blocks.MODELS[kind]) > 1 else ""
+        parts = [r for r in h if r.engine == backend and r.model in models]
+        block = ("its kernels summed" if any(r.part in mla_blocks.MLA_KERNELS for r in parts)
+                 else "one module")
+        versions = sorted({r.version for r in parts})
+        for file, rows, where, sets in (
+                (mla_blocks.TABLES["h100-sxm"], parts, "h100_sxm",
+                 f"{term} {value:.6g} (the median extra fixed time of a {kind.upper()} block "
+                 f"over a GQA one; the block held out by TP size {held[0].held_out:.3f}"
+                 f"{by_model}, {held[0].without:.3f} without)"),
+                (mla_blocks.TABLES[gpu], [r for r in b if r.engine == backend
+                                          and r.model in models], "b200_sxm",
+                 f"architecture_scales.{arch}.{term} {factor} (the term set on this table "
+                 f"over that set on the H100 one; the B200 block held out by TP size "
+                 f"{held[1].held_out:.3f}, {held[1].without:.3f} without)")):
+            sources.append({
+                "file": file, "rows": len(rows), "engine_versions": list(versions),
+                "models": list(models),
+                "gpus": ["h100-sxm" if where == "h100_sxm" else gpu],
+                "origin": f"ai-dynamo/aiconfigurator@095f58a systems/data/{where}/{{mla,mla_bmm,"
+                          f"sparse_attention,attention,gemm}}/{backend}/{versions[0]}: "
+                          f"{', '.join(mla_blocks.MODELS[kind])}'s {kind.upper()} block as "
+                          f"{block} against {mla_blocks.GQA_MODEL}'s GQA attention kernel and "
+                          "projection GEMMs; decode, BF16, TP 2-8, 1-16 sequences at 1,024 "
+                          "tokens (benchmarks/check_mla_modules.py --out)",
+                "licence": "Apache-2.0", "sets": sets})
     scaled = tuple(factors.items())
     model = replace(model, coefficients=StepModel.of(coefficients).coefficients,
                     architecture_scales=((arch, scaled),) if scaled else ())

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from napkin.accounting.batch import BatchShape, causal_pairs
-from napkin.accounting.forward import Precision, experts_touched, op_rates
+from napkin.accounting.forward import Precision, _group_labels, experts_touched, op_rates
 from napkin.specs.model import ModelSpec
 from napkin.specs.modules import OpKind
 
@@ -265,13 +265,74 @@ def state_tp_scale(model: ModelSpec, tp: int) -> float:
     return model.kv_devices(tp) / tp if tp > 1 else 1.0
 
 
-def tp_cost(model: ModelSpec, precision: Precision, tp: int) -> LinearCost:
+REPLICATED = ("attn/q_a", "attn/kv_a")
+"""The linears of an MLA or DSA block that every tensor-parallel rank runs whole: the query and
+latent down-projections (vLLM's and SGLang's ``ReplicatedLinear`` ``q_a_proj`` and
+``kv_a_proj_with_mqa`` / ``fused_qkv_a_proj_with_mqa``, TensorRT-LLM's replicated
+``fused_a``): their outputs are narrow (1,536 and 576 wide in DeepSeek-V3), so engines repeat
+them rather than gather."""
+
+
+def replicated_rates(model: ModelSpec, precision: Precision) -> tuple[float, float, float]:
+    """(FLOPs per token, of them at the 16-bit rate, weight bytes) of :data:`REPLICATED` in the
+    model's MLA and DSA layers, over all those layers; zeros for other models."""
+    labels = {label for block, label in _group_labels(model).items()
+              if block.attention.kind in ("mla", "dsa")}
+    flops = sixteen = weights = 0.0
+    for r in op_rates(model, precision):
+        if r.module in REPLICATED and r.name[:-len(r.module) - 1] in labels:
+            flops += r.flops_per_token
+            sixteen += r.flops_per_token if r.sixteen_bit else 0.0
+            weights += r.weight_bytes
+    return flops, sixteen, weights
+
+
+def tp_cost(model: ModelSpec, precision: Precision, tp: int,
+            replicated_over: int | None = None) -> LinearCost:
     """The model's :class:`LinearCost` as a ``tp``-way group's timers read it: ``state_bytes``
-    scaled by :func:`state_tp_scale` (bytes per sequence × ``kv_devices(tp)/tp``), everything
+    scaled by :func:`state_tp_scale` (bytes per sequence × ``kv_devices(tp)/tp``), the
+    :data:`REPLICATED` down-projections' FLOPs per token and weight bytes counted once per rank
+    that runs them whole (``replicated_over``, the attention's tensor-parallel ranks: ``tp``
+    unless given; 1 under data-parallel attention, each rank on its own tokens), everything
     else the whole group's. Its :meth:`LinearCost.parts` then give, after the timers' division
-    of the KV part by ``kv_devices(tp)``, KV/``kv_devices(tp)`` + state/``tp`` bytes per GPU.
-    The simulator's engines and the calibrated call and decode both use it."""
+    by ``tp`` and of the KV part by ``kv_devices(tp)``, KV/``kv_devices(tp)`` + state/``tp``
+    bytes per GPU and each rank's whole down-projections beside its share of the rest. The
+    simulator's engines and the calibrated call and decode all use it.
+
+    DeepSeek-V3 at TP 8: its down-projections' 1.847 GFLOP a token (61 layers · 2 · 7,168 ·
+    (1,536 + 576)) count 8 times on the group, so a rank runs 1.847, not 0.231; their 1.847 GB
+    of BF16 weights (0.92 GB in FP8) are read whole on every rank."""
     cost = LinearCost.of(model, precision)
     if cost.state_bytes and tp > 1:
-        return replace(cost, state_bytes=cost.state_bytes * state_tp_scale(model, tp))
+        cost = replace(cost, state_bytes=cost.state_bytes * state_tp_scale(model, tp))
+    flops, sixteen, weights = replicated_extra(model, precision,
+                                               tp if replicated_over is None else replicated_over)
+    if flops:
+        s_token, s_readout, s_cached = cost.sixteen_bit
+        cost = replace(cost, flops_per_token=cost.flops_per_token + flops,
+                       sixteen_bit=(s_token + sixteen, s_readout, s_cached),
+                       weight_bytes_always=cost.weight_bytes_always + weights)
     return cost
+
+
+def replicated_extra(model: ModelSpec, precision: Precision, ranks: int
+                     ) -> tuple[float, float, float]:
+    """What a group of ``ranks`` that each run :data:`REPLICATED` whole adds to the model's
+    totals: ``(ranks − 1)`` × :func:`replicated_rates` (FLOPs per token, of them 16-bit, weight
+    bytes); zeros at one rank or without such linears."""
+    if ranks <= 1:
+        return 0.0, 0.0, 0.0
+    flops, sixteen, weights = replicated_rates(model, precision)
+    return (ranks - 1) * flops, (ranks - 1) * sixteen, (ranks - 1) * weights
+
+
+def with_replicated(parts: tuple[float, float, float, float, float], tokens: int,
+                    extra: tuple[float, float, float]) -> tuple[float, float, float, float, float]:
+    """``parts`` of a step of ``tokens`` new tokens (as ``forward`` gives them) with
+    :func:`replicated_extra`'s ``extra`` added, as :func:`tp_cost`'s rates add it."""
+    flops, sixteen, weights = extra
+    if not flops:
+        return parts
+    dense, attention, weight_bytes, kv, sixteen_flops = parts
+    return (dense + (flops - sixteen) * tokens, attention, weight_bytes + weights, kv,
+            sixteen_flops + sixteen * tokens)

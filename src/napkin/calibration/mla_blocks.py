@@ -23,17 +23,21 @@ TP, BF16). For each point,
             − c_weights · Δweight bytes / (tp · bandwidth) − c_kv · ΔKV bytes / (d · bandwidth)
 
 the difference of the two blocks less what the profile already charges for their different
-weights (attention parameters: DeepSeek-V3's 187.1M against Llama-3.1-70B's 151.0M, BF16)
-and KV reads (a latent cache read whole on every rank, against GQA's heads split over the
-ranks), Δ over the same batch and context; the term is the median of ``extra`` over the points
-(:func:`layer_s`), held out by TP size or by model (:func:`holdout`). The attention FLOPs and
-the projections' FLOPs differ by under a microsecond at these batches and are left out.
+weights (attention parameters: DeepSeek-V3's 187.1M against Llama-3.1-70B's 151.0M, BF16,
+the down-projections' 15.1M read whole on every rank,
+:data:`~napkin.accounting.linear.REPLICATED`) and KV reads (a latent cache read whole on every
+rank, against GQA's heads split over the ranks), Δ over the same batch and context; the term
+is the median of ``extra`` over the points (:func:`layer_s`), held out by TP size or by model
+(:func:`holdout`). The attention FLOPs and the projections' FLOPs differ by under a
+microsecond at these batches and are left out.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
+from napkin.accounting.forward import Precision
+from napkin.accounting.linear import replicated_rates
 from napkin.calibration.basis import StepModel
 from napkin.calibration.measurements.fields import csv_table, positive_float, positive_int
 from napkin.catalog import load_accelerator, load_model, measurement_file
@@ -108,8 +112,9 @@ def charged_difference_s(model: StepModel, gpu: str, tp: int, batch: int,
     acc = load_accelerator(gpu)
     block, gqa = load_model(block_model), load_model(GQA_MODEL)
     c = model.as_dict()
-    weights = (block.blocks[-1].params_by_part()["attention"]
-               - gqa.blocks[-1].params_by_part()["attention"]) * BYTES / tp
+    whole = replicated_rates(block, Precision.of("bf16"))[2] / block.num_layers  # every rank's
+    weights = ((block.blocks[-1].params_by_part()["attention"] * BYTES - whole) / tp + whole
+               - gqa.blocks[-1].params_by_part()["attention"] * BYTES / tp)
     kv = batch * CONTEXT * (_kv_bytes(block) / block.kv_devices(tp)
                             - _kv_bytes(gqa) / gqa.kv_devices(tp))
     return (c["weights"] * weights + c["kv"] * kv) / acc.mem_bytes_per_s

@@ -49,7 +49,7 @@ import numpy as np
 
 from napkin.accounting.batch import Batch, Segment
 from napkin.accounting.forward import Precision, forward
-from napkin.accounting.linear import LinearCost, tp_cost
+from napkin.accounting.linear import LinearCost, replicated_extra, tp_cost, with_replicated
 from napkin.calibration.basis import TERMS, LayoutBasis, Parts, StepBasis
 from napkin.errors import NapkinError, require
 from napkin.serving.engine_spec import EngineSpec, StepTimer, roofline_timer
@@ -103,7 +103,13 @@ class Engine:
         """With ``record``: the basis each step's terms are summed in (``basis``: a layout's,
         :class:`LayoutBasis`; default the tensor-parallel group's)."""
         self.basis_sum = np.zeros(len(TERMS)) if record else None
-        self.cost: LinearCost | SpeculativeCost = tp_cost(model, precision, spec.tensor_parallel)
+        replicated_over = (self.timer.cost.layout.attention_tp
+                           if isinstance(self.timer, LayoutTimer) else spec.tensor_parallel)
+        self.cost: LinearCost | SpeculativeCost = tp_cost(model, precision,
+                                                           spec.tensor_parallel, replicated_over)
+        self.replicated = replicated_extra(model, precision, replicated_over)
+        """What ``cost`` adds for the linears each attention rank runs whole (exact mode adds it
+        to ``forward``'s parts: :func:`~napkin.accounting.linear.with_replicated`)."""
         if spec.speculative is not None:
             require(spec.mode == "fast" and not record,
                     "speculative: runs in engine.mode fast, without recording a basis")
@@ -507,7 +513,8 @@ class Engine:
             segs = [Segment(r.c0 + s - r.s0, 1, 1) for r in self.decoding.values()] \
                 if n_dec else []
             segs += [Segment(c, n, o) for c, n, o in chunks]
-            return forward(self.model, Batch(tuple(segs)), self.precision).parts
+            return with_replicated(forward(self.model, Batch(tuple(segs)), self.precision).parts,
+                                   n_dec + sum(n for _, n, _ in chunks), self.replicated)
         if not self.windows:  # (a prefill-only step: the paused decodes are not in it)
             if not chunks:
                 return self.cost.decode_parts(n_dec, self.dec_base + n_dec * s)
