@@ -48,7 +48,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from arguments import whole_number
-from extract_moe_kernels import read_repo_file
+from extract_moe_kernels import add_source_arguments, checked_sources, read_repo_file
 from napkin.calibration.mla_blocks import (
     CONTEXT,
     GQA_MODEL,
@@ -60,7 +60,7 @@ from napkin.calibration.mla_blocks import (
 )
 from napkin.calibration.profile import load_profile
 from napkin.calibration.terms import TERMS
-from napkin.catalog import load_accelerator, load_model
+from napkin.catalog import load_model
 from napkin.errors import NapkinError
 
 MLA_MODEL = MODELS["mla"][0]
@@ -217,32 +217,20 @@ def points(engine: str, version: str, tables: dict[str, list[dict]],
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("repo", type=Path, help="ai-dynamo/aiconfigurator: a checkout or its git "
-                                            "directory")
-    ap.add_argument("--system", default="h100_sxm", help="aiconfigurator's system folder")
-    ap.add_argument("--gpu", default="h100-sxm", help="napkin's catalog id of that GPU")
+    add_source_arguments(ap, VERSIONS)
     ap.add_argument("--tp", type=whole_number, default=8, help="tensor-parallel ranks")
-    ap.add_argument("--versions", nargs="*", default=[f"{k}={v}" for k, v in VERSIONS.items()],
-                    metavar="ENGINE=VERSION")
     ap.add_argument("--batch", nargs="+", type=whole_number, default=[1, 4, 16, 64])
     ap.add_argument("--prompt", nargs="+", type=whole_number, default=[128, 1024, 8192])
     ap.add_argument("--out", type=Path, default=None,
                     help="write the decode points the shipped table holds to this CSV")
     args = ap.parse_args()
-    if not args.repo.is_dir():
-        ap.error(f"repo: {args.repo} is not a folder")
-    if any(v.count("=") != 1 or not all(v.split("=")) for v in args.versions):
-        ap.error("--versions: give ENGINE=VERSION pairs, e.g. trtllm=1.3.0rc10")
+    versions = checked_sources(ap, args)
     heads = load_model(MLA_MODEL).blocks[-1].attention.num_heads
     if heads % args.tp:
         ap.error(f"--tp: {args.tp} does not divide {MLA_MODEL}'s {heads} heads")
-    try:
-        load_accelerator(args.gpu)
-    except NapkinError as e:
-        ap.error(f"--gpu: {e}")
     mla_layers = sum(1 for b in load_model(MLA_MODEL).blocks if b.attention.kind == "mla")
     shipped: list[BlockRow] = []
-    for engine, version in (v.split("=", 1) for v in args.versions):
+    for engine, version in versions.items():
         try:
             tables = _tables(args.repo, args.system, engine, version)
             shown = [(f"decode, {b} sequence{'s' * (b > 1)}", block_parts(tables, args.tp,

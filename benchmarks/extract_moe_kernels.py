@@ -95,21 +95,41 @@ def rows(repo: Path, system: str, gpu: str, versions: dict[str, str]) -> list[di
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_source_arguments(ap: argparse.ArgumentParser, versions: dict[str, str]) -> None:
+    """The arguments of a script that reads aiconfigurator's tables: the repository, its system
+    folder, napkin's catalog id of that GPU and the engine versions (``ENGINE=VERSION``)."""
     ap.add_argument("repo", type=Path, help="ai-dynamo/aiconfigurator: a checkout or its git "
                                             "directory")
     ap.add_argument("--system", default="h100_sxm", help="aiconfigurator's system folder")
     ap.add_argument("--gpu", default="h100-sxm", help="napkin's catalog id of that GPU")
-    ap.add_argument("--out", type=Path, default=Path("moe_kernels.csv"))
-    ap.add_argument("--versions", nargs="*", default=[f"{k}={v}" for k, v in VERSIONS.items()],
+    ap.add_argument("--versions", nargs="*", default=[f"{k}={v}" for k, v in versions.items()],
                     metavar="ENGINE=VERSION")
-    args = ap.parse_args()
+
+
+def checked_sources(ap: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """:func:`add_source_arguments`' values checked (one usage line naming the argument each,
+    and ``--out`` where the script has one: a file in a folder that exists), as engine →
+    version."""
     if not args.repo.is_dir():
         ap.error(f"repo: {args.repo} is not a folder")
     if any(v.count("=") != 1 or not all(v.split("=")) for v in args.versions):
         ap.error("--versions: give ENGINE=VERSION pairs, e.g. trtllm=1.2.0rc5")
-    versions = dict(v.split("=", 1) for v in args.versions)
+    try:
+        load_accelerator(args.gpu)
+    except NapkinError as e:
+        ap.error(f"--gpu: {e}")
+    out = getattr(args, "out", None)
+    if out is not None and (out.is_dir() or not out.resolve().parent.is_dir()):
+        ap.error(f"--out: {out} is a folder or in no folder that exists; give a file path")
+    return dict(v.split("=", 1) for v in args.versions)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_source_arguments(ap, VERSIONS)
+    ap.add_argument("--out", type=Path, default=Path("moe_kernels.csv"))
+    args = ap.parse_args()
+    versions = checked_sources(ap, args)
     try:
         kept = rows(args.repo, args.system, args.gpu, versions)
     except NapkinError as e:

@@ -553,6 +553,7 @@ def blackwell_and_latent(name: str, profile: Profile) -> Profile:
         print(f"   {term} {value:.6g} s (the block held out by TP size {held[0].held_out:.1%}, "
               f"{held[0].without:.1%} without), {arch} × {factor}")
         models = [*mla_blocks.MODELS[kind], mla_blocks.GQA_MODEL]
+        article = {"mla": "an MLA", "dsa": "a DSA"}[kind]
         across = mla_blocks.holdout(h, backend, model, kind=kind, by="model").held_out
         by_model = f", by model {across:.3f}" if len(mla_blocks.MODELS[kind]) > 1 else ""
         parts = [r for r in h if r.engine == backend and r.model in models]
@@ -561,7 +562,7 @@ def blackwell_and_latent(name: str, profile: Profile) -> Profile:
         versions = sorted({r.version for r in parts})
         for file, rows, where, sets in (
                 (mla_blocks.TABLES["h100-sxm"], parts, "h100_sxm",
-                 f"{term} {value:.6g} (the median extra fixed time of a {kind.upper()} block "
+                 f"{term} {value:.6g} (the median extra fixed time of {article} block "
                  f"over a GQA one; the block held out by TP size {held[0].held_out:.3f}"
                  f"{by_model}, {held[0].without:.3f} without)"),
                 (mla_blocks.TABLES[gpu], [r for r in b if r.engine == backend

@@ -27,18 +27,19 @@ from napkin.errors import NapkinError
 
 
 def test_charged_difference_by_hand():
-    """DeepSeek-V3's attention holds 187,107,328 parameters a layer, of them its query and
-    latent down-projections 7168 · (1536 + 576) = 15,138,816, which every rank reads whole;
+    """DeepSeek-V3's attention projections hold 187,105,280 parameters a layer (q_a 7168·1536,
+    q_b 1536·24576, kv_a 7168·576, kv_b 512·32768, o 16384·7168), of them the query and latent
+    down-projections 7168 · (1536 + 576) = 15,138,816, which every rank reads whole;
     Llama-3.1-70B's 150,994,944 (q 8192², k and v 8192·1024 each, o 8192²). BF16 over 8 ranks:
-    (374,214,656 − 30,277,632) / 8 + 30,277,632 = 73,269,760 B against 301,989,888 / 8 =
-    37,748,736 B: 35,521,024 B more. KV a token and layer: MLA's latent 512 + 64 rotary
+    (374,210,560 − 30,277,632) / 8 + 30,277,632 = 73,269,248 B against 301,989,888 / 8 =
+    37,748,736 B: 35,520,512 B more. KV a token and layer: MLA's latent 512 + 64 rotary
     elements read on every rank, GQA's 8 heads · 128 · 2 (K and V) = 2,048 split over 8 ranks
     (256 each): 4 sequences · 1,024 tokens · (576 − 256) · 2 B = 2,621,440 B. At weights and
-    KV coefficients 1.0 and 2.0 on the H100's 3.35 TB/s: (35,521,024 + 2 · 2,621,440) /
+    KV coefficients 1.0 and 2.0 on the H100's 3.35 TB/s: (35,520,512 + 2 · 2,621,440) /
     3.35e12 = 12.17e-6 s."""
     model = StepModel.of({"weights": 1.0, "kv": 2.0})
     got = charged_difference_s(model, "h100-sxm", 8, 4)
-    assert got == pytest.approx((35_521_024 + 2 * 2_621_440) / 3.35e12, rel=1e-9)
+    assert got == pytest.approx((35_520_512 + 2 * 2_621_440) / 3.35e12, rel=1e-9)
     assert got == pytest.approx(12.17e-6, rel=1e-3)
 
 
@@ -111,17 +112,18 @@ def test_a_decode_step_of_an_mla_model_pays_the_term_per_layer():
 
 
 def test_dsa_charged_difference_and_extra_by_hand():
-    """DeepSeek-V3.2's attention holds 201,066,752 parameters a layer (its MLA's and its
-    indexer's), its down-projections' 15,138,816 read whole on every rank: BF16 over 4 ranks
-    (402,133,504 − 30,277,632) / 4 + 30,277,632 = 123,241,600 B against Llama-3.1-70B's
-    301,989,888 / 4 = 75,497,472 B: 47,744,128 B more. KV a token and layer: the 576-element
+    """DeepSeek-V3.2's attention projections hold 201,064,448 parameters a layer (its MLA's
+    187,105,280 and its indexer's q_b 1536·8192, k 7168·128 and weights 7168·64), its
+    down-projections' 15,138,816 read whole on every rank: BF16 over 4 ranks (402,128,896 −
+    30,277,632) / 4 + 30,277,632 = 123,240,448 B against Llama-3.1-70B's 301,989,888 / 4 =
+    75,497,472 B: 47,742,976 B more. KV a token and layer: the 576-element
     latent and the indexer's 128-element key, read on every rank, against GQA's 2,048 elements
     over 4 ranks (512 each): 2 sequences · 1,024 · (704 − 512) · 2 B = 786,432 B; weights and
     KV at 1.0 on 3.35 TB/s: 14.49e-6 s. GLM-5 and DeepSeek-V3.2 points share the GQA block at
     their TP and batch."""
     model = StepModel.of({"weights": 1.0, "kv": 1.0})
     got = charged_difference_s(model, "h100-sxm", 4, 2, "deepseek-v3.2")
-    assert got == pytest.approx((47_744_128 + 786_432) / 3.35e12, rel=1e-9)
+    assert got == pytest.approx((47_742_976 + 786_432) / 3.35e12, rel=1e-9)
     gqa = [BlockRow("e", "1", "llama-3.1-70b", 4, 2, n, us * 1e-6)
            for n, us in (("gqa_attention", 10), ("gqa_qkv", 15), ("gqa_output", 5))]
     rows = [*gqa, BlockRow("e", "1", "deepseek-v3.2", 4, 2, "dsa_module", 130e-6),

@@ -7,11 +7,12 @@ so does ``benchmarks/serve_speed.py`` with a request count that is not a whole n
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
 not know or a count that is not a whole number >= 1 (before extracting or running anything),
 and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns,
-``benchmarks/extract_moe_kernels.py`` with no repository, a GPU napkin does not know or a
-table the repository lacks, and ``benchmarks/check_moe_kernels.py`` with a GPU it has no table
-for, and ``benchmarks/check_mla_modules.py`` with no repository, a TP that does not divide
-DeepSeek-V3's heads, bad ``--versions``, a GPU napkin does not know or a table the repository
-lacks.
+``benchmarks/extract_moe_kernels.py`` with no repository, a GPU napkin does not know, an
+``--out`` that is a folder or in none, or a table the repository lacks, and
+``benchmarks/check_moe_kernels.py`` with a GPU it has no table for, and
+``benchmarks/check_mla_modules.py`` with no repository, a TP that does not divide DeepSeek-V3's
+heads, bad ``--versions``, ``--batch`` or ``--prompt``, a GPU napkin does not
+know, an ``--out`` that is a folder or in none, or a table the repository lacks.
 The scripts run as a user runs them, in a fresh interpreter."""
 
 import subprocess
@@ -200,6 +201,8 @@ def test_screen_trtllm_throughput_refuses_a_bad_kv(value):
     ([".", "--versions", "trtllm"], "--versions"),
     ([".", "--versions", "trtllm="], "--versions"),
     ([".", "--system", "h100_sxm"], "repo"),  # this repository holds no aiconfigurator table
+    ([".", "--out", "."], "--out"),
+    ([".", "--out", "/nonexistent/folder/t.csv"], "--out"),
 ])
 def test_extract_moe_kernels_refuses_bad_input(args, names):
     _refused(_run("extract_moe_kernels.py", *args), names)
@@ -216,6 +219,9 @@ def test_check_moe_kernels_refuses_a_gpu_without_a_table():
     ([".", "--versions", "vllm"], "--versions"),
     ([".", "--batch", "x"], "--batch"),
     ([".", "--gpu", "nope"], "--gpu"),
+    ([".", "--prompt", "0"], "--prompt"),
+    ([".", "--out", "."], "--out"),
+    ([".", "--out", "/nonexistent/folder/t.csv"], "--out"),
     ([".", "--versions", "vllm=0.19.0"], "repo"),  # this repository holds no such table
 ])
 def test_check_mla_modules_refuses_bad_input(args, names):

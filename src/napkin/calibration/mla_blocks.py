@@ -23,8 +23,8 @@ TP, BF16). For each point,
             − c_weights · Δweight bytes / (tp · bandwidth) − c_kv · ΔKV bytes / (d · bandwidth)
 
 the difference of the two blocks less what the profile already charges for their different
-weights (attention parameters: DeepSeek-V3's 187.1M against Llama-3.1-70B's 151.0M, BF16,
-the down-projections' 15.1M read whole on every rank,
+weights (attention projections: DeepSeek-V3's 187.1M parameters against Llama-3.1-70B's
+151.0M, BF16, the down-projections' 15.1M read whole on every rank,
 :data:`~napkin.accounting.linear.REPLICATED`) and KV reads (a latent cache read whole on every
 rank, against GQA's heads split over the ranks), Δ over the same batch and context; the term
 is the median of ``extra`` over the points (:func:`layer_s`), held out by TP size or by model
@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from napkin.accounting.forward import Precision
+from napkin.accounting.forward import Precision, op_rates
 from napkin.accounting.linear import replicated_rates
 from napkin.calibration.basis import StepModel
 from napkin.calibration.measurements.fields import csv_table, positive_float, positive_int
-from napkin.catalog import load_accelerator, load_model, measurement_file
+from napkin.catalog import gpu_measurement_file, load_accelerator, load_model
 from napkin.errors import NapkinError, require
+from napkin.specs.model import ModelSpec
 
 TABLES = {"h100-sxm": "aiconfigurator_h100_mla_blocks.csv",
           "b200": "aiconfigurator_b200_mla_blocks.csv"}
@@ -67,7 +68,8 @@ GQA_MODEL = "llama-3.1-70b"
 CONTEXT = 1024
 """Tokens each decoding sequence of the tables holds."""
 BYTES = 2
-"""BF16, the tables' format for weights and KV."""
+"""BF16, the tables' format for weights and KV (bytes an element)."""
+BF16 = Precision.of("bf16")
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,7 @@ class BlockRow:
 def read_mla_blocks(path: Path | None = None, gpu: str = "h100-sxm") -> list[BlockRow]:
     """Rows of a block table timed on ``gpu`` (default: its shipped table, :data:`TABLES`); a
     malformed row is one error line naming the file, the line and the column."""
-    if path is None:
-        require(gpu in TABLES, f"gpu: no shipped MLA block table for {gpu!r}; tables: "
-                f"{', '.join(TABLES)}")
-    source = measurement_file(TABLES[gpu]) if path is None else path
+    source = gpu_measurement_file(TABLES, gpu, "MLA block") if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
         where = f"{source} line {line}"
@@ -112,15 +111,21 @@ def charged_difference_s(model: StepModel, gpu: str, tp: int, batch: int,
     acc = load_accelerator(gpu)
     block, gqa = load_model(block_model), load_model(GQA_MODEL)
     c = model.as_dict()
-    whole = replicated_rates(block, Precision.of("bf16"))[2] / block.num_layers  # every rank's
-    weights = ((block.blocks[-1].params_by_part()["attention"] * BYTES - whole) / tp + whole
-               - gqa.blocks[-1].params_by_part()["attention"] * BYTES / tp)
+    whole = replicated_rates(block, BF16)[2] / block.num_layers  # every rank's, whole
+    weights = (_attention_bytes(block) - whole) / tp + whole - _attention_bytes(gqa) / tp
     kv = batch * CONTEXT * (_kv_bytes(block) / block.kv_devices(tp)
                             - _kv_bytes(gqa) / gqa.kv_devices(tp))
     return (c["weights"] * weights + c["kv"] * kv) / acc.mem_bytes_per_s
 
 
-def _kv_bytes(model) -> float:
+def _attention_bytes(model: ModelSpec) -> float:
+    """BF16 weight bytes of a layer's attention projections (the accounting's ``attn/`` ops
+    over the model's layers)."""
+    return sum(r.weight_bytes for r in op_rates(model, BF16)
+               if r.module.startswith("attn/")) / model.num_layers
+
+
+def _kv_bytes(model: ModelSpec) -> float:
     """KV bytes a token holds in one layer, BF16 (the model's per token over its layers:
     these models' layers hold alike)."""
     return model.kv_bytes_per_token(BYTES) / model.num_layers

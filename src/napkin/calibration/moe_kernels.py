@@ -37,7 +37,7 @@ from napkin.accounting.ranks import RankCost
 from napkin.calibration.basis import PAIR_BYTES, StepBasis, StepModel
 from napkin.calibration.measurements.fields import csv_table
 from napkin.calibration.terms import TERMS
-from napkin.catalog import load_accelerator, load_model, measurement_file
+from napkin.catalog import gpu_measurement_file, load_accelerator, load_model
 from napkin.errors import NapkinError, require
 from napkin.specs.layout import ParallelLayout
 
@@ -76,10 +76,7 @@ def read_moe_kernels(path: Path | None = None, gpu: str = "h100-sxm") -> list[Ke
     """Rows of a kernel table timed on ``gpu`` (default: the shipped table of that GPU,
     :data:`KERNEL_TABLES`); a malformed row is one error line naming the file, the line and
     the column."""
-    if path is None:
-        require(gpu in KERNEL_TABLES, f"gpu: no shipped MoE kernel table for {gpu!r}; "
-                f"tables: {', '.join(KERNEL_TABLES)}")
-    source = measurement_file(KERNEL_TABLES[gpu]) if path is None else path
+    source = gpu_measurement_file(KERNEL_TABLES, gpu, "MoE kernel") if path is None else path
     rows = []
     for line, r in csv_table(source, COLUMNS):
         try:

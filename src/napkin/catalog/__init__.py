@@ -258,6 +258,16 @@ def measurement_file(name: str) -> Path:
     return path
 
 
+def gpu_measurement_file(tables: dict[str, str], gpu: str, what: str) -> Path:
+    """The shipped measurement table of ``gpu`` among ``tables`` (GPU id → file name); one
+    error naming ``gpu`` and the GPUs with one where it has none (``what``: the table's kind,
+    for the message)."""
+    if gpu not in tables:
+        raise NapkinError(f"gpu: no shipped {what} table for {gpu!r}; tables: "
+                          f"{', '.join(tables)}")
+    return measurement_file(tables[gpu])
+
+
 def scaling_data(name: str) -> Path:
     """A shipped scaling-law observation file (``datablations_c4_runs.csv``…)."""
     path = Path(str(resources.files(__name__).joinpath("scaling", name)))
