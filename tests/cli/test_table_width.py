@@ -79,3 +79,17 @@ def test_wide_and_timing_on_the_command_line(cli):
     code, out, _ = cli("serve", "simulate", "examples/chapter-3-1-uniform.yaml", "--format",
                        "json")
     assert code == 0 and "timing" not in json.loads(out)
+
+
+def test_users_text_prints_as_given_not_as_rich_markup_or_emoji_codes():
+    # a scenario or model name is the user's text: "[red]x[/red]", "[v2]" and ":fire:" are
+    # not styles or emoji (rich had eaten the brackets and drawn a flame)
+    names = ["run [red]x[/red] [v2]", "vidur :fire: 10", "a [b"]
+    doc = Document("Title [bold]x[/bold] :fire:", {}, {},
+                   [Section("section [dim]y[/dim]", ["metric", "scenario [v2]"],
+                            [["TTFT", n] for n in names], ["note [i]z[/i] :fire:"])], {})
+    out = render(doc, "table")
+    for text in [*names, "Title [bold]x[/bold] :fire:", "section [dim]y[/dim]",
+                 "scenario [v2]", "note [i]z[/i] :fire:"]:
+        assert text in out
+    assert "🔥" not in out

@@ -8,7 +8,6 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,11 @@ from napkin.units import GB, TFLOP, MiB
 
 if TYPE_CHECKING:
     from napkin.specs.encoders import DiT, VisionTower
+
+CATALOG_DIR = Path(__file__).parent
+"""The shipped catalog's folder (model configs, accelerators, scenarios, measurements…): a
+plain path, not :mod:`importlib.resources` (whose import pulls in ``tempfile`` and ``zipfile``,
+~5 ms of every command's start-up; napkin is installed as files, never run from a zip)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,8 @@ def catalog_config(model_id: str) -> dict:
     """The shipped ``config.json`` of catalog model ``model_id``, as a dict."""
     if model_id not in {m.id for m in MODELS}:
         raise NapkinError(f"model: {model_id!r} is not in the catalog")
-    return json.loads(resources.files(__name__).joinpath("models", f"{model_id}.json").read_text())
+    return json.loads(CATALOG_DIR.joinpath("models", f"{model_id}.json")
+                      .read_text(encoding="utf-8"))
 
 
 @cache
@@ -146,7 +151,7 @@ def load_model(ref: str) -> ModelSpec:
 def _config_dict(ref: str, kind: str, shipped: dict[str, str]) -> dict:
     """A shipped config by id, or a JSON file at path ``ref``."""
     if ref.lower() in shipped:
-        text = resources.files(__name__).joinpath(shipped[ref.lower()]).read_text()
+        text = CATALOG_DIR.joinpath(shipped[ref.lower()]).read_text(encoding="utf-8")
     else:
         try:
             text = read_text(ref, kind)
@@ -197,7 +202,7 @@ def accelerators() -> dict[str, Accelerator]:
     """The accelerator catalog, by id, read from ``accelerators.yaml``."""
     from napkin.specs.yaml_text import load_yaml
 
-    entries = load_yaml(resources.files(__name__).joinpath("accelerators.yaml").read_text())
+    entries = load_yaml(CATALOG_DIR.joinpath("accelerators.yaml").read_text(encoding="utf-8"))
     return {e["id"]: _accelerator(e) for e in entries}
 
 
@@ -206,7 +211,7 @@ def _accelerator_entries() -> dict[str, str]:
     """Each entry of ``accelerators.yaml`` by id, as text: the file is a list whose every item
     starts ``- id: <id>`` at a line's start, so :func:`load_accelerator` parses its entry alone
     (1 ms; the whole file, 10 ms)."""
-    text = resources.files(__name__).joinpath("accelerators.yaml").read_text()
+    text = CATALOG_DIR.joinpath("accelerators.yaml").read_text(encoding="utf-8")
     items = re.split(r"^(?=- )", text, flags=re.M)[1:]
     return {item.partition("\n")[0].removeprefix("- id:").strip(): item for item in items}
 
@@ -244,7 +249,7 @@ def _accelerator(e: dict) -> Accelerator:
 def scenario_file(name: str) -> Path:
     """A shipped scenario or workload file (``chapter-3-1-uniform.yaml``); the repository's
     ``examples/`` folder is this folder."""
-    path = Path(str(resources.files(__name__).joinpath("scenarios", name)))
+    path = CATALOG_DIR.joinpath("scenarios", name)
     if not path.is_file():
         raise NapkinError(f"scenario: no shipped file {name!r}")
     return path
@@ -252,7 +257,7 @@ def scenario_file(name: str) -> Path:
 
 def measurement_file(name: str) -> Path:
     """A shipped measurement table (``catalog/measurements``: ``torchtitan_training.csv``…)."""
-    path = Path(str(resources.files(__name__).joinpath("measurements", name)))
+    path = CATALOG_DIR.joinpath("measurements", name)
     if not path.is_file():
         raise NapkinError(f"measurements: no shipped file {name!r}")
     return path
@@ -270,7 +275,7 @@ def gpu_measurement_file(tables: dict[str, str], gpu: str, what: str) -> Path:
 
 def scaling_data(name: str) -> Path:
     """A shipped scaling-law observation file (``datablations_c4_runs.csv``…)."""
-    path = Path(str(resources.files(__name__).joinpath("scaling", name)))
+    path = CATALOG_DIR.joinpath("scaling", name)
     if not path.is_file():
         raise NapkinError(f"scaling data: no shipped file {name!r}")
     return path
@@ -283,7 +288,7 @@ def training_records() -> dict[str, dict]:
     MFU), the latter checked by ``tests/training/test_published_runs.py``."""
     from napkin.specs.yaml_text import load_yaml
 
-    text = resources.files(__name__).joinpath("training_records.yaml").read_text()
+    text = CATALOG_DIR.joinpath("training_records.yaml").read_text(encoding="utf-8")
     return {r["id"]: r for r in load_yaml(text)}
 
 

@@ -1,8 +1,8 @@
 """Tokenizers shipped with the catalog (``catalog/tokenizers/``, sources in its SOURCES.md)."""
 
-from importlib import resources
 from pathlib import Path
 
+from napkin.catalog import CATALOG_DIR
 from napkin.errors import NapkinError
 
 TOKENIZERS = ("gpt2",)
@@ -13,7 +13,7 @@ def tokenizer_path(ref: str) -> Path:
     """The ``tokenizer.json`` of a shipped id, or ``ref`` itself as a path; anything else is
     refused naming the ids."""
     if ref in TOKENIZERS:
-        return Path(str(resources.files("napkin.catalog").joinpath(f"tokenizers/{ref}.json")))
+        return CATALOG_DIR.joinpath("tokenizers", f"{ref}.json")
     path = Path(ref)
     if path.is_file():
         return path

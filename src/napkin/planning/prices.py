@@ -3,8 +3,8 @@ under a plan's overrides."""
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from napkin.catalog import CATALOG_DIR
 from napkin.errors import NapkinError
 from napkin.specs.yaml_text import load_yaml
 
@@ -19,7 +19,7 @@ class Price:
 
 @cache
 def price_catalog() -> dict[str, Price]:
-    text = resources.files("napkin.catalog").joinpath("prices.yaml").read_text()
+    text = CATALOG_DIR.joinpath("prices.yaml").read_text(encoding="utf-8")
     return {e["gpu"]: Price(e["gpu"], float(e["usd_per_gpu_hour"]), e["source"], str(e["date"]))
             for e in load_yaml(text)}
 

@@ -1,6 +1,5 @@
 """Per-request and time-series exports of a simulation (CSV; Parquet with pyarrow)."""
 
-import csv
 import importlib.util
 import re
 from pathlib import Path
@@ -61,6 +60,8 @@ def write_table(cols: dict[str, np.ndarray], path: Path) -> Path:
 
             pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), tmp)
         else:
+            import csv  # (here: a simulation that exports nothing does not import it)
+
             names = list(cols)
             with tmp.open("w", newline="") as f:
                 writer = csv.writer(f)

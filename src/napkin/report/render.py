@@ -79,19 +79,22 @@ def _table(doc: Document, width: int | None = None, wide: bool = False) -> str:
         width = shutil.get_terminal_size().columns
     fitted = [_fit(s, None if wide else width) for s in doc.sections]
     natural = max([PIPED_MIN_WIDTH, *(_outer(w) for _, w, _ in fitted)])
+    # markup and emoji codes off: every cell, title and note is the user's text as given (a
+    # scenario named "run [v2]" or ":fire:" prints so; rich's table of emoji codes, ~2 ms to
+    # import, is never loaded)
     console = Console(record=True, width=natural if wide or width is None else width,
-                      force_terminal=False, highlight=False)
+                      force_terminal=False, highlight=False, markup=False, emoji=False)
     with console.capture() as capture:
-        console.print(f"[bold]{doc.title}[/bold]")
+        console.print(doc.title, style="bold")
         if line := _assumption_line(doc):
-            console.print(line, style="dim", markup=False)
+            console.print(line, style="dim")
         for s, (table, _, dropped) in zip(doc.sections, fitted, strict=True):
             console.print(table)
             for note in s.notes:
-                console.print(f"  {note}", style="dim", markup=False)
+                console.print(f"  {note}", style="dim")
             if dropped:
                 console.print(f"  left out to fit {width} columns: {', '.join(dropped)} "
-                              "(--wide shows every column)", style="dim", markup=False)
+                              "(--wide shows every column)", style="dim")
     return capture.get()
 
 

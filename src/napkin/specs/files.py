@@ -2,7 +2,6 @@
 
 import operator
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import reduce
@@ -177,6 +176,8 @@ def atomic_write(path: str | Path, what: str = "output") -> Iterator[Path]:
     that takes no files (``/proc``, a read-only mount) is one error naming ``what``. The file
     gets the mode a new file of ``open`` would (0o666 less the umask), not the temporary
     file's owner-only 0o600."""
+    import tempfile  # (here: with ``random`` and ``hashlib`` ~3 ms of every start-up)
+
     target = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)

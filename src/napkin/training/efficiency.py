@@ -40,9 +40,9 @@ A100's peak than of an H100's)::
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from napkin.accounting.forward import gemm_flops, gemm_operand_bytes
+from napkin.catalog import CATALOG_DIR
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.timing.efficiency import check_efficiency
@@ -198,7 +198,7 @@ def shipped_profile() -> TrainingProfile:
     """The shipped training profile (fitted on torchtitan's published tables)."""
     from napkin.specs.yaml_text import load_yaml
 
-    d = load_yaml(resources.files("napkin.catalog").joinpath(PROFILE_FILE).read_text())
+    d = load_yaml(CATALOG_DIR.joinpath(PROFILE_FILE).read_text(encoding="utf-8"))
     return TrainingProfile(
         name=d["name"], coefficients={k: float(v) for k, v in d["coefficients"].items()},
         architectures=tuple(d["architectures"]), sources=tuple(d["sources"]),
