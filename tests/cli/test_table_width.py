@@ -93,3 +93,18 @@ def test_users_text_prints_as_given_not_as_rich_markup_or_emoji_codes():
                  "scenario [v2]", "note [i]z[/i] :fire:"]:
         assert text in out
     assert "🔥" not in out
+
+
+def test_the_progress_bar_shows_a_scenario_name_as_given():
+    from rich.console import Console
+
+    from napkin.cli.serve_cmds import _ProgressBar
+
+    bar = _ProgressBar()
+    bar.start("run [red]x[/red] [v2]", 10)
+    try:
+        task = bar.bar.tasks[0]
+        shown = Console(width=200).render_str(task.description, markup=True).plain
+    finally:
+        bar.stop()
+    assert shown == "simulating run [red]x[/red] [v2]"

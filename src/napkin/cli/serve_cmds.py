@@ -164,7 +164,9 @@ class _ProgressBar:
             self.bar.start()
         if self.task is not None:
             self.bar.remove_task(self.task)
-        self.task = self.bar.add_task(f"simulating {name}", total=total)
+        from rich.markup import escape  # (the bar reads its description as markup)
+
+        self.task = self.bar.add_task(f"simulating {escape(name)}", total=total)
         self.last = 0.0
 
     def update(self, _t: float, finished: int) -> None:
