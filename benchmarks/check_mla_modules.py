@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 from arguments import whole_number
 from extract_moe_kernels import add_source_arguments, checked_sources, read_repo_file
 from napkin.calibration.mla_blocks import (
+    COLUMNS,
     CONTEXT,
     GQA_MODEL,
     GQA_PARTS,
@@ -274,7 +275,7 @@ def main() -> None:
     if args.out is not None:
         with args.out.open("w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
-            w.writerow(("engine", "version", "model", "tp", "batch", "part", "latency_ms"))
+            w.writerow(COLUMNS)
             w.writerows((r.engine, r.version, r.model, r.tp, r.batch, r.part,
                          f"{r.latency_s * 1e3:.6g}") for r in shipped)
         print(f"{len(shipped)} rows → {args.out}")

@@ -22,7 +22,6 @@ A screen of other terms writes elsewhere, for ``external_check.py --profile``::
 import argparse
 import time
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 
 from napkin.calibration import mla_blocks
@@ -47,6 +46,7 @@ from napkin.calibration.profile import Profile, load_profile
 from napkin.calibration.protocol import PROTOCOLS as PROTOCOLS_BY_NAME
 from napkin.calibration.protocol import Campaign, Protocol
 from napkin.calibration.terms import FIT_TERMS, TERMS, parse_terms
+from napkin.catalog import measurement_file
 from napkin.errors import NapkinError
 from napkin.validation.calibrate import calibrate
 from napkin.validation.sets import load_set
@@ -387,8 +387,7 @@ EXTRA = {"trtllm": ("aiconfigurator_h100_trtllm_moe.csv", "aiconfigurator_h100_t
 
 
 def _rows(name: str) -> list:
-    return read_aiconfigurator_csv(str(resources.files("napkin.catalog").joinpath(
-        "measurements", name)))
+    return read_aiconfigurator_csv(str(measurement_file(name)))
 
 
 def _terms(text: str) -> tuple[str, ...]:
@@ -507,8 +506,8 @@ LATENT_HELD = {"trtllm": ("mla", "dsa"), "vllm": ("mla", "dsa"), "sglang": ("mla
 """The profiles whose ``mla_layer`` / ``dsa_layer`` are set on their engine's attention-block
 tables (:mod:`napkin.calibration.mla_blocks`; no serving row runs such a model, so the refit
 cannot move them) with their Blackwell factors. SGLang's ``dsa_layer`` stays 0: held out by
-model (DeepSeek-V3.2 against GLM-5) its DSA blocks read no better with it (51.9 % against
-51.1 %)."""
+model (DeepSeek-V3.2 against GLM-5) its DSA blocks read worse with it (53.3 % against 42.6 %
+without; ``python benchmarks/check_mla_modules.py REPO``)."""
 EXPERT_SCALED = ("trtllm", "vllm", "sglang")
 """The profiles whose routed experts' coefficients take Blackwell factors."""
 BLACKWELL = ("b200", "blackwell")

@@ -16,12 +16,10 @@ import argparse
 import math
 import statistics
 import time
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
-from napkin.catalog import measurement_file
+from napkin.catalog import CATALOG_DIR, measurement_file
 from napkin.training.efficiency import PRECISIONS
 from napkin.training.fitting import fit, holdout, row_terms
 from napkin.training.measured import plan_run, predicted, read_measured_runs
@@ -75,7 +73,7 @@ def main() -> None:
     if args.write:
         import yaml
 
-        out = Path(str(resources.files("napkin.catalog").joinpath("training_profile.yaml")))
+        out = CATALOG_DIR / "training_profile.yaml"
         gpus = sorted({r.gpu for r in runs})
         precisions = [p for p in PRECISIONS if any(r.precision == p for r in runs)]
         data = {"name": "torchtitan",

@@ -13,7 +13,7 @@ layer of that kind, every step) are set on the engines' own timings: ai-dynamo/a
 (Apache-2.0) times DeepSeek-V3's whole MLA block and DeepSeek-V3.2's and GLM-5's DSA blocks as
 one module under CUDA graphs (SGLang times no MLA module: its MLA block is the sum of its
 kernels timed apart, :data:`MLA_KERNELS` — on TensorRT-LLM's H100 tables that sum's extra is
-19.5 µs against the module's 21.2 µs), and the pieces of a GQA block apart
+13.6 µs against the module's 14.3 µs), and the pieces of a GQA block apart
 (``catalog/measurements/aiconfigurator_<gpu>_mla_blocks.csv``, written by
 ``benchmarks/check_mla_modules.py --out``: decode at a 1,024-token context, 1–16 sequences,
 TP 2, 4 and 8 — the rank's heads of each model — against Llama-3.1-70B's GQA block at the same
