@@ -205,13 +205,15 @@ def pool_run(k: int) -> SimRun:
     return simulate(engines, source, router, stop=_stop(stop_after))
 
 
-def _stop(after: int) -> Callable[[Request], bool]:
-    """A stop after ``after`` finished requests (0: never)."""
+def _stop(after: int) -> Callable[[Request], bool] | None:
+    """A stop after ``after`` finished requests (0: never, no stop at all)."""
+    if not after:
+        return None
     seen: list[int] = []
 
     def stop(req: Request) -> bool:
         seen.append(req.rid)
-        return 0 < after == len(seen)
+        return after == len(seen)
     return stop
 
 

@@ -26,9 +26,11 @@ caching and its host tier, sliding windows and exact mode (their steps are coste
 batching. ``tests/serving/test_pinned_runs.py`` pins 700 runs over all of them bit for bit to
 the records of the two loops this module replaced.
 
-:mod:`napkin.serving.events` holds the loops that drive it; :mod:`napkin.serving.scheduler_state`
-its small pieces around its locals (writing them back, taking and freeing blocks, preempting,
-the frontend's jobs at a unit's end).
+Long runs of the plain path (one engine, open-loop arrivals, no feature on) take its compiled
+twin, :mod:`napkin.serving.compiled_core`, which ``tests/serving/test_compiled.py`` pins to it
+bit for bit. :mod:`napkin.serving.events` holds the loops that drive it;
+:mod:`napkin.serving.scheduler_state` its small pieces around its locals (writing them back,
+taking and freeing blocks, preempting, the frontend's jobs at a unit's end).
 """
 
 import heapq

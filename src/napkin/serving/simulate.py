@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 
 from napkin.errors import require
+from napkin.serving import compiled
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
 from napkin.serving.events import ARRIVAL, TRANSFER, Events, run_events, run_one
@@ -121,6 +122,15 @@ class Log:
             self.tpot_basis.append((r.basis_finish - r.basis_first) / max(r.max_out - 1, 1))
         self.count += 1
         return self.stop is not None and self.stop(r)
+
+    def extend(self, columns: dict[str, np.ndarray]) -> None:
+        """Log finished requests given as columns (:data:`LOGGED`'s names, in finishing
+        order), as :meth:`add` logs each."""
+        rows = np.empty(len(columns["rid"]), dtype=ROW_DTYPE)
+        for name, _ in LOGGED:
+            rows[name] = columns[name]
+        self.rows += rows.tobytes()
+        self.count += len(rows)
 
     def records(self) -> SimRecords:
         """The columns as numpy arrays, each a strided view of the packed rows (no copy: the
@@ -259,6 +269,9 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     with _collection_paused():
         if isinstance(feed, OpenFeed) and len(engines) == 1:
             log = Log(stop)
+            if compiled.takes(engines[0], feed, stop, progress):
+                log.extend(compiled.run(engines[0], feed))
+                return SimRun(log.records(), tuple(engines), feed.labels)
             stopped = run_one(engines[0], feed, log, progress)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
         return _on_events(engines, feed, router, progress, stop, disagg)

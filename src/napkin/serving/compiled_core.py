@@ -1,0 +1,478 @@
+"""The plain path of :func:`napkin.serving.scheduler.process`, compiled with numba.
+
+One engine on open-loop arrivals with none of the scheduler's features on (fast mode, no prefix
+caching, windows, recording, static batching, batch waiting, receive interval, host tier,
+frontend or async scheduling), a policy that mixes prefill chunks into decode steps (vLLM, or
+TensorRT-LLM's max-length reservation) and a timer that is the roofline or a fitted profile:
+the same algorithm, unit for unit, over arrays instead of request objects. It is the compiled
+twin of that path and :func:`~napkin.serving.scheduler.process` is its reference:
+``tests/serving/test_compiled.py`` replays both on workloads that preempt, chunk, reserve and
+cross compute and memory lines, and requires the same records bit for bit. Nothing here decides
+a FLOP or a byte: the step's rates come from the engine's :class:`~napkin.accounting.linear.
+LinearCost` and timer (:mod:`napkin.serving.compiled`), its weight bytes and routed-expert times
+as tables those objects computed, and :mod:`napkin.serving.compiled_timing` times the steps.
+
+Request state is a set of arrays indexed by arrival position; ``running`` and ``prefilling``
+(ordered dicts in the reference) are doubly linked lists in admission order, ``waiting`` a ring
+buffer, the finish heap a list of ``(step, rid, version)`` as the reference keeps it.
+"""
+
+import heapq
+
+import numpy as np
+from numba import njit
+
+from napkin.serving.compiled_timing import (
+    decode_parts,
+    decode_series,
+    series_time,
+    series_weighted,
+    step_parts,
+    step_s,
+    steps_until,
+)
+
+
+@njit(cache=True)
+def _unlink(i: int, prev: np.ndarray, nxt: np.ndarray, ends: np.ndarray) -> None:
+    """Take ``i`` out of a linked list (``ends``: head, tail, length)."""
+    p, q = prev[i], nxt[i]
+    if p >= 0:
+        nxt[p] = q
+    else:
+        ends[0] = q
+    if q >= 0:
+        prev[q] = p
+    else:
+        ends[1] = p
+    prev[i] = nxt[i] = -2
+    ends[2] -= 1
+
+
+@njit(cache=True)
+def _append(i: int, prev: np.ndarray, nxt: np.ndarray, ends: np.ndarray) -> None:
+    """Put ``i`` at a linked list's tail."""
+    prev[i], nxt[i] = ends[1], -1
+    if ends[1] >= 0:
+        nxt[ends[1]] = i
+    else:
+        ends[0] = i
+    ends[1] = i
+    ends[2] += 1
+
+
+@njit(cache=True)
+def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
+             dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
+             w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
+             routed: np.ndarray) -> tuple:
+    """Every arrival of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
+    arrival, whose position is its request id) through one engine, as
+    :func:`~napkin.serving.scheduler.process` runs its plain path. ``limits``: blocks, max
+    sequences, token budget, block size, long-prefill threshold, chunked prefill, full-prompt
+    gate, max-length reservation, preempt itself, the policy's clip. Returns the per-arrival
+    stamps (first scheduled, first token, finish, queue wait, preemptions), the finishing
+    order, the series columns and the engine's scalars (clock, steps, num_steps, used, busy_s,
+    kv_token_seconds, peak, dec_base, dec_left, dec_over_clip, preemptions, slot_steps)."""
+    n = times.shape[0]
+    num_blocks, max_seqs, max_tokens, bs = limits[0], limits[1], limits[2], limits[3]
+    threshold, chunked, full_prompt = limits[4], limits[5] != 0, limits[6] != 0
+    reserve_all, preempt_self, clip = limits[7] != 0, limits[8] != 0, limits[9]
+    nan, inf = np.nan, np.inf
+    first_sched = np.full(n, nan)
+    first_token = np.full(n, nan)
+    finish = np.full(n, nan)
+    queue_wait = np.zeros(n)
+    enqueue = np.zeros(n)
+    preempts = np.zeros(n, np.int64)
+    computed = np.zeros(n, np.int64)
+    outputs = np.zeros(n, np.int64)
+    c0s = np.zeros(n, np.int64)
+    s0s = np.zeros(n, np.int64)
+    o0s = np.zeros(n, np.int64)
+    version = np.zeros(n, np.int64)
+    reserved = np.zeros(n, np.int64)
+    decoding = np.zeros(n, np.bool_)
+    scheduled = np.full(n, -1, np.int64)  # the plan that scheduled a chunk of it
+    order = np.empty(n, np.int64)
+    done = 0
+    r_prev = np.full(n, -2, np.int64)
+    r_next = np.full(n, -2, np.int64)
+    running = np.array([-1, -1, 0], np.int64)  # head, tail, length
+    f_prev = np.full(n, -2, np.int64)
+    f_next = np.full(n, -2, np.int64)
+    prefilling = np.array([-1, -1, 0], np.int64)
+    queue = np.empty(max(n, 1), np.int64)
+    w_head, w_len = 0, 0
+    residues = np.zeros(bs, np.int64)
+    heap = [(np.int64(0), np.int64(0), np.int64(0))]
+    heap.pop()
+    cap = 2 * n + 16
+    s_t, s_blocks = np.empty(cap), np.empty(cap, np.int64)
+    s_running, s_waiting = np.empty(cap, np.int64), np.empty(cap, np.int64)
+    units = 0
+    chunk_req = np.empty(max_seqs + 1, np.int64)
+    chunk_new = np.empty(max_seqs + 1, np.int64)
+    p_req = np.empty(max_seqs + 1, np.int64)
+    p_new = np.empty(max_seqs + 1, np.int64)
+    p_count = 0
+    finished = np.empty(max_seqs + 1, np.int64)
+    snapshot = np.empty(max_seqs + 1, np.int64)
+    cs = np.empty(max_seqs + 1, np.int64)
+    ns = np.empty(max_seqs + 1, np.int64)
+    os_ = np.empty(max_seqs + 1, np.int64)
+
+    clock, steps, num_steps, used = 0.0, 0, 0, 0
+    busy_s, kvts, peak = 0.0, 0.0, 0
+    dec_base, dec_left, dec_over, n_decoding = 0, 0, 0, 0
+    preemptions, slot_steps = 0, 0
+    wake_s = -1.0
+    busy, p_start, p_k, p_end, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
+    p_step_s = 0.0
+    p_series = (0.0, 0.0, 0.0, 0.0, 0.0, 1, True)
+    has_series = False
+    cursor = 0
+    plan_id = 0
+
+    while True:
+        due = p_end if busy else (wake_s if wake_s >= 0 else inf)
+        if cursor < n and times[cursor] <= due:  # ---------------------------------- an arrival
+            i = cursor
+            cursor += 1
+            t = times[i]
+            enqueue[i] = t
+            queue[(w_head + w_len) % n] = i
+            w_len += 1
+            if not busy:
+                if wake_s < 0:
+                    if t > clock:
+                        clock = t
+                    wake_s = t
+            elif p_run and p_k > 1:
+                p_k = steps_until(p_series, t - p_start, p_k)
+                if p_k < 1:
+                    p_k = 1
+                p_end = p_start + series_time(p_series, p_k)
+            continue
+        if due == inf:
+            break
+        wake_s = -1.0
+        # ---------------------------------------------------------------------- commit
+        if busy:
+            k = p_k
+            clock = p_end
+            n_dec = p_n_dec
+            kvts += (series_weighted(p_series, k, p_kv0, n_dec) if has_series
+                     else p_kv0 * p_step_s)
+            if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
+                first_step, m = steps + 1, k - 1
+                full, rest = m // bs, m % bs
+                start = first_step % bs
+                end = start + rest
+                part = 0
+                if end <= bs:
+                    for j in range(start, end):
+                        part += residues[j]
+                else:
+                    for j in range(start, bs):
+                        part += residues[j]
+                    for j in range(0, end - bs):
+                        part += residues[j]
+                need = full * n_decoding + part
+                if need <= num_blocks - used:
+                    used += need
+            busy_s += clock - p_start
+            if n_dec:
+                steps += k
+            num_steps += k
+            slot_steps += (n_dec + p_count) * k
+            nf = 0
+            for j in range(p_count):
+                r, new = p_req[j], p_new[j]
+                computed[r] += new
+                if computed[r] < prompt[r] + outputs[r]:
+                    continue
+                _unlink(r, f_prev, f_next, prefilling)
+                outputs[r] += 1
+                if outputs[r] == 1:
+                    first_token[r] = clock
+                if outputs[r] >= max_out[r]:
+                    finished[nf] = r
+                    nf += 1
+                else:
+                    c0s[r], s0s[r], o0s[r] = computed[r], steps, outputs[r]
+                    decoding[r] = True
+                    n_decoding += 1
+                    dec_base += c0s[r] - steps
+                    dec_left += max_out[r] - o0s[r] + steps
+                    dec_over += 1 if max_out[r] - o0s[r] > clip else 0
+                    residues[(steps - c0s[r]) % bs] += 1
+                    version[r] += 1
+                    heapq.heappush(heap, (steps + max_out[r] - o0s[r], r, version[r]))
+            busy = False
+            if used > peak:
+                peak = used
+            while len(heap) > 0 and heap[0][0] <= steps:
+                _, r, ver = heapq.heappop(heap)
+                if ver != version[r] or not decoding[r]:
+                    continue
+                s0, c0, o0 = s0s[r], c0s[r], o0s[r]
+                computed[r], outputs[r] = c0 + steps - s0, o0 + steps - s0
+                decoding[r] = False
+                n_decoding -= 1
+                dec_base -= c0 - s0
+                dec_left -= max_out[r] - o0 + s0
+                dec_over -= 1 if max_out[r] - o0 > clip else 0
+                residues[(s0 - c0) % bs] -= 1
+                version[r] += 1
+                finished[nf] = r
+                nf += 1
+            for j in range(nf):
+                r = finished[j]
+                finish[r] = clock
+                if first_token[r] != first_token[r]:
+                    first_token[r] = clock
+                _unlink(r, r_prev, r_next, running)
+                used -= reserved[r] if reserve_all else -(-computed[r] // bs)
+            if units == s_t.shape[0]:
+                s_t, s_blocks = _grow_f(s_t), _grow_i(s_blocks)
+                s_running, s_waiting = _grow_i(s_running), _grow_i(s_waiting)
+            s_t[units], s_blocks[units] = clock, used
+            s_running[units], s_waiting[units] = running[2], w_len
+            units += 1
+            for j in range(nf):
+                order[done] = finished[j]
+                done += 1
+        if running[2] == 0 and w_len == 0:
+            continue
+        # ------------------------------------------------------------------------ plan
+        plan_id += 1
+        budget = max_tokens
+        preempted = False
+        count = 0
+        # 1. decodes first
+        need = residues[steps % bs] if n_decoding and not reserve_all else 0
+        while need > num_blocks - used and running[2]:
+            victim = running[1]
+            due_now = decoding[victim] and (s0s[victim] - c0s[victim]) % bs == steps % bs
+            was_due = 1 if due_now else 0
+            # engine._preempt
+            _unlink(victim, r_prev, r_next, running)
+            if decoding[victim]:
+                done_steps = steps - s0s[victim]
+                computed[victim] = c0s[victim] + done_steps
+                outputs[victim] = o0s[victim] + done_steps
+                decoding[victim] = False
+                n_decoding -= 1
+                dec_base -= c0s[victim] - s0s[victim]
+                dec_left -= max_out[victim] - o0s[victim] + s0s[victim]
+                dec_over -= 1 if max_out[victim] - o0s[victim] > clip else 0
+                residues[(s0s[victim] - c0s[victim]) % bs] -= 1
+                version[victim] += 1
+            elif f_prev[victim] != -2:
+                _unlink(victim, f_prev, f_next, prefilling)
+            used -= reserved[victim] if reserve_all else -(-computed[victim] // bs)
+            computed[victim] = 0
+            preempts[victim] += 1
+            preemptions += 1
+            enqueue[victim] = clock
+            w_head = (w_head - 1) % n
+            queue[w_head] = victim
+            w_len += 1
+            need -= was_due
+            preempted = True
+        n_dec = n_decoding
+        if need and need <= num_blocks - used:
+            used += need
+        budget -= n_dec
+        # 2. partial prefills in admission order, 3. admissions
+        if prefilling[2] or w_len:
+            if prefilling[2] and budget > 0:
+                m = 0
+                j = prefilling[0]
+                while j >= 0:
+                    snapshot[m] = j
+                    m += 1
+                    j = f_next[j]
+                for s in range(m):
+                    r = snapshot[s]
+                    if budget <= 0:
+                        break
+                    if f_prev[r] == -2:
+                        continue  # preempted while scheduling an earlier chunk
+                    new = _chunk(prompt[r] + outputs[r] - computed[r], budget, chunked,
+                                 outputs[r], threshold)
+                    if new == 0:
+                        break
+                    blocks = 0 if reserve_all else (
+                        (-computed[r] // bs) - (-(computed[r] + new) // bs))
+                    while blocks > num_blocks - used:
+                        victim = running[1]
+                        while victim >= 0 and (decoding[victim] or scheduled[victim] == plan_id):
+                            victim = r_prev[victim]
+                        if victim == r and preempt_self:
+                            _unlink(r, r_prev, r_next, running)
+                            _unlink(r, f_prev, f_next, prefilling)
+                            used -= reserved[r] if reserve_all else -(-computed[r] // bs)
+                            computed[r] = 0
+                            preempts[r] += 1
+                            preemptions += 1
+                            enqueue[r] = clock
+                            w_head = (w_head - 1) % n
+                            queue[w_head] = r
+                            w_len += 1
+                            preempted = True
+                        if victim < 0 or victim == r:
+                            break
+                        _unlink(victim, r_prev, r_next, running)
+                        if f_prev[victim] != -2:
+                            _unlink(victim, f_prev, f_next, prefilling)
+                        used -= reserved[victim] if reserve_all else \
+                            -(-computed[victim] // bs)
+                        computed[victim] = 0
+                        preempts[victim] += 1
+                        preemptions += 1
+                        enqueue[victim] = clock
+                        w_head = (w_head - 1) % n
+                        queue[w_head] = victim
+                        w_len += 1
+                        preempted = True
+                    if blocks > num_blocks - used or r_prev[r] == -2:
+                        break
+                    used += blocks
+                    chunk_req[count], chunk_new[count] = r, new
+                    count += 1
+                    scheduled[r] = plan_id
+                    budget -= new
+            if not preempted:
+                while w_len and budget > 0 and running[2] < max_seqs:
+                    r = queue[w_head]
+                    free = num_blocks - used
+                    new = _chunk(prompt[r] + outputs[r], budget, chunked, outputs[r], threshold)
+                    if new == 0:
+                        budget = 0
+                        break
+                    if reserve_all:
+                        blocks = -(-(prompt[r] + max_out[r]) // bs)
+                        reserved[r] = blocks
+                    else:
+                        blocks = -(-new // bs)
+                    if blocks > free:
+                        break
+                    if full_prompt and -(-(prompt[r] + outputs[r]) // bs) > free:
+                        break
+                    w_head = (w_head + 1) % n
+                    w_len -= 1
+                    used += blocks
+                    computed[r] = 0
+                    if first_sched[r] != first_sched[r]:
+                        first_sched[r] = clock
+                    queue_wait[r] += clock - enqueue[r]
+                    _append(r, r_prev, r_next, running)
+                    _append(r, f_prev, f_next, prefilling)
+                    chunk_req[count], chunk_new[count] = r, new
+                    count += 1
+                    budget -= new
+        if not n_dec and not count:
+            continue
+        # ------------------------------------------------- 4. the unit's length and cost
+        k = 1
+        if not count and not preempted:  # a decode run
+            while len(heap) > 0:
+                top = heap[0]
+                r = top[1]
+                if top[2] == version[r] and decoding[r]:
+                    k = top[0] - steps
+                    break
+                heapq.heappop(heap)
+            free = num_blocks - used
+            if not reserve_all and k > 1 + free // n_dec * bs:
+                fitting = 1 + _max_steps_fitting(steps + 1, free, n_decoding, residues, bs)
+                if fitting < k:
+                    k = fitting
+            if k < 1:
+                k = 1
+        chunk_req, p_req = p_req, chunk_req
+        chunk_new, p_new = p_new, chunk_new
+        p_count = count
+        if not count:
+            ctx = dec_base + n_dec * steps
+            if k > 1:
+                p_series = decode_series(decode_parts(n_dec, ctx, dec_tokens, window),
+                                   decode_parts(n_dec, ctx + n_dec, dec_tokens, window), n_dec,
+                                   fitted, timer, routed)
+                has_series = True
+                p_end = clock + series_time(p_series, k)
+            else:
+                has_series = False
+                p_step_s = step_s(decode_parts(n_dec, ctx, dec_tokens, window), n_dec, False,
+                                   fitted, timer, routed)
+                p_end = clock + p_step_s
+            p_n_dec, p_kv0, p_run = n_dec, ctx, not preempted
+            busy, p_start, p_k = True, clock, k
+            continue
+        kv0 = dec_base + n_decoding * steps
+        tokens = n_dec
+        for j in range(count):
+            r, new = p_req[j], p_new[j]
+            cs[j], ns[j] = computed[r], new
+            os_[j] = 1 if computed[r] + new == prompt[r] + outputs[r] else 0
+            kv0 += computed[r]
+            tokens += new
+        ctx = dec_base + n_dec * steps if n_dec else 0
+        p_step_s = step_s(step_parts(n_dec, ctx, cs, ns, os_, count, rates, window, w_readout,
+                                       w_none), tokens, True, fitted, timer, routed)
+        has_series, p_run = False, False
+        p_end = clock + p_step_s
+        p_n_dec, p_kv0 = n_dec, kv0
+        busy, p_start, p_k = True, clock, k
+
+    scalars = np.array([clock, steps, num_steps, used, busy_s, kvts, peak, dec_base, dec_left,
+                        dec_over, preemptions, slot_steps])
+    return (first_sched, first_token, finish, queue_wait, preempts, order[:done],
+            s_t[:units], s_blocks[:units], s_running[:units], s_waiting[:units], scalars)
+
+
+
+@njit(cache=True)
+def _chunk(remaining: int, budget: int, chunked: bool, outputs: int, threshold: int) -> int:
+    """:meth:`Engine._chunk` of a request with ``remaining`` tokens to compute."""
+    new = remaining
+    if new > budget and not chunked and outputs == 0:
+        return 0
+    if 0 < threshold < new:
+        new = threshold
+    return new if new < budget else budget
+
+
+@njit(cache=True)
+def _max_steps_fitting(first_step: int, free: int, n: int, residues: np.ndarray,
+                       bs: int) -> int:
+    """:meth:`Engine._max_steps_fitting`."""
+    if n == 0:
+        return 1 << 62
+    cycles = free // n
+    k = cycles * bs
+    left = free - cycles * n
+    start = first_step % bs
+    for j in range(bs):
+        c = residues[(start + j) % bs]
+        if c > left:
+            break
+        left -= c
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _grow_f(a: np.ndarray) -> np.ndarray:
+    out = np.empty(2 * a.shape[0], a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow_i(a: np.ndarray) -> np.ndarray:
+    out = np.empty(2 * a.shape[0], a.dtype)
+    out[:a.shape[0]] = a
+    return out

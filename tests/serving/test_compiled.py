@@ -1,0 +1,203 @@
+"""The compiled core (:mod:`napkin.serving.compiled_core`) against its reference, the scheduler
+(:func:`napkin.serving.scheduler.process`): the same records and engine state bit for bit on
+random runs it covers and on the pinned runs it covers; the runs it does not cover go to the
+reference; its series sums equal :class:`~napkin.timing.series.StepSeries`' own."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pinned import FILE, run
+
+from napkin.errors import NapkinError
+from napkin.serving import compiled
+from napkin.serving.compiled_timing import series_time, series_weighted, steps_until
+from napkin.serving.scenario import Scenario, build
+from napkin.serving.simulate import OpenFeed, SimRun
+from napkin.timing.series import LineSeries, StepSeries
+
+OBSERVED = ("clock", "steps", "num_steps", "busy_s", "kv_token_seconds", "peak_blocks",
+            "preemptions", "slot_steps", "dec_base", "dec_left", "dec_over_clip")
+"""The engine's scalars a run leaves (what metrics and the pinned digests read)."""
+
+
+def _scenario(model: str = "qwen3-8b", engine: dict | None = None, n: int = 300,
+              rate: float = 30.0, calibration: str = "roofline", **extra: object) -> dict:
+    return {"name": "compiled", "model": model, "gpu": "h100-sxm", "calibration": calibration,
+            "engine": {"max_num_seqs": 64, "max_num_batched_tokens": 2048, **(engine or {})},
+            "workload": {"seed": 7, "classes": {"chat": {
+                "input_tokens": {"dist": "lognormal", "median": 900, "sigma": 1.0,
+                                 "max": 5000},
+                "output_tokens": {"dist": "lognormal", "median": 200, "sigma": 1.0,
+                                  "max": 2000}}},
+                "arrivals": {"kind": "poisson", "rate_per_s": rate, "num_requests": n}},
+            **extra}
+
+
+def _run(doc: dict, core: bool, monkeypatch: pytest.MonkeyPatch) -> SimRun:
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 0 if core else 10**18)
+    return build(Scenario.model_validate(doc), Path(".")).simulate()
+
+
+def _covered(doc: dict) -> bool:
+    built = build(Scenario.model_validate(doc), Path("."))
+    engine = built.engines()[0]
+    feed = OpenFeed(built.source, engine.timer.request_s, engine.timer.request_token_s)
+    return len(built.engines()) == 1 and compiled.covered(engine, feed, None, None)
+
+
+def _assert_same(a: SimRun, b: SimRun) -> None:
+    """Records bit for bit, and the engine's scalars, blocks and series."""
+    for name in a.records.__dataclass_fields__:
+        x, y = getattr(a.records, name), getattr(b.records, name)
+        if x is None:
+            assert y is None
+            continue
+        np.testing.assert_array_equal(x, y, err_msg=name)
+    (e, f), = zip(a.engines, b.engines, strict=True)
+    assert [getattr(e, k) for k in OBSERVED] == [getattr(f, k) for k in OBSERVED]
+    assert (e.pool.used, e.pool.private_used) == (f.pool.used, f.pool.private_used)
+    assert bytes(e.series) == bytes(f.series)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=st.sampled_from(["qwen3-0.6b", "qwen3-8b", "qwen3-30b-a3b", "llama-3.1-8b"]),
+       backend=st.sampled_from(["vllm", "trtllm"]),
+       capacity=st.sampled_from(["default", "max_utilization"]),
+       calibration=st.sampled_from(["roofline", "profile"]),
+       tp=st.sampled_from([1, 2]),
+       seqs=st.sampled_from([1, 4, 32, 256]),
+       budget=st.sampled_from([256, 1024, 8192]),
+       block=st.sampled_from([1, 16, 64]),
+       pool_gib=st.sampled_from([0.6, 2.0, 20.0]),
+       chunked=st.booleans(),
+       threshold=st.sampled_from([0, 0, 100]),
+       rate=st.sampled_from([2.0, 40.0, 400.0]))
+def test_the_core_reproduces_the_scheduler_on_random_runs(
+        model, backend, capacity, calibration, tp, seqs, budget, block, pool_gib, chunked,
+        threshold, rate, monkeypatch):
+    engine = {"backend": backend, "tensor_parallel": tp, "max_num_seqs": seqs,
+              "max_num_batched_tokens": budget if chunked else 8192, "block_size": block,
+              "kv_pool_gib": pool_gib, "chunked_prefill": chunked,
+              "long_prefill_token_threshold": threshold}
+    if backend == "trtllm":
+        engine["capacity_scheduler"] = capacity
+    doc = _scenario(model, engine, n=200, rate=rate,
+                    calibration=backend if calibration == "profile" else "roofline")
+    try:
+        reference = _run(doc, False, monkeypatch)
+    except NapkinError as error:  # a request the pool cannot hold: the core refuses alike
+        with pytest.raises(NapkinError, match=str(error)[:40].replace("+", r"\+")):
+            _run(doc, True, monkeypatch)
+        return
+    assert _covered(doc)
+    _assert_same(reference, _run(doc, True, monkeypatch))
+
+
+def test_the_core_reproduces_the_pinned_runs_it_covers(monkeypatch):
+    """Every pinned run (``tests/serving/pinned.py``) with the core taking each run it covers:
+    the same digests; the covered ones counted (the test is not empty)."""
+    pinned = json.loads(FILE.read_text())
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
+    calls = []
+    core = compiled.run
+    monkeypatch.setattr(compiled, "run", lambda e, f: calls.append(1) or core(e, f))
+    assert [key for key in sorted(pinned) if run(key) != pinned[key]] == []
+    assert len(calls) >= 15
+
+
+def test_a_heavy_preempting_run_and_a_reserving_one_match(monkeypatch):
+    """Hand-picked: a small pool under overload (thousands of preemptions, self-preempting
+    chunks of a long prompt) and TensorRT-LLM's max-length reservation."""
+    preempting = _scenario(engine={"max_num_seqs": 128, "max_num_batched_tokens": 1024,
+                                   "kv_pool_gib": 1.5, "long_prefill_token_threshold": 300},
+                           n=1500, rate=30.0, calibration="vllm")
+    reserving = _scenario(engine={"backend": "trtllm", "max_num_seqs": 128,
+                                  "max_num_batched_tokens": 4096, "kv_pool_gib": 4},
+                          n=1000, rate=30.0, calibration="trtllm")
+    delayed = _scenario(n=400, frontend_ms=7.0)  # a latency outside the engine: covered
+    assert _covered(delayed)
+    for doc in (preempting, reserving, delayed):
+        reference = _run(doc, False, monkeypatch)
+        _assert_same(reference, _run(doc, True, monkeypatch))
+    assert _run(reserving, True, monkeypatch).engines[0].preemptions == 0
+    assert _run(preempting, True, monkeypatch).engines[0].preemptions > 1000
+
+
+@pytest.mark.parametrize("extra", [
+    {"engine": {"enable_prefix_caching": True}},
+    {"engine": {"batching": "static"}},
+    {"engine": {"backend": "sglang"}},
+    {"engine": {"speculative": {"draft_tokens": 2, "acceptance": [0.8, 0.6],
+                                "draft_cost": 0.05}}},
+    {"engine": {"async_scheduling": True}},
+    {"engine": {"mode": "exact"}},
+    {"engine": {"frontend": {"request_ms": 2.0, "prompt_token_us": 20.0,
+                             "output_token_us": 300.0, "response_ms": 0.0}}},
+    {"model": "gpt-oss-20b"},  # sliding windows
+], ids=["prefix-caching", "static", "sglang", "speculative", "async", "exact", "frontend",
+        "windows"])
+def test_a_run_the_core_does_not_cover_runs_the_reference(extra, monkeypatch):
+    doc = _scenario(n=60)
+    doc["engine"].update(extra.pop("engine", {}))
+    doc.update(extra)
+    assert not _covered(doc)
+    monkeypatch.setattr(compiled, "run", lambda *a: pytest.fail("the core ran"))
+    _run(doc, True, monkeypatch)
+
+
+def test_the_core_waits_for_enough_requests_and_can_be_turned_off(monkeypatch):
+    doc = _scenario(n=50)
+    built = build(Scenario.model_validate(doc), Path("."))
+    engine = built.engines()[0]
+    feed = OpenFeed(built.source, 0.0, 0.0)
+    monkeypatch.setattr(compiled, "_simulated", [0])
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 120)
+    assert [compiled.takes(engine, feed, None, None) for _ in range(3)] == [False, False, True]
+    assert not compiled.covered(engine, feed, lambda r: False, None)  # a stop callback
+    assert not compiled.covered(engine, feed, None, lambda t, done: None)  # progress
+    monkeypatch.setenv("NAPKIN_COMPILED", "0")
+    assert not compiled.takes(engine, feed, None, None)
+
+
+def test_a_refused_request_is_refused_as_the_scheduler_refuses_it(monkeypatch):
+    doc = _scenario(engine={"kv_pool_gib": 0.2}, n=100)
+    with pytest.raises(NapkinError) as reference:
+        _run(doc, False, monkeypatch)
+    with pytest.raises(NapkinError) as core:
+        _run(doc, True, monkeypatch)
+    assert str(core.value) == str(reference.value)
+    assert "KV blocks but the pool has" in str(core.value)
+
+
+lines = st.floats(min_value=0.0, max_value=0.05, allow_nan=False)
+slopes = st.floats(min_value=-1e-5, max_value=1e-4, allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(c0=lines, dc=slopes, m0=lines, dm=slopes, oh=st.sampled_from([0.0, 0.004]),
+       n=st.integers(0, 3000), w0=st.integers(0, 10**6), dw=st.integers(0, 300),
+       fraction=st.floats(0.0, 1.2))
+def test_the_series_sums_are_step_series_own(c0, dc, m0, dm, oh, n, w0, dw, fraction):
+    """Time, weighted time and the steps a time reaches, bit for bit, for both kinds of
+    series (a fitted profile's runs are :class:`LineSeries`)."""
+    series = StepSeries(c0, dc, m0, dm, oh)
+    mine = (c0, dc, m0, dm, oh, series.side, False)
+    elapsed = fraction * series.time(n) if n else fraction
+    assert series_time(mine, n) == series.time(n)
+    if n:
+        assert series_weighted(mine, n, w0, dw) == series.weighted(n, w0, dw)
+    if dc >= 0 and dm >= 0:
+        assert steps_until(mine, elapsed, n) == series.steps_until(elapsed, n)
+    line = LineSeries(c0, abs(dc), 0.0, 0.0, 0.0)
+    mine = (c0, abs(dc), 0.0, 0.0, 0.0, 1, True)
+    assert series_time(mine, n) == line.time(n)
+    if n:
+        assert series_weighted(mine, n, w0, dw) == line.weighted(n, w0, dw)
+    assert steps_until(mine, elapsed, n) == line.steps_until(elapsed, n)
+    assert not math.isnan(series_time(mine, n))
