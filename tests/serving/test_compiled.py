@@ -47,7 +47,7 @@ def _covered(doc: dict) -> bool:
     built = build(Scenario.model_validate(doc), Path("."))
     engine = built.engines()[0]
     feed = OpenFeed(built.source, engine.timer.request_s, engine.timer.request_token_s)
-    return len(built.engines()) == 1 and compiled.covered(engine, feed, None, None)
+    return len(built.engines()) == 1 and compiled.covered(engine, feed, None)
 
 
 def _assert_same(a: SimRun, b: SimRun) -> None:
@@ -106,7 +106,7 @@ def test_the_core_reproduces_the_pinned_runs_it_covers(monkeypatch):
     monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
     calls = []
     core = compiled.run
-    monkeypatch.setattr(compiled, "run", lambda e, f: calls.append(1) or core(e, f))
+    monkeypatch.setattr(compiled, "run", lambda *a: calls.append(1) or core(*a))
     assert [key for key in sorted(pinned) if run(key) != pinned[key]] == []
     assert len(calls) >= 15
 
@@ -158,11 +158,33 @@ def test_the_core_waits_for_enough_requests_and_can_be_turned_off(monkeypatch):
     feed = OpenFeed(built.source, 0.0, 0.0)
     monkeypatch.setattr(compiled, "_simulated", [0])
     monkeypatch.setattr(compiled, "COMPILED_AFTER", 120)
-    assert [compiled.takes(engine, feed, None, None) for _ in range(3)] == [False, False, True]
-    assert not compiled.covered(engine, feed, lambda r: False, None)  # a stop callback
-    assert not compiled.covered(engine, feed, None, lambda t, done: None)  # progress
+    assert [compiled.takes(engine, feed, None) for _ in range(3)] == [False, False, True]
+    assert not compiled.covered(engine, feed, lambda r: False)  # a stop callback
     monkeypatch.setenv("NAPKIN_COMPILED", "0")
-    assert not compiled.takes(engine, feed, None, None)
+    assert not compiled.takes(engine, feed, None)
+
+
+def test_a_run_in_many_calls_reports_progress_and_ends_as_one_call(monkeypatch):
+    """The core resumed every 50 units: the same run bit for bit, progress after each call
+    (the clock and requests finished so far, both growing) and at the end; a callback that
+    raises stops the run there."""
+    doc = _scenario(n=400, calibration="vllm")
+    reference = _run(doc, False, monkeypatch)
+    monkeypatch.setattr(compiled, "UNITS_A_CALL", 50)
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
+    reports: list[tuple[float, int]] = []
+    built = build(Scenario.model_validate(doc), Path("."))
+    result = built.simulate(progress=lambda t, done: reports.append((t, done)))
+    _assert_same(reference, result)
+    units = result.engines[0].num_units
+    assert len(reports) == -(-units // 50)
+    assert reports == sorted(reports) and reports[-1] == (result.engines[0].clock, 400)
+
+    def budget(t: float, done: int) -> None:
+        if done > 100:
+            raise NapkinError("time: past the budget")
+    with pytest.raises(NapkinError, match="past the budget"):
+        build(Scenario.model_validate(doc), Path(".")).simulate(progress=budget)
 
 
 def test_a_refused_request_is_refused_as_the_scheduler_refuses_it(monkeypatch):

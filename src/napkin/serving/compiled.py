@@ -18,6 +18,7 @@ store`), so metrics and reports read either run alike.
 """
 
 import os
+from collections.abc import Callable
 from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
@@ -35,31 +36,33 @@ if TYPE_CHECKING:
 
 COMPILED_AFTER = 200_000
 """Requests a process simulates with the reference before runs take the compiled core."""
+UNITS_A_CALL = 250_000
+"""Units the core runs between two progress reports (about 0.1 s on the 2-core machine)."""
 _simulated = [0]  # requests this process has simulated so far
 OFF = ("caching", "recording", "windows", "static", "batch_wait", "recv", "host_tier",
        "frontend", "lagging")
 """The scheduler's features (:data:`~napkin.serving.scheduler.FEATURES`) the core has not."""
 
 
-def takes(engine: Engine, feed: "OpenFeed", stop: object, progress: object) -> bool:
+def takes(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
     """Whether this run of one engine on the open-loop ``feed`` goes through the compiled core
     (see the module docstring); counts its requests as simulated either way."""
     _simulated[0] += feed.n
     if _simulated[0] < COMPILED_AFTER or os.environ.get("NAPKIN_COMPILED") == "0":
         return False
-    return covered(engine, feed, stop, progress) and find_spec("numba") is not None
+    return covered(engine, feed, stop) and find_spec("numba") is not None
 
 
-def covered(engine: Engine, feed: "OpenFeed", stop: object, progress: object) -> bool:
+def covered(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
     """Whether the compiled core runs exactly what the reference would for one engine on the
     open-loop ``feed`` (the module docstring's list)."""
-    if not (feed.rid is None and not feed.named and stop is None and progress is None):
+    if not (feed.rid is None and not feed.named and stop is None):
         return False
     on = dict(zip(FEATURES, features(engine), strict=True))
     if not (on["fast"] and on["plain"]) or any(on[name] for name in OFF):
         return False
     cost, timer = engine.cost, engine.timer
-    if not (type(cost) is LinearCost and cost._full is not None and not cost.state_bytes
+    if not (type(cost) is LinearCost and len(cost.windows) == 1 and not cost.state_bytes
             and not any(cost.sixteen_bit)):
         return False
     if type(timer) is not RooflineTimer and type(timer) is not FittedTimer:
@@ -74,18 +77,20 @@ def covered(engine: Engine, feed: "OpenFeed", stop: object, progress: object) ->
                 and np.all(prompt <= engine.max_prompt_tokens))
 
 
-def run(engine: Engine, feed: "OpenFeed") -> dict[str, np.ndarray]:
+def run(engine: Engine, feed: "OpenFeed",
+        progress: Callable[[float, int], None] | None = None) -> dict[str, np.ndarray]:
     """Every request of ``feed`` through ``engine`` in the compiled core: the finished
     requests' log columns (:data:`napkin.serving.simulate.LOGGED`) in finishing order; the
-    engine's series and scalars as the reference leaves them."""
-    from napkin.serving.compiled_core import run_core
+    engine's series and scalars as the reference leaves them. ``progress(t_s, finished)``
+    after every :data:`UNITS_A_CALL` units and at the end."""
+    from napkin.serving.compiled_core import FLOATS, INTS, SCALARS_F, SCALARS_I, fresh, run_core
 
     spec, cost = engine.spec, engine.cost
-    assert isinstance(cost, LinearCost) and cost._full is not None
+    assert isinstance(cost, LinearCost)
     size = max(spec.max_num_batched_tokens, spec.max_num_seqs) + 1
     dec_tokens = np.array([(0.0,) * 5] + [cost._token_parts(m, m, 0, 2 * m)
                                           for m in range(1, spec.max_num_seqs + 1)])
-    w = cost._full
+    w = cost.windows[0]
     window = np.array([w.flops_per_pair, w.flops_per_decode_pair, w.kv_read_per_cached])
     rates = np.array([cost.flops_per_token, cost.flops_per_readout,
                       cost.flops_per_prefill_cached, cost.attention_per_token,
@@ -99,25 +104,39 @@ def run(engine: Engine, feed: "OpenFeed") -> dict[str, np.ndarray]:
                        engine.full_prompt, engine.reserve_all, policy.preempt_self,
                        engine.clip], dtype=np.int64)
     prompt, out = _column(feed.inputs), _column(feed.outputs)
-    (first_sched, first_token, finish, queue_wait, preempts, order, s_t, s_blocks, s_running,
-     s_waiting, scalars) = run_core(
-        np.frombuffer(feed.times, dtype=np.float64), prompt, out, limits, dec_tokens, window,
-        rates, w_readout, w_none, fitted, timer_row, routed)
-    series = np.empty(len(s_t), dtype=SERIES_DTYPE)
-    series["t_s"], series["blocks"] = s_t, s_blocks
-    series["running"], series["waiting"] = s_running, s_waiting
+    times = np.frombuffer(feed.times, dtype=np.float64)
+    state = fresh(feed.n, spec.max_num_seqs, engine.bs)
+    units, stopped = SCALARS_I.index("units"), SCALARS_I.index("stopped")
+    clock, done = SCALARS_F.index("clock"), SCALARS_I.index("done")
+    while True:
+        call = (state[6][units] + UNITS_A_CALL) if progress is not None else 1 << 62
+        state = run_core(times, prompt, out, limits, dec_tokens, window, rates, w_readout,
+                         w_none, fitted, timer_row, routed, state, call)
+        ints, floats, _, _, series_columns, _, si, sf = state
+        if progress is not None:
+            progress(float(sf[clock]), int(si[done]))
+        if si[stopped]:
+            break
+    i = dict(zip(SCALARS_I, si.tolist(), strict=True))
+    f = dict(zip(SCALARS_F, sf.tolist(), strict=True))
+    n_units = i["units"]
+    series = np.empty(n_units, dtype=SERIES_DTYPE)
+    for name, column in zip(SERIES_DTYPE.names, series_columns, strict=True):
+        series[name] = column[:n_units]
     engine.series += series.tobytes()
-    (clock, steps, num_steps, used, busy_s, kvts, peak, dec_base, dec_left, dec_over,
-     preemptions, slot_steps) = scalars.tolist()
-    store(engine, clock, int(steps), int(num_steps), int(used), busy_s, kvts, int(peak),
-          (int(dec_base), int(dec_left), int(dec_over)), int(preemptions))
-    engine.slot_steps = int(slot_steps)
+    store(engine, f["clock"], i["steps"], i["num_steps"], i["used"], f["busy_s"],
+          f["kv_token_seconds"], i["peak_blocks"],
+          (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
+    engine.slot_steps = i["slot_steps"]
+    per = dict(zip(INTS, ints, strict=True)) | dict(zip(FLOATS, floats, strict=True))
+    order = per["order"][:i["done"]]
     return {"rid": order, "label": _column(feed.label)[order], "engine": np.zeros_like(order),
             "arrival_s": np.frombuffer(feed.arrival_s, dtype=np.float64)[order],
-            "first_scheduled_s": first_sched[order], "first_token_s": first_token[order],
-            "finish_s": finish[order], "input_tokens": prompt[order],
-            "output_tokens": out[order], "preemptions": preempts[order],
-            "queue_wait_s": queue_wait[order], "cached_tokens": np.zeros_like(order)}
+            **{name: per[name][order] for name in ("first_scheduled_s", "first_token_s",
+                                                    "finish_s", "preemptions",
+                                                    "queue_wait_s")},
+            "input_tokens": prompt[order], "output_tokens": out[order],
+            "cached_tokens": np.zeros_like(order)}
 
 
 def _column(values: object) -> np.ndarray:

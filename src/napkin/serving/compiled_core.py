@@ -61,80 +61,98 @@ def _append(i: int, prev: np.ndarray, nxt: np.ndarray, ends: np.ndarray) -> None
     ends[2] += 1
 
 
+INTS = ("computed", "outputs", "c0", "s0", "o0", "version", "reserved", "preemptions",
+        "scheduled", "r_prev", "r_next", "f_prev", "f_next", "order", "queue")
+"""The per-arrival integer arrays of a run's state (:func:`fresh`), in their tuple's order:
+tokens computed and output, the decode bookkeeping (context, step and outputs at admission to
+the decode set, version), blocks reserved, preemptions, the plan that last scheduled a chunk,
+the running and prefilling lists' links, the finishing order and the waiting ring."""
+FLOATS = ("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s", "enqueue_s")
+"""The per-arrival float arrays, in their tuple's order."""
+SCALARS_I = ("steps", "num_steps", "used", "peak_blocks", "dec_base", "dec_left",
+             "dec_over_clip", "decoding", "preemptions", "slot_steps", "w_head", "w_len",
+             "busy", "p_k", "p_n_dec", "p_kv0", "p_run", "has_series", "p_count", "cursor",
+             "plan_id", "done", "units", "side", "line", "stopped")
+"""The integer scalars of a run's state."""
+SCALARS_F = ("clock", "busy_s", "kv_token_seconds", "wake_s", "p_start", "p_end", "p_step_s",
+             "c0", "dc", "m0", "dm", "overhead_s")
+"""The float scalars of a run's state (the last five: the decode run in flight's series)."""
+
+
+@njit(cache=True)
+def fresh(n: int, max_seqs: int, bs: int) -> tuple:
+    """A run's state before its first arrival: the per-arrival arrays (:data:`INTS`,
+    :data:`FLOATS`, whether each decodes), the small ones (residues, the running and prefilling
+    lists' head, tail and length, the chunk buffers of the unit being planned and in flight),
+    the series columns, the finish heap's rows and the scalars (:data:`SCALARS_I`,
+    :data:`SCALARS_F`)."""
+    ints = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+            np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+            np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, -1, np.int64),
+            np.full(n, -2, np.int64), np.full(n, -2, np.int64), np.full(n, -2, np.int64),
+            np.full(n, -2, np.int64), np.empty(n, np.int64), np.empty(max(n, 1), np.int64))
+    floats = (np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan), np.zeros(n),
+              np.zeros(n))
+    small = (np.zeros(bs, np.int64), np.array([-1, -1, 0], np.int64),
+             np.array([-1, -1, 0], np.int64), np.empty(max_seqs + 1, np.int64),
+             np.empty(max_seqs + 1, np.int64), np.empty(max_seqs + 1, np.int64),
+             np.empty(max_seqs + 1, np.int64))
+    cap = 2 * n + 16
+    series = (np.empty(cap), np.empty(cap, np.int64), np.empty(cap, np.int64),
+              np.empty(cap, np.int64))
+    si = np.zeros(len(SCALARS_I), np.int64)
+    si[23] = 1  # a series' side: one line
+    si[24] = 1
+    sf = np.zeros(len(SCALARS_F))
+    sf[3] = -1.0  # not woken
+    return (ints, floats, np.zeros(n, np.bool_), small, series, np.empty((0, 3), np.int64), si,
+            sf)
+
+
 @njit(cache=True)
 def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
              dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
              w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
-             routed: np.ndarray) -> tuple:
-    """Every arrival of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
+             routed: np.ndarray, state: tuple, max_units: int) -> tuple:
+    """The arrivals of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
     arrival, whose position is its request id) through one engine, as
-    :func:`~napkin.serving.scheduler.process` runs its plain path. ``limits``: blocks, max
-    sequences, token budget, block size, long-prefill threshold, chunked prefill, full-prompt
-    gate, max-length reservation, preempt itself, the policy's clip. Returns the per-arrival
-    stamps (first scheduled, first token, finish, queue wait, preemptions), the finishing
-    order, the series columns and the engine's scalars (clock, steps, num_steps, used, busy_s,
-    kv_token_seconds, peak, dec_base, dec_left, dec_over_clip, preemptions, slot_steps)."""
+    :func:`~napkin.serving.scheduler.process` runs its plain path, from ``state``
+    (:func:`fresh`, or what an earlier call returned) until every request has finished or the
+    series holds ``max_units`` units; returns the state (its ``stopped`` scalar 1 when every
+    request has finished). ``limits``: blocks, max sequences, token budget, block size,
+    long-prefill threshold, chunked prefill, full-prompt gate, max-length reservation, preempt
+    itself, the policy's clip."""
     n = times.shape[0]
     num_blocks, max_seqs, max_tokens, bs = limits[0], limits[1], limits[2], limits[3]
     threshold, chunked, full_prompt = limits[4], limits[5] != 0, limits[6] != 0
     reserve_all, preempt_self, clip = limits[7] != 0, limits[8] != 0, limits[9]
-    nan, inf = np.nan, np.inf
-    first_sched = np.full(n, nan)
-    first_token = np.full(n, nan)
-    finish = np.full(n, nan)
-    queue_wait = np.zeros(n)
-    enqueue = np.zeros(n)
-    preempts = np.zeros(n, np.int64)
-    computed = np.zeros(n, np.int64)
-    outputs = np.zeros(n, np.int64)
-    c0s = np.zeros(n, np.int64)
-    s0s = np.zeros(n, np.int64)
-    o0s = np.zeros(n, np.int64)
-    version = np.zeros(n, np.int64)
-    reserved = np.zeros(n, np.int64)
-    decoding = np.zeros(n, np.bool_)
-    scheduled = np.full(n, -1, np.int64)  # the plan that scheduled a chunk of it
-    order = np.empty(n, np.int64)
-    done = 0
-    r_prev = np.full(n, -2, np.int64)
-    r_next = np.full(n, -2, np.int64)
-    running = np.array([-1, -1, 0], np.int64)  # head, tail, length
-    f_prev = np.full(n, -2, np.int64)
-    f_next = np.full(n, -2, np.int64)
-    prefilling = np.array([-1, -1, 0], np.int64)
-    queue = np.empty(max(n, 1), np.int64)
-    w_head, w_len = 0, 0
-    residues = np.zeros(bs, np.int64)
+    inf = np.inf
+    ints, floats, decoding, small, series, heap_rows, si, sf = state
+    (computed, outputs, c0s, s0s, o0s, version, reserved, preempts, scheduled, r_prev, r_next,
+     f_prev, f_next, order, queue) = ints
+    first_sched, first_token, finish, queue_wait, enqueue = floats
+    residues, running, prefilling, chunk_req, chunk_new, p_req, p_new = small
+    s_t, s_blocks, s_running, s_waiting = series
     heap = [(np.int64(0), np.int64(0), np.int64(0))]
     heap.pop()
-    cap = 2 * n + 16
-    s_t, s_blocks = np.empty(cap), np.empty(cap, np.int64)
-    s_running, s_waiting = np.empty(cap, np.int64), np.empty(cap, np.int64)
-    units = 0
-    chunk_req = np.empty(max_seqs + 1, np.int64)
-    chunk_new = np.empty(max_seqs + 1, np.int64)
-    p_req = np.empty(max_seqs + 1, np.int64)
-    p_new = np.empty(max_seqs + 1, np.int64)
-    p_count = 0
+    for j in range(heap_rows.shape[0]):  # (in the array's order: still a heap)
+        heap.append((heap_rows[j, 0], heap_rows[j, 1], heap_rows[j, 2]))
     finished = np.empty(max_seqs + 1, np.int64)
     snapshot = np.empty(max_seqs + 1, np.int64)
     cs = np.empty(max_seqs + 1, np.int64)
     ns = np.empty(max_seqs + 1, np.int64)
     os_ = np.empty(max_seqs + 1, np.int64)
-
-    clock, steps, num_steps, used = 0.0, 0, 0, 0
-    busy_s, kvts, peak = 0.0, 0.0, 0
-    dec_base, dec_left, dec_over, n_decoding = 0, 0, 0, 0
-    preemptions, slot_steps = 0, 0
-    wake_s = -1.0
-    busy, p_start, p_k, p_end, p_n_dec, p_kv0, p_run = False, 0.0, 0, 0.0, 0, 0, False
-    p_step_s = 0.0
-    p_series = (0.0, 0.0, 0.0, 0.0, 0.0, 1, True)
-    has_series = False
-    cursor = 0
-    plan_id = 0
+    (steps, num_steps, used, peak, dec_base, dec_left, dec_over, n_decoding, preemptions,
+     slot_steps, w_head, w_len, busy_i, p_k, p_n_dec, p_kv0, p_run_i, has_series_i, p_count,
+     cursor, plan_id, done, units, side, line_i, _) = si
+    busy, p_run, has_series = busy_i != 0, p_run_i != 0, has_series_i != 0
+    clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, c0_, dc_, m0_, dm_, oh_ = sf
+    p_series = (c0_, dc_, m0_, dm_, oh_, side, line_i != 0)
+    stopped = 0
 
     while True:
+        if units >= max_units:
+            break
         due = p_end if busy else (wake_s if wake_s >= 0 else inf)
         if cursor < n and times[cursor] <= due:  # ---------------------------------- an arrival
             i = cursor
@@ -155,6 +173,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                 p_end = p_start + series_time(p_series, p_k)
             continue
         if due == inf:
+            stopped = 1
             break
         wake_s = -1.0
         # ---------------------------------------------------------------------- commit
@@ -427,10 +446,21 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
         p_n_dec, p_kv0 = n_dec, kv0
         busy, p_start, p_k = True, clock, k
 
-    scalars = np.array([clock, steps, num_steps, used, busy_s, kvts, peak, dec_base, dec_left,
-                        dec_over, preemptions, slot_steps])
-    return (first_sched, first_token, finish, queue_wait, preempts, order[:done],
-            s_t[:units], s_blocks[:units], s_running[:units], s_waiting[:units], scalars)
+    p_c0, p_dc, p_m0, p_dm, p_oh, p_side, p_line = p_series
+    for j, v in enumerate((steps, num_steps, used, peak, dec_base, dec_left, dec_over,
+                           n_decoding, preemptions, slot_steps, w_head, w_len, 1 if busy else 0,
+                           p_k, p_n_dec, p_kv0, 1 if p_run else 0, 1 if has_series else 0,
+                           p_count, cursor, plan_id, done, units, p_side,
+                           1 if p_line else 0, stopped)):
+        si[j] = v
+    for j, x in enumerate((clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, p_c0, p_dc,
+                           p_m0, p_dm, p_oh)):
+        sf[j] = x
+    rows = np.empty((len(heap), 3), np.int64)
+    for j in range(len(heap)):
+        rows[j, 0], rows[j, 1], rows[j, 2] = heap[j]
+    return (ints, floats, decoding, (residues, running, prefilling, chunk_req, chunk_new, p_req,
+                                     p_new), (s_t, s_blocks, s_running, s_waiting), rows, si, sf)
 
 
 

@@ -269,8 +269,8 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
     with _collection_paused():
         if isinstance(feed, OpenFeed) and len(engines) == 1:
             log = Log(stop)
-            if compiled.takes(engines[0], feed, stop, progress):
-                log.extend(compiled.run(engines[0], feed))
+            if compiled.takes(engines[0], feed, stop):
+                log.extend(compiled.run(engines[0], feed, progress))
                 return SimRun(log.records(), tuple(engines), feed.labels)
             stopped = run_one(engines[0], feed, log, progress)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
