@@ -21,7 +21,8 @@ from napkin.serving.simulate import OpenFeed, SimRun
 from napkin.timing.series import LineSeries, StepSeries
 
 OBSERVED = ("clock", "steps", "num_steps", "busy_s", "kv_token_seconds", "peak_blocks",
-            "preemptions", "slot_steps", "dec_base", "dec_left", "dec_over_clip")
+            "preemptions", "slot_steps", "dec_base", "dec_left", "dec_over_clip",
+            "ratio_reset_step")
 """The engine's scalars a run leaves (what metrics and the pinned digests read)."""
 
 
@@ -67,7 +68,7 @@ def _assert_same(a: SimRun, b: SimRun) -> None:
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(model=st.sampled_from(["qwen3-0.6b", "qwen3-8b", "qwen3-30b-a3b", "llama-3.1-8b"]),
-       backend=st.sampled_from(["vllm", "trtllm"]),
+       backend=st.sampled_from(["vllm", "trtllm", "sglang"]),
        capacity=st.sampled_from(["default", "max_utilization"]),
        calibration=st.sampled_from(["roofline", "profile"]),
        tp=st.sampled_from([1, 2]),
@@ -113,7 +114,8 @@ def test_the_core_reproduces_the_pinned_runs_it_covers(monkeypatch):
 
 def test_a_heavy_preempting_run_and_a_reserving_one_match(monkeypatch):
     """Hand-picked: a small pool under overload (thousands of preemptions, self-preempting
-    chunks of a long prompt) and TensorRT-LLM's max-length reservation."""
+    chunks of a long prompt), TensorRT-LLM's max-length reservation and SGLang retracting
+    under its profile (its ratio reset)."""
     preempting = _scenario(engine={"max_num_seqs": 128, "max_num_batched_tokens": 1024,
                                    "kv_pool_gib": 1.5, "long_prefill_token_threshold": 300},
                            n=1500, rate=30.0, calibration="vllm")
@@ -121,18 +123,21 @@ def test_a_heavy_preempting_run_and_a_reserving_one_match(monkeypatch):
                                   "max_num_batched_tokens": 4096, "kv_pool_gib": 4},
                           n=1000, rate=30.0, calibration="trtllm")
     delayed = _scenario(n=400, frontend_ms=7.0)  # a latency outside the engine: covered
-    assert _covered(delayed)
-    for doc in (preempting, reserving, delayed):
+    retracting = _scenario(engine={"backend": "sglang", "max_num_seqs": 128,
+                                   "kv_pool_gib": 1.5}, n=1500, rate=30.0, calibration="sglang")
+    assert _covered(delayed) and _covered(retracting)
+    for doc in (preempting, reserving, delayed, retracting):
         reference = _run(doc, False, monkeypatch)
         _assert_same(reference, _run(doc, True, monkeypatch))
     assert _run(reserving, True, monkeypatch).engines[0].preemptions == 0
     assert _run(preempting, True, monkeypatch).engines[0].preemptions > 1000
+    assert _run(retracting, True, monkeypatch).engines[0].ratio_reset_step > 0
 
 
 @pytest.mark.parametrize("extra", [
     {"engine": {"enable_prefix_caching": True}},
     {"engine": {"batching": "static"}},
-    {"engine": {"backend": "sglang"}},
+    {"engine": {"backend": "sglang", "scheduler_recv_interval": 4}},
     {"engine": {"speculative": {"draft_tokens": 2, "acceptance": [0.8, 0.6],
                                 "draft_cost": 0.05}}},
     {"engine": {"async_scheduling": True}},
@@ -140,8 +145,8 @@ def test_a_heavy_preempting_run_and_a_reserving_one_match(monkeypatch):
     {"engine": {"frontend": {"request_ms": 2.0, "prompt_token_us": 20.0,
                              "output_token_us": 300.0, "response_ms": 0.0}}},
     {"model": "gpt-oss-20b"},  # sliding windows
-], ids=["prefix-caching", "static", "sglang", "speculative", "async", "exact", "frontend",
-        "windows"])
+], ids=["prefix-caching", "static", "sglang-receive-interval", "speculative", "async", "exact",
+        "frontend", "windows"])
 def test_a_run_the_core_does_not_cover_runs_the_reference(extra, monkeypatch):
     doc = _scenario(n=60)
     doc["engine"].update(extra.pop("engine", {}))

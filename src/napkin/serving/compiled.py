@@ -4,12 +4,14 @@ A run takes it when numba is installed, ``NAPKIN_COMPILED`` is not ``0``, the pr
 simulated :data:`COMPILED_AFTER` requests counting this run (numba's import and the cached
 machine code's load take about half a second, which a run of fewer requests would not win back)
 and the run is one the core covers (:func:`covered`): one fresh engine on open-loop arrivals
-that no per-token delay reorders, none of the scheduler's features on, a policy that mixes
-prefill chunks into decode steps, a cost without sliding windows, 16-bit parts or
-linear-attention state (MoE experts are in: their weight bytes and routed time are tables), the
-roofline or a fitted profile as the timer, no stop or progress callback (a progress
-callback may stop a run: the web server's budget and idle jobs), and no request the engine
-would refuse (the reference raises that error where it meets it). Anything else runs
+that no per-token delay reorders; none of the scheduler's features on (any of the three
+policies: vLLM's, TensorRT-LLM's reservation, SGLang's prefill batches and admission by its
+decaying ratio, but not its receive interval); a cost without sliding windows, 16-bit parts or
+linear-attention state (MoE experts are in: their weight bytes and routed time are tables);
+the roofline or a fitted profile as the timer; no stop callback (a progress callback is called
+after every :data:`UNITS_A_CALL` units: the core runs in calls of that many, so a callback
+that raises, as the web server's budget does, stops it there); and no request the engine would
+refuse (the reference raises that error where it meets it). Anything else runs
 :func:`napkin.serving.scheduler.process` itself, as every run did before.
 
 The core's outputs are written where the reference leaves its own: the log's packed rows in
@@ -26,7 +28,7 @@ import numpy as np
 
 from napkin.accounting.linear import LinearCost
 from napkin.calibration.basis import FittedTimer
-from napkin.serving.engine import SERIES_DTYPE, Engine
+from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES_DTYPE, Engine
 from napkin.serving.scheduler import FEATURES, features
 from napkin.serving.scheduler_state import store
 from napkin.timing.steps import RooflineTimer
@@ -70,7 +72,7 @@ def covered(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
     fresh = (engine.plan is None and not engine.running and not engine.waiting
              and not engine.inbox and engine.num_steps == 0 and engine.pool.used == 0
              and engine.clock == 0.0)
-    if not (fresh and engine.dp == 1 and engine.policy.mixed_batches and not engine.ratio):
+    if not (fresh and engine.dp == 1):
         return False
     prompt, out = _column(feed.inputs), _column(feed.outputs)
     return bool(np.all(prompt + out <= engine.max_request_tokens)
@@ -102,7 +104,10 @@ def run(engine: Engine, feed: "OpenFeed",
     limits = np.array([spec.num_blocks, spec.max_num_seqs, spec.max_num_batched_tokens,
                        engine.bs, spec.long_prefill_token_threshold, spec.chunked_prefill,
                        engine.full_prompt, engine.reserve_all, policy.preempt_self,
-                       engine.clip], dtype=np.int64)
+                       engine.clip, RATIO_RECHECK_STEPS, policy.mixed_batches, engine.ratio],
+                      dtype=np.int64)
+    ratio = np.array([policy.init_new_token_ratio, policy.min_new_token_ratio,
+                      policy.ratio_decay_steps], dtype=np.float64)
     prompt, out = _column(feed.inputs), _column(feed.outputs)
     times = np.frombuffer(feed.times, dtype=np.float64)
     state = fresh(feed.n, spec.max_num_seqs, engine.bs)
@@ -111,7 +116,7 @@ def run(engine: Engine, feed: "OpenFeed",
     while True:
         call = (state[6][units] + UNITS_A_CALL) if progress is not None else 1 << 62
         state = run_core(times, prompt, out, limits, dec_tokens, window, rates, w_readout,
-                         w_none, fitted, timer_row, routed, state, call)
+                         w_none, fitted, timer_row, routed, ratio, state, call)
         ints, floats, _, _, series_columns, _, si, sf = state
         if progress is not None:
             progress(float(sf[clock]), int(si[done]))
@@ -127,7 +132,7 @@ def run(engine: Engine, feed: "OpenFeed",
     store(engine, f["clock"], i["steps"], i["num_steps"], i["used"], f["busy_s"],
           f["kv_token_seconds"], i["peak_blocks"],
           (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
-    engine.slot_steps = i["slot_steps"]
+    engine.slot_steps, engine.ratio_reset_step = i["slot_steps"], i["ratio_reset_step"]
     per = dict(zip(INTS, ints, strict=True)) | dict(zip(FLOATS, floats, strict=True))
     order = per["order"][:i["done"]]
     return {"rid": order, "label": _column(feed.label)[order], "engine": np.zeros_like(order),

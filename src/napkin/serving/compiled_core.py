@@ -72,7 +72,7 @@ FLOATS = ("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s", "enq
 SCALARS_I = ("steps", "num_steps", "used", "peak_blocks", "dec_base", "dec_left",
              "dec_over_clip", "decoding", "preemptions", "slot_steps", "w_head", "w_len",
              "busy", "p_k", "p_n_dec", "p_kv0", "p_run", "has_series", "p_count", "cursor",
-             "plan_id", "done", "units", "side", "line", "stopped")
+             "plan_id", "done", "units", "side", "line", "ratio_reset_step", "stopped")
 """The integer scalars of a run's state."""
 SCALARS_F = ("clock", "busy_s", "kv_token_seconds", "wake_s", "p_start", "p_end", "p_step_s",
              "c0", "dc", "m0", "dm", "overhead_s")
@@ -113,7 +113,7 @@ def fresh(n: int, max_seqs: int, bs: int) -> tuple:
 def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
              dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
              w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
-             routed: np.ndarray, state: tuple, max_units: int) -> tuple:
+             routed: np.ndarray, ratio: np.ndarray, state: tuple, max_units: int) -> tuple:
     """The arrivals of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
     arrival, whose position is its request id) through one engine, as
     :func:`~napkin.serving.scheduler.process` runs its plain path, from ``state``
@@ -121,11 +121,13 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     series holds ``max_units`` units; returns the state (its ``stopped`` scalar 1 when every
     request has finished). ``limits``: blocks, max sequences, token budget, block size,
     long-prefill threshold, chunked prefill, full-prompt gate, max-length reservation, preempt
-    itself, the policy's clip."""
+    itself, the policy's clip, SGLang's re-check steps, mixed batches, admission by ratio;
+    ``ratio``: the ratio's start, floor and decay steps."""
     n = times.shape[0]
     num_blocks, max_seqs, max_tokens, bs = limits[0], limits[1], limits[2], limits[3]
     threshold, chunked, full_prompt = limits[4], limits[5] != 0, limits[6] != 0
     reserve_all, preempt_self, clip = limits[7] != 0, limits[8] != 0, limits[9]
+    recheck, mixed, ratio_on = limits[10], limits[11] != 0, limits[12] != 0
     inf = np.inf
     ints, floats, decoding, small, series, heap_rows, si, sf = state
     (computed, outputs, c0s, s0s, o0s, version, reserved, preempts, scheduled, r_prev, r_next,
@@ -144,7 +146,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     os_ = np.empty(max_seqs + 1, np.int64)
     (steps, num_steps, used, peak, dec_base, dec_left, dec_over, n_decoding, preemptions,
      slot_steps, w_head, w_len, busy_i, p_k, p_n_dec, p_kv0, p_run_i, has_series_i, p_count,
-     cursor, plan_id, done, units, side, line_i, _) = si
+     cursor, plan_id, done, units, side, line_i, ratio_reset, _) = si
     busy, p_run, has_series = busy_i != 0, p_run_i != 0, has_series_i != 0
     clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, c0_, dc_, m0_, dm_, oh_ = sf
     p_series = (c0_, dc_, m0_, dm_, oh_, side, line_i != 0)
@@ -269,129 +271,153 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
         budget = max_tokens
         preempted = False
         count = 0
-        # 1. decodes first
-        need = residues[steps % bs] if n_decoding and not reserve_all else 0
-        while need > num_blocks - used and running[2]:
-            victim = running[1]
-            due_now = decoding[victim] and (s0s[victim] - c0s[victim]) % bs == steps % bs
-            was_due = 1 if due_now else 0
-            # engine._preempt
-            _unlink(victim, r_prev, r_next, running)
-            if decoding[victim]:
-                done_steps = steps - s0s[victim]
-                computed[victim] = c0s[victim] + done_steps
-                outputs[victim] = o0s[victim] + done_steps
-                decoding[victim] = False
-                n_decoding -= 1
-                dec_base -= c0s[victim] - s0s[victim]
-                dec_left -= max_out[victim] - o0s[victim] + s0s[victim]
-                dec_over -= 1 if max_out[victim] - o0s[victim] > clip else 0
-                residues[(s0s[victim] - c0s[victim]) % bs] -= 1
-                version[victim] += 1
-            elif f_prev[victim] != -2:
-                _unlink(victim, f_prev, f_next, prefilling)
-            used -= reserved[victim] if reserve_all else -(-computed[victim] // bs)
-            computed[victim] = 0
-            preempts[victim] += 1
-            preemptions += 1
-            enqueue[victim] = clock
-            w_head = (w_head - 1) % n
-            queue[w_head] = victim
-            w_len += 1
-            need -= was_due
-            preempted = True
-        n_dec = n_decoding
-        if need and need <= num_blocks - used:
-            used += need
-        budget -= n_dec
-        # 2. partial prefills in admission order, 3. admissions
-        if prefilling[2] or w_len:
-            if prefilling[2] and budget > 0:
-                m = 0
-                j = prefilling[0]
-                while j >= 0:
-                    snapshot[m] = j
-                    m += 1
-                    j = f_next[j]
-                for s in range(m):
-                    r = snapshot[s]
-                    if budget <= 0:
-                        break
-                    if f_prev[r] == -2:
-                        continue  # preempted while scheduling an earlier chunk
-                    new = _chunk(prompt[r] + outputs[r] - computed[r], budget, chunked,
-                                 outputs[r], threshold)
-                    if new == 0:
-                        break
-                    blocks = 0 if reserve_all else (
-                        (-computed[r] // bs) - (-(computed[r] + new) // bs))
-                    while blocks > num_blocks - used:
-                        victim = running[1]
-                        while victim >= 0 and (decoding[victim] or scheduled[victim] == plan_id):
-                            victim = r_prev[victim]
-                        if victim == r and preempt_self:
-                            _unlink(r, r_prev, r_next, running)
-                            _unlink(r, f_prev, f_next, prefilling)
-                            used -= reserved[r] if reserve_all else -(-computed[r] // bs)
-                            computed[r] = 0
-                            preempts[r] += 1
+        n_dec = 0
+        for phase in range(2):
+            if (phase == 0) != mixed:  # the prefills' phase (SGLang's first)
+                # 2. partial prefills in admission order, 3. admissions
+                if not (prefilling[2] or w_len):
+                    continue
+                if prefilling[2] and budget > 0:
+                    m = 0
+                    j = prefilling[0]
+                    while j >= 0:
+                        snapshot[m] = j
+                        m += 1
+                        j = f_next[j]
+                    for s in range(m):
+                        r = snapshot[s]
+                        if budget <= 0:
+                            break
+                        if f_prev[r] == -2:
+                            continue  # preempted while scheduling an earlier chunk
+                        new = _chunk(prompt[r] + outputs[r] - computed[r], budget, chunked,
+                                     outputs[r], threshold)
+                        if new == 0:
+                            break
+                        blocks = 0 if reserve_all else (
+                            (-computed[r] // bs) - (-(computed[r] + new) // bs))
+                        while blocks > num_blocks - used:
+                            victim = running[1]
+                            while victim >= 0 and (decoding[victim]
+                                                   or scheduled[victim] == plan_id):
+                                victim = r_prev[victim]
+                            if victim == r and preempt_self:
+                                _unlink(r, r_prev, r_next, running)
+                                _unlink(r, f_prev, f_next, prefilling)
+                                used -= reserved[r] if reserve_all else -(-computed[r] // bs)
+                                computed[r] = 0
+                                preempts[r] += 1
+                                preemptions += 1
+                                enqueue[r] = clock
+                                w_head = (w_head - 1) % n
+                                queue[w_head] = r
+                                w_len += 1
+                                preempted = True
+                            if victim < 0 or victim == r:
+                                break
+                            _unlink(victim, r_prev, r_next, running)
+                            if f_prev[victim] != -2:
+                                _unlink(victim, f_prev, f_next, prefilling)
+                            used -= reserved[victim] if reserve_all else \
+                                -(-computed[victim] // bs)
+                            computed[victim] = 0
+                            preempts[victim] += 1
                             preemptions += 1
-                            enqueue[r] = clock
+                            enqueue[victim] = clock
                             w_head = (w_head - 1) % n
-                            queue[w_head] = r
+                            queue[w_head] = victim
                             w_len += 1
                             preempted = True
-                        if victim < 0 or victim == r:
+                        if blocks > num_blocks - used or r_prev[r] == -2:
                             break
-                        _unlink(victim, r_prev, r_next, running)
-                        if f_prev[victim] != -2:
-                            _unlink(victim, f_prev, f_next, prefilling)
-                        used -= reserved[victim] if reserve_all else \
-                            -(-computed[victim] // bs)
-                        computed[victim] = 0
-                        preempts[victim] += 1
-                        preemptions += 1
-                        enqueue[victim] = clock
-                        w_head = (w_head - 1) % n
-                        queue[w_head] = victim
-                        w_len += 1
-                        preempted = True
-                    if blocks > num_blocks - used or r_prev[r] == -2:
-                        break
-                    used += blocks
-                    chunk_req[count], chunk_new[count] = r, new
-                    count += 1
-                    scheduled[r] = plan_id
-                    budget -= new
-            if not preempted:
-                while w_len and budget > 0 and running[2] < max_seqs:
-                    r = queue[w_head]
-                    free = num_blocks - used
-                    new = _chunk(prompt[r] + outputs[r], budget, chunked, outputs[r], threshold)
-                    if new == 0:
-                        budget = 0
-                        break
-                    if reserve_all:
-                        blocks = -(-(prompt[r] + max_out[r]) // bs)
-                        reserved[r] = blocks
-                    else:
-                        blocks = -(-new // bs)
-                    if blocks > free:
-                        break
-                    if full_prompt and -(-(prompt[r] + outputs[r]) // bs) > free:
-                        break
-                    w_head = (w_head + 1) % n
-                    w_len -= 1
-                    used += blocks
-                    computed[r] = 0
-                    if first_sched[r] != first_sched[r]:
-                        first_sched[r] = clock
-                    queue_wait[r] += clock - enqueue[r]
-                    _append(r, r_prev, r_next, running)
-                    _append(r, f_prev, f_next, prefilling)
-                    chunk_req[count], chunk_new[count] = r, new
-                    count += 1
-                    budget -= new
+                        used += blocks
+                        chunk_req[count], chunk_new[count] = r, new
+                        count += 1
+                        scheduled[r] = plan_id
+                        budget -= new
+                if not preempted:
+                    reserve = 0.0
+                    if ratio_on:
+                        reserve = _ratio_reserve(steps - ratio_reset, ratio, clip, dec_over,
+                                                 dec_left - n_decoding * steps, steps, running,
+                                                 r_next, decoding, max_out, o0s, s0s,
+                                                 prefilling, f_next, outputs)
+                    while w_len and budget > 0 and running[2] < max_seqs:
+                        r = queue[w_head]
+                        free = num_blocks - used
+                        new = _chunk(prompt[r] + outputs[r], budget, chunked, outputs[r],
+                                     threshold)
+                        if new == 0:
+                            budget = 0
+                            break
+                        if reserve_all:
+                            blocks = -(-(prompt[r] + max_out[r]) // bs)
+                            reserved[r] = blocks
+                        else:
+                            blocks = -(-new // bs)
+                        if blocks > free:
+                            break
+                        if full_prompt and -(-(prompt[r] + outputs[r]) // bs) > free:
+                            break
+                        if ratio_on:
+                            future = _new_token_ratio(steps - ratio_reset, ratio) * min(
+                                max_out[r] - outputs[r], clip)
+                            if prompt[r] + outputs[r] + future + reserve > free * bs:
+                                break
+                            reserve += future
+                        w_head = (w_head + 1) % n
+                        w_len -= 1
+                        used += blocks
+                        computed[r] = 0
+                        if first_sched[r] != first_sched[r]:
+                            first_sched[r] = clock
+                        queue_wait[r] += clock - enqueue[r]
+                        _append(r, r_prev, r_next, running)
+                        _append(r, f_prev, f_next, prefilling)
+                        chunk_req[count], chunk_new[count] = r, new
+                        count += 1
+                        budget -= new
+                continue
+            # 1. decodes (first; SGLang: only when no prefill batch formed)
+            if count:
+                break
+            preempted = False
+            need = residues[steps % bs] if n_decoding and not reserve_all else 0
+            if need > num_blocks - used:
+                ratio_reset = steps  # a retraction: SGLang resets its ratio
+            while need > num_blocks - used and running[2]:
+                victim = running[1]
+                due_now = decoding[victim] and (s0s[victim] - c0s[victim]) % bs == steps % bs
+                was_due = 1 if due_now else 0
+                # engine._preempt
+                _unlink(victim, r_prev, r_next, running)
+                if decoding[victim]:
+                    done_steps = steps - s0s[victim]
+                    computed[victim] = c0s[victim] + done_steps
+                    outputs[victim] = o0s[victim] + done_steps
+                    decoding[victim] = False
+                    n_decoding -= 1
+                    dec_base -= c0s[victim] - s0s[victim]
+                    dec_left -= max_out[victim] - o0s[victim] + s0s[victim]
+                    dec_over -= 1 if max_out[victim] - o0s[victim] > clip else 0
+                    residues[(s0s[victim] - c0s[victim]) % bs] -= 1
+                    version[victim] += 1
+                elif f_prev[victim] != -2:
+                    _unlink(victim, f_prev, f_next, prefilling)
+                used -= reserved[victim] if reserve_all else -(-computed[victim] // bs)
+                computed[victim] = 0
+                preempts[victim] += 1
+                preemptions += 1
+                enqueue[victim] = clock
+                w_head = (w_head - 1) % n
+                queue[w_head] = victim
+                w_len += 1
+                need -= was_due
+                preempted = True
+            n_dec = n_decoding
+            if need and need <= num_blocks - used:
+                used += need
+            budget -= n_dec
         if not n_dec and not count:
             continue
         # ------------------------------------------------- 4. the unit's length and cost
@@ -409,6 +435,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                 fitting = 1 + _max_steps_fitting(steps + 1, free, n_decoding, residues, bs)
                 if fitting < k:
                     k = fitting
+            if ratio_on and w_len and k > recheck:
+                k = recheck  # the decaying ratio may admit soon
             if k < 1:
                 k = 1
         chunk_req, p_req = p_req, chunk_req
@@ -451,7 +479,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                            n_decoding, preemptions, slot_steps, w_head, w_len, 1 if busy else 0,
                            p_k, p_n_dec, p_kv0, 1 if p_run else 0, 1 if has_series else 0,
                            p_count, cursor, plan_id, done, units, p_side,
-                           1 if p_line else 0, stopped)):
+                           1 if p_line else 0, ratio_reset, stopped)):
         si[j] = v
     for j, x in enumerate((clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, p_c0, p_dc,
                            p_m0, p_dm, p_oh)):
@@ -473,6 +501,38 @@ def _chunk(remaining: int, budget: int, chunked: bool, outputs: int, threshold: 
     if 0 < threshold < new:
         new = threshold
     return new if new < budget else budget
+
+
+@njit(cache=True)
+def _new_token_ratio(steps_since_reset: int, ratio: np.ndarray) -> float:
+    """:meth:`Policy.new_token_ratio` (``ratio``: its start, floor and decay steps)."""
+    span = ratio[0] - ratio[1]
+    x = ratio[0] - span * steps_since_reset / ratio[2]
+    return x if x > ratio[1] else ratio[1]
+
+
+@njit(cache=True)
+def _ratio_reserve(since_reset: int, ratio: np.ndarray, clip: int, over_clip: int,
+                   decoding_left: int, steps: int, running: np.ndarray, r_next: np.ndarray,
+                   decoding: np.ndarray, max_out: np.ndarray, o0s: np.ndarray,
+                   s0s: np.ndarray, prefilling: np.ndarray, f_next: np.ndarray,
+                   outputs: np.ndarray) -> float:
+    """:meth:`Engine._ratio_reserve_tokens`: the ratio × Σ min(remaining output, clip) over
+    the decoding requests (``decoding_left`` while none started above the clip) and the
+    prefilling ones."""
+    left = decoding_left
+    if over_clip:
+        left = 0
+        j = running[0]
+        while j >= 0:
+            if decoding[j]:
+                left += min(max_out[j] - (o0s[j] + steps - s0s[j]), clip)
+            j = r_next[j]
+    j = prefilling[0]
+    while j >= 0:
+        left += min(max_out[j] - outputs[j], clip)
+        j = f_next[j]
+    return _new_token_ratio(since_reset, ratio) * left
 
 
 @njit(cache=True)
