@@ -29,6 +29,7 @@ import numpy as np
 from napkin.accounting.linear import LinearCost
 from napkin.calibration.basis import FittedTimer
 from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES_DTYPE, Engine
+from napkin.serving.rows import ROW_DTYPE
 from napkin.serving.scheduler import FEATURES, features
 from napkin.serving.scheduler_state import store
 from napkin.timing.steps import RooflineTimer
@@ -80,9 +81,9 @@ def covered(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
 
 
 def run(engine: Engine, feed: "OpenFeed",
-        progress: Callable[[float, int], None] | None = None) -> dict[str, np.ndarray]:
+        progress: Callable[[float, int], None] | None = None) -> np.ndarray:
     """Every request of ``feed`` through ``engine`` in the compiled core: the finished
-    requests' log columns (:data:`napkin.serving.simulate.LOGGED`) in finishing order; the
+    requests' log rows (:data:`napkin.serving.rows.ROW_DTYPE`) in finishing order; the
     engine's series and scalars as the reference leaves them. ``progress(t_s, finished)``
     after every :data:`UNITS_A_CALL` units and at the end."""
     from napkin.serving.compiled_core import FLOATS, INTS, SCALARS_F, SCALARS_I, fresh, run_core
@@ -128,20 +129,24 @@ def run(engine: Engine, feed: "OpenFeed",
     series = np.empty(n_units, dtype=SERIES_DTYPE)
     for name, column in zip(SERIES_DTYPE.names, series_columns, strict=True):
         series[name] = column[:n_units]
-    engine.series += series.tobytes()
+    del series_columns, state
+    engine.series += memoryview(series).cast("B")
     store(engine, f["clock"], i["steps"], i["num_steps"], i["used"], f["busy_s"],
           f["kv_token_seconds"], i["peak_blocks"],
           (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
     engine.slot_steps, engine.ratio_reset_step = i["slot_steps"], i["ratio_reset_step"]
     per = dict(zip(INTS, ints, strict=True)) | dict(zip(FLOATS, floats, strict=True))
-    order = per["order"][:i["done"]]
-    return {"rid": order, "label": _column(feed.label)[order], "engine": np.zeros_like(order),
-            "arrival_s": np.frombuffer(feed.arrival_s, dtype=np.float64)[order],
-            **{name: per[name][order] for name in ("first_scheduled_s", "first_token_s",
-                                                    "finish_s", "preemptions",
-                                                    "queue_wait_s")},
-            "input_tokens": prompt[order], "output_tokens": out[order],
-            "cached_tokens": np.zeros_like(order)}
+    del ints, floats
+    order = per.pop("order")[:i["done"]]
+    rows = np.zeros(len(order), dtype=ROW_DTYPE)  # (engine 0, no cached tokens)
+    rows["rid"] = order
+    rows["label"] = np.frombuffer(feed.label, dtype=np.int32)[order]  # type: ignore[arg-type]
+    rows["arrival_s"] = np.frombuffer(feed.arrival_s, dtype=np.float64)[order]  # type: ignore
+    rows["input_tokens"], rows["output_tokens"] = prompt[order], out[order]
+    for name in ("first_scheduled_s", "first_token_s", "finish_s", "preemptions",
+                 "queue_wait_s"):
+        rows[name] = per.pop(name)[order]
+    return rows
 
 
 def _column(values: object) -> np.ndarray:

@@ -86,11 +86,12 @@ def fresh(n: int, max_seqs: int, bs: int) -> tuple:
     lists' head, tail and length, the chunk buffers of the unit being planned and in flight),
     the series columns, the finish heap's rows and the scalars (:data:`SCALARS_I`,
     :data:`SCALARS_F`)."""
-    ints = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-            np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-            np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, -1, np.int64),
-            np.full(n, -2, np.int64), np.full(n, -2, np.int64), np.full(n, -2, np.int64),
-            np.full(n, -2, np.int64), np.empty(n, np.int64), np.empty(max(n, 1), np.int64))
+    i32 = np.int32  # (tokens, blocks, counts and positions: 32 bits hold them; steps not)
+    ints = (np.zeros(n, i32), np.zeros(n, i32), np.zeros(n, i32), np.zeros(n, np.int64),
+            np.zeros(n, i32), np.zeros(n, i32), np.zeros(n, i32), np.zeros(n, i32),
+            np.full(n, -1, np.int64), np.full(n, -2, i32), np.full(n, -2, i32),
+            np.full(n, -2, i32), np.full(n, -2, i32), np.empty(n, i32),
+            np.empty(max(n, 1), i32))
     floats = (np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan), np.zeros(n),
               np.zeros(n))
     small = (np.zeros(bs, np.int64), np.array([-1, -1, 0], np.int64),
@@ -229,7 +230,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                     dec_over += 1 if max_out[r] - o0s[r] > clip else 0
                     residues[(steps - c0s[r]) % bs] += 1
                     version[r] += 1
-                    heapq.heappush(heap, (steps + max_out[r] - o0s[r], r, version[r]))
+                    heapq.heappush(heap, (np.int64(steps + max_out[r] - o0s[r]), np.int64(r),
+                                          np.int64(version[r])))
             busy = False
             if used > peak:
                 peak = used

@@ -19,3 +19,13 @@ def packed_layout(columns: tuple[tuple[str, str], ...]) -> tuple[struct.Struct, 
     no padding: 8 bytes a value) and the numpy record type that reads it back."""
     return (struct.Struct("<" + "".join(code for _, code in columns)),
             np.dtype([(name, CODES[code]) for name, code in columns]))
+
+
+LOGGED = (("rid", "q"), ("label", "q"), ("engine", "q"), ("arrival_s", "d"),
+          ("first_scheduled_s", "d"), ("first_token_s", "d"), ("finish_s", "d"),
+          ("input_tokens", "q"), ("output_tokens", "q"), ("preemptions", "q"),
+          ("queue_wait_s", "d"), ("cached_tokens", "q"))
+"""The columns of a simulation's log (:class:`napkin.serving.simulate.SimRecords`): a
+finished request's row, with the values' ``struct`` codes (``q``: int64, ``d``: float64)."""
+ROW, ROW_DTYPE = packed_layout(LOGGED)
+"""One finished request's row, packed (96 bytes), and its numpy record type."""

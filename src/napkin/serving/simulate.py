@@ -28,7 +28,7 @@ from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
 from napkin.serving.events import ARRIVAL, TRANSFER, Events, run_events, run_one
 from napkin.serving.request import Request
-from napkin.serving.rows import packed_layout
+from napkin.serving.rows import LOGGED, ROW, ROW_DTYPE
 
 Router = Literal["round_robin", "least_outstanding", "least_kv"]
 
@@ -88,17 +88,6 @@ class SimRun:
     """True when ``stop`` ended the run early (the records hold the requests finished so far)."""
 
 
-LOGGED = (("rid", "q"), ("label", "q"), ("engine", "q"), ("arrival_s", "d"),
-          ("first_scheduled_s", "d"), ("first_token_s", "d"), ("finish_s", "d"),
-          ("input_tokens", "q"), ("output_tokens", "q"), ("preemptions", "q"),
-          ("queue_wait_s", "d"), ("cached_tokens", "q"))
-"""The :class:`SimRecords` columns a finished request's row holds, with their ``struct`` codes
-(``q``: int64, ``d``: float64)."""
-ROW, ROW_DTYPE = packed_layout(LOGGED)
-"""One finished request's row, packed (96 bytes, :mod:`napkin.serving.rows`), and its numpy
-record type."""
-
-
 class Log:
     """Finished requests' rows packed into one growing buffer (:data:`ROW`, 96 bytes a
     request), counted; ``stop`` (called with each) may end the run."""
@@ -123,13 +112,13 @@ class Log:
         self.count += 1
         return self.stop is not None and self.stop(r)
 
-    def extend(self, columns: dict[str, np.ndarray]) -> None:
-        """Log finished requests given as columns (:data:`LOGGED`'s names, in finishing
-        order), as :meth:`add` logs each."""
-        rows = np.empty(len(columns["rid"]), dtype=ROW_DTYPE)
-        for name, _ in LOGGED:
-            rows[name] = columns[name]
-        self.rows += rows.tobytes()
+    def extend(self, rows: np.ndarray) -> None:
+        """Log finished requests given as :data:`ROW_DTYPE` records in finishing order, as
+        :meth:`add` logs each (an empty log keeps the array itself: no copy)."""
+        if self.count:
+            self.rows += memoryview(rows).cast("B")
+        else:
+            self.rows = rows  # type: ignore[assignment]  # (read back by np.frombuffer)
         self.count += len(rows)
 
     def records(self) -> SimRecords:
