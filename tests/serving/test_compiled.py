@@ -18,6 +18,7 @@ from napkin.serving import compiled
 from napkin.serving.compiled_timing import series_time, series_weighted, steps_until
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import OpenFeed, SimRun
+from napkin.serving.sweep import slo_miss_stop
 from napkin.timing.series import LineSeries, StepSeries
 
 OBSERVED = ("clock", "steps", "num_steps", "busy_s", "kv_token_seconds", "peak_blocks",
@@ -39,9 +40,13 @@ def _scenario(model: str = "qwen3-8b", engine: dict | None = None, n: int = 300,
             **extra}
 
 
-def _run(doc: dict, core: bool, monkeypatch: pytest.MonkeyPatch) -> SimRun:
+def _run(doc: dict, core: bool, monkeypatch: pytest.MonkeyPatch,
+         share: float | None = None) -> SimRun:
+    """``doc`` simulated by the core or the scheduler; with ``share``, stopped once its SLO
+    can no longer be met at that share (the planner's stop)."""
     monkeypatch.setattr(compiled, "COMPILED_AFTER", 0 if core else 10**18)
-    return build(Scenario.model_validate(doc), Path(".")).simulate()
+    built = build(Scenario.model_validate(doc), Path("."))
+    return built.simulate(stop=None if share is None else slo_miss_stop(built, share))
 
 
 def _covered(doc: dict) -> bool:
@@ -59,6 +64,7 @@ def _assert_same(a: SimRun, b: SimRun) -> None:
             assert y is None
             continue
         np.testing.assert_array_equal(x, y, err_msg=name)
+    assert a.stopped == b.stopped
     (e, f), = zip(a.engines, b.engines, strict=True)
     assert [getattr(e, k) for k in OBSERVED] == [getattr(f, k) for k in OBSERVED]
     assert (e.pool.used, e.pool.private_used) == (f.pool.used, f.pool.private_used)
@@ -78,10 +84,11 @@ def _assert_same(a: SimRun, b: SimRun) -> None:
        pool_gib=st.sampled_from([0.6, 2.0, 20.0]),
        chunked=st.booleans(),
        threshold=st.sampled_from([0, 0, 100]),
-       rate=st.sampled_from([2.0, 40.0, 400.0]))
+       rate=st.sampled_from([2.0, 40.0, 400.0]),
+       share=st.sampled_from([None, None, 0.5, 0.9, 0.99]))
 def test_the_core_reproduces_the_scheduler_on_random_runs(
         model, backend, capacity, calibration, tp, seqs, budget, block, pool_gib, chunked,
-        threshold, rate, monkeypatch):
+        threshold, rate, share, monkeypatch):
     engine = {"backend": backend, "tensor_parallel": tp, "max_num_seqs": seqs,
               "max_num_batched_tokens": budget if chunked else 8192, "block_size": block,
               "kv_pool_gib": pool_gib, "chunked_prefill": chunked,
@@ -91,13 +98,27 @@ def test_the_core_reproduces_the_scheduler_on_random_runs(
     doc = _scenario(model, engine, n=200, rate=rate,
                     calibration=backend if calibration == "profile" else "roofline")
     try:
-        reference = _run(doc, False, monkeypatch)
+        reference = _run(doc, False, monkeypatch, share)
     except NapkinError as error:  # a request the pool cannot hold: the core refuses alike
         with pytest.raises(NapkinError, match=str(error)[:40].replace("+", r"\+")):
-            _run(doc, True, monkeypatch)
+            _run(doc, True, monkeypatch, share)
         return
     assert _covered(doc)
-    _assert_same(reference, _run(doc, True, monkeypatch))
+    _assert_same(reference, _run(doc, True, monkeypatch, share))
+
+
+def test_a_run_stops_where_the_scheduler_stops_it_once_its_slo_is_out_of_reach(monkeypatch):
+    """The planner's stop (:func:`slo_miss_stop`), which the core applies itself: an
+    overloaded run stops at the same request, with the same records and engine state; one
+    within its SLO runs to the end in both."""
+    overloaded = _scenario(n=1500, rate=200.0, calibration="vllm")
+    light = _scenario(n=300, rate=2.0, calibration="vllm")
+    for doc, stops in ((overloaded, True), (light, False)):
+        reference = _run(doc, False, monkeypatch, 0.9)
+        assert reference.stopped is stops
+        _assert_same(reference, _run(doc, True, monkeypatch, 0.9))
+    assert len(reference.records.rid) == 300  # (the light run: every request)
+    assert 0 < len(_run(overloaded, True, monkeypatch, 0.9).records.rid) < 1500
 
 
 def test_the_core_reproduces_the_pinned_runs_it_covers(monkeypatch):
@@ -165,6 +186,7 @@ def test_the_core_waits_for_enough_requests_and_can_be_turned_off(monkeypatch):
     monkeypatch.setattr(compiled, "COMPILED_AFTER", 120)
     assert [compiled.takes(engine, feed, None) for _ in range(3)] == [False, False, True]
     assert not compiled.covered(engine, feed, lambda r: False)  # a stop callback
+    assert compiled.covered(engine, feed, slo_miss_stop(built, 0.9))
     monkeypatch.setenv("NAPKIN_COMPILED", "0")
     assert not compiled.takes(engine, feed, None)
 

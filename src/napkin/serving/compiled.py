@@ -8,9 +8,11 @@ that no per-token delay reorders; none of the scheduler's features on (any of th
 policies: vLLM's, TensorRT-LLM's reservation, SGLang's prefill batches and admission by its
 decaying ratio, but not its receive interval); a cost without sliding windows, 16-bit parts or
 linear-attention state (MoE experts are in: their weight bytes and routed time are tables);
-the roofline or a fitted profile as the timer; no stop callback (a progress callback is called
-after every :data:`UNITS_A_CALL` units: the core runs in calls of that many, so a callback
-that raises, as the web server's budget does, stops it there); and no request the engine would
+the roofline or a fitted profile as the timer; no stop callback but a fresh
+:class:`~napkin.serving.slo_stop.SLOMissStop` (the planner's and the sweeps'), which the core
+applies itself; a progress callback is called after every :data:`UNITS_A_CALL` units (the
+core runs in calls of that many, so a callback that raises, as the web server's budget does,
+stops it there); and no request the engine would
 refuse (the reference raises that error where it meets it). Anything else runs
 :func:`napkin.serving.scheduler.process` itself, as every run did before.
 
@@ -32,6 +34,7 @@ from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES_DTYPE, Engine
 from napkin.serving.rows import ROW_DTYPE
 from napkin.serving.scheduler import FEATURES, features
 from napkin.serving.scheduler_state import store
+from napkin.serving.slo_stop import SLOMissStop
 from napkin.timing.steps import RooflineTimer
 
 if TYPE_CHECKING:
@@ -59,7 +62,8 @@ def takes(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
 def covered(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
     """Whether the compiled core runs exactly what the reference would for one engine on the
     open-loop ``feed`` (the module docstring's list)."""
-    if not (feed.rid is None and not feed.named and stop is None):
+    fresh_stop = stop is None or (type(stop) is SLOMissStop and stop.missed == 0)
+    if not (feed.rid is None and not feed.named and fresh_stop):
         return False
     on = dict(zip(FEATURES, features(engine), strict=True))
     if not (on["fast"] and on["plain"]) or any(on[name] for name in OFF):
@@ -80,10 +84,11 @@ def covered(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
                 and np.all(prompt <= engine.max_prompt_tokens))
 
 
-def run(engine: Engine, feed: "OpenFeed",
-        progress: Callable[[float, int], None] | None = None) -> np.ndarray:
-    """Every request of ``feed`` through ``engine`` in the compiled core: the finished
-    requests' log rows (:data:`napkin.serving.rows.ROW_DTYPE`) in finishing order; the
+def run(engine: Engine, feed: "OpenFeed", stop: SLOMissStop | None = None,
+        progress: Callable[[float, int], None] | None = None) -> tuple[np.ndarray, bool]:
+    """Every request of ``feed`` through ``engine`` in the compiled core, or until ``stop``
+    ends the run: the finished requests' log rows (:data:`napkin.serving.rows.ROW_DTYPE`) in
+    finishing order and whether ``stop`` ended it; the
     engine's series and scalars as the reference leaves them. ``progress(t_s, finished)``
     after every :data:`UNITS_A_CALL` units and at the end."""
     from napkin.serving.compiled_core import FLOATS, INTS, SCALARS_F, SCALARS_I, fresh, run_core
@@ -111,13 +116,19 @@ def run(engine: Engine, feed: "OpenFeed",
                       policy.ratio_decay_steps], dtype=np.float64)
     prompt, out = _column(feed.inputs), _column(feed.outputs)
     times = np.frombuffer(feed.times, dtype=np.float64)
+    arrival = np.frombuffer(feed.arrival_s, dtype=np.float64)  # type: ignore[arg-type]
+    rule = np.zeros(7)
+    if isinstance(stop, SLOMissStop):
+        slo = stop.slo
+        rule[:] = (1, stop.warmup, stop.counted, stop.share, slo.ttft_s, slo.tpot_s,
+                   np.inf if slo.e2e_s is None else slo.e2e_s)
     state = fresh(feed.n, spec.max_num_seqs, engine.bs)
     units, stopped = SCALARS_I.index("units"), SCALARS_I.index("stopped")
     clock, done = SCALARS_F.index("clock"), SCALARS_I.index("done")
     while True:
         call = (state[6][units] + UNITS_A_CALL) if progress is not None else 1 << 62
         state = run_core(times, prompt, out, limits, dec_tokens, window, rates, w_readout,
-                         w_none, fitted, timer_row, routed, ratio, state, call)
+                         w_none, fitted, timer_row, routed, ratio, arrival, rule, state, call)
         ints, floats, _, _, series_columns, _, si, sf = state
         if progress is not None:
             progress(float(sf[clock]), int(si[done]))
@@ -141,12 +152,12 @@ def run(engine: Engine, feed: "OpenFeed",
     rows = np.zeros(len(order), dtype=ROW_DTYPE)  # (engine 0, no cached tokens)
     rows["rid"] = order
     rows["label"] = np.frombuffer(feed.label, dtype=np.int32)[order]  # type: ignore[arg-type]
-    rows["arrival_s"] = np.frombuffer(feed.arrival_s, dtype=np.float64)[order]  # type: ignore
+    rows["arrival_s"] = arrival[order]
     rows["input_tokens"], rows["output_tokens"] = prompt[order], out[order]
     for name in ("first_scheduled_s", "first_token_s", "finish_s", "preemptions",
                  "queue_wait_s"):
         rows[name] = per.pop(name)[order]
-    return rows
+    return rows, i["stopped"] == 2
 
 
 def _column(values: object) -> np.ndarray:

@@ -72,7 +72,8 @@ FLOATS = ("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s", "enq
 SCALARS_I = ("steps", "num_steps", "used", "peak_blocks", "dec_base", "dec_left",
              "dec_over_clip", "decoding", "preemptions", "slot_steps", "w_head", "w_len",
              "busy", "p_k", "p_n_dec", "p_kv0", "p_run", "has_series", "p_count", "cursor",
-             "plan_id", "done", "units", "side", "line", "ratio_reset_step", "stopped")
+             "plan_id", "done", "units", "side", "line", "ratio_reset_step", "missed",
+             "stopped")
 """The integer scalars of a run's state."""
 SCALARS_F = ("clock", "busy_s", "kv_token_seconds", "wake_s", "p_start", "p_end", "p_step_s",
              "c0", "dc", "m0", "dm", "overhead_s")
@@ -114,7 +115,8 @@ def fresh(n: int, max_seqs: int, bs: int) -> tuple:
 def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
              dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
              w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
-             routed: np.ndarray, ratio: np.ndarray, state: tuple, max_units: int) -> tuple:
+             routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray,
+             stop_rule: np.ndarray, state: tuple, max_units: int) -> tuple:
     """The arrivals of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
     arrival, whose position is its request id) through one engine, as
     :func:`~napkin.serving.scheduler.process` runs its plain path, from ``state``
@@ -123,12 +125,16 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     request has finished). ``limits``: blocks, max sequences, token budget, block size,
     long-prefill threshold, chunked prefill, full-prompt gate, max-length reservation, preempt
     itself, the policy's clip, SGLang's re-check steps, mixed batches, admission by ratio;
-    ``ratio``: the ratio's start, floor and decay steps."""
+    ``ratio``: the ratio's start, floor and decay steps. ``stop_rule`` (an
+    :class:`~napkin.serving.slo_stop.SLOMissStop`: on, warm-up, counted, share, TTFT, TPOT and
+    end-to-end bounds; ``arrival``: each request's arrival) stops the run after the request
+    that makes the SLO unreachable (``stopped`` 2), as the scheduler's sink does."""
     n = times.shape[0]
     num_blocks, max_seqs, max_tokens, bs = limits[0], limits[1], limits[2], limits[3]
     threshold, chunked, full_prompt = limits[4], limits[5] != 0, limits[6] != 0
     reserve_all, preempt_self, clip = limits[7] != 0, limits[8] != 0, limits[9]
     recheck, mixed, ratio_on = limits[10], limits[11] != 0, limits[12] != 0
+    stop_on, warmup, counted = stop_rule[0] != 0, int(stop_rule[1]), int(stop_rule[2])
     inf = np.inf
     ints, floats, decoding, small, series, heap_rows, si, sf = state
     (computed, outputs, c0s, s0s, o0s, version, reserved, preempts, scheduled, r_prev, r_next,
@@ -147,7 +153,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     os_ = np.empty(max_seqs + 1, np.int64)
     (steps, num_steps, used, peak, dec_base, dec_left, dec_over, n_decoding, preemptions,
      slot_steps, w_head, w_len, busy_i, p_k, p_n_dec, p_kv0, p_run_i, has_series_i, p_count,
-     cursor, plan_id, done, units, side, line_i, ratio_reset, _) = si
+     cursor, plan_id, done, units, side, line_i, ratio_reset, missed, _) = si
     busy, p_run, has_series = busy_i != 0, p_run_i != 0, has_series_i != 0
     clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, c0_, dc_, m0_, dm_, oh_ = sf
     p_series = (c0_, dc_, m0_, dm_, oh_, side, line_i != 0)
@@ -264,8 +270,21 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
             s_running[units], s_waiting[units] = running[2], w_len
             units += 1
             for j in range(nf):
-                order[done] = finished[j]
+                r = finished[j]
+                order[done] = r
                 done += 1
+                if stop_on and r >= warmup:  # SLOMissStop
+                    ttft = first_token[r] - arrival[r]
+                    tpot = ((finish[r] - first_token[r]) / (max_out[r] - 1) if max_out[r] > 1
+                            else 0.0)
+                    if not (ttft <= stop_rule[4] and tpot <= stop_rule[5]
+                            and finish[r] - arrival[r] <= stop_rule[6]):
+                        missed += 1
+                    if (counted - missed) / counted < stop_rule[3]:
+                        stopped = 2
+                        break
+            if stopped:
+                break
         if running[2] == 0 and w_len == 0:
             continue
         # ------------------------------------------------------------------------ plan
@@ -481,7 +500,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                            n_decoding, preemptions, slot_steps, w_head, w_len, 1 if busy else 0,
                            p_k, p_n_dec, p_kv0, 1 if p_run else 0, 1 if has_series else 0,
                            p_count, cursor, plan_id, done, units, p_side,
-                           1 if p_line else 0, ratio_reset, stopped)):
+                           1 if p_line else 0, ratio_reset, missed, stopped)):
         si[j] = v
     for j, x in enumerate((clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, p_c0, p_dc,
                            p_m0, p_dm, p_oh)):

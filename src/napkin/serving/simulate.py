@@ -259,8 +259,9 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
         if isinstance(feed, OpenFeed) and len(engines) == 1:
             log = Log(stop)
             if compiled.takes(engines[0], feed, stop):
-                log.extend(compiled.run(engines[0], feed, progress))
-                return SimRun(log.records(), tuple(engines), feed.labels)
+                rows, stopped = compiled.run(engines[0], feed, stop, progress)  # type: ignore
+                log.extend(rows)
+                return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
             stopped = run_one(engines[0], feed, log, progress)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
         return _on_events(engines, feed, router, progress, stop, disagg)

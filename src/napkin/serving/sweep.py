@@ -46,8 +46,8 @@ from napkin.serving.arrivals import OpenLoop
 from napkin.serving.confidence import confidence
 from napkin.serving.load import base_load, is_closed_loop, scale_load
 from napkin.serving.metrics import RequestLatencies, SimSummary, counted, summarize
-from napkin.serving.request import Request
 from napkin.serving.scenario import Built, Scenario, build
+from napkin.serving.slo_stop import SLOMissStop
 from napkin.serving.work import run_energy
 from napkin.serving.workload import MAX_REQUESTS, Workload, expected_requests, load_workload
 
@@ -253,32 +253,16 @@ class _Runner:
         return self.points[load]
 
 
-def slo_miss_stop(built: Built, share: float) -> Callable[[Request], bool] | None:
-    """A ``stop`` for :meth:`Built.simulate`: True once more than (1 − share) of the counted
-    requests (past the warm-up) have finished missing the SLO, so the run can no longer meet
-    it: (counted − missed)/counted < share, the test the finished run's SLO attainment would
-    fail (in that form, not as missed > (1 − share)·counted, whose rounding stops 120 requests
-    at share 0.9 on their 12th miss, when 108/120 still meets it). None where the total is not
-    known in advance (closed loops, sessions)."""
+def slo_miss_stop(built: Built, share: float) -> SLOMissStop | None:
+    """The :class:`~napkin.serving.slo_stop.SLOMissStop` of ``built``'s SLO at ``share`` past
+    its warm-up; None where the total is not known in advance (closed loops, sessions)."""
     src = built.source
     if not isinstance(src, OpenLoop):
         return None
     counted = len(src.requests) - built.warmup
     if counted <= 0:
         return None
-    slo = built.slo
-    missed = 0
-
-    def stop(r: Request) -> bool:
-        nonlocal missed
-        if r.rid < built.warmup:
-            return False
-        ttft = r.first_token_s - r.arrival_s
-        tpot = (r.finish_s - r.first_token_s) / (r.max_out - 1) if r.max_out > 1 else 0.0
-        if not slo.met(ttft, tpot, r.finish_s - r.arrival_s):
-            missed += 1
-        return (counted - missed) / counted < share
-    return stop
+    return SLOMissStop(built.slo, built.warmup, counted, share)
 
 
 def max_sustainable(ok: Callable[[float], bool], start: float, rel_tol: float = 0.03,
