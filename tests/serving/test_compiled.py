@@ -17,7 +17,7 @@ from napkin.errors import NapkinError
 from napkin.serving import compiled
 from napkin.serving.compiled_timing import series_time, series_weighted, steps_until
 from napkin.serving.scenario import Scenario, build
-from napkin.serving.simulate import OpenFeed, SimRun
+from napkin.serving.simulate import OpenFeed, SimRun, simulate
 from napkin.serving.sweep import slo_miss_stop
 from napkin.timing.series import LineSeries, StepSeries
 
@@ -65,10 +65,10 @@ def _assert_same(a: SimRun, b: SimRun) -> None:
             continue
         np.testing.assert_array_equal(x, y, err_msg=name)
     assert a.stopped == b.stopped
-    (e, f), = zip(a.engines, b.engines, strict=True)
-    assert [getattr(e, k) for k in OBSERVED] == [getattr(f, k) for k in OBSERVED]
-    assert (e.pool.used, e.pool.private_used) == (f.pool.used, f.pool.private_used)
-    assert bytes(e.series) == bytes(f.series)
+    for e, f in zip(a.engines, b.engines, strict=True):
+        assert [getattr(e, k) for k in OBSERVED] == [getattr(f, k) for k in OBSERVED]
+        assert (e.pool.used, e.pool.private_used) == (f.pool.used, f.pool.private_used)
+        assert bytes(e.series) == bytes(f.series)
 
 
 @settings(max_examples=40, deadline=None,
@@ -119,6 +119,47 @@ def test_a_run_stops_where_the_scheduler_stops_it_once_its_slo_is_out_of_reach(m
         _assert_same(reference, _run(doc, True, monkeypatch, 0.9))
     assert len(reference.records.rid) == 300  # (the light run: every request)
     assert 0 < len(_run(overloaded, True, monkeypatch, 0.9).records.rid) < 1500
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(replicas=st.integers(2, 4), backend=st.sampled_from(["vllm", "trtllm", "sglang"]),
+       calibration=st.sampled_from(["roofline", "profile"]),
+       rate=st.sampled_from([5.0, 60.0, 600.0]), pool_gib=st.sampled_from([1.5, 20.0]))
+def test_replicas_behind_round_robin_match_the_event_heap(replicas, backend, calibration,
+                                                           rate, pool_gib, monkeypatch):
+    """Round-robin replicas run one at a time in the core and merged by finishing time: the
+    event heap's records (engine column included) and every engine's state, bit for bit."""
+    doc = _scenario(engine={"backend": backend, "replicas": replicas, "router": "round_robin",
+                            "kv_pool_gib": pool_gib, "max_num_seqs": 32},
+                    n=300, rate=rate, calibration=backend if calibration == "profile"
+                    else "roofline")
+    calls = []
+    core = compiled.run_replicas
+    monkeypatch.setattr(compiled, "run_replicas", lambda *a: calls.append(1) or core(*a))
+    reference = _run(doc, False, monkeypatch)
+    assert len(reference.engines) == replicas
+    _assert_same(reference, _run(doc, True, monkeypatch))
+    assert calls == [1]
+
+
+def test_replicas_that_finish_at_one_instant_run_on_the_event_heap(monkeypatch):
+    """Identical requests reaching two replicas at the same instants finish at the same
+    instants: the merge cannot order such ties as the heap does, so the run falls back to it
+    (nothing written by the core) and still matches."""
+    built = build(Scenario.model_validate(_scenario(engine={"replicas": 2}, n=40)), Path("."))
+    times = built.source.requests.arrival_s
+    times[:] = np.repeat(np.arange(20.0), 2)  # two arrivals an instant, one a replica
+    built.source.requests.input_tokens[:] = 500
+    built.source.requests.output_tokens[:] = 50
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
+    assert compiled.run_replicas(built.engines(), OpenFeed(built.source, 0.0, 0.0)) is None
+    runs = []
+    for after in (10**18, 0):
+        monkeypatch.setattr(compiled, "COMPILED_AFTER", after)
+        runs.append(simulate(built.engines(), built.source, "round_robin"))
+    _assert_same(*runs)
+    assert runs[1].records.finish_s[0] == runs[1].records.finish_s[1]
 
 
 def test_the_core_reproduces_the_pinned_runs_it_covers(monkeypatch):

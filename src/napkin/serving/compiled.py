@@ -16,6 +16,10 @@ stops it there); and no request the engine would
 refuse (the reference raises that error where it meets it). Anything else runs
 :func:`napkin.serving.scheduler.process` itself, as every run did before.
 
+Replicas behind round-robin routing on open-loop arrivals (no stop, no progress) take it too,
+one replica at a time (:func:`run_replicas`): which replica an arrival reaches does not depend
+on their state, so each runs alone on its share and the logs merge by finishing time.
+
 The core's outputs are written where the reference leaves its own: the log's packed rows in
 finishing order, the engine's series and its scalars (:func:`~napkin.serving.scheduler_state.
 store`), so metrics and reports read either run alike.
@@ -88,9 +92,67 @@ def run(engine: Engine, feed: "OpenFeed", stop: SLOMissStop | None = None,
         progress: Callable[[float, int], None] | None = None) -> tuple[np.ndarray, bool]:
     """Every request of ``feed`` through ``engine`` in the compiled core, or until ``stop``
     ends the run: the finished requests' log rows (:data:`napkin.serving.rows.ROW_DTYPE`) in
-    finishing order and whether ``stop`` ended it; the
-    engine's series and scalars as the reference leaves them. ``progress(t_s, finished)``
-    after every :data:`UNITS_A_CALL` units and at the end."""
+    finishing order and whether ``stop`` ended it; the engine's series and scalars as the
+    reference leaves them. ``progress(t_s, finished)`` after every :data:`UNITS_A_CALL` units
+    and at the end."""
+    rows, stopped, write_back = _run_arrays(
+        engine, np.frombuffer(feed.times, dtype=np.float64), _column(feed.inputs),  # type: ignore
+        _column(feed.outputs), np.frombuffer(feed.arrival_s, dtype=np.float64),  # type: ignore
+        np.frombuffer(feed.label, dtype=np.int32), stop, progress)  # type: ignore[arg-type]
+    write_back()
+    return rows, stopped
+
+
+def takes_replicas(engines: list[Engine], feed: "OpenFeed") -> bool:
+    """Whether replicas behind round-robin routing (no stop, no progress) go through the
+    compiled core, one replica at a time (:func:`run_replicas`); counts the requests as
+    simulated either way."""
+    _simulated[0] += feed.n
+    if _simulated[0] < COMPILED_AFTER or os.environ.get("NAPKIN_COMPILED") == "0":
+        return False
+    return (all(covered(e, feed, None) for e in engines) and len({id(e) for e in engines})
+            == len(engines) and find_spec("numba") is not None)
+
+
+def run_replicas(engines: list[Engine], feed: "OpenFeed") -> np.ndarray | None:
+    """Open-loop arrivals through replicas behind round-robin routing in the compiled core:
+    arrival i goes to replica i mod R whatever the replicas' state, so each replica runs alone
+    on its share, and the log is their rows merged by finishing time (engine column set, request
+    ids the arrival positions), each engine's state written as the reference leaves it. None,
+    with no engine touched, where two replicas finish a request at the same instant: the event
+    heap orders such ties by when their units were queued, which this merge does not
+    reproduce (the caller runs the reference instead)."""
+    times = np.frombuffer(feed.times, dtype=np.float64)  # type: ignore[arg-type]
+    prompt, out = _column(feed.inputs), _column(feed.outputs)
+    arrival = np.frombuffer(feed.arrival_s, dtype=np.float64)  # type: ignore[arg-type]
+    label = np.frombuffer(feed.label, dtype=np.int32)  # type: ignore[arg-type]
+    k = len(engines)
+    parts, backs = [], []
+    for e, engine in enumerate(engines):
+        share = slice(e, None, k)
+        rows, _, back = _run_arrays(engine, *(np.ascontiguousarray(a[share]) for a in (
+            times, prompt, out, arrival, label)), None, None)
+        rows["rid"] = e + k * rows["rid"]
+        rows["engine"] = e
+        parts.append(rows)
+        backs.append(back)
+    rows = np.concatenate(parts)
+    rows = rows[np.argsort(rows["finish_s"], kind="stable")]
+    finish, engine_of = rows["finish_s"], rows["engine"]
+    if np.any((finish[1:] == finish[:-1]) & (engine_of[1:] != engine_of[:-1])):
+        return None
+    for back in backs:
+        back()
+    return rows
+
+
+def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.ndarray,
+                arrival: np.ndarray, label: np.ndarray, stop: SLOMissStop | None,
+                progress: Callable[[float, int], None] | None
+                ) -> tuple[np.ndarray, bool, Callable[[], None]]:
+    """The arrivals given as arrays through ``engine`` in the compiled core (:func:`run`):
+    the log rows (engine 0, request ids the positions), whether ``stop`` ended the run, and
+    the call that writes the engine's series and scalars (nothing is written before)."""
     from napkin.serving.compiled_core import FLOATS, INTS, SCALARS_F, SCALARS_I, fresh, run_core
 
     spec, cost = engine.spec, engine.cost
@@ -114,15 +176,12 @@ def run(engine: Engine, feed: "OpenFeed", stop: SLOMissStop | None = None,
                       dtype=np.int64)
     ratio = np.array([policy.init_new_token_ratio, policy.min_new_token_ratio,
                       policy.ratio_decay_steps], dtype=np.float64)
-    prompt, out = _column(feed.inputs), _column(feed.outputs)
-    times = np.frombuffer(feed.times, dtype=np.float64)
-    arrival = np.frombuffer(feed.arrival_s, dtype=np.float64)  # type: ignore[arg-type]
     rule = np.zeros(7)
     if isinstance(stop, SLOMissStop):
         slo = stop.slo
         rule[:] = (1, stop.warmup, stop.counted, stop.share, slo.ttft_s, slo.tpot_s,
                    np.inf if slo.e2e_s is None else slo.e2e_s)
-    state = fresh(feed.n, spec.max_num_seqs, engine.bs)
+    state = fresh(len(times), spec.max_num_seqs, engine.bs)
     units, stopped = SCALARS_I.index("units"), SCALARS_I.index("stopped")
     clock, done = SCALARS_F.index("clock"), SCALARS_I.index("done")
     while True:
@@ -141,23 +200,25 @@ def run(engine: Engine, feed: "OpenFeed", stop: SLOMissStop | None = None,
     for name, column in zip(SERIES_DTYPE.names, series_columns, strict=True):
         series[name] = column[:n_units]
     del series_columns, state
-    engine.series += memoryview(series).cast("B")
-    store(engine, f["clock"], i["steps"], i["num_steps"], i["used"], f["busy_s"],
-          f["kv_token_seconds"], i["peak_blocks"],
-          (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
-    engine.slot_steps, engine.ratio_reset_step = i["slot_steps"], i["ratio_reset_step"]
+
+    def write_back() -> None:
+        engine.series += memoryview(series).cast("B")
+        store(engine, f["clock"], i["steps"], i["num_steps"], i["used"], f["busy_s"],
+              f["kv_token_seconds"], i["peak_blocks"],
+              (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
+        engine.slot_steps, engine.ratio_reset_step = i["slot_steps"], i["ratio_reset_step"]
     per = dict(zip(INTS, ints, strict=True)) | dict(zip(FLOATS, floats, strict=True))
     del ints, floats
     order = per.pop("order")[:i["done"]]
     rows = np.zeros(len(order), dtype=ROW_DTYPE)  # (engine 0, no cached tokens)
     rows["rid"] = order
-    rows["label"] = np.frombuffer(feed.label, dtype=np.int32)[order]  # type: ignore[arg-type]
+    rows["label"] = label[order]
     rows["arrival_s"] = arrival[order]
     rows["input_tokens"], rows["output_tokens"] = prompt[order], out[order]
     for name in ("first_scheduled_s", "first_token_s", "finish_s", "preemptions",
                  "queue_wait_s"):
         rows[name] = per.pop(name)[order]
-    return rows, i["stopped"] == 2
+    return rows, i["stopped"] == 2, write_back
 
 
 def _column(values: object) -> np.ndarray:

@@ -264,6 +264,13 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
                 return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
             stopped = run_one(engines[0], feed, log, progress)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
+        if (isinstance(feed, OpenFeed) and router == "round_robin" and disagg is None
+                and stop is None and progress is None and compiled.takes_replicas(engines, feed)):
+            rows = compiled.run_replicas(engines, feed)
+            if rows is not None:
+                log = Log()
+                log.extend(rows)
+                return SimRun(log.records(), tuple(engines), feed.labels)
         return _on_events(engines, feed, router, progress, stop, disagg)
 
 
