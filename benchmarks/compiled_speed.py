@@ -1,0 +1,68 @@
+"""The compiled core (``napkin.serving.compiled_core``) cold and warm, against the scheduler.
+
+Each figure is one fresh interpreter simulating Vidur's workload (``serve_cold.py``'s
+scenario: Llama-2-7B on one H100, 512 → 128 tokens, Poisson 5/s) in-process, timing
+``Built.simulate`` (imports and the workload's draw not counted; numba's import and the
+compiled code's load are, as they happen inside the run):
+
+- ``cold``: the core with an empty on-disk cache (a fresh ``NUMBA_CACHE_DIR``): it compiles,
+  as the first run after an install does;
+- ``warm``: the core again with that cache filled;
+- ``scheduler``: ``NAPKIN_COMPILED=0``, the pure-Python reference.
+
+The three runs' records are checked equal (a digest of every column).
+
+Usage: python benchmarks/compiled_speed.py [requests ...]   (default 1,000,000)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from arguments import whole_number
+from serve_cold import SCENARIO
+
+WORKER = """import hashlib, json, sys, time
+from pathlib import Path
+import numpy as np
+import yaml
+from napkin.serving.scenario import Scenario, build
+built = build(Scenario.model_validate(yaml.safe_load(sys.stdin.read())), Path("."))
+start = time.perf_counter()
+run = built.simulate()
+wall = time.perf_counter() - start
+h = hashlib.sha256()
+for name, values in vars(run.records).items():
+    if values is not None:
+        h.update(name.encode() + np.ascontiguousarray(values).tobytes())
+print(json.dumps([wall, h.hexdigest()]))
+"""
+
+
+def _run(n: int, env: dict[str, str]) -> tuple[float, str]:
+    done = subprocess.run([sys.executable, "-c", WORKER], input=SCENARIO.format(n=n),
+                          text=True, capture_output=True, env={**os.environ, **env}, check=True)
+    wall, digest = json.loads(done.stdout)
+    return wall, digest
+
+
+def main() -> None:
+    counts = [whole_number(a) for a in sys.argv[1:]] or [1_000_000]
+    for n in counts:
+        with tempfile.TemporaryDirectory() as cache:
+            core = {"NUMBA_CACHE_DIR": str(Path(cache)), "NAPKIN_COMPILED": "1"}
+            cold = _run(n, core)
+            warm = _run(n, core)
+        scheduler = _run(n, {"NAPKIN_COMPILED": "0"})
+        same = len({cold[1], warm[1], scheduler[1]}) == 1
+        print(f"{n:,} requests: scheduler {scheduler[0]:.2f} s ({n / scheduler[0]:,.0f} req/s); "
+              f"core cold {cold[0]:.2f} s ({scheduler[0] / cold[0]:.2f}×), warm "
+              f"{warm[0]:.2f} s ({scheduler[0] / warm[0]:.2f}×); records "
+              f"{'identical' if same else 'DIFFER'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
