@@ -15,6 +15,7 @@ The three runs' records are checked equal (a digest of every column).
 Usage: python benchmarks/compiled_speed.py [requests ...]   (default 1,000,000)
 """
 
+import argparse
 import json
 import os
 import subprocess
@@ -50,8 +51,10 @@ def _run(n: int, env: dict[str, str]) -> tuple[float, str]:
 
 
 def main() -> None:
-    counts = [whole_number(a) for a in sys.argv[1:]] or [1_000_000]
-    for n in counts:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("requests", nargs="*", type=whole_number, default=[1_000_000],
+                        help="request counts (default 1,000,000)")
+    for n in parser.parse_args().requests:
         with tempfile.TemporaryDirectory() as cache:
             core = {"NUMBA_CACHE_DIR": str(Path(cache)), "NAPKIN_COMPILED": "1"}
             cold = _run(n, core)

@@ -2,7 +2,8 @@
 --kernel-terms/--no-kernels/--out``, ``benchmarks/screen_trtllm_throughput.py --add/--kv`` and
 ``benchmarks/external_check.py --profile/--jobs`` and its sample file): each case exits 2
 before any fitting or replay, with an error line naming the option or file, and no traceback;
-so does ``benchmarks/serve_speed.py`` with a request count that is not a whole number >= 1, and
+so does ``benchmarks/serve_speed.py`` (and ``compiled_speed.py``) with a request count that is
+not a whole number >= 1, and
 ``benchmarks/fit_frontend.py`` with a bad backend, set, grouping or candidate, and
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
 not know or a count that is not a whole number >= 1 (before extracting or running anything),
@@ -124,6 +125,11 @@ def test_external_check_refuses_a_missing_sample(tmp_path):
 @pytest.mark.parametrize("arg", ["x", "0", "-5", "1e3", ""])
 def test_serve_speed_refuses_a_bad_request_count(arg):
     _refused(_run("serve_speed.py", arg), "requests: must be a whole number >= 1")
+
+
+@pytest.mark.parametrize("arg", ["x", "0", "-5", "1e3", ""])
+def test_compiled_speed_refuses_a_bad_request_count(arg):
+    _refused(_run("compiled_speed.py", "1000", arg), "requests: must be a whole number >= 1")
 
 
 @pytest.mark.parametrize(("args", "names"), [
