@@ -187,13 +187,15 @@ def test_a_heavy_preempting_run_and_a_reserving_one_match(monkeypatch):
     delayed = _scenario(n=400, frontend_ms=7.0)  # a latency outside the engine: covered
     retracting = _scenario(engine={"backend": "sglang", "max_num_seqs": 128,
                                    "kv_pool_gib": 1.5}, n=1500, rate=30.0, calibration="sglang")
+    chunky = _scenario(engine={"max_num_seqs": 1, "max_num_batched_tokens": 64}, n=100)
     assert _covered(delayed) and _covered(retracting)
-    for doc in (preempting, reserving, delayed, retracting):
+    for doc in (preempting, reserving, delayed, retracting, chunky):
         reference = _run(doc, False, monkeypatch)
         _assert_same(reference, _run(doc, True, monkeypatch))
     assert _run(reserving, True, monkeypatch).engines[0].preemptions == 0
     assert _run(preempting, True, monkeypatch).engines[0].preemptions > 1000
     assert _run(retracting, True, monkeypatch).engines[0].ratio_reset_step > 0
+    assert _run(chunky, True, monkeypatch).engines[0].num_units > 2 * 100 + 16  # (grown)
 
 
 @pytest.mark.parametrize("extra", [

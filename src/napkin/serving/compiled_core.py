@@ -142,6 +142,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     first_sched, first_token, finish, queue_wait, enqueue = floats
     residues, running, prefilling, chunk_req, chunk_new, p_req, p_new = small
     s_t, s_blocks, s_running, s_waiting = series
+    links = (r_prev, r_next, running, f_prev, f_next, prefilling)
+    queues = (queue, enqueue, computed, reserved, preempts)
     heap = [(np.int64(0), np.int64(0), np.int64(0))]
     heap.pop()
     for j in range(heap_rows.shape[0]):  # (in the array's order: still a heap)
@@ -264,8 +266,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                 _unlink(r, r_prev, r_next, running)
                 used -= reserved[r] if reserve_all else -(-computed[r] // bs)
             if units == s_t.shape[0]:
-                s_t, s_blocks = _grow_f(s_t), _grow_i(s_blocks)
-                s_running, s_waiting = _grow_i(s_running), _grow_i(s_waiting)
+                s_t, s_blocks = _grow(s_t), _grow(s_blocks)
+                s_running, s_waiting = _grow(s_running), _grow(s_waiting)
             s_t[units], s_blocks[units] = clock, used
             s_running[units], s_waiting[units] = running[2], w_len
             units += 1
@@ -323,31 +325,16 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                                                    or scheduled[victim] == plan_id):
                                 victim = r_prev[victim]
                             if victim == r and preempt_self:
-                                _unlink(r, r_prev, r_next, running)
-                                _unlink(r, f_prev, f_next, prefilling)
-                                used -= reserved[r] if reserve_all else -(-computed[r] // bs)
-                                computed[r] = 0
-                                preempts[r] += 1
+                                used, w_head, w_len = _requeue(r, clock, used, w_head, w_len,
+                                                               links, queues, bs, reserve_all)
                                 preemptions += 1
-                                enqueue[r] = clock
-                                w_head = (w_head - 1) % n
-                                queue[w_head] = r
-                                w_len += 1
                                 preempted = True
                             if victim < 0 or victim == r:
                                 break
-                            _unlink(victim, r_prev, r_next, running)
-                            if f_prev[victim] != -2:
-                                _unlink(victim, f_prev, f_next, prefilling)
-                            used -= reserved[victim] if reserve_all else \
-                                -(-computed[victim] // bs)
-                            computed[victim] = 0
-                            preempts[victim] += 1
+                            used, w_head, w_len = _requeue(victim, clock, used, w_head,
+                                                           w_len, links, queues, bs,
+                                                           reserve_all)
                             preemptions += 1
-                            enqueue[victim] = clock
-                            w_head = (w_head - 1) % n
-                            queue[w_head] = victim
-                            w_len += 1
                             preempted = True
                         if blocks > num_blocks - used or r_prev[r] == -2:
                             break
@@ -410,9 +397,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                 victim = running[1]
                 due_now = decoding[victim] and (s0s[victim] - c0s[victim]) % bs == steps % bs
                 was_due = 1 if due_now else 0
-                # engine._preempt
-                _unlink(victim, r_prev, r_next, running)
-                if decoding[victim]:
+                if decoding[victim]:  # (engine._preempt: out of the decode set, then released)
                     done_steps = steps - s0s[victim]
                     computed[victim] = c0s[victim] + done_steps
                     outputs[victim] = o0s[victim] + done_steps
@@ -423,16 +408,9 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                     dec_over -= 1 if max_out[victim] - o0s[victim] > clip else 0
                     residues[(s0s[victim] - c0s[victim]) % bs] -= 1
                     version[victim] += 1
-                elif f_prev[victim] != -2:
-                    _unlink(victim, f_prev, f_next, prefilling)
-                used -= reserved[victim] if reserve_all else -(-computed[victim] // bs)
-                computed[victim] = 0
-                preempts[victim] += 1
+                used, w_head, w_len = _requeue(victim, clock, used, w_head, w_len, links,
+                                               queues, bs, reserve_all)
                 preemptions += 1
-                enqueue[victim] = clock
-                w_head = (w_head - 1) % n
-                queue[w_head] = victim
-                w_len += 1
                 need -= was_due
                 preempted = True
             n_dec = n_decoding
@@ -514,6 +492,28 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
 
 
 @njit(cache=True)
+def _requeue(r: int, clock: float, used: int, w_head: int, w_len: int, links: tuple,
+             queues: tuple, bs: int, reserve_all: bool) -> tuple[int, int, int]:
+    """:meth:`Engine._preempt`'s release of ``r`` (out of the decode set already, if it was
+    there): out of running and prefilling, its blocks freed, its KV forgotten, back at the
+    head of the waiting ring (``links``: the two lists' links and ends; ``queues``: the ring,
+    the enqueue instants, computed tokens, reserved blocks and preemptions by request; ``bs``:
+    the block size). Returns blocks in use, the ring's head and length."""
+    r_prev, r_next, running, f_prev, f_next, prefilling = links
+    queue, enqueue, computed, reserved, preempts = queues
+    _unlink(r, r_prev, r_next, running)
+    if f_prev[r] != -2:
+        _unlink(r, f_prev, f_next, prefilling)
+    used -= reserved[r] if reserve_all else -(-computed[r] // bs)
+    computed[r] = 0
+    preempts[r] += 1
+    enqueue[r] = clock
+    w_head = (w_head - 1) % queue.shape[0]
+    queue[w_head] = r
+    return used, w_head, w_len + 1
+
+
+@njit(cache=True)
 def _chunk(remaining: int, budget: int, chunked: bool, outputs: int, threshold: int) -> int:
     """:meth:`Engine._chunk` of a request with ``remaining`` tokens to compute."""
     new = remaining
@@ -576,14 +576,8 @@ def _max_steps_fitting(first_step: int, free: int, n: int, residues: np.ndarray,
 
 
 @njit(cache=True)
-def _grow_f(a: np.ndarray) -> np.ndarray:
-    out = np.empty(2 * a.shape[0], a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
-def _grow_i(a: np.ndarray) -> np.ndarray:
+def _grow(a: np.ndarray) -> np.ndarray:
+    """``a`` in an array twice as long (a full series column)."""
     out = np.empty(2 * a.shape[0], a.dtype)
     out[:a.shape[0]] = a
     return out

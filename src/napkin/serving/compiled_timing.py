@@ -14,10 +14,12 @@ import math
 import numpy as np
 from numba import njit
 
+from napkin.accounting.batch import causal_pairs
 from napkin.timing.series import _line_sum, _product_sum
 
 line_sum = njit(cache=True)(_line_sum)
 product_sum = njit(cache=True)(_product_sum)
+pairs_of = njit(cache=True)(causal_pairs)  # (full attention: no window)
 
 
 @njit(cache=True)
@@ -137,7 +139,7 @@ def step_parts(n_dec: int, sum_ctx: int, cs: np.ndarray, ns: np.ndarray, os_: np
         c, n, o = cs[j], ns[j], os_[j]
         tokens += n
         readout += o
-        p = n * c + n * (n + 1) // 2
+        p = pairs_of(c, n)
         pairs += p
         cached += c
         if n == 1:
