@@ -21,9 +21,12 @@ instead of the flags InferenceMAX's scripts launched it with
 (``napkin.calibration.inferencemax``; the KV format stays the row's), ``--profile BACKEND=FILE``
 scores a candidate profile (a screen that ``benchmarks/fit_profiles.py --out DIR`` wrote) in
 place of that backend's shipped one. Beside each median, the table gives the 90th percentile of
-|error|: the median hides a tail of rows that are off by several times. MoE rows are also
-grouped by their parallel layout (``tp``, ``tp ep``, ``dp``, ``dp ep``:
-:attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in it.
+|error|: the median hides a tail of rows that are off by several times. Rows are grouped inside
+and outside the architectures each backend's profile was fitted on (attention kinds, routed
+experts a layer: the profile's domain); the MoE rows (issue 33's headline figure) as a whole,
+inside and outside those architectures, by their parallel layout (``tp``, ``tp ep``,
+``dp``, ``dp ep``: :attr:`napkin.specs.layout.ParallelLayout.kind`), each replayed in it, and
+by their attention kinds (GQA, MLA, DSA …).
 """
 
 import argparse
@@ -32,6 +35,7 @@ import os
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -45,7 +49,7 @@ from napkin.calibration.measurements.aiconfigurator import (
 )
 from napkin.calibration.measurements.catalog_ids import catalog_gpu_id, catalog_model_id
 from napkin.calibration.measurements.records import Measurement
-from napkin.calibration.profile import load_profile
+from napkin.calibration.profile import Domain, attention_kinds, load_profile
 from napkin.calibration.protocol import Protocol, assume, campaigns_of
 from napkin.catalog import load_model
 from napkin.errors import NapkinError, require
@@ -125,6 +129,47 @@ def write_rows(path: Path, preds: list[Prediction]) -> None:
                         m.expert_parallel_size, m.input_tokens, m.output_tokens,
                         m.harness.concurrency, m.mean_ttft_s, p.ttft_s, m.mean_tpot_s,
                         p.tpot_s])
+
+
+Pick = Callable[[Prediction], bool]
+
+
+def group_keys(preds: list[Prediction], domains: dict[str, Domain]) -> list[tuple[str, Pick]]:
+    """The table's groups, each a name and which rows it holds: all rows; inside and outside
+    the architectures each backend's profile was fitted on (``domains``: its
+    :attr:`~napkin.calibration.profile.Profile.domain`); per backend; the MoE rows (the issue's
+    headline), inside and outside the fitted architectures, per parallel layout and per
+    attention kind; then per backend, GPU, model and weights."""
+    unseen = {(p.row.backend, p.row.model) for p in preds
+              if domains[p.row.backend].architecture_outside(load_model(p.row.model))}
+    moe = {m: load_model(m).is_moe for m in {p.row.model for p in preds}}
+
+    def outside(p: Prediction) -> bool:
+        return (p.row.backend, p.row.model) in unseen
+
+    def kind(p: Prediction) -> str:
+        """The row's layout kind (MoE models): tp, tp ep, dp, dp ep."""
+        return check_layout(p.row, load_model(p.row.model)).kind
+
+    keys: list[tuple[str, Pick]] = [("all", lambda p: True)]
+    keys += [(f"{side} the profile's architectures", lambda p, out=out: outside(p) == out)
+             for side, out in (("inside", False), ("outside", True))]
+    keys += [(b, lambda p, b=b: p.row.backend == b)
+             for b in sorted({p.row.backend for p in preds})]
+    keys += [("MoE", lambda p: moe[p.row.model])]
+    keys += [(f"MoE, {side} the profile's architectures",
+              lambda p, out=out: moe[p.row.model] and outside(p) == out)
+             for side, out in (("inside", False), ("outside", True))]
+    keys += [(f"MoE, layout {k}", lambda p, k=k: moe[p.row.model] and kind(p) == k)
+             for k in sorted({kind(p) for p in preds if moe[p.row.model]})]
+    attention = {m: "+".join(k.upper() for k in attention_kinds(load_model(m))) for m in moe}
+    keys += [(f"MoE, attention {a}", lambda p, a=a: moe[p.row.model]
+              and attention[p.row.model] == a)
+             for a in sorted({attention[p.row.model] for p in preds if moe[p.row.model]})]
+    groups = sorted({(p.row.backend, p.row.gpu, p.row.model, p.row.weights) for p in preds})
+    keys += [(" ".join(g), lambda p, g=g: (p.row.backend, p.row.gpu, p.row.model,
+                                           p.row.weights) == g) for g in groups]
+    return keys
 
 
 def _replay(task: tuple[Measurement, str]) -> Prediction | str:
@@ -211,25 +256,9 @@ def main() -> None:
         write_rows(args.rows, preds)
     print(f"\n{'group':52s} {'rows':>5s} {'TTFT':>24s} {'TPOT':>24s}   median |error| "
           "(bias) p90 |error|")
-    keys = [("all", lambda p: True)]
-    seen = {b: load_profile(profiles.get(b, b)).domain for b in {p.row.backend for p in preds}}
-    unseen = {(b, m) for b in seen for m in {p.row.model for p in preds}
-              if seen[b].architecture_outside(load_model(m))}
-    keys += [(f"{side} the profile's architectures", lambda p, out=out:
-              ((p.row.backend, p.row.model) in unseen) == out)
-             for side, out in (("inside", False), ("outside", True))]
-    keys += [(b, lambda p, b=b: p.row.backend == b) for b in sorted({p.row.backend
-                                                                       for p in preds})]
-    moe = {m: load_model(m).is_moe for m in {p.row.model for p in preds}}
-
-    def kind(p: Prediction) -> str:
-        """The row's layout kind (MoE models): tp, tp ep, dp, dp ep."""
-        return check_layout(p.row, load_model(p.row.model)).kind
-    keys += [(f"MoE, layout {k}", lambda p, k=k: moe[p.row.model] and kind(p) == k)
-             for k in sorted({kind(p) for p in preds if moe[p.row.model]})]
-    groups = sorted({(p.row.backend, p.row.gpu, p.row.model, p.row.weights) for p in preds})
-    keys += [(" ".join(g), lambda p, g=g: (p.row.backend, p.row.gpu, p.row.model,
-                                           p.row.weights) == g) for g in groups]
+    domains = {b: load_profile(profiles.get(b, b)).domain for b in {p.row.backend
+                                                                     for p in preds}}
+    keys = group_keys(preds, domains)
     for name, pick in keys:
         sub = [p for p in preds if pick(p)]
         ttft, tpot = errors(sub)

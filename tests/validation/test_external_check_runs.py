@@ -53,3 +53,30 @@ def test_the_rows_file_carries_each_runs_layout(tmp_path):
     assert [(r["tp"], r["attention_dp"], r["ep"]) for r in rows] == [("1", "8", "8"),
                                                                       ("8", "1", "1")]
     assert float(rows[0]["ttft_predicted_s"]) == 0.5 and float(rows[1]["tpot_measured_s"]) == 0.03
+
+
+def test_the_moe_rows_split_inside_and_outside_the_fitted_architectures():
+    # the shipped vLLM profile was fitted on GQA models (gpt-oss-120b's MoE included), SGLang's
+    # on dense GQA models only: vLLM's gpt-oss row is MoE inside, SGLang's DeepSeek-V3 (MLA,
+    # 256 routed experts) MoE outside, vLLM's Llama-3.1-70B dense and inside
+    from napkin.calibration.profile import load_profile
+    module = _external_check()
+    base = _run("x", 1.0, 0.02, stated=True)
+    rows = [replace(base, source="gptoss", backend="vllm", model="gpt-oss-120b",
+                    weights="mxfp4"),
+            replace(base, source="ds", backend="sglang", model="deepseek-v3", weights="fp8"),
+            replace(base, source="llama", backend="vllm", model="llama-3.1-70b",
+                    weights="fp8")]
+    preds = [module.Prediction(m, 0.5, 0.01, 1.0) for m in rows]
+    keys = dict(module.group_keys(preds, {b: load_profile(b).domain
+                                          for b in ("vllm", "sglang")}))
+    held = {name: [p.row.source for p in preds if pick(p)] for name, pick in keys.items()}
+    assert held["all"] == ["gptoss", "ds", "llama"]
+    assert held["MoE"] == ["gptoss", "ds"]
+    assert held["MoE, inside the profile's architectures"] == ["gptoss"]
+    assert held["MoE, outside the profile's architectures"] == ["ds"]
+    assert held["inside the profile's architectures"] == ["gptoss", "llama"]
+    assert held["MoE, layout tp"] == ["gptoss", "ds"]
+    assert held["MoE, attention GQA"] == ["gptoss"]
+    assert held["MoE, attention MLA"] == ["ds"]
+    assert held["sglang b200 deepseek-v3 fp8"] == ["ds"]
