@@ -10,9 +10,11 @@ compiled code's load are, as they happen inside the run):
 - ``warm``: the core again with that cache filled;
 - ``scheduler``: ``NAPKIN_COMPILED=0``, the pure-Python reference.
 
-The three runs' records are checked equal (a digest of every column).
+The three runs' records are checked equal (a digest of every column). With ``--replicas K``
+the workload runs on K such engines behind least-outstanding routing at K times the rate (the
+core runs them side by side: ``napkin.serving.compiled_routing``).
 
-Usage: python benchmarks/compiled_speed.py [requests ...]   (default 1,000,000)
+Usage: python benchmarks/compiled_speed.py [requests ...] [--replicas K]   (default 1,000,000)
 """
 
 import argparse
@@ -22,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import yaml
 
 from arguments import whole_number
 from serve_cold import SCENARIO
@@ -43,8 +47,18 @@ print(json.dumps([wall, h.hexdigest()]))
 """
 
 
-def _run(n: int, env: dict[str, str]) -> tuple[float, str]:
-    done = subprocess.run([sys.executable, "-c", WORKER], input=SCENARIO.format(n=n),
+def _scenario(n: int, replicas: int) -> str:
+    """Vidur's workload of ``n`` requests, on ``replicas`` engines behind least-outstanding
+    routing at ``replicas`` times the rate (one engine: as ``serve_cold.py`` has it)."""
+    doc = yaml.safe_load(SCENARIO.format(n=n))
+    if replicas > 1:
+        doc["engine"] |= {"replicas": replicas, "router": "least_outstanding"}
+        doc["workload"]["arrivals"]["rate_per_s"] *= replicas
+    return yaml.safe_dump(doc)
+
+
+def _run(n: int, replicas: int, env: dict[str, str]) -> tuple[float, str]:
+    done = subprocess.run([sys.executable, "-c", WORKER], input=_scenario(n, replicas),
                           text=True, capture_output=True, env={**os.environ, **env}, check=True)
     wall, digest = json.loads(done.stdout)
     return wall, digest
@@ -54,14 +68,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("requests", nargs="*", type=whole_number, default=[1_000_000],
                         help="request counts (default 1,000,000)")
-    for n in parser.parse_args().requests:
+    parser.add_argument("--replicas", type=whole_number, default=1,
+                        help="engines behind least-outstanding routing (default 1)")
+    args = parser.parse_args()
+    k = args.replicas
+    for n in args.requests:
         with tempfile.TemporaryDirectory() as cache:
             core = {"NUMBA_CACHE_DIR": str(Path(cache)), "NAPKIN_COMPILED": "1"}
-            cold = _run(n, core)
-            warm = _run(n, core)
-        scheduler = _run(n, {"NAPKIN_COMPILED": "0"})
+            cold = _run(n, k, core)
+            warm = _run(n, k, core)
+        scheduler = _run(n, k, {"NAPKIN_COMPILED": "0"})
         same = len({cold[1], warm[1], scheduler[1]}) == 1
-        print(f"{n:,} requests: scheduler {scheduler[0]:.2f} s ({n / scheduler[0]:,.0f} req/s); "
+        where = f" on {k} replicas" if k > 1 else ""
+        print(f"{n:,} requests{where}: scheduler {scheduler[0]:.2f} s "
+              f"({n / scheduler[0]:,.0f} req/s); "
               f"core cold {cold[0]:.2f} s ({scheduler[0] / cold[0]:.2f}×), warm "
               f"{warm[0]:.2f} s ({scheduler[0] / warm[0]:.2f}×); records "
               f"{'identical' if same else 'DIFFER'}", flush=True)

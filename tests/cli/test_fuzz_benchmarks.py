@@ -132,6 +132,12 @@ def test_compiled_speed_refuses_a_bad_request_count(arg):
     _refused(_run("compiled_speed.py", "1000", arg), "requests: must be a whole number >= 1")
 
 
+@pytest.mark.parametrize("arg", ["x", "0", "-5", "1e3", ""])
+def test_compiled_speed_refuses_a_bad_replica_count(arg):
+    _refused(_run("compiled_speed.py", "1000", "--replicas", arg),
+             "--replicas: must be a whole number >= 1")
+
+
 @pytest.mark.parametrize(("args", "names"), [
     (["no-such-revision"], "rev"),
     (["HEAD", "--sizes", "0"], "--sizes"),

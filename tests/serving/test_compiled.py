@@ -163,15 +163,17 @@ def test_replicas_that_finish_at_one_instant_run_on_the_event_heap(monkeypatch):
 
 
 def test_the_core_reproduces_the_pinned_runs_it_covers(monkeypatch):
-    """Every pinned run (``tests/serving/pinned.py``) with the core taking each run it covers:
-    the same digests; the covered ones counted (the test is not empty)."""
+    """Every pinned run (``tests/serving/pinned.py``) with the core taking each run it covers
+    (one engine, or replicas behind least-outstanding routing): the same digests; the covered
+    ones counted (the test is not empty)."""
     pinned = json.loads(FILE.read_text())
     monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
-    calls = []
-    core = compiled.run
+    calls, routed = [], []
+    core, routed_core = compiled.run, compiled.run_routed
     monkeypatch.setattr(compiled, "run", lambda *a: calls.append(1) or core(*a))
+    monkeypatch.setattr(compiled, "run_routed", lambda *a: routed.append(1) or routed_core(*a))
     assert [key for key in sorted(pinned) if run(key) != pinned[key]] == []
-    assert len(calls) >= 15
+    assert len(calls) >= 15 and len(routed) >= 5  # (17 and 7 on 2026-12-06)
 
 
 def test_a_heavy_preempting_run_and_a_reserving_one_match(monkeypatch):

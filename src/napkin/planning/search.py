@@ -22,7 +22,8 @@ from napkin.errors import NapkinError, require
 from napkin.planning.compare import GpuPoint, best_per_gpu, gpu_point, single_replicas
 from napkin.planning.evaluate import Evaluation, evaluate
 from napkin.planning.spec import Candidate, PlanFile, candidates
-from napkin.serving.workload import Workload, load_workload
+from napkin.serving import compiled
+from napkin.serving.workload import Workload, expected_requests, load_workload
 
 
 @dataclass(frozen=True)
@@ -211,10 +212,17 @@ def run_plan(plan: PlanFile, base_dir: Path, jobs: int = 0,
     start = time.perf_counter()
     done: dict[Candidate, Evaluation] = {}
     pool: Any = None
+    # the simulations ahead, each worker's share counted up front: a plan past the compiled
+    # core's threshold takes it from its first run, not after 200,000 requests of the reference
+    volume = len(cands) * plan.seeds * (expected_requests(workload.arrivals) or 0.0)
     if executor == "ray":
         pool = _RayPool(ray_address, workers)
     elif workers > 1:
-        pool = ProcessPoolExecutor(min(workers, len(tasks)))
+        procs = min(workers, len(tasks))
+        pool = ProcessPoolExecutor(procs, initializer=compiled.expect,
+                                   initargs=(volume / procs,))
+    else:
+        compiled.expect(volume)
     try:
         results = map(_group, tasks) if pool is None else pool.map(_group, tasks, chunksize=1)
         for i, evals in enumerate(results):

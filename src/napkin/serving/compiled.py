@@ -48,10 +48,20 @@ COMPILED_AFTER = 200_000
 """Requests a process simulates with the reference before runs take the compiled core."""
 UNITS_A_CALL = 250_000
 """Units the core runs between two progress reports (about 0.1 s on the 2-core machine)."""
+ROUTED_CELLS = 4_000_000
+"""The most replicas × requests :func:`run_routed` takes (each replica holds every request's
+state, about 140 bytes a request: 0.6 GB at this size)."""
 _simulated = [0]  # requests this process has simulated so far
 OFF = ("caching", "recording", "windows", "static", "batch_wait", "recv", "host_tier",
        "frontend", "lagging")
 """The scheduler's features (:data:`~napkin.serving.scheduler.FEATURES`) the core has not."""
+
+
+def expect(requests: float) -> None:
+    """Count ``requests`` a caller is about to simulate in this process (a plan's candidates
+    × seeds × requests a run) as simulated: its runs take the compiled core from the first
+    once the count reaches :data:`COMPILED_AFTER`."""
+    _simulated[0] += int(requests)
 
 
 def takes(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
@@ -146,6 +156,52 @@ def run_replicas(engines: list[Engine], feed: "OpenFeed") -> np.ndarray | None:
     return rows
 
 
+def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:
+    """Whether replicas behind least-outstanding routing go through the compiled core side by
+    side (:func:`run_routed`): each a covered engine of one configuration, at most
+    :data:`ROUTED_CELLS` replicas × requests (each replica holds every request's state);
+    counts the requests as simulated either way."""
+    _simulated[0] += feed.n
+    if _simulated[0] < COMPILED_AFTER or os.environ.get("NAPKIN_COMPILED") == "0":
+        return False
+    first = engines[0]
+    same = all((e.spec, e.cost, e.timer, e.policy, e.bs, e.clip, e.full_prompt,
+                e.reserve_all, e.ratio) == (first.spec, first.cost, first.timer, first.policy,
+                                            first.bs, first.clip, first.full_prompt,
+                                            first.reserve_all, first.ratio) for e in engines)
+    return (same and len(engines) * feed.n <= ROUTED_CELLS
+            and len({id(e) for e in engines}) == len(engines)
+            and all(covered(e, feed, stop) for e in engines) and find_spec("numba") is not None)
+
+
+def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None = None
+               ) -> tuple[np.ndarray, bool]:
+    """Open-loop arrivals through replicas behind least-outstanding routing in the compiled
+    core (:mod:`napkin.serving.compiled_routing`), or until ``stop`` ends the run: the log rows
+    in the reference's order (engine column set, request ids the arrival positions) and whether
+    ``stop`` ended it; each engine's series and scalars as the reference leaves them."""
+    from napkin.serving.compiled_cache import check
+    from napkin.serving.compiled_routing import run_routed as routed_core
+
+    check()
+
+    times = np.frombuffer(feed.times, dtype=np.float64)  # type: ignore[arg-type]
+    prompt, out = _column(feed.inputs), _column(feed.outputs)
+    arrival = np.frombuffer(feed.arrival_s, dtype=np.float64)  # type: ignore[arg-type]
+    label = np.frombuffer(feed.label, dtype=np.int32)  # type: ignore[arg-type]
+    (status, order, owner, instants, preemptions, scalars_i, scalars_f, series_t, series_i,
+     starts) = routed_core(times, prompt, out, *_engine_args(engines[0]), arrival, _rule(stop),
+                           len(engines))
+    per = dict(zip(("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s"),
+                   instants, strict=True)) | {"preemptions": preemptions}
+    rows = _rows(order, owner, per, label, arrival, prompt, out)
+    for e, engine in enumerate(engines):
+        units = slice(starts[e], starts[e + 1])
+        _write_back(engine, scalars_i[e], scalars_f[e],
+                    (series_t[units], *series_i[units].T))()
+    return rows, bool(status == 2)
+
+
 def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.ndarray,
                 arrival: np.ndarray, label: np.ndarray, stop: SLOMissStop | None,
                 progress: Callable[[float, int], None] | None
@@ -153,8 +209,36 @@ def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.n
     """The arrivals given as arrays through ``engine`` in the compiled core (:func:`run`):
     the log rows (engine 0, request ids the positions), whether ``stop`` ended the run, and
     the call that writes the engine's series and scalars (nothing is written before)."""
+    from napkin.serving.compiled_cache import check
     from napkin.serving.compiled_core import FLOATS, INTS, SCALARS_F, SCALARS_I, fresh, run_core
 
+    check()
+
+    args, rule = _engine_args(engine), _rule(stop)
+    state = fresh(len(times), engine.spec.max_num_seqs, engine.bs)
+    units, stopped = SCALARS_I.index("units"), SCALARS_I.index("stopped")
+    clock, done = SCALARS_F.index("clock"), SCALARS_I.index("done")
+    feed = np.arange(len(times), dtype=np.int64)
+    while True:
+        call = (state[6][units] + UNITS_A_CALL) if progress is not None else 1 << 62
+        state = run_core(times, prompt, out, *args, arrival, rule, feed, len(times), state,
+                         call, 1 << 62)
+        si, sf = state[6], state[7]
+        if progress is not None:
+            progress(float(sf[clock]), int(si[done]))
+        if si[stopped]:
+            break
+    per = dict(zip(INTS, state[0], strict=True)) | dict(zip(FLOATS, state[1], strict=True))
+    order = per["order"][:si[done]]
+    rows = _rows(order, np.zeros(len(order), np.int64), per, label, arrival, prompt, out)
+    return rows, bool(si[stopped] == 2), _write_back(engine, si, sf, state[4])
+
+
+def _engine_args(engine: Engine) -> tuple:
+    """The core's arguments that describe ``engine`` (after the arrivals' ``times``,
+    ``prompt`` and ``max_out``): its limits, decode and chunk rates, weight bytes by tokens,
+    timer, routed-expert times and the policy's ratio (see
+    :func:`~napkin.serving.compiled_core.run_core`)."""
     spec, cost = engine.spec, engine.cost
     assert isinstance(cost, LinearCost)
     size = max(spec.max_num_batched_tokens, spec.max_num_seqs) + 1
@@ -165,8 +249,7 @@ def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.n
     rates = np.array([cost.flops_per_token, cost.flops_per_readout,
                       cost.flops_per_prefill_cached, cost.attention_per_token,
                       cost.kv_write_per_token])
-    w_readout = np.array([cost.weight_bytes(t, 1) for t in range(size)])
-    w_none = np.array([cost.weight_bytes(t, 0) for t in range(size)])
+    w_readout, w_none = _weight_tables(cost, size)
     timer_row, routed, fitted = _timer(engine.timer, size)
     policy = engine.policy
     limits = np.array([spec.num_blocks, spec.max_num_seqs, spec.max_num_batched_tokens,
@@ -176,30 +259,49 @@ def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.n
                       dtype=np.int64)
     ratio = np.array([policy.init_new_token_ratio, policy.min_new_token_ratio,
                       policy.ratio_decay_steps], dtype=np.float64)
+    return (limits, dec_tokens, window, rates, w_readout, w_none, fitted, timer_row, routed,
+            ratio)
+
+
+def _rule(stop: SLOMissStop | None) -> np.ndarray:
+    """``stop`` as the core's ``stop_rule`` (all zeros: no stop)."""
     rule = np.zeros(7)
     if isinstance(stop, SLOMissStop):
         slo = stop.slo
         rule[:] = (1, stop.warmup, stop.counted, stop.share, slo.ttft_s, slo.tpot_s,
                    np.inf if slo.e2e_s is None else slo.e2e_s)
-    state = fresh(len(times), spec.max_num_seqs, engine.bs)
-    units, stopped = SCALARS_I.index("units"), SCALARS_I.index("stopped")
-    clock, done = SCALARS_F.index("clock"), SCALARS_I.index("done")
-    while True:
-        call = (state[6][units] + UNITS_A_CALL) if progress is not None else 1 << 62
-        state = run_core(times, prompt, out, limits, dec_tokens, window, rates, w_readout,
-                         w_none, fitted, timer_row, routed, ratio, arrival, rule, state, call)
-        ints, floats, _, _, series_columns, _, si, sf = state
-        if progress is not None:
-            progress(float(sf[clock]), int(si[done]))
-        if si[stopped]:
-            break
+    return rule
+
+
+def _rows(order: np.ndarray, owner: np.ndarray, per: dict[str, np.ndarray], label: np.ndarray,
+          arrival: np.ndarray, prompt: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The log rows of the requests finished in ``order`` (positions in the arrays given), run
+    by the engines ``owner`` names: ``per`` holds every arrival's first-scheduled, first-token
+    and finish instants, queue wait and preemptions."""
+    rows = np.zeros(len(order), dtype=ROW_DTYPE)  # (no cached tokens)
+    rows["rid"] = order
+    rows["engine"] = owner
+    rows["label"] = label[order]
+    rows["arrival_s"] = arrival[order]
+    rows["input_tokens"], rows["output_tokens"] = prompt[order], out[order]
+    for name in ("first_scheduled_s", "first_token_s", "finish_s", "preemptions",
+                 "queue_wait_s"):
+        rows[name] = per[name][order]
+    return rows
+
+
+def _write_back(engine: Engine, si: np.ndarray, sf: np.ndarray, columns: tuple
+                ) -> Callable[[], None]:
+    """The call that writes a run's scalars (``si``, ``sf``: the core's) and series
+    (``columns``: time, blocks, running, waiting) to ``engine`` as the reference leaves them."""
+    from napkin.serving.compiled_core import SCALARS_F, SCALARS_I
+
     i = dict(zip(SCALARS_I, si.tolist(), strict=True))
     f = dict(zip(SCALARS_F, sf.tolist(), strict=True))
     n_units = i["units"]
     series = np.empty(n_units, dtype=SERIES_DTYPE)
-    for name, column in zip(SERIES_DTYPE.names, series_columns, strict=True):
+    for name, column in zip(SERIES_DTYPE.names, columns, strict=True):
         series[name] = column[:n_units]
-    del series_columns, state
 
     def write_back() -> None:
         engine.series += memoryview(series).cast("B")
@@ -207,18 +309,7 @@ def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.n
               f["kv_token_seconds"], i["peak_blocks"],
               (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
         engine.slot_steps, engine.ratio_reset_step = i["slot_steps"], i["ratio_reset_step"]
-    per = dict(zip(INTS, ints, strict=True)) | dict(zip(FLOATS, floats, strict=True))
-    del ints, floats
-    order = per.pop("order")[:i["done"]]
-    rows = np.zeros(len(order), dtype=ROW_DTYPE)  # (engine 0, no cached tokens)
-    rows["rid"] = order
-    rows["label"] = label[order]
-    rows["arrival_s"] = arrival[order]
-    rows["input_tokens"], rows["output_tokens"] = prompt[order], out[order]
-    for name in ("first_scheduled_s", "first_token_s", "finish_s", "preemptions",
-                 "queue_wait_s"):
-        rows[name] = per.pop(name)[order]
-    return rows, i["stopped"] == 2, write_back
+    return write_back
 
 
 def _column(values: object) -> np.ndarray:
@@ -226,10 +317,49 @@ def _column(values: object) -> np.ndarray:
     return np.frombuffer(values, dtype=np.int32).astype(np.int64)  # type: ignore[arg-type]
 
 
+def _memo(of: object, size: int, make: Callable[[], tuple]) -> tuple:
+    """``make()``, kept for the object ``of`` itself and ``size`` (the planner's runs share a
+    few costs and timers; some hold dicts, so they are not keys themselves)."""
+    key = (id(of), size)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0] is of:
+        return hit[1]
+    if len(_TABLES) >= 64:
+        _TABLES.clear()
+    value = make()
+    _TABLES[key] = (of, value)
+    return value
+
+
+_TABLES: dict[tuple[int, int], tuple[object, tuple]] = {}
+
+
+def _weight_tables(cost: LinearCost, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The weight bytes a step of 0 … ``size`` − 1 new tokens reads, with and without a
+    read-out (:meth:`LinearCost.weight_bytes`), kept per cost (:func:`_memo`): a dense
+    model's are one value past 0 tokens."""
+    return _memo(cost, size, lambda: _weights(cost, size))
+
+
+def _weights(cost: LinearCost, size: int) -> tuple[np.ndarray, np.ndarray]:
+    if not cost.experts:
+        tables = [np.full(size, cost.weight_bytes(1, r)) for r in (1, 0)]
+        for table in tables:
+            table[0] = cost.weight_bytes(0, 0)
+        return tables[0], tables[1]
+    return (np.array([cost.weight_bytes(t, 1) for t in range(size)]),
+            np.array([cost.weight_bytes(t, 0) for t in range(size)]))
+
+
 def _timer(timer: RooflineTimer | FittedTimer, size: int
            ) -> tuple[np.ndarray, np.ndarray, bool]:
     """The timer's constants as the core reads them, its routed-expert time by tokens (a
-    fitted profile's) and whether it is fitted."""
+    fitted profile's) and whether it is fitted, kept per timer (:func:`_memo`)."""
+    return _memo(timer, size, lambda: _timer_tables(timer, size))
+
+
+def _timer_tables(timer: RooflineTimer | FittedTimer, size: int
+                  ) -> tuple[np.ndarray, np.ndarray, bool]:
     if isinstance(timer, FittedTimer):
         routed = np.zeros(size)
         if timer.times_routed:

@@ -14,14 +14,14 @@ as tables those objects computed, and :mod:`napkin.serving.compiled_timing` time
 
 Request state is a set of arrays indexed by arrival position; ``running`` and ``prefilling``
 (ordered dicts in the reference) are doubly linked lists in admission order, ``waiting`` a ring
-buffer, the finish heap a list of ``(step, rid, version)`` as the reference keeps it.
+buffer, the finish heap the reference's ``(step, rid, version)`` triples as the rows of an array
+(:mod:`napkin.serving.compiled_heap`).
 """
-
-import heapq
 
 import numpy as np
 from numba import njit
 
+from napkin.serving.compiled_heap import pop, push
 from napkin.serving.compiled_timing import (
     decode_parts,
     decode_series,
@@ -73,19 +73,21 @@ SCALARS_I = ("steps", "num_steps", "used", "peak_blocks", "dec_base", "dec_left"
              "dec_over_clip", "decoding", "preemptions", "slot_steps", "w_head", "w_len",
              "busy", "p_k", "p_n_dec", "p_kv0", "p_run", "has_series", "p_count", "cursor",
              "plan_id", "done", "units", "side", "line", "ratio_reset_step", "missed",
-             "stopped")
+             "stopped", "heap_len")
 """The integer scalars of a run's state."""
 SCALARS_F = ("clock", "busy_s", "kv_token_seconds", "wake_s", "p_start", "p_end", "p_step_s",
              "c0", "dc", "m0", "dm", "overhead_s")
 """The float scalars of a run's state (the last five: the decode run in flight's series)."""
+_N_SI, _N_SF = len(SCALARS_I), len(SCALARS_F)
 
 
 @njit(cache=True)
 def fresh(n: int, max_seqs: int, bs: int) -> tuple:
     """A run's state before its first arrival: the per-arrival arrays (:data:`INTS`,
     :data:`FLOATS`, whether each decodes), the small ones (residues, the running and prefilling
-    lists' head, tail and length, the chunk buffers of the unit being planned and in flight),
-    the series columns, the finish heap's rows and the scalars (:data:`SCALARS_I`,
+    lists' head, tail and length, the chunk buffers of the unit being planned and in flight,
+    scratch buffers), the series columns, the finish heap's rows (its length a scalar) and the
+    scalars (:data:`SCALARS_I`,
     :data:`SCALARS_F`)."""
     i32 = np.int32  # (tokens, blocks, counts and positions: 32 bits hold them; steps not)
     ints = (np.zeros(n, i32), np.zeros(n, i32), np.zeros(n, i32), np.zeros(n, np.int64),
@@ -95,20 +97,22 @@ def fresh(n: int, max_seqs: int, bs: int) -> tuple:
             np.empty(max(n, 1), i32))
     floats = (np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan), np.zeros(n),
               np.zeros(n))
+    m = max_seqs + 1
     small = (np.zeros(bs, np.int64), np.array([-1, -1, 0], np.int64),
-             np.array([-1, -1, 0], np.int64), np.empty(max_seqs + 1, np.int64),
-             np.empty(max_seqs + 1, np.int64), np.empty(max_seqs + 1, np.int64),
-             np.empty(max_seqs + 1, np.int64))
+             np.array([-1, -1, 0], np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
+             np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
+             np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
+             np.empty(m, np.int64))
     cap = 2 * n + 16
     series = (np.empty(cap), np.empty(cap, np.int64), np.empty(cap, np.int64),
               np.empty(cap, np.int64))
-    si = np.zeros(len(SCALARS_I), np.int64)
+    si = np.zeros(_N_SI, np.int64)
     si[23] = 1  # a series' side: one line
     si[24] = 1
-    sf = np.zeros(len(SCALARS_F))
+    sf = np.zeros(_N_SF)
     sf[3] = -1.0  # not woken
-    return (ints, floats, np.zeros(n, np.bool_), small, series, np.empty((0, 3), np.int64), si,
-            sf)
+    return (ints, floats, np.zeros(n, np.bool_), small, series, np.empty((m + 16, 3), np.int64),
+            si, sf)
 
 
 @njit(cache=True)
@@ -116,7 +120,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
              dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
              w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
              routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray,
-             stop_rule: np.ndarray, state: tuple, max_units: int) -> tuple:
+             stop_rule: np.ndarray, feed: np.ndarray, n_fed: int, state: tuple,
+             max_units: int, max_events: int) -> tuple:
     """The arrivals of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
     arrival, whose position is its request id) through one engine, as
     :func:`~napkin.serving.scheduler.process` runs its plain path, from ``state``
@@ -128,7 +133,11 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     ``ratio``: the ratio's start, floor and decay steps. ``stop_rule`` (an
     :class:`~napkin.serving.slo_stop.SLOMissStop`: on, warm-up, counted, share, TTFT, TPOT and
     end-to-end bounds; ``arrival``: each request's arrival) stops the run after the request
-    that makes the SLO unreachable (``stopped`` 2), as the scheduler's sink does."""
+    that makes the SLO unreachable (``stopped`` 2), as the scheduler's sink does. The engine
+    takes the arrivals ``feed[:n_fed]`` (positions in ``times``, in time order: every arrival
+    for one engine alone; those routed to it so far for a replica,
+    :mod:`napkin.serving.compiled_routing`), and a call returns after ``max_events`` events
+    (an arrival, or the unit in flight ending) as well."""
     n = times.shape[0]
     num_blocks, max_seqs, max_tokens, bs = limits[0], limits[1], limits[2], limits[3]
     threshold, chunked, full_prompt = limits[4], limits[5] != 0, limits[6] != 0
@@ -136,37 +145,31 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     recheck, mixed, ratio_on = limits[10], limits[11] != 0, limits[12] != 0
     stop_on, warmup, counted = stop_rule[0] != 0, int(stop_rule[1]), int(stop_rule[2])
     inf = np.inf
-    ints, floats, decoding, small, series, heap_rows, si, sf = state
+    ints, floats, decoding, small, series, heap, si, sf = state
     (computed, outputs, c0s, s0s, o0s, version, reserved, preempts, scheduled, r_prev, r_next,
      f_prev, f_next, order, queue) = ints
     first_sched, first_token, finish, queue_wait, enqueue = floats
-    residues, running, prefilling, chunk_req, chunk_new, p_req, p_new = small
+    (residues, running, prefilling, chunk_req, chunk_new, p_req, p_new, finished, snapshot, cs,
+     ns, os_) = small
     s_t, s_blocks, s_running, s_waiting = series
     links = (r_prev, r_next, running, f_prev, f_next, prefilling)
     queues = (queue, enqueue, computed, reserved, preempts)
-    heap = [(np.int64(0), np.int64(0), np.int64(0))]
-    heap.pop()
-    for j in range(heap_rows.shape[0]):  # (in the array's order: still a heap)
-        heap.append((heap_rows[j, 0], heap_rows[j, 1], heap_rows[j, 2]))
-    finished = np.empty(max_seqs + 1, np.int64)
-    snapshot = np.empty(max_seqs + 1, np.int64)
-    cs = np.empty(max_seqs + 1, np.int64)
-    ns = np.empty(max_seqs + 1, np.int64)
-    os_ = np.empty(max_seqs + 1, np.int64)
     (steps, num_steps, used, peak, dec_base, dec_left, dec_over, n_decoding, preemptions,
      slot_steps, w_head, w_len, busy_i, p_k, p_n_dec, p_kv0, p_run_i, has_series_i, p_count,
-     cursor, plan_id, done, units, side, line_i, ratio_reset, missed, _) = si
+     cursor, plan_id, done, units, side, line_i, ratio_reset, missed, _, hn) = si
     busy, p_run, has_series = busy_i != 0, p_run_i != 0, has_series_i != 0
     clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, c0_, dc_, m0_, dm_, oh_ = sf
     p_series = (c0_, dc_, m0_, dm_, oh_, side, line_i != 0)
     stopped = 0
 
+    events = 0
     while True:
-        if units >= max_units:
+        if units >= max_units or events >= max_events:
             break
+        events += 1
         due = p_end if busy else (wake_s if wake_s >= 0 else inf)
-        if cursor < n and times[cursor] <= due:  # ---------------------------------- an arrival
-            i = cursor
+        if cursor < n_fed and times[feed[cursor]] <= due:  # ------------------------ an arrival
+            i = feed[cursor]
             cursor += 1
             t = times[i]
             enqueue[i] = t
@@ -238,13 +241,12 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                     dec_over += 1 if max_out[r] - o0s[r] > clip else 0
                     residues[(steps - c0s[r]) % bs] += 1
                     version[r] += 1
-                    heapq.heappush(heap, (np.int64(steps + max_out[r] - o0s[r]), np.int64(r),
-                                          np.int64(version[r])))
+                    heap, hn = push(heap, hn, steps + max_out[r] - o0s[r], r, version[r])
             busy = False
             if used > peak:
                 peak = used
-            while len(heap) > 0 and heap[0][0] <= steps:
-                _, r, ver = heapq.heappop(heap)
+            while hn > 0 and heap[0, 0] <= steps:
+                hn, _, r, ver = pop(heap, hn)
                 if ver != version[r] or not decoding[r]:
                     continue
                 s0, c0, o0 = s0s[r], c0s[r], o0s[r]
@@ -422,13 +424,12 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
         # ------------------------------------------------- 4. the unit's length and cost
         k = 1
         if not count and not preempted:  # a decode run
-            while len(heap) > 0:
-                top = heap[0]
-                r = top[1]
-                if top[2] == version[r] and decoding[r]:
-                    k = top[0] - steps
+            while hn > 0:
+                r = heap[0, 1]
+                if heap[0, 2] == version[r] and decoding[r]:
+                    k = heap[0, 0] - steps
                     break
-                heapq.heappop(heap)
+                hn, _, _, _ = pop(heap, hn)
             free = num_blocks - used
             if not reserve_all and k > 1 + free // n_dec * bs:
                 fitting = 1 + _max_steps_fitting(steps + 1, free, n_decoding, residues, bs)
@@ -478,16 +479,14 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                            n_decoding, preemptions, slot_steps, w_head, w_len, 1 if busy else 0,
                            p_k, p_n_dec, p_kv0, 1 if p_run else 0, 1 if has_series else 0,
                            p_count, cursor, plan_id, done, units, p_side,
-                           1 if p_line else 0, ratio_reset, missed, stopped)):
+                           1 if p_line else 0, ratio_reset, missed, stopped, hn)):
         si[j] = v
     for j, x in enumerate((clock, busy_s, kvts, wake_s, p_start, p_end, p_step_s, p_c0, p_dc,
                            p_m0, p_dm, p_oh)):
         sf[j] = x
-    rows = np.empty((len(heap), 3), np.int64)
-    for j in range(len(heap)):
-        rows[j, 0], rows[j, 1], rows[j, 2] = heap[j]
     return (ints, floats, decoding, (residues, running, prefilling, chunk_req, chunk_new, p_req,
-                                     p_new), (s_t, s_blocks, s_running, s_waiting), rows, si, sf)
+                                     p_new, finished, snapshot, cs, ns, os_),
+            (s_t, s_blocks, s_running, s_waiting), heap, si, sf)
 
 
 

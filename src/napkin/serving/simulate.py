@@ -271,6 +271,12 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
                 log = Log()
                 log.extend(rows)
                 return SimRun(log.records(), tuple(engines), feed.labels)
+        if (isinstance(feed, OpenFeed) and router == "least_outstanding" and disagg is None
+                and progress is None and compiled.takes_routed(engines, feed, stop)):
+            rows, stopped = compiled.run_routed(engines, feed, stop)  # type: ignore[arg-type]
+            log = Log(stop)
+            log.extend(rows)
+            return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
         return _on_events(engines, feed, router, progress, stop, disagg)
 
 

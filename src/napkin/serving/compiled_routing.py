@@ -1,0 +1,159 @@
+"""Replicas behind least-outstanding routing in the compiled core: the event heap of
+:func:`napkin.serving.events.run_events`, compiled with numba, over engines that each run
+:func:`~napkin.serving.compiled_core.run_core` one event at a time.
+
+Which replica an arrival reaches depends on every replica's state at that instant (the fewest
+requests running or waiting, the first of them at a tie), so the replicas run side by side, in
+the order the reference's heap takes their events: at equal instants an arrival first, then the
+engines' units in the order they were queued (each engine's unit is queued again whenever its
+due instant moves: after an arrival that changed it, after every unit that leaves work). The
+planner's stop (:class:`~napkin.serving.slo_stop.SLOMissStop`) counts misses over all engines
+in finishing order, as the reference's one log does: the count is handed to the engine whose
+unit ends, and the run stops at the request that makes the SLO unreachable.
+"""
+
+import numpy as np
+from numba import njit
+from numba.typed import List
+
+from napkin.serving.compiled_core import INTS, SCALARS_F, SCALARS_I, fresh, run_core
+
+_BUSY, _W_LEN, _DONE = (SCALARS_I.index(k) for k in ("busy", "w_len", "done"))
+_CURSOR, _UNITS = SCALARS_I.index("cursor"), SCALARS_I.index("units")
+_PREEMPTS = INTS.index("preemptions")
+_MISSED, _STOPPED = SCALARS_I.index("missed"), SCALARS_I.index("stopped")
+_WAKE, _P_END = SCALARS_F.index("wake_s"), SCALARS_F.index("p_end")
+_ORDER = INTS.index("order")
+_FOREVER = 1 << 62
+
+
+@njit(cache=True)
+def _due(state: tuple) -> float:
+    """When the engine next needs the loop: its unit's end, the instant an arrival woke it,
+    or infinity when idle."""
+    si, sf = state[6], state[7]
+    if si[_BUSY]:
+        return sf[_P_END]
+    return sf[_WAKE] if sf[_WAKE] >= 0 else np.inf
+
+
+@njit(cache=True)
+def _outstanding(state: tuple) -> int:
+    """Requests the engine has admitted or holds waiting (the router's metric)."""
+    return state[3][1][2] + state[6][_W_LEN]
+
+
+@njit(cache=True)
+def run_routed(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
+               dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
+               w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
+               routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray,
+               stop_rule: np.ndarray, replicas: int) -> tuple:
+    """The arrivals of ``times`` through ``replicas`` fresh engines of one configuration,
+    routed to the one with the fewest outstanding requests; the other arguments as
+    :func:`~napkin.serving.compiled_core.run_core` takes them. Returns 2 when ``stop_rule``
+    ended the run (else 0); the finished requests in the order the reference's log holds them
+    and the engine of each; every arrival's first-scheduled, first-token and finish instants,
+    queue wait (rows of one array) and preemptions; each engine's integer and float scalars
+    (rows) and its series (time, then blocks, running and waiting; engine e's units at
+    ``starts[e]:starts[e + 1]``)."""
+    n, k = times.shape[0], replicas
+    states = List()
+    for _ in range(k):
+        states.append(fresh(n, limits[1], limits[3]))
+    feeds = np.empty((k, n), np.int64)
+    owner, order = np.empty(n, np.int64), np.empty(n, np.int64)
+    status, done = _run(times, prompt, max_out, limits, dec_tokens, window, rates, w_readout,
+                        w_none, fitted, timer, routed, ratio, arrival, stop_rule, states, feeds,
+                        owner, order)
+    instants = np.full((4, n), np.nan)
+    preemptions = np.zeros(n, np.int64)
+    for e in range(k):
+        floats = states[e][1]
+        mine = feeds[e]
+        for j in range(states[e][6][_CURSOR]):
+            r = mine[j]
+            for c in range(4):
+                instants[c, r] = floats[c][r]
+            preemptions[r] = states[e][0][_PREEMPTS][r]
+    scalars_i = np.empty((k, states[0][6].shape[0]), np.int64)
+    scalars_f = np.empty((k, states[0][7].shape[0]))
+    starts = np.zeros(k + 1, np.int64)
+    for e in range(k):
+        scalars_i[e, :] = states[e][6]
+        scalars_f[e, :] = states[e][7]
+        starts[e + 1] = starts[e] + states[e][6][_UNITS]
+    series_t = np.empty(starts[k])
+    series_i = np.empty((starts[k], 3), np.int64)
+    for e in range(k):
+        columns = states[e][4]
+        for u in range(starts[e + 1] - starts[e]):
+            series_t[starts[e] + u] = columns[0][u]
+            series_i[starts[e] + u, 0] = columns[1][u]
+            series_i[starts[e] + u, 1] = columns[2][u]
+            series_i[starts[e] + u, 2] = columns[3][u]
+    return (status, order[:done], owner[order[:done]], instants, preemptions, scalars_i,
+            scalars_f, series_t, series_i, starts)
+
+
+@njit(cache=True)
+def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
+         dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray, w_readout: np.ndarray,
+         w_none: np.ndarray, fitted: bool, timer: np.ndarray, routed: np.ndarray,
+         ratio: np.ndarray, arrival: np.ndarray, stop_rule: np.ndarray, states: List,
+         feeds: np.ndarray, owner: np.ndarray, order: np.ndarray) -> tuple[int, int]:
+    """The run of :func:`run_routed` over the engines' ``states`` (each replaced by the state
+    the run leaves): writes which engine took each arrival (``owner``), the arrivals each took
+    in their order (``feeds``' rows) and the finished requests in the reference's log order
+    (``order``); returns 2 when ``stop_rule`` ended the run (else 0) and how many finished."""
+    n, k = times.shape[0], len(states)
+    dues = np.full(k, np.inf)
+    queued = np.zeros(k, np.int64)  # when each engine's unit was queued (ties: earlier first)
+    fed = np.zeros(k, np.int64)
+    seq = cursor = done = missed = 0
+    while True:
+        e = -1
+        for j in range(k):
+            if dues[j] < np.inf and (e < 0 or dues[j] < dues[e]
+                                     or (dues[j] == dues[e] and queued[j] < queued[e])):
+                e = j
+        if cursor < n and (e < 0 or times[cursor] <= dues[e]):  # ------------ an arrival
+            e, least = 0, _outstanding(states[0])
+            for j in range(1, k):
+                load = _outstanding(states[j])
+                if load < least:
+                    e, least = j, load
+            feeds[e, fed[e]] = cursor
+            fed[e] += 1
+            owner[cursor] = e
+            cursor += 1
+            state = run_core(times, prompt, max_out, limits, dec_tokens, window, rates,
+                             w_readout, w_none, fitted, timer, routed, ratio, arrival,
+                             stop_rule, feeds[e], fed[e], states[e], _FOREVER, 1)
+            states[e] = state
+            due = _due(state)
+            if due != dues[e]:  # woken, or its decode run cut short
+                dues[e], queued[e] = due, seq
+                seq += 1
+            continue
+        if e < 0:
+            return 0, done
+        state = states[e]  # ------------------------------------------------ a unit ends
+        state[6][_MISSED] = missed
+        before = state[6][_DONE]
+        state = run_core(times, prompt, max_out, limits, dec_tokens, window, rates, w_readout,
+                         w_none, fitted, timer, routed, ratio, arrival, stop_rule, feeds[e],
+                         fed[e], state, _FOREVER, 1)
+        states[e] = state
+        si = state[6]
+        finished = state[0][_ORDER]
+        for j in range(before, si[_DONE]):
+            order[done] = finished[j]
+            done += 1
+        missed = si[_MISSED]
+        if si[_STOPPED] == 2:
+            return 2, done
+        dues[e] = _due(state)
+        if dues[e] < np.inf:
+            queued[e] = seq
+            seq += 1
