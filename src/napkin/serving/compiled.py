@@ -18,7 +18,11 @@ refuse (the reference raises that error where it meets it). Anything else runs
 
 Replicas behind round-robin routing on open-loop arrivals (no stop, no progress) take it too,
 one replica at a time (:func:`run_replicas`): which replica an arrival reaches does not depend
-on their state, so each runs alone on its share and the logs merge by finishing time.
+on their state, so each runs alone on its share and the logs merge by finishing time. Replicas
+of one configuration behind least-outstanding routing (no progress; the planner's stop
+allowed) run side by side (:func:`run_routed`, :mod:`napkin.serving.compiled_routing`). A
+caller about to run many simulations may count them up front (:func:`expect`: the planner
+does).
 
 The core's outputs are written where the reference leaves its own: the log's packed rows in
 finishing order, the engine's series and its scalars (:func:`~napkin.serving.scheduler_state.
@@ -222,7 +226,7 @@ def _run_arrays(engine: Engine, times: np.ndarray, prompt: np.ndarray, out: np.n
     while True:
         call = (state[6][units] + UNITS_A_CALL) if progress is not None else 1 << 62
         state = run_core(times, prompt, out, *args, arrival, rule, feed, len(times), state,
-                         call, 1 << 62)
+                         call, np.inf)
         si, sf = state[6], state[7]
         if progress is not None:
             progress(float(sf[clock]), int(si[done]))

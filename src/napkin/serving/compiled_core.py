@@ -121,7 +121,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
              w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
              routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray,
              stop_rule: np.ndarray, feed: np.ndarray, n_fed: int, state: tuple,
-             max_units: int, max_events: int) -> tuple:
+             max_units: int, until: float) -> tuple:
     """The arrivals of ``times`` (reaching the engine then; ``prompt`` and ``max_out`` per
     arrival, whose position is its request id) through one engine, as
     :func:`~napkin.serving.scheduler.process` runs its plain path, from ``state``
@@ -136,8 +136,9 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
     that makes the SLO unreachable (``stopped`` 2), as the scheduler's sink does. The engine
     takes the arrivals ``feed[:n_fed]`` (positions in ``times``, in time order: every arrival
     for one engine alone; those routed to it so far for a replica,
-    :mod:`napkin.serving.compiled_routing`), and a call returns after ``max_events`` events
-    (an arrival, or the unit in flight ending) as well."""
+    :mod:`napkin.serving.compiled_routing`), and after its first event a call returns before
+    an event at ``until`` or later (infinity for one engine alone: another replica's event or
+    the next arrival comes first)."""
     n = times.shape[0]
     num_blocks, max_seqs, max_tokens, bs = limits[0], limits[1], limits[2], limits[3]
     threshold, chunked, full_prompt = limits[4], limits[5] != 0, limits[6] != 0
@@ -164,7 +165,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
 
     events = 0
     while True:
-        if units >= max_units or events >= max_events:
+        if units >= max_units:
             break
         events += 1
         due = p_end if busy else (wake_s if wake_s >= 0 else inf)
@@ -186,6 +187,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                     p_k = 1
                 p_end = p_start + series_time(p_series, p_k)
             continue
+        if events > 1 and until <= due < inf:
+            break
         if due == inf:
             stopped = 1
             break

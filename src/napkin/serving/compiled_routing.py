@@ -38,12 +38,6 @@ def _due(state: tuple) -> float:
 
 
 @njit(cache=True)
-def _outstanding(state: tuple) -> int:
-    """Requests the engine has admitted or holds waiting (the router's metric)."""
-    return state[3][1][2] + state[6][_W_LEN]
-
-
-@njit(cache=True)
 def run_routed(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
                dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
                w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
@@ -109,6 +103,7 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
     n, k = times.shape[0], len(states)
     dues = np.full(k, np.inf)
     queued = np.zeros(k, np.int64)  # when each engine's unit was queued (ties: earlier first)
+    outstanding = np.zeros(k, np.int64)
     fed = np.zeros(k, np.int64)
     seq = cursor = done = missed = 0
     while True:
@@ -117,33 +112,30 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
             if dues[j] < np.inf and (e < 0 or dues[j] < dues[e]
                                      or (dues[j] == dues[e] and queued[j] < queued[e])):
                 e = j
-        if cursor < n and (e < 0 or times[cursor] <= dues[e]):  # ------------ an arrival
-            e, least = 0, _outstanding(states[0])
+        arriving = cursor < n and (e < 0 or times[cursor] <= dues[e])
+        if not arriving and e < 0:
+            return 0, done
+        if arriving:  # ------------------------------------ routed to the least outstanding
+            e = 0
             for j in range(1, k):
-                load = _outstanding(states[j])
-                if load < least:
-                    e, least = j, load
+                if outstanding[j] < outstanding[e]:
+                    e = j
             feeds[e, fed[e]] = cursor
             fed[e] += 1
             owner[cursor] = e
             cursor += 1
-            state = run_core(times, prompt, max_out, limits, dec_tokens, window, rates,
-                             w_readout, w_none, fitted, timer, routed, ratio, arrival,
-                             stop_rule, feeds[e], fed[e], states[e], _FOREVER, 1)
-            states[e] = state
-            due = _due(state)
-            if due != dues[e]:  # woken, or its decode run cut short
-                dues[e], queued[e] = due, seq
-                seq += 1
-            continue
-        if e < 0:
-            return 0, done
-        state = states[e]  # ------------------------------------------------ a unit ends
-        state[6][_MISSED] = missed
-        before = state[6][_DONE]
+        # the engine runs until another's unit or the next arrival comes first
+        until = times[cursor] if cursor < n else np.inf
+        for j in range(k):
+            if j != e and dues[j] < until:
+                until = dues[j]
+        state = states[e]
+        si = state[6]
+        si[_MISSED] = missed
+        before, units = si[_DONE], si[_UNITS]
         state = run_core(times, prompt, max_out, limits, dec_tokens, window, rates, w_readout,
                          w_none, fitted, timer, routed, ratio, arrival, stop_rule, feeds[e],
-                         fed[e], state, _FOREVER, 1)
+                         fed[e], state, _FOREVER, until)
         states[e] = state
         si = state[6]
         finished = state[0][_ORDER]
@@ -153,7 +145,9 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
         missed = si[_MISSED]
         if si[_STOPPED] == 2:
             return 2, done
-        dues[e] = _due(state)
-        if dues[e] < np.inf:
+        outstanding[e] = state[3][1][2] + si[_W_LEN]
+        due = _due(state)
+        if si[_UNITS] != units or due != dues[e]:  # queued again (a unit ended, or woken)
             queued[e] = seq
             seq += 1
+        dues[e] = due
