@@ -92,6 +92,22 @@ def test_the_process_pool_gives_the_same_answer():
     assert strip == [replace(e, sim_s=0.0) for e in b.evaluations]
 
 
+def test_the_compiled_core_gives_the_same_answer(monkeypatch):
+    """A plan whose runs take the compiled core (one engine, and replicas behind its
+    least-outstanding router) evaluates every candidate as the scheduler does."""
+    from napkin.serving import compiled
+
+    plan = _plan(1.5, backends=["vllm", "sglang"])
+    answers, calls = [], []
+    core = compiled.run_routed
+    monkeypatch.setattr(compiled, "run_routed", lambda *a: calls.append(1) or core(*a))
+    for after in (10**18, 0):
+        monkeypatch.setattr(compiled, "COMPILED_AFTER", after)
+        answers.append([replace(e, sim_s=0.0) for e in run_plan(plan, HERE, jobs=1).evaluations])
+    assert answers[0] == answers[1]
+    assert calls  # (the replicas' runs took it)
+
+
 def test_prices_come_with_sources_and_plan_overrides_win():
     for gpu in ("h100-sxm", "h200", "b200"):
         p = price_catalog()[gpu]

@@ -113,3 +113,17 @@ def test_runs_the_routed_core_does_not_take_run_on_the_heap(monkeypatch):
     assert calls == []
     _run(doc, True, monkeypatch)
     assert calls == [1]
+
+
+def test_a_plan_counts_its_runs_up_front(monkeypatch):
+    """:func:`compiled.expect`: a count reaching the threshold makes the next run take the
+    core; a huge or infinite count is capped, a NaN or negative one ignored."""
+    monkeypatch.setattr(compiled, "_simulated", [0])
+    for bad in (float("nan"), -5.0, 0.0):
+        compiled.expect(bad)
+    assert compiled._simulated == [0]
+    compiled.expect(float("inf"))
+    assert compiled._simulated == [compiled.COMPILED_AFTER]
+    doc = _scenario(engine={"replicas": 2, "router": "least_outstanding"}, n=50)
+    built = build(Scenario.model_validate(doc), Path("."))
+    assert compiled.takes_routed(built.engines(), OpenFeed(built.source, 0.0, 0.0), None)

@@ -64,8 +64,10 @@ OFF = ("caching", "recording", "windows", "static", "batch_wait", "recv", "host_
 def expect(requests: float) -> None:
     """Count ``requests`` a caller is about to simulate in this process (a plan's candidates
     × seeds × requests a run) as simulated: its runs take the compiled core from the first
-    once the count reaches :data:`COMPILED_AFTER`."""
-    _simulated[0] += int(requests)
+    once the count reaches :data:`COMPILED_AFTER` (a count past it, or not finite, is
+    capped there)."""
+    if requests > 0:
+        _simulated[0] += int(min(requests, COMPILED_AFTER))
 
 
 def takes(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
