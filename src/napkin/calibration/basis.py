@@ -101,6 +101,7 @@ class StepBasis:
         require(link_bytes_per_s > 0, "allreduce_gbs: the link bandwidth must be > 0")
         attention = "bf16" if "bf16" in acc.dense_flops_per_s else compute
         count, per_token = parallel_collectives(model, tp)
+        norms, elementwise = elementwise_bytes_per_token(model, tp)
         return cls(
             layers=model.num_layers,
             moe_layers=sum(1 for b in model.blocks if b.experts is not None),
@@ -112,9 +113,8 @@ class StepBasis:
             per_kv_byte=1.0 / (model.kv_devices(tp) * acc.mem_bytes_per_s),
             allreduces=count,
             allreduce_s_per_token=per_token / link_bytes_per_s,
-            norms_s_per_token=elementwise_bytes_per_token(model, tp)[0] / acc.mem_bytes_per_s,
-            elementwise_s_per_token=(elementwise_bytes_per_token(model, tp)[1]
-                                     / acc.mem_bytes_per_s),
+            norms_s_per_token=norms / acc.mem_bytes_per_s,
+            elementwise_s_per_token=elementwise / acc.mem_bytes_per_s,
             pair_s_per_token=(pairs_per_token(model) * model.hidden_size * PAIR_BYTES
                               / acc.mem_bytes_per_s),
             time_scale=acc.fixed_time_scale,

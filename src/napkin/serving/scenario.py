@@ -6,6 +6,7 @@ a replica's layout and KV pool, :mod:`napkin.serving.replica`'s.
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,7 +171,23 @@ class Built:
         e = self.scenario.engine
         return e.replicas * self.layout.ranks * e.pipeline_parallel
 
+    @cached_property
+    def _timers(self) -> dict[tuple[int, int], tuple[EngineSpec, ParallelLayout,
+                                                      StepTimer | None]]:
+        """The timers :meth:`_timer` built, by its arguments (a timer is immutable: every
+        simulation of this scenario shares them)."""
+        return {}
+
     def _timer(self, spec: EngineSpec, layout: ParallelLayout) -> StepTimer | None:
+        """:meth:`_new_timer`, built once per ``spec`` and ``layout``."""
+        hit = self._timers.get((id(spec), id(layout)))
+        if hit is not None and hit[0] is spec and hit[1] is layout:
+            return hit[2]
+        timer = self._new_timer(spec, layout)
+        self._timers[(id(spec), id(layout))] = (spec, layout, timer)
+        return timer
+
+    def _new_timer(self, spec: EngineSpec, layout: ParallelLayout) -> StepTimer | None:
         """The step timer of engines of ``spec`` in ``layout``: the profile's or the roofline
         (None: the engine's own roofline), over the whole group for a tensor-parallel layout,
         else one rank's timer inside a :class:`LayoutTimer`."""
