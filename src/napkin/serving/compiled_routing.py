@@ -1,12 +1,15 @@
 """Replicas behind least-outstanding routing in the compiled core: the event heap of
 :func:`napkin.serving.events.run_events`, compiled with numba, over engines that each run
-:func:`~napkin.serving.compiled_core.run_core` one event at a time.
+:func:`~napkin.serving.compiled_core.run_core` until another's event comes first.
 
 Which replica an arrival reaches depends on every replica's state at that instant (the fewest
 requests running or waiting, the first of them at a tie), so the replicas run side by side, in
 the order the reference's heap takes their events: at equal instants an arrival first, then the
 engines' units in the order they were queued (each engine's unit is queued again whenever its
-due instant moves: after an arrival that changed it, after every unit that leaves work). The
+due instant moves: after an arrival that changed it, after every unit that leaves work). An
+engine whose event is next runs on while its own next event comes strictly before every other
+engine's and the next arrival (``run_core``'s ``until``): nothing another engine does can
+reach it in between, and only the relative order of queued units matters at a tie. The
 planner's stop (:class:`~napkin.serving.slo_stop.SLOMissStop`) counts misses over all engines
 in finishing order, as the reference's one log does: the count is handed to the engine whose
 unit ends, and the run stops at the request that makes the SLO unreachable.
