@@ -31,7 +31,10 @@ def test_a_folder_without_a_marker_is_refreshed_and_an_unwritable_one_left(tmp_p
     _files(tmp_path, ["compiled_heap.push-40.py311.nbi"])
     compiled_cache._refresh(tmp_path, {"compiled_heap"}, "d")
     assert [p.name for p in tmp_path.iterdir()] == [compiled_cache.MARKER]
-    compiled_cache._refresh(tmp_path / "missing" / "deeper", {"x"}, "d")  # (created: written)
+    deeper = tmp_path / "missing" / "deeper"
+    compiled_cache._refresh(deeper, {"x"}, "d")
+    assert (deeper / compiled_cache.MARKER).read_text() == "d"
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    compiled_cache._refresh(blocked / "sub", {"x"}, "d")  # (cannot be made: left alone)
+    compiled_cache._refresh(blocked / "sub", {"x"}, "d")  # (cannot be made: no error)
+    assert blocked.read_text() == "not a folder"

@@ -73,10 +73,15 @@ def expect(requests: float) -> None:
 def takes(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
     """Whether this run of one engine on the open-loop ``feed`` goes through the compiled core
     (see the module docstring); counts its requests as simulated either way."""
+    return _past_threshold(feed) and covered(engine, feed, stop)
+
+
+def _past_threshold(feed: "OpenFeed") -> bool:
+    """Counts ``feed``'s requests as simulated; whether the process is past
+    :data:`COMPILED_AFTER`, the core not turned off and numba installed."""
     _simulated[0] += feed.n
-    if _simulated[0] < COMPILED_AFTER or os.environ.get("NAPKIN_COMPILED") == "0":
-        return False
-    return covered(engine, feed, stop) and find_spec("numba") is not None
+    return (_simulated[0] >= COMPILED_AFTER and os.environ.get("NAPKIN_COMPILED") != "0"
+            and find_spec("numba") is not None)
 
 
 def covered(engine: Engine, feed: "OpenFeed", stop: object) -> bool:
@@ -111,10 +116,7 @@ def run(engine: Engine, feed: "OpenFeed", stop: SLOMissStop | None = None,
     finishing order and whether ``stop`` ended it; the engine's series and scalars as the
     reference leaves them. ``progress(t_s, finished)`` after every :data:`UNITS_A_CALL` units
     and at the end."""
-    rows, stopped, write_back = _run_arrays(
-        engine, np.frombuffer(feed.times, dtype=np.float64), _column(feed.inputs),  # type: ignore
-        _column(feed.outputs), np.frombuffer(feed.arrival_s, dtype=np.float64),  # type: ignore
-        np.frombuffer(feed.label, dtype=np.int32), stop, progress)  # type: ignore[arg-type]
+    rows, stopped, write_back = _run_arrays(engine, *_arrays(feed), stop, progress)
     write_back()
     return rows, stopped
 
@@ -123,11 +125,8 @@ def takes_replicas(engines: list[Engine], feed: "OpenFeed") -> bool:
     """Whether replicas behind round-robin routing (no stop, no progress) go through the
     compiled core, one replica at a time (:func:`run_replicas`); counts the requests as
     simulated either way."""
-    _simulated[0] += feed.n
-    if _simulated[0] < COMPILED_AFTER or os.environ.get("NAPKIN_COMPILED") == "0":
-        return False
-    return (all(covered(e, feed, None) for e in engines) and len({id(e) for e in engines})
-            == len(engines) and find_spec("numba") is not None)
+    return (_past_threshold(feed) and all(covered(e, feed, None) for e in engines)
+            and len({id(e) for e in engines}) == len(engines))
 
 
 def run_replicas(engines: list[Engine], feed: "OpenFeed") -> np.ndarray | None:
@@ -138,10 +137,7 @@ def run_replicas(engines: list[Engine], feed: "OpenFeed") -> np.ndarray | None:
     with no engine touched, where two replicas finish a request at the same instant: the event
     heap orders such ties by when their units were queued, which this merge does not
     reproduce (the caller runs the reference instead)."""
-    times = np.frombuffer(feed.times, dtype=np.float64)  # type: ignore[arg-type]
-    prompt, out = _column(feed.inputs), _column(feed.outputs)
-    arrival = np.frombuffer(feed.arrival_s, dtype=np.float64)  # type: ignore[arg-type]
-    label = np.frombuffer(feed.label, dtype=np.int32)  # type: ignore[arg-type]
+    times, prompt, out, arrival, label = _arrays(feed)
     k = len(engines)
     parts, backs = [], []
     for e, engine in enumerate(engines):
@@ -167,8 +163,7 @@ def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:
     side (:func:`run_routed`): each a covered engine of one configuration, at most
     :data:`ROUTED_CELLS` replicas × requests (each replica holds every request's state);
     counts the requests as simulated either way."""
-    _simulated[0] += feed.n
-    if _simulated[0] < COMPILED_AFTER or os.environ.get("NAPKIN_COMPILED") == "0":
+    if not _past_threshold(feed):
         return False
     first = engines[0]
     same = all((e.spec, e.cost, e.timer, e.policy, e.bs, e.clip, e.full_prompt,
@@ -177,7 +172,7 @@ def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:
                                             first.reserve_all, first.ratio) for e in engines)
     return (same and len(engines) * feed.n <= ROUTED_CELLS
             and len({id(e) for e in engines}) == len(engines)
-            and all(covered(e, feed, stop) for e in engines) and find_spec("numba") is not None)
+            and all(covered(e, feed, stop) for e in engines))
 
 
 def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None = None
@@ -191,10 +186,7 @@ def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None
 
     check()
 
-    times = np.frombuffer(feed.times, dtype=np.float64)  # type: ignore[arg-type]
-    prompt, out = _column(feed.inputs), _column(feed.outputs)
-    arrival = np.frombuffer(feed.arrival_s, dtype=np.float64)  # type: ignore[arg-type]
-    label = np.frombuffer(feed.label, dtype=np.int32)  # type: ignore[arg-type]
+    times, prompt, out, arrival, label = _arrays(feed)
     (status, order, owner, instants, preemptions, scalars_i, scalars_f, series_t, series_i,
      starts) = routed_core(times, prompt, out, *_engine_args(engines[0]), arrival, _rule(stop),
                            len(engines))
@@ -316,6 +308,15 @@ def _write_back(engine: Engine, si: np.ndarray, sf: np.ndarray, columns: tuple
               (i["dec_base"], i["dec_left"], i["dec_over_clip"]), i["preemptions"])
         engine.slot_steps, engine.ratio_reset_step = i["slot_steps"], i["ratio_reset_step"]
     return write_back
+
+
+def _arrays(feed: "OpenFeed") -> tuple[np.ndarray, ...]:
+    """The feed's columns as the core reads them: the instants its arrivals reach the engine,
+    prompt and output tokens, arrival instants and class labels."""
+    return (np.frombuffer(feed.times, dtype=np.float64),  # type: ignore[arg-type]
+            _column(feed.inputs), _column(feed.outputs),
+            np.frombuffer(feed.arrival_s, dtype=np.float64),  # type: ignore[arg-type]
+            np.frombuffer(feed.label, dtype=np.int32))  # type: ignore[arg-type]
 
 
 def _column(values: object) -> np.ndarray:

@@ -14,22 +14,19 @@ from numba import njit
 
 
 @njit(cache=True)
-def _less(heap: np.ndarray, i: int, j: int) -> bool:
-    """Whether row ``i`` sorts before row ``j`` (as tuples compare)."""
-    for c in range(3):
-        if heap[i, c] != heap[j, c]:
-            return heap[i, c] < heap[j, c]
-    return False
+def _row(heap: np.ndarray, i: int) -> tuple[int, int, int]:
+    """Row ``i`` as the triple it stands for (triples compare as tuples)."""
+    return heap[i, 0], heap[i, 1], heap[i, 2]
 
 
 @njit(cache=True)
 def _sift_down(heap: np.ndarray, start: int, pos: int) -> None:
     """``heapq._siftdown``: the row at ``pos`` moves up towards ``start`` past larger
     parents."""
-    a, b, c = heap[pos, 0], heap[pos, 1], heap[pos, 2]
+    a, b, c = _row(heap, pos)
     while pos > start:
         parent = (pos - 1) >> 1
-        if (a, b, c) < (heap[parent, 0], heap[parent, 1], heap[parent, 2]):
+        if (a, b, c) < _row(heap, parent):
             heap[pos] = heap[parent]
             pos = parent
             continue
@@ -56,15 +53,15 @@ def pop(heap: np.ndarray, count: int) -> tuple[int, int, int, int]:
     """``heapq.heappop`` from the first ``count`` rows (at least one): the new count and the
     smallest triple."""
     count -= 1
-    a, b, c = heap[count, 0], heap[count, 1], heap[count, 2]  # the last row
+    a, b, c = _row(heap, count)  # the last row
     if count == 0:
         return count, a, b, c
-    top0, top1, top2 = heap[0, 0], heap[0, 1], heap[0, 2]
+    top0, top1, top2 = _row(heap, 0)
     heap[0, 0], heap[0, 1], heap[0, 2] = a, b, c
     pos, child = 0, 1  # heapq._siftup: the smaller child rises until a leaf, then sift down
     while child < count:
         right = child + 1
-        if right < count and not _less(heap, child, right):
+        if right < count and not _row(heap, child) < _row(heap, right):
             child = right
         heap[pos] = heap[child]
         pos = child
