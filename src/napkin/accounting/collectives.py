@@ -4,7 +4,6 @@ A ring reduce-scatter or all-gather of a B-byte buffer moves ``(n − 1)/n·B`` 
 all-reduce is the two in sequence, ``2·(n − 1)/n·B``.
 """
 
-from napkin.accounting.routing import expected_destination_ranks
 from napkin.errors import require
 from napkin.specs.model import ModelSpec
 
@@ -97,6 +96,8 @@ def expert_alltoall_bytes_per_token(model: ModelSpec, ranks: int, dispatch_bytes
     require(ranks >= 1, f"ranks: must be >= 1, got {ranks}")
     if ranks == 1:
         return 0.0
+    from napkin.accounting.routing import expected_destination_ranks  # (numpy: a MoE's ranks)
+
     total = 0.0
     for g in model.layer_groups:
         e = g.block.experts

@@ -48,11 +48,6 @@ from napkin.accounting.overlap import (
     OverlapStages,
     StageRates,
 )
-from napkin.accounting.routing import (
-    expected_destination_ranks,
-    expected_max_rank_experts_touched,
-    expected_max_rank_tokens,
-)
 from napkin.specs.dtypes import SIXTEEN_BIT
 from napkin.specs.layout import ParallelLayout
 from napkin.specs.model import ModelSpec
@@ -110,6 +105,11 @@ def busiest_rank(num_experts: int, top_k: int, ranks: int, tokens: int) -> tuple
 @lru_cache(maxsize=65536)
 def _exact(num_experts: int, top_k: int, ranks: int, tokens: int) -> tuple[float, float]:
     """:func:`busiest_rank` at ``tokens`` itself."""
+    from napkin.accounting.routing import (  # (numpy: loaded only for experts over ranks)
+        expected_max_rank_experts_touched,
+        expected_max_rank_tokens,
+    )
+
     return (expected_max_rank_tokens(num_experts, top_k, ranks, tokens),
             expected_max_rank_experts_touched(num_experts, top_k, ranks, tokens))
 
@@ -287,6 +287,8 @@ class RankCost:
         lay = self.layout
         if not (lay.all_to_all and self.groups):
             return 0.0
+        from napkin.accounting.routing import expected_destination_ranks  # (numpy: see _exact)
+
         g = self.groups[0]
         n = lay.ranks
         sends = expected_destination_ranks(lay.slots(g.num_experts), g.top_k,

@@ -1,15 +1,17 @@
 """Documents for ``napkin train`` and ``napkin rl``."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from napkin.reinforcement.cycle import RLCycle
 from napkin.reinforcement.memory import RoleMemory
-from napkin.reinforcement.timing import RLTiming
 from napkin.report.document import Document, Section
 from napkin.training.efficiency import TrainingProfile
 from napkin.training.plan import TrainPlan
 from napkin.training.run import TrainingRun
 from napkin.units import GB, TFLOP, GiB, fmt_bytes, fmt_seconds
+
+if TYPE_CHECKING:  # (its module loads the serving simulator and numpy: napkin train needs neither)
+    from napkin.reinforcement.timing import RLTiming
 
 
 def _tf(flops: float) -> str:
@@ -219,7 +221,7 @@ def train_doc(plan: TrainPlan, inputs: dict[str, Any], assumptions: dict[str, An
                     data)
 
 
-def rl_timing_section(t: RLTiming) -> Section:
+def rl_timing_section(t: "RLTiming") -> Section:
     p = t.pools
     where = (f"colocated on {p.train_gpus} × {p.gpu}" if p.colocated else
              f"{p.rollout_gpus} rollout + {p.train_gpus} training × {p.gpu}")
@@ -261,7 +263,7 @@ def rl_compare_section(cycle: RLCycle, other: RLCycle) -> Section:
 
 
 def rl_doc(model: str, cycle: RLCycle, roles: tuple[RoleMemory, ...],
-           inputs: dict[str, Any], timing: RLTiming | None = None,
+           inputs: dict[str, Any], timing: "RLTiming | None" = None,
            compare: RLCycle | None = None) -> Document:
     rows = [
         ["rollout prefill", str(cycle.generated), _tf(cycle.prefill_flops)],

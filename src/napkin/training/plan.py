@@ -29,7 +29,6 @@ from napkin.accounting.collectives import (
 )
 from napkin.accounting.ops import OpKind
 from napkin.accounting.ranks import dispatch_bytes_per_element
-from napkin.accounting.routing import imbalance
 from napkin.errors import require
 from napkin.specs.hardware import Accelerator
 from napkin.specs.lora import LORA_ONLY, lora_params, with_lora
@@ -509,6 +508,8 @@ def rank_work(model: ModelSpec, flops: TrainFlops, cluster: Cluster) -> RankWork
     extra = 0.0  # the busiest expert-parallel rank's expert work above the mean
     ep = cluster.expert_parallel
     if ep > 1:
+        from napkin.accounting.routing import imbalance  # (numpy: only experts over ranks)
+
         e = next(g.block.experts for g in model.layer_groups if g.block.experts)
         tokens = round(ep * shape.micro_batch * shape.sequence_tokens
                        / cluster.context_parallel)
