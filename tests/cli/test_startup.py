@@ -132,11 +132,14 @@ def test_version_builds_no_command(cli):
     assert loaded == ["pydantic.plugin._loader"]  # napkin's stand-in, not pydantic itself
 
 
-RUN = """import atexit, gc, json, sys
+RUN = """import atexit, gc, json, os, sys
 from napkin.cli.main import run
 sys.argv = ["napkin", *sys.argv[1:]]
 atexit.register(lambda: print(json.dumps({"gc": gc.isenabled(), "frozen": gc.get_freeze_count(),
-    "metadata": "importlib.metadata" in sys.modules}), file=sys.stderr))
+    "metadata": "importlib.metadata" in sys.modules, "numpy": "numpy" in sys.modules,
+    "blas": os.environ.get("OPENBLAS_NUM_THREADS"),
+    "threads": len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task")
+    else None}), file=sys.stderr))
 run()
 """
 """The console script (``napkin = napkin.cli.main:run``) in a fresh interpreter; an exit
@@ -168,11 +171,24 @@ def test_the_console_script_prints_what_main_prints_and_leaves_with_its_status(t
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["gc"] is True and report["frozen"] > 10_000
     assert report["metadata"] is False
+    # numpy loaded with one BLAS thread: the process runs on its own thread alone (OpenBLAS
+    # would otherwise have started one a core)
+    assert report["numpy"] is True and report["blas"] == "1"
+    assert report["threads"] in (None, 1)
     bad = _console("serve", "simulate", str(tmp_path / "missing.yaml"))
     assert bad.returncode == 2
     assert bad.stderr.splitlines()[0] == (
         f"napkin: error: scenario: no such file '{tmp_path / 'missing.yaml'}'")
     assert _console("--version").returncode == 0
+
+
+def test_a_users_blas_thread_setting_wins(tmp_path):
+    path = tmp_path / "startup.yaml"
+    path.write_text(SCENARIO)
+    done = _console("serve", "simulate", str(path), "--format", "json",
+                    env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+    assert done.returncode == 0
+    assert json.loads(done.stderr.strip().splitlines()[-1])["blas"] == "2"
 
 
 def test_leave_exits_as_system_exit_would():

@@ -124,6 +124,11 @@ def main(own_process: bool = False) -> None:
     # napkin registers no pydantic plugins; looking for any scans every installed package's
     # entry points before the first model is built (~10 ms a run). A user's own setting wins.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # napkin's arrays are small (a run's percentiles, a fit of a few terms): one BLAS thread
+    # does their work, and OpenBLAS otherwise starts one a core as numpy loads, which spin on
+    # the other cores (~70 ms of CPU a run on a 2-core machine; a process pool's workers each
+    # start their own). Only before numpy loads (the console script); a user's setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _no_plugin_loader()
     saved = (state.flag_names, output.wide, output.timing)
     try:
