@@ -76,3 +76,40 @@ def test_a_run_that_misses_at_the_predicted_times_is_below_one_half_and_no_band_
     assert p_slo_met(lat, slo, WIDE, EXACT) == pytest.approx(PHI(math.log(1 / 1.1) / SIGMA))
     assert p_slo_met(lat, slo, EXACT, EXACT) == 0.0
     assert p_slo_met(_lat([0.9] * 4, [0.01] * 4), slo, EXACT, EXACT) == 1.0
+
+
+def _by_definition(lat: RequestLatencies, slo: SLO, ttft: LogNormalRatio,
+                   tpot: LogNormalRatio) -> float:
+    """The module docstring's P(SLO met) written out: every request's c_i at every quantile of
+    r_o (−∞ where its TPOT misses), the m-th largest of each row, F_t of it, averaged."""
+    n = len(lat.ttft_s)
+    need = math.ceil(slo.share * n - 1e-9)
+    if need <= 0:
+        return 1.0
+    kth = []
+    for r in tpot.quantiles(QUADRATURE if tpot.sigma > 0 else 1).tolist():
+        c = sorted((slo.ttft_s / max(t, 1e-300) if o * r <= slo.tpot_s else -math.inf)
+                   for t, o in zip(lat.ttft_s.tolist(), lat.tpot_s.tolist(), strict=True))
+        kth.append(c[n - need])
+    return float(ttft.cdf(np.array(kth)).mean())  # (numpy's mean: its summation order)
+
+
+def test_the_selection_by_tpot_order_is_the_definition():
+    """Without an end-to-end bound the requests that meet TPOT at a quantile are those of
+    smallest TPOT, and quantiles with as many of them are selected once: the same
+    probability, float for float, as each quantile's row of c_i sorted whole — runs far
+    inside the TPOT bound (one count), straddling it (many), with tied TPOTs and shares
+    from none to all."""
+    rng = np.random.default_rng(7)
+    bands = (EXACT, WIDE, LogNormalRatio.of(Band(0.5, 3.0, 0.1, 10)))
+    for trial in range(150):
+        n = int(rng.integers(1, 40))
+        ttft = rng.exponential(0.5, n)
+        tpot = (rng.choice([0.02, 0.04, 0.05, 0.06], n) if trial % 3 == 0
+                else np.full(n, 0.04) if trial % 3 == 1 else rng.exponential(0.04, n))
+        lat = RequestLatencies(ttft, tpot, ttft + 20 * tpot)
+        slo = SLO(float(rng.choice([0.5, 1.0, 2.0])), float(rng.choice([0.03, 0.05, 0.08])),
+                  float(rng.choice([0.0, 0.5, 0.9, 0.95, 1.0])))
+        ratio_t, ratio_o = bands[trial % 3], bands[(trial // 3) % 3]
+        assert p_slo_met(lat, slo, ratio_t, ratio_o) == _by_definition(lat, slo, ratio_t,
+                                                                       ratio_o)

@@ -102,12 +102,32 @@ def p_slo_met(latencies: RequestLatencies, slo: SLO, ttft: LogNormalRatio,
         return 1.0
     r_o = tpot.quantiles(QUADRATURE if tpot.sigma > 0 else 1)[:, None]
     t = np.maximum(latencies.ttft_s, 1e-300)[None, :]
-    bound = np.full((len(r_o), n), slo.ttft_s)
-    if slo.e2e_s is not None:
-        bound = np.minimum(bound, slo.e2e_s - (latencies.e2e_s - latencies.ttft_s)[None, :] * r_o)
-    c = np.where(latencies.tpot_s[None, :] * r_o <= slo.tpot_s, bound / t, -np.inf)
-    kth = np.partition(c, n - need, axis=1)[:, n - need]
+    meets_tpot = latencies.tpot_s[None, :] * r_o <= slo.tpot_s
+    if slo.e2e_s is None:
+        kth = _kth_headroom(slo.ttft_s / t[0], meets_tpot, need)
+    else:
+        bound = np.minimum(slo.ttft_s,
+                           slo.e2e_s - (latencies.e2e_s - latencies.ttft_s)[None, :] * r_o)
+        c = np.where(meets_tpot, bound / t, -np.inf)
+        kth = np.partition(c, n - need, axis=1)[:, n - need]
     return float(ttft.cdf(kth).mean())
+
+
+def _kth_headroom(headroom: np.ndarray, meets_tpot: np.ndarray, need: int) -> np.ndarray:
+    """c₍m₎ for each quantile of r_o without an end-to-end bound: the ``need``-th largest
+    ``headroom`` (T / ttft) among the requests that meet TPOT at that r_o, −∞ where fewer
+    do. Those requests are the ones of smallest TPOT (the product with r_o keeps their order),
+    so quantiles with as many of them share one set: each count is selected once (a run far
+    inside or outside its TPOT bound has one count for all of them)."""
+    counts = meets_tpot.sum(axis=1)
+    kth = np.full(len(counts), -np.inf)
+    for k in np.unique(counts):
+        if k < need:
+            continue
+        rows = counts == k
+        pool = headroom[meets_tpot[int(np.argmax(rows))]]
+        kth[rows] = np.partition(pool, k - need)[k - need]
+    return kth
 
 
 def confidence(runs: list[RequestLatencies], slo: SLO, profile: Profile | None
