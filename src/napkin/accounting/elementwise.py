@@ -39,19 +39,19 @@ def elementwise_elements(model: ModelSpec) -> tuple[int, int]:
     """(replicated, sharded) activation elements per token over all decoder layers (module
     docstring): ``Σ 8·h`` and ``Σ (MLP inputs' outputs + down projections' inputs + 2·(n_q +
     n_kv)·d_qk)``."""
-    replicated = sharded = 0
-    for block in model.blocks:
-        replicated += NORM_PASSES * model.hidden_size
-        a = block.attention
-        sharded += 2 * (a.num_heads + a.num_kv_heads) * a.qk_head_dim
-        for lin in block.linears:
+    sharded = 0
+    for group in model.layer_groups:  # (identical layers counted once, times their number)
+        a = group.block.attention
+        per_layer = 2 * (a.num_heads + a.num_kv_heads) * a.qk_head_dim
+        for lin in group.block.linears:
             if lin.kind not in (OpKind.FFN, OpKind.EXPERT):
                 continue
             if lin.stage == Stage.MLP_IN:
-                sharded += lin.out_features
+                per_layer += lin.out_features
             elif lin.stage == Stage.MLP_OUT:
-                sharded += lin.in_features
-    return replicated, sharded
+                per_layer += lin.in_features
+        sharded += per_layer * group.num_layers
+    return NORM_PASSES * model.hidden_size * model.num_layers, sharded
 
 
 def elementwise_bytes_per_token(model: ModelSpec, tensor_parallel: int) -> tuple[float, float]:
