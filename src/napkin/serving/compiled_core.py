@@ -442,8 +442,8 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
                 k = recheck  # the decaying ratio may admit soon
             if k < 1:
                 k = 1
-        chunk_req, p_req = p_req, chunk_req
-        chunk_new, p_new = p_new, chunk_new
+        p_req[:count] = chunk_req[:count]  # (copied, not swapped: a state's arrays stay put)
+        p_new[:count] = chunk_new[:count]
         p_count = count
         if not count:
             ctx = dec_base + n_dec * steps

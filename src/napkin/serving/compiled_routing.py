@@ -136,10 +136,14 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
         si = state[6]
         si[_MISSED] = missed
         before, units = si[_DONE], si[_UNITS]
+        columns, rows = state[4][0].shape[0], state[5].shape[0]
         state = run_core(times, prompt, max_out, limits, dec_tokens, window, rates, w_readout,
                          w_none, fitted, timer, routed, ratio, arrival, stop_rule, feeds[e],
                          fed[e], state, _FOREVER, until)
-        states[e] = state
+        # the core writes its scalars and arrays in place; only a series column or the finish
+        # heap it outgrew is a new array (storing the whole state back: ~0.5 us a call)
+        if state[4][0].shape[0] != columns or state[5].shape[0] != rows:
+            states[e] = state
         si = state[6]
         finished = state[0][_ORDER]
         for j in range(before, si[_DONE]):
