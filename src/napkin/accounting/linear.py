@@ -16,6 +16,7 @@ Under tensor parallelism the timers (``RooflineTimer``, ``StepBasis``) divide th
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from napkin.accounting.batch import BatchShape, causal_pairs
 from napkin.accounting.forward import Precision, _group_labels, experts_touched, op_rates
@@ -287,6 +288,7 @@ def replicated_rates(model: ModelSpec, precision: Precision) -> tuple[float, flo
     return flops, sixteen, weights
 
 
+@lru_cache(maxsize=64)
 def tp_cost(model: ModelSpec, precision: Precision, tp: int,
             replicated_over: int | None = None) -> LinearCost:
     """The model's :class:`LinearCost` as a ``tp``-way group's timers read it: ``state_bytes``
@@ -301,7 +303,10 @@ def tp_cost(model: ModelSpec, precision: Precision, tp: int,
 
     DeepSeek-V3 at TP 8: its down-projections' 1.847 GFLOP a token (61 layers · 2 · 7,168 ·
     (1,536 + 576)) count 8 times on the group, so a rank runs 1.847, not 0.231; their 1.847 GB
-    of BF16 weights (0.92 GB in FP8) are read whole on every rank."""
+    of BF16 weights (0.92 GB in FP8) are read whole on every rank.
+
+    Kept for the last 64 arguments (a cost is frozen: a scenario's replicas and a plan's runs
+    share one, with its tables)."""
     cost = LinearCost.of(model, precision)
     if cost.state_bytes and tp > 1:
         cost = replace(cost, state_bytes=cost.state_bytes * state_tp_scale(model, tp))

@@ -32,7 +32,7 @@ store`), so metrics and reports read either run alike.
 import os
 from collections.abc import Callable
 from importlib.util import find_spec
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,8 @@ from napkin.timing.steps import RooflineTimer
 
 if TYPE_CHECKING:
     from napkin.serving.simulate import OpenFeed
+
+T = TypeVar("T")
 
 COMPILED_AFTER = 200_000
 """Requests a process simulates with the reference before runs take the compiled core."""
@@ -240,8 +242,7 @@ def _engine_args(engine: Engine) -> tuple:
     spec, cost = engine.spec, engine.cost
     assert isinstance(cost, LinearCost)
     size = max(spec.max_num_batched_tokens, spec.max_num_seqs) + 1
-    dec_tokens = np.array([(0.0,) * 5] + [cost._token_parts(m, m, 0, 2 * m)
-                                          for m in range(1, spec.max_num_seqs + 1)])
+    dec_tokens = _decode_table(cost, spec.max_num_seqs)
     w = cost.windows[0]
     window = np.array([w.flops_per_pair, w.flops_per_decode_pair, w.kv_read_per_cached])
     rates = np.array([cost.flops_per_token, cost.flops_per_readout,
@@ -324,10 +325,11 @@ def _column(values: object) -> np.ndarray:
     return np.frombuffer(values, dtype=np.int32).astype(np.int64)  # type: ignore[arg-type]
 
 
-def _memo(of: object, size: int, make: Callable[[], tuple]) -> tuple:
-    """``make()``, kept for the object ``of`` itself and ``size`` (the planner's runs share a
-    few costs and timers; some hold dicts, so they are not keys themselves)."""
-    key = (id(of), size)
+def _memo(of: object, what: tuple[str, int], make: Callable[[], T]) -> T:
+    """``make()``, kept for the object ``of`` itself and ``what`` (a table's name and size:
+    the planner's runs share a few costs and timers; some hold dicts, so they are not keys
+    themselves)."""
+    key = (id(of), *what)
     hit = _TABLES.get(key)
     if hit is not None and hit[0] is of:
         return hit[1]
@@ -338,14 +340,22 @@ def _memo(of: object, size: int, make: Callable[[], tuple]) -> tuple:
     return value
 
 
-_TABLES: dict[tuple[int, int], tuple[object, tuple]] = {}
+_TABLES: dict[tuple[int, str, int], tuple[object, Any]] = {}
+
+
+def _decode_table(cost: LinearCost, max_seqs: int) -> np.ndarray:
+    """The token parts of a decode step of 0 … ``max_seqs`` sequences (row m:
+    :meth:`LinearCost._token_parts` of m tokens, m read-outs, 2m state moves), kept per cost
+    (:func:`_memo`)."""
+    return _memo(cost, ("decode", max_seqs), lambda: np.array(
+        [(0.0,) * 5] + [cost._token_parts(m, m, 0, 2 * m) for m in range(1, max_seqs + 1)]))
 
 
 def _weight_tables(cost: LinearCost, size: int) -> tuple[np.ndarray, np.ndarray]:
     """The weight bytes a step of 0 … ``size`` − 1 new tokens reads, with and without a
     read-out (:meth:`LinearCost.weight_bytes`), kept per cost (:func:`_memo`): a dense
     model's are one value past 0 tokens."""
-    return _memo(cost, size, lambda: _weights(cost, size))
+    return _memo(cost, ("weights", size), lambda: _weights(cost, size))
 
 
 def _weights(cost: LinearCost, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -362,7 +372,7 @@ def _timer(timer: RooflineTimer | FittedTimer, size: int
            ) -> tuple[np.ndarray, np.ndarray, bool]:
     """The timer's constants as the core reads them, its routed-expert time by tokens (a
     fitted profile's) and whether it is fitted, kept per timer (:func:`_memo`)."""
-    return _memo(timer, size, lambda: _timer_tables(timer, size))
+    return _memo(timer, ("timer", size), lambda: _timer_tables(timer, size))
 
 
 def _timer_tables(timer: RooflineTimer | FittedTimer, size: int
