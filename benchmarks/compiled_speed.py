@@ -11,10 +11,12 @@ compiled code's load are, as they happen inside the run):
 - ``scheduler``: ``NAPKIN_COMPILED=0``, the pure-Python reference.
 
 The three runs' records are checked equal (a digest of every column). With ``--replicas K``
-the workload runs on K such engines behind least-outstanding routing at K times the rate (the
-core runs them side by side: ``napkin.serving.compiled_routing``).
+the workload runs on K such engines behind least-outstanding routing (``--least-kv``:
+least-KV) at K times the rate (the core runs them side by side:
+``napkin.serving.compiled_routing``).
 
-Usage: python benchmarks/compiled_speed.py [requests ...] [--replicas K]   (default 1,000,000)
+Usage: python benchmarks/compiled_speed.py [requests ...] [--replicas K] [--least-kv]
+(default 1,000,000)
 """
 
 import argparse
@@ -47,18 +49,18 @@ print(json.dumps([wall, h.hexdigest()]))
 """
 
 
-def _scenario(n: int, replicas: int) -> str:
-    """Vidur's workload of ``n`` requests, on ``replicas`` engines behind least-outstanding
-    routing at ``replicas`` times the rate (one engine: as ``serve_cold.py`` has it)."""
+def _scenario(n: int, replicas: int, router: str = "least_outstanding") -> str:
+    """Vidur's workload of ``n`` requests, on ``replicas`` engines behind ``router`` at
+    ``replicas`` times the rate (one engine: as ``serve_cold.py`` has it)."""
     doc = yaml.safe_load(SCENARIO.format(n=n))
     if replicas > 1:
-        doc["engine"] |= {"replicas": replicas, "router": "least_outstanding"}
+        doc["engine"] |= {"replicas": replicas, "router": router}
         doc["workload"]["arrivals"]["rate_per_s"] *= replicas
     return yaml.safe_dump(doc)
 
 
-def _run(n: int, replicas: int, env: dict[str, str]) -> tuple[float, str]:
-    done = subprocess.run([sys.executable, "-c", WORKER], input=_scenario(n, replicas),
+def _run(n: int, replicas: int, router: str, env: dict[str, str]) -> tuple[float, str]:
+    done = subprocess.run([sys.executable, "-c", WORKER], input=_scenario(n, replicas, router),
                           text=True, capture_output=True, env={**os.environ, **env}, check=True)
     wall, digest = json.loads(done.stdout)
     return wall, digest
@@ -70,16 +72,19 @@ def main() -> None:
                         help="request counts (default 1,000,000)")
     parser.add_argument("--replicas", type=whole_number, default=1,
                         help="engines behind least-outstanding routing (default 1)")
+    parser.add_argument("--least-kv", action="store_true",
+                        help="route the replicas by least KV in use instead")
     args = parser.parse_args()
     k = args.replicas
+    router = "least_kv" if args.least_kv else "least_outstanding"
     for n in args.requests:
         with tempfile.TemporaryDirectory() as cache:
             core = {"NUMBA_CACHE_DIR": str(Path(cache)), "NAPKIN_COMPILED": "1"}
-            cold = _run(n, k, core)
-            warm = _run(n, k, core)
-        scheduler = _run(n, k, {"NAPKIN_COMPILED": "0"})
+            cold = _run(n, k, router, core)
+            warm = _run(n, k, router, core)
+        scheduler = _run(n, k, router, {"NAPKIN_COMPILED": "0"})
         same = len({cold[1], warm[1], scheduler[1]}) == 1
-        where = f" on {k} replicas" if k > 1 else ""
+        where = f" on {k} replicas ({router})" if k > 1 else ""
         print(f"{n:,} requests{where}: scheduler {scheduler[0]:.2f} s "
               f"({n / scheduler[0]:,.0f} req/s); "
               f"core cold {cold[0]:.2f} s ({scheduler[0] / cold[0]:.2f}×), warm "

@@ -1,4 +1,4 @@
-"""Replicas behind least-outstanding routing in the compiled core
+"""Replicas behind least-outstanding and least-KV routing in the compiled core
 (:mod:`napkin.serving.compiled_routing`) against the event heap
 (:func:`napkin.serving.events.run_events`): the same records (engine column included), stop and
 engine state bit for bit on random runs, on arrivals that tie and on runs the planner's stop
@@ -33,10 +33,11 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
        seqs=st.sampled_from([4, 32, 256]), pool_gib=st.sampled_from([0.8, 20.0]),
        rate=st.sampled_from([3.0, 60.0, 600.0]),
        share=st.sampled_from([None, None, 0.5, 0.9, 0.99]))
-def test_replicas_behind_least_outstanding_match_the_event_heap(
-        replicas, backend, calibration, seqs, pool_gib, rate, share, monkeypatch):
+@pytest.mark.parametrize("router", ["least_outstanding", "least_kv"])
+def test_replicas_behind_a_stateful_router_match_the_event_heap(
+        router, replicas, backend, calibration, seqs, pool_gib, rate, share, monkeypatch):
     doc = _scenario(engine={"backend": backend, "replicas": replicas,
-                            "router": "least_outstanding", "kv_pool_gib": pool_gib,
+                            "router": router, "kv_pool_gib": pool_gib,
                             "max_num_seqs": seqs},
                     n=300, rate=rate, calibration=backend if calibration == "profile"
                     else "roofline")
@@ -93,9 +94,25 @@ def test_arrivals_and_units_that_tie_keep_the_heaps_order(monkeypatch):
     assert sorted(np.bincount(runs[0].records.engine).tolist()) == [20, 20, 20, 20]
 
 
+def test_least_kv_counts_the_blocks_a_run_in_flight_has_taken(monkeypatch):
+    """Least-KV routing reads each replica's blocks after the steps of its decode run in flight
+    completed by the arrival (not as of the run's start): long answers on a small pool, where
+    runs cross block boundaries between arrivals, route alike in the core and on the heap —
+    and not as least-outstanding routes them."""
+    doc = _scenario(engine={"replicas": 3, "router": "least_kv", "kv_pool_gib": 1.5,
+                            "max_num_seqs": 64}, n=400, rate=40.0)
+    calls = _counting(monkeypatch)
+    by_kv = _run(doc, True, monkeypatch)
+    _assert_same(_run(doc, False, monkeypatch), by_kv)
+    assert calls == [1]
+    doc["engine"]["router"] = "least_outstanding"
+    by_count = _run(doc, True, monkeypatch)
+    assert not np.array_equal(by_kv.records.engine, by_count.records.engine)
+
+
 def test_runs_the_routed_core_does_not_take_run_on_the_heap(monkeypatch):
-    """Least-KV routing, a progress callback, and more replicas × requests than
-    :data:`compiled.ROUTED_CELLS` go to the event heap (and still match it)."""
+    """A progress callback, and more replicas × requests than :data:`compiled.ROUTED_CELLS`
+    go to the event heap (and still match it)."""
     doc = _scenario(engine={"replicas": 2, "router": "least_outstanding"}, n=200)
     built = build(Scenario.model_validate(doc), Path("."))
     feed = OpenFeed(built.source, 0.0, 0.0)
@@ -105,9 +122,6 @@ def test_runs_the_routed_core_does_not_take_run_on_the_heap(monkeypatch):
     assert not compiled.takes_routed(built.engines(), feed, None)
     monkeypatch.setattr(compiled, "ROUTED_CELLS", 400)
     calls = _counting(monkeypatch)
-    kv = _scenario(engine={"replicas": 2, "router": "least_kv"}, n=200)
-    _assert_same(_run(kv, False, monkeypatch), _run(kv, True, monkeypatch))
-    assert calls == []
     built = build(Scenario.model_validate(doc), Path("."))
     built.simulate(progress=lambda t, n: None)
     assert calls == []

@@ -19,8 +19,8 @@ refuse (the reference raises that error where it meets it). Anything else runs
 Replicas behind round-robin routing on open-loop arrivals (no stop, no progress) take it too,
 one replica at a time (:func:`run_replicas`): which replica an arrival reaches does not depend
 on their state, so each runs alone on its share and the logs merge by finishing time. Replicas
-of one configuration behind least-outstanding routing (no progress; the planner's stop
-allowed) run side by side (:func:`run_routed`, :mod:`napkin.serving.compiled_routing`). A
+of one configuration behind least-outstanding or least-KV routing (no progress; the
+planner's stop allowed) run side by side (:func:`run_routed`, :mod:`napkin.serving.compiled_routing`). A
 caller about to run many simulations may count them up front (:func:`expect`: the planner
 does).
 
@@ -161,8 +161,8 @@ def run_replicas(engines: list[Engine], feed: "OpenFeed") -> np.ndarray | None:
 
 
 def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:
-    """Whether replicas behind least-outstanding routing go through the compiled core side by
-    side (:func:`run_routed`): each a covered engine of one configuration, at most
+    """Whether replicas behind least-outstanding or least-KV routing go through the compiled
+    core side by side (:func:`run_routed`): each a covered engine of one configuration, at most
     :data:`ROUTED_CELLS` replicas × requests (each replica holds every request's state);
     counts the requests as simulated either way."""
     if not _past_threshold(feed):
@@ -177,10 +177,11 @@ def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:
             and all(covered(e, feed, stop) for e in engines))
 
 
-def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None = None
-               ) -> tuple[np.ndarray, bool]:
-    """Open-loop arrivals through replicas behind least-outstanding routing in the compiled
-    core (:mod:`napkin.serving.compiled_routing`), or until ``stop`` ends the run: the log rows
+def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None = None,
+               by_kv: bool = False) -> tuple[np.ndarray, bool]:
+    """Open-loop arrivals through replicas behind least-outstanding routing (``by_kv``:
+    least-KV) in the compiled core (:mod:`napkin.serving.compiled_routing`), or until ``stop``
+    ends the run: the log rows
     in the reference's order (engine column set, request ids the arrival positions) and whether
     ``stop`` ended it; each engine's series and scalars as the reference leaves them."""
     from napkin.serving.compiled_cache import check
@@ -191,7 +192,7 @@ def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None
     times, prompt, out, arrival, label = _arrays(feed)
     (status, order, owner, instants, preemptions, scalars_i, scalars_f, series_t, series_i,
      starts) = routed_core(times, prompt, out, *_engine_args(engines[0]), arrival, _rule(stop),
-                           len(engines))
+                           len(engines), by_kv)
     per = dict(zip(("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s"),
                    instants, strict=True)) | {"preemptions": preemptions}
     rows = _rows(order, owner, per, label, arrival, prompt, out)

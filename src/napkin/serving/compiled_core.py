@@ -201,20 +201,7 @@ def run_core(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits:
             kvts += (series_weighted(p_series, k, p_kv0, n_dec) if has_series
                      else p_kv0 * p_step_s)
             if k > 1 and not reserve_all:  # the run's new blocks (from the residues)
-                first_step, m = steps + 1, k - 1
-                full, rest = m // bs, m % bs
-                start = first_step % bs
-                end = start + rest
-                part = 0
-                if end <= bs:
-                    for j in range(start, end):
-                        part += residues[j]
-                else:
-                    for j in range(start, bs):
-                        part += residues[j]
-                    for j in range(0, end - bs):
-                        part += residues[j]
-                need = full * n_decoding + part
+                need = blocks_needed(steps + 1, k - 1, residues, n_decoding, bs)
                 if need <= num_blocks - used:
                     used += need
             busy_s += clock - p_start
@@ -556,6 +543,29 @@ def _ratio_reserve(since_reset: int, ratio: np.ndarray, clip: int, over_clip: in
         left += min(max_out[j] - outputs[j], clip)
         j = f_next[j]
     return _new_token_ratio(since_reset, ratio) * left
+
+
+@njit(cache=True)
+def blocks_needed(first_step: int, k: int, residues: np.ndarray, n_decoding: int,
+                  bs: int) -> int:
+    """:meth:`Engine._blocks_needed`: new blocks ``n_decoding`` decoding sequences need over
+    ``k`` steps from step count ``first_step`` (``residues``: how many sit at each context
+    residue mod ``bs``)."""
+    if k <= 0:
+        return 0
+    full, rest = k // bs, k % bs
+    start = first_step % bs
+    end = start + rest
+    part = 0
+    if end <= bs:
+        for j in range(start, end):
+            part += residues[j]
+    else:
+        for j in range(start, bs):
+            part += residues[j]
+        for j in range(0, end - bs):
+            part += residues[j]
+    return full * n_decoding + part
 
 
 @njit(cache=True)

@@ -1,9 +1,11 @@
-"""Replicas behind least-outstanding routing in the compiled core: the event heap of
-:func:`napkin.serving.events.run_events`, compiled with numba, over engines that each run
+"""Replicas behind least-outstanding or least-KV routing in the compiled core: the event heap
+of :func:`napkin.serving.events.run_events`, compiled with numba, over engines that each run
 :func:`~napkin.serving.compiled_core.run_core` until another's event comes first.
 
 Which replica an arrival reaches depends on every replica's state at that instant (the fewest
-requests running or waiting, the first of them at a tie), so the replicas run side by side, in
+requests running or waiting, or the smallest share of KV blocks in use once the steps of its
+decode run in flight completed by then counted, the first of them at a tie), so the replicas
+run side by side, in
 the order the reference's heap takes their events: at equal instants an arrival first, then the
 engines' units in the order they were queued (each engine's unit is queued again whenever its
 due instant moves: after an arrival that changed it, after every unit that leaves work). An
@@ -19,7 +21,15 @@ import numpy as np
 from numba import njit
 from numba.typed import List
 
-from napkin.serving.compiled_core import INTS, SCALARS_F, SCALARS_I, fresh, run_core
+from napkin.serving.compiled_core import (
+    INTS,
+    SCALARS_F,
+    SCALARS_I,
+    blocks_needed,
+    fresh,
+    run_core,
+)
+from napkin.serving.compiled_timing import steps_until
 
 _BUSY, _W_LEN, _DONE = (SCALARS_I.index(k) for k in ("busy", "w_len", "done"))
 _CURSOR, _UNITS = SCALARS_I.index("cursor"), SCALARS_I.index("units")
@@ -27,6 +37,10 @@ _PREEMPTS = INTS.index("preemptions")
 _MISSED, _STOPPED = SCALARS_I.index("missed"), SCALARS_I.index("stopped")
 _WAKE, _P_END = SCALARS_F.index("wake_s"), SCALARS_F.index("p_end")
 _ORDER = INTS.index("order")
+_STEPS, _USED, _DECODING = (SCALARS_I.index(k) for k in ("steps", "used", "decoding"))
+_P_K, _P_RUN, _HAS_SERIES = (SCALARS_I.index(k) for k in ("p_k", "p_run", "has_series"))
+_SIDE, _LINE = SCALARS_I.index("side"), SCALARS_I.index("line")
+_P_START, _C0 = SCALARS_F.index("p_start"), SCALARS_F.index("c0")
 _FOREVER = 1 << 62
 
 
@@ -41,13 +55,29 @@ def _due(state: tuple) -> float:
 
 
 @njit(cache=True)
+def _blocks_at(state: tuple, t: float, reserve_all: bool, bs: int) -> int:
+    """:meth:`Engine.blocks_in_use_at`: the engine's KV blocks in use after the steps of its
+    decode run in flight completed by ``t`` (least-KV routing)."""
+    si, sf = state[6], state[7]
+    used = si[_USED]
+    if not si[_BUSY] or not si[_P_RUN] or reserve_all or not si[_HAS_SERIES]:
+        return used  # (a single step: none of its steps has completed before its end)
+    series = (sf[_C0], sf[_C0 + 1], sf[_C0 + 2], sf[_C0 + 3], sf[_C0 + 4], si[_SIDE],
+              si[_LINE] != 0)
+    started = steps_until(series, t - sf[_P_START], si[_P_K])  # steps begun before t
+    return used + blocks_needed(si[_STEPS] + 1, max(started - 1, 0), state[3][0],
+                                si[_DECODING], bs)
+
+
+@njit(cache=True)
 def run_routed(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
                dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
                w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
                routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray,
-               stop_rule: np.ndarray, replicas: int) -> tuple:
+               stop_rule: np.ndarray, replicas: int, by_kv: bool) -> tuple:
     """The arrivals of ``times`` through ``replicas`` fresh engines of one configuration,
-    routed to the one with the fewest outstanding requests; the other arguments as
+    routed to the one with the fewest outstanding requests (``by_kv``: the smallest share of
+    KV blocks in use at the arrival, :func:`_blocks_at`); the other arguments as
     :func:`~napkin.serving.compiled_core.run_core` takes them. Returns 2 when ``stop_rule``
     ended the run (else 0); the finished requests in the order the reference's log holds them
     and the engine of each; every arrival's first-scheduled, first-token and finish instants,
@@ -62,7 +92,7 @@ def run_routed(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limit
     owner, order = np.empty(n, np.int64), np.empty(n, np.int64)
     status, done = _run(times, prompt, max_out, limits, dec_tokens, window, rates, w_readout,
                         w_none, fitted, timer, routed, ratio, arrival, stop_rule, states, feeds,
-                        owner, order)
+                        owner, order, by_kv)
     instants = np.full((4, n), np.nan)
     preemptions = np.zeros(n, np.int64)
     for e in range(k):
@@ -98,7 +128,8 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
          dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray, w_readout: np.ndarray,
          w_none: np.ndarray, fitted: bool, timer: np.ndarray, routed: np.ndarray,
          ratio: np.ndarray, arrival: np.ndarray, stop_rule: np.ndarray, states: List,
-         feeds: np.ndarray, owner: np.ndarray, order: np.ndarray) -> tuple[int, int]:
+         feeds: np.ndarray, owner: np.ndarray, order: np.ndarray, by_kv: bool
+         ) -> tuple[int, int]:
     """The run of :func:`run_routed` over the engines' ``states`` (each replaced by the state
     the run leaves): writes which engine took each arrival (``owner``), the arrivals each took
     in their order (``feeds``' rows) and the finished requests in the reference's log order
@@ -118,11 +149,19 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
         arriving = cursor < n and (e < 0 or times[cursor] <= dues[e])
         if not arriving and e < 0:
             return 0, done
-        if arriving:  # ------------------------------------ routed to the least outstanding
+        if arriving and by_kv:  # ------------------------- routed to the least KV in use
+            t, blocks, reserve_all, bs = times[cursor], limits[0], limits[7] != 0, limits[3]
+            e, least = 0, _blocks_at(states[0], t, reserve_all, bs) / blocks
+            for j in range(1, k):
+                share = _blocks_at(states[j], t, reserve_all, bs) / blocks
+                if share < least:  # (the first of the least, as min() picks)
+                    e, least = j, share
+        elif arriving:  # ---------------------------------- routed to the least outstanding
             e = 0
             for j in range(1, k):
                 if outstanding[j] < outstanding[e]:
                     e = j
+        if arriving:
             feeds[e, fed[e]] = cursor
             fed[e] += 1
             owner[cursor] = e

@@ -271,9 +271,11 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
                 log = Log()
                 log.extend(rows)
                 return SimRun(log.records(), tuple(engines), feed.labels)
-        if (isinstance(feed, OpenFeed) and router == "least_outstanding" and disagg is None
-                and progress is None and compiled.takes_routed(engines, feed, stop)):
-            rows, stopped = compiled.run_routed(engines, feed, stop)  # type: ignore[arg-type]
+        if (isinstance(feed, OpenFeed) and router in ("least_outstanding", "least_kv")
+                and disagg is None and progress is None
+                and compiled.takes_routed(engines, feed, stop)):
+            rows, stopped = compiled.run_routed(engines, feed, stop,  # type: ignore[arg-type]
+                                                router == "least_kv")
             log = Log(stop)
             log.extend(rows)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
