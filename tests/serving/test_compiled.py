@@ -143,6 +143,24 @@ def test_replicas_behind_round_robin_match_the_event_heap(replicas, backend, cal
     assert calls == [1]
 
 
+def test_round_robin_replicas_report_progress_as_each_runs(monkeypatch):
+    """With a progress callback round-robin replicas still take the core, one at a time: the
+    requests finished rise through each replica's share (earlier replicas' added) to all of
+    them, and the records are the heap's."""
+    doc = _scenario(engine={"replicas": 3, "router": "round_robin"}, n=300)
+    reference = _run(doc, False, monkeypatch)
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
+    monkeypatch.setattr(compiled, "UNITS_A_CALL", 40)
+    calls, seen = [], []
+    core = compiled.run_replicas
+    monkeypatch.setattr(compiled, "run_replicas", lambda *a: calls.append(1) or core(*a))
+    built = build(Scenario.model_validate(doc), Path("."))
+    _assert_same(reference, built.simulate(progress=lambda t, f: seen.append(f)))
+    assert calls == [1]
+    assert len(seen) > 5 and seen == sorted(seen) and seen[-1] == 300
+    assert {100, 200} <= set(seen)  # each replica's share of 100 ends with a report
+
+
 def test_replicas_that_finish_at_one_instant_run_on_the_event_heap(monkeypatch):
     """Identical requests reaching two replicas at the same instants finish at the same
     instants: the merge cannot order such ties as the heap does, so the run falls back to it

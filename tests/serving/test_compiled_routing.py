@@ -110,9 +110,27 @@ def test_least_kv_counts_the_blocks_a_run_in_flight_has_taken(monkeypatch):
     assert not np.array_equal(by_kv.records.engine, by_count.records.engine)
 
 
+def test_progress_is_reported_as_the_routed_core_runs(monkeypatch):
+    """With a progress callback (a terminal's bar) the routed core pauses every
+    :data:`compiled.UNITS_A_CALL` units to report the requests finished, and resumes: the
+    counts rise to every request, and the records are the heap's."""
+    doc = _scenario(engine={"replicas": 3, "router": "least_kv"}, n=300)
+    reference = _run(doc, False, monkeypatch)
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
+    monkeypatch.setattr(compiled, "UNITS_A_CALL", 40)
+    calls, seen = _counting(monkeypatch), []
+    built = build(Scenario.model_validate(doc), Path("."))
+    run = built.simulate(progress=lambda t, finished: seen.append((t, finished)))
+    _assert_same(reference, run)
+    assert calls == [1]
+    finished = [f for _, f in seen]
+    assert len(seen) > 5 and finished == sorted(finished) and finished[-1] == 300
+    assert all(t > 0 for t, _ in seen)
+
+
 def test_runs_the_routed_core_does_not_take_run_on_the_heap(monkeypatch):
-    """A progress callback, and more replicas × requests than :data:`compiled.ROUTED_CELLS`
-    go to the event heap (and still match it)."""
+    """More replicas × requests than :data:`compiled.ROUTED_CELLS` go to the event heap (and
+    still match it)."""
     doc = _scenario(engine={"replicas": 2, "router": "least_outstanding"}, n=200)
     built = build(Scenario.model_validate(doc), Path("."))
     feed = OpenFeed(built.source, 0.0, 0.0)
@@ -120,11 +138,10 @@ def test_runs_the_routed_core_does_not_take_run_on_the_heap(monkeypatch):
     assert compiled.takes_routed(built.engines(), feed, None)
     monkeypatch.setattr(compiled, "ROUTED_CELLS", 399)
     assert not compiled.takes_routed(built.engines(), feed, None)
-    monkeypatch.setattr(compiled, "ROUTED_CELLS", 400)
     calls = _counting(monkeypatch)
-    built = build(Scenario.model_validate(doc), Path("."))
-    built.simulate(progress=lambda t, n: None)
+    _assert_same(_run(doc, False, monkeypatch), _run(doc, True, monkeypatch))
     assert calls == []
+    monkeypatch.setattr(compiled, "ROUTED_CELLS", 400)
     _run(doc, True, monkeypatch)
     assert calls == [1]
 

@@ -16,11 +16,11 @@ stops it there); and no request the engine would
 refuse (the reference raises that error where it meets it). Anything else runs
 :func:`napkin.serving.scheduler.process` itself, as every run did before.
 
-Replicas behind round-robin routing on open-loop arrivals (no stop, no progress) take it too,
+Replicas behind round-robin routing on open-loop arrivals (no stop) take it too,
 one replica at a time (:func:`run_replicas`): which replica an arrival reaches does not depend
 on their state, so each runs alone on its share and the logs merge by finishing time. Replicas
-of one configuration behind least-outstanding or least-KV routing (no progress; the
-planner's stop allowed) run side by side (:func:`run_routed`, :mod:`napkin.serving.compiled_routing`). A
+of one configuration behind least-outstanding or least-KV routing (the planner's stop
+allowed) run side by side (:func:`run_routed`, :mod:`napkin.serving.compiled_routing`). A
 caller about to run many simulations may count them up front (:func:`expect`: the planner
 does).
 
@@ -124,28 +124,31 @@ def run(engine: Engine, feed: "OpenFeed", stop: SLOMissStop | None = None,
 
 
 def takes_replicas(engines: list[Engine], feed: "OpenFeed") -> bool:
-    """Whether replicas behind round-robin routing (no stop, no progress) go through the
-    compiled core, one replica at a time (:func:`run_replicas`); counts the requests as
-    simulated either way."""
+    """Whether replicas behind round-robin routing (no stop) go through the compiled core, one
+    replica at a time (:func:`run_replicas`); counts the requests as simulated either way."""
     return (_past_threshold(feed) and all(covered(e, feed, None) for e in engines)
             and len({id(e) for e in engines}) == len(engines))
 
 
-def run_replicas(engines: list[Engine], feed: "OpenFeed") -> np.ndarray | None:
+def run_replicas(engines: list[Engine], feed: "OpenFeed",
+                 progress: Callable[[float, int], None] | None = None) -> np.ndarray | None:
     """Open-loop arrivals through replicas behind round-robin routing in the compiled core:
     arrival i goes to replica i mod R whatever the replicas' state, so each replica runs alone
     on its share, and the log is their rows merged by finishing time (engine column set, request
     ids the arrival positions), each engine's state written as the reference leaves it. None,
     with no engine touched, where two replicas finish a request at the same instant: the event
     heap orders such ties by when their units were queued, which this merge does not
-    reproduce (the caller runs the reference instead)."""
+    reproduce (the caller runs the reference instead). ``progress(t_s, finished)`` as each
+    replica runs (:func:`run`; finished: the requests of the replicas run so far)."""
     times, prompt, out, arrival, label = _arrays(feed)
     k = len(engines)
     parts, backs = [], []
     for e, engine in enumerate(engines):
         share = slice(e, None, k)
+        base = sum(len(p) for p in parts)
         rows, _, back = _run_arrays(engine, *(np.ascontiguousarray(a[share]) for a in (
-            times, prompt, out, arrival, label)), None, None)
+            times, prompt, out, arrival, label)), None, None if progress is None else (
+            lambda t, finished, base=base: progress(t, base + finished)))
         rows["rid"] = e + k * rows["rid"]
         rows["engine"] = e
         parts.append(rows)
@@ -178,21 +181,33 @@ def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:
 
 
 def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None = None,
-               by_kv: bool = False) -> tuple[np.ndarray, bool]:
+               by_kv: bool = False, progress: Callable[[float, int], None] | None = None
+               ) -> tuple[np.ndarray, bool]:
     """Open-loop arrivals through replicas behind least-outstanding routing (``by_kv``:
     least-KV) in the compiled core (:mod:`napkin.serving.compiled_routing`), or until ``stop``
-    ends the run: the log rows
-    in the reference's order (engine column set, request ids the arrival positions) and whether
-    ``stop`` ended it; each engine's series and scalars as the reference leaves them."""
+    ends the run: the log rows in the reference's order (engine column set, request ids the
+    arrival positions) and whether ``stop`` ended it; each engine's series and scalars as the
+    reference leaves them. ``progress(t_s, finished)`` after every :data:`UNITS_A_CALL` units
+    the engines run and at the end (``t_s``: the clock of the engine that ran last)."""
     from napkin.serving.compiled_cache import check
-    from napkin.serving.compiled_routing import run_routed as routed_core
+    from napkin.serving.compiled_routing import advance, begin, gather
 
     check()
 
     times, prompt, out, arrival, label = _arrays(feed)
-    (status, order, owner, instants, preemptions, scalars_i, scalars_f, series_t, series_i,
-     starts) = routed_core(times, prompt, out, *_engine_args(engines[0]), arrival, _rule(stop),
-                           len(engines), by_kv)
+    args = (times, prompt, out, *_engine_args(engines[0]), arrival, _rule(stop))
+    run = begin(len(times), args[3], len(engines))
+    budget = UNITS_A_CALL if progress is not None else 1 << 62
+    while True:
+        status = advance(*args, *run, by_kv, budget)
+        counters, now = run[6], run[7]
+        if progress is not None:
+            progress(float(now[0]), int(counters[2]))
+        if status != 1:
+            break
+    states, feeds, owner, order = run[:4]
+    order, owner, instants, preemptions, scalars_i, scalars_f, series_t, series_i, starts = \
+        gather(states, feeds, owner, order, counters[2])
     per = dict(zip(("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s"),
                    instants, strict=True)) | {"preemptions": preemptions}
     rows = _rows(order, owner, per, label, arrival, prompt, out)

@@ -70,29 +70,31 @@ def _blocks_at(state: tuple, t: float, reserve_all: bool, bs: int) -> int:
 
 
 @njit(cache=True)
-def run_routed(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
-               dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
-               w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
-               routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray,
-               stop_rule: np.ndarray, replicas: int, by_kv: bool) -> tuple:
-    """The arrivals of ``times`` through ``replicas`` fresh engines of one configuration,
-    routed to the one with the fewest outstanding requests (``by_kv``: the smallest share of
-    KV blocks in use at the arrival, :func:`_blocks_at`); the other arguments as
-    :func:`~napkin.serving.compiled_core.run_core` takes them. Returns 2 when ``stop_rule``
-    ended the run (else 0); the finished requests in the order the reference's log holds them
-    and the engine of each; every arrival's first-scheduled, first-token and finish instants,
-    queue wait (rows of one array) and preemptions; each engine's integer and float scalars
-    (rows) and its series (time, then blocks, running and waiting; engine e's units at
-    ``starts[e]:starts[e + 1]``)."""
-    n, k = times.shape[0], replicas
+def begin(n: int, limits: np.ndarray, replicas: int) -> tuple:
+    """A routed run before its first arrival: ``replicas`` fresh engine states
+    (:func:`~napkin.serving.compiled_core.fresh`) in a typed list, each engine's arrivals
+    (``feeds``' rows), each arrival's engine (``owner``), the finishing order (``order``) and
+    the router's own state: each engine's due instant, when its unit was queued, its
+    outstanding requests and arrivals taken (rows of ``per``), and the counters (units queued,
+    arrivals routed, requests finished, SLO misses, units run, as :func:`advance` leaves them)
+    with the instant of the last event (``now``)."""
     states = List()
-    for _ in range(k):
+    for _ in range(replicas):
         states.append(fresh(n, limits[1], limits[3]))
-    feeds = np.empty((k, n), np.int64)
-    owner, order = np.empty(n, np.int64), np.empty(n, np.int64)
-    status, done = _run(times, prompt, max_out, limits, dec_tokens, window, rates, w_readout,
-                        w_none, fitted, timer, routed, ratio, arrival, stop_rule, states, feeds,
-                        owner, order, by_kv)
+    return (states, np.empty((replicas, n), np.int64), np.empty(n, np.int64),
+            np.empty(n, np.int64), np.full(replicas, np.inf),
+            np.zeros((3, replicas), np.int64), np.zeros(5, np.int64), np.zeros(1))
+
+
+@njit(cache=True)
+def gather(states: List, feeds: np.ndarray, owner: np.ndarray, order: np.ndarray,
+           done: int) -> tuple:
+    """What a routed run leaves: the finished requests in the order the reference's log holds
+    them and the engine of each; every arrival's first-scheduled, first-token and finish
+    instants, queue wait (rows of one array) and preemptions; each engine's integer and float
+    scalars (rows) and its series (time, then blocks, running and waiting; engine e's units at
+    ``starts[e]:starts[e + 1]``)."""
+    n, k = order.shape[0], len(states)
     instants = np.full((4, n), np.nan)
     preemptions = np.zeros(n, np.int64)
     for e in range(k):
@@ -119,28 +121,34 @@ def run_routed(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limit
             series_i[starts[e] + u, 0] = columns[1][u]
             series_i[starts[e] + u, 1] = columns[2][u]
             series_i[starts[e] + u, 2] = columns[3][u]
-    return (status, order[:done], owner[order[:done]], instants, preemptions, scalars_i,
-            scalars_f, series_t, series_i, starts)
+    return (order[:done], owner[order[:done]], instants, preemptions, scalars_i, scalars_f,
+            series_t, series_i, starts)
 
 
 @njit(cache=True)
-def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
-         dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray, w_readout: np.ndarray,
-         w_none: np.ndarray, fitted: bool, timer: np.ndarray, routed: np.ndarray,
-         ratio: np.ndarray, arrival: np.ndarray, stop_rule: np.ndarray, states: List,
-         feeds: np.ndarray, owner: np.ndarray, order: np.ndarray, by_kv: bool
-         ) -> tuple[int, int]:
-    """The run of :func:`run_routed` over the engines' ``states`` (each replaced by the state
-    the run leaves): writes which engine took each arrival (``owner``), the arrivals each took
-    in their order (``feeds``' rows) and the finished requests in the reference's log order
-    (``order``); returns 2 when ``stop_rule`` ended the run (else 0) and how many finished."""
+def advance(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.ndarray,
+            dec_tokens: np.ndarray, window: np.ndarray, rates: np.ndarray,
+            w_readout: np.ndarray, w_none: np.ndarray, fitted: bool, timer: np.ndarray,
+            routed: np.ndarray, ratio: np.ndarray, arrival: np.ndarray, stop_rule: np.ndarray,
+            states: List, feeds: np.ndarray, owner: np.ndarray, order: np.ndarray,
+            dues: np.ndarray, per: np.ndarray, counters: np.ndarray, now: np.ndarray,
+            by_kv: bool, budget: int) -> int:
+    """The arrivals of ``times`` through the engines of ``states`` (:func:`begin`'s, or as an
+    earlier call left them), routed to the one with the fewest outstanding requests
+    (``by_kv``: the smallest share of KV blocks in use at the arrival, :func:`_blocks_at`), the
+    other arguments as :func:`~napkin.serving.compiled_core.run_core` takes them, until every
+    request has finished (returns 0), ``stop_rule`` ends the run (2) or the engines have run
+    ``budget`` more units (1: call again to go on). Writes which engine took each arrival
+    (``owner``), the arrivals each took in their order (``feeds``' rows), the finished
+    requests in the reference's log order (``order``) and the router's state (:func:`begin`);
+    an engine's state is replaced in ``states`` where the core outgrew its arrays."""
     n, k = times.shape[0], len(states)
-    dues = np.full(k, np.inf)
-    queued = np.zeros(k, np.int64)  # when each engine's unit was queued (ties: earlier first)
-    outstanding = np.zeros(k, np.int64)
-    fed = np.zeros(k, np.int64)
-    seq = cursor = done = missed = 0
-    while True:
+    queued, outstanding, fed = per[0], per[1], per[2]  # (queued: ties go to the earlier)
+    seq, cursor, done, missed, ran = (counters[0], counters[1], counters[2], counters[3],
+                                      counters[4])
+    stop_at = ran + budget
+    status = 1
+    while ran < stop_at:
         e = -1
         for j in range(k):
             if dues[j] < np.inf and (e < 0 or dues[j] < dues[e]
@@ -148,7 +156,8 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
                 e = j
         arriving = cursor < n and (e < 0 or times[cursor] <= dues[e])
         if not arriving and e < 0:
-            return 0, done
+            status = 0
+            break
         if arriving and by_kv:  # ------------------------- routed to the least KV in use
             t, blocks, reserve_all, bs = times[cursor], limits[0], limits[7] != 0, limits[3]
             e, least = 0, _blocks_at(states[0], t, reserve_all, bs) / blocks
@@ -184,16 +193,22 @@ def _run(times: np.ndarray, prompt: np.ndarray, max_out: np.ndarray, limits: np.
         if state[4][0].shape[0] != columns or state[5].shape[0] != rows:
             states[e] = state
         si = state[6]
+        ran += si[_UNITS] - units
+        now[0] = state[7][0]  # (the engine's clock)
         finished = state[0][_ORDER]
         for j in range(before, si[_DONE]):
             order[done] = finished[j]
             done += 1
         missed = si[_MISSED]
         if si[_STOPPED] == 2:
-            return 2, done
+            status = 2
+            break
         outstanding[e] = state[3][1][2] + si[_W_LEN]
         due = _due(state)
         if si[_UNITS] != units or due != dues[e]:  # queued again (a unit ended, or woken)
             queued[e] = seq
             seq += 1
         dues[e] = due
+    counters[0], counters[1], counters[2], counters[3], counters[4] = (seq, cursor, done,
+                                                                       missed, ran)
+    return status

@@ -265,17 +265,16 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
             stopped = run_one(engines[0], feed, log, progress)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
         if (isinstance(feed, OpenFeed) and router == "round_robin" and disagg is None
-                and stop is None and progress is None and compiled.takes_replicas(engines, feed)):
-            rows = compiled.run_replicas(engines, feed)
+                and stop is None and compiled.takes_replicas(engines, feed)):
+            rows = compiled.run_replicas(engines, feed, progress)
             if rows is not None:
                 log = Log()
                 log.extend(rows)
                 return SimRun(log.records(), tuple(engines), feed.labels)
         if (isinstance(feed, OpenFeed) and router in ("least_outstanding", "least_kv")
-                and disagg is None and progress is None
-                and compiled.takes_routed(engines, feed, stop)):
+                and disagg is None and compiled.takes_routed(engines, feed, stop)):
             rows, stopped = compiled.run_routed(engines, feed, stop,  # type: ignore[arg-type]
-                                                router == "least_kv")
+                                                router == "least_kv", progress)
             log = Log(stop)
             log.extend(rows)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
