@@ -39,7 +39,7 @@ import numpy as np
 from napkin.accounting.linear import LinearCost
 from napkin.calibration.basis import FittedTimer
 from napkin.serving.engine import RATIO_RECHECK_STEPS, SERIES_DTYPE, Engine
-from napkin.serving.rows import ROW_DTYPE
+from napkin.serving.rows import ROW_DTYPE, merged_by_finish
 from napkin.serving.scheduler import FEATURES, features
 from napkin.serving.scheduler_state import store
 from napkin.serving.slo_stop import SLOMissStop
@@ -153,14 +153,12 @@ def run_replicas(engines: list[Engine], feed: "OpenFeed",
         rows["engine"] = e
         parts.append(rows)
         backs.append(back)
-    rows = np.concatenate(parts)
-    rows = rows[np.argsort(rows["finish_s"], kind="stable")]
-    finish, engine_of = rows["finish_s"], rows["engine"]
-    if np.any((finish[1:] == finish[:-1]) & (engine_of[1:] != engine_of[:-1])):
+    merged = merged_by_finish(parts)
+    if merged is None:
         return None
     for back in backs:
         back()
-    return rows
+    return merged[0]
 
 
 def takes_routed(engines: list[Engine], feed: "OpenFeed", stop: object) -> bool:

@@ -29,3 +29,18 @@ LOGGED = (("rid", "q"), ("label", "q"), ("engine", "q"), ("arrival_s", "d"),
 finished request's row, with the values' ``struct`` codes (``q``: int64, ``d``: float64)."""
 ROW, ROW_DTYPE = packed_layout(LOGGED)
 """One finished request's row, packed (96 bytes), and its numpy record type."""
+
+
+def merged_by_finish(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Replicas' log rows (:data:`ROW_DTYPE`; each part one replica's, in its finishing order,
+    its ``engine`` column set) merged by finishing time, and the permutation of the parts'
+    concatenation that gives them. None where two replicas finish a request at the same
+    instant: the event heap logs such ties in the order their units were queued, which a merge
+    of separate runs cannot know (the caller runs the heap instead)."""
+    rows = np.concatenate(parts)
+    order = np.argsort(rows["finish_s"], kind="stable")
+    rows = rows[order]
+    finish, engine = rows["finish_s"], rows["engine"]
+    if np.any((finish[1:] == finish[:-1]) & (engine[1:] != engine[:-1])):
+        return None
+    return rows, order

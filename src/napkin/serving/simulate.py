@@ -13,6 +13,7 @@ open-loop arrivals without an event heap, anything else (replicas, client feeds,
 disaggregated pool) on one heap of arrivals, KV transfers and engine units.
 """
 
+import copy
 import gc
 from array import array
 from collections.abc import Callable, Iterator
@@ -28,7 +29,7 @@ from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
 from napkin.serving.events import ARRIVAL, TRANSFER, Events, run_events, run_one
 from napkin.serving.request import Request
-from napkin.serving.rows import LOGGED, ROW, ROW_DTYPE
+from napkin.serving.rows import LOGGED, ROW, ROW_DTYPE, merged_by_finish
 
 Router = Literal["round_robin", "least_outstanding", "least_kv"]
 
@@ -271,6 +272,12 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
                 log = Log()
                 log.extend(rows)
                 return SimRun(log.records(), tuple(engines), feed.labels)
+        if (isinstance(feed, OpenFeed) and router == "round_robin" and disagg is None
+                and stop is None and len(engines) > 1
+                and all(e.frontend is None for e in engines)):
+            run = _replicas_alone(engines, feed, progress)
+            if run is not None:
+                return run
         if (isinstance(feed, OpenFeed) and router in ("least_outstanding", "least_kv")
                 and disagg is None and compiled.takes_routed(engines, feed, stop)):
             rows, stopped = compiled.run_routed(engines, feed, stop,  # type: ignore[arg-type]
@@ -279,6 +286,61 @@ def simulate(engines: list[Engine], source: OpenLoop | ClosedLoop | Sessions,
             log.extend(rows)
             return SimRun(log.records(), tuple(engines), feed.labels, stopped=stopped)
         return _on_events(engines, feed, router, progress, stop, disagg)
+
+
+class _Share:
+    """Replica ``e``'s share of ``k`` round-robin replicas' open-loop arrivals (arrival i goes
+    to replica i mod k): its arrivals' times, and ``take`` of the whole feed's."""
+
+    __slots__ = ("e", "feed", "k", "n", "times")
+
+    def __init__(self, feed: OpenFeed, e: int, k: int) -> None:
+        self.feed, self.e, self.k = feed, e, k
+        self.times = feed.times[e::k]
+        self.n = len(self.times)
+
+    def take(self, j: int) -> Request:
+        return self.feed.take(self.e + self.k * j)
+
+
+def _replicas_alone(engines: list[Engine], feed: OpenFeed,
+                    progress: Callable[[float, int], None] | None) -> SimRun | None:
+    """Round-robin replicas each run alone on its share of the arrivals (which replica an
+    arrival reaches does not depend on their state): one engine's loop each, no event heap,
+    the logs merged by finishing time (:func:`~napkin.serving.rows.merged_by_finish`);
+    ``progress`` as each runs, the earlier replicas' requests added. None, with every engine
+    as it was, where two replicas finish a request at the same instant or their logs disagree
+    on recording (the caller runs the heap)."""
+    k = len(engines)
+    saved = [copy.deepcopy(e, {id(x): x for x in (e.model, e.acc, e.precision, e.eff, e.spec,
+                                                  e.timer, e.cost, e.policy, e.basis)})
+             for e in engines]  # (their immutable parts shared)
+    logs: list[Log] = []
+    for e, engine in enumerate(engines):
+        base = sum(log.count for log in logs)
+        logs.append(Log())
+        run_one(engine, _Share(feed, e, k), logs[-1], None if progress is None else (
+            lambda t, finished, base=base: progress(t, base + finished)))
+    parts = []
+    for e, log in enumerate(logs):
+        rows = np.frombuffer(log.rows, dtype=ROW_DTYPE).copy()
+        rows["engine"] = e
+        parts.append(rows)
+    merged = merged_by_finish(parts)
+    recorded = [len(log.ttft_basis) for log in logs]  # (every request's basis, or none)
+    if merged is None or not (not any(recorded) or recorded == [log.count for log in logs]):
+        for engine, fresh in zip(engines, saved, strict=True):
+            engine.__dict__.update(fresh.__dict__)
+        return None
+    rows, order = merged
+    log = Log()
+    log.extend(rows)
+    if any(recorded):
+        ttft = [b for one in logs for b in one.ttft_basis]
+        tpot = [b for one in logs for b in one.tpot_basis]
+        log.ttft_basis = [ttft[i] for i in order.tolist()]
+        log.tpot_basis = [tpot[i] for i in order.tolist()]
+    return SimRun(log.records(), tuple(engines), feed.labels)
 
 
 @contextmanager
