@@ -15,6 +15,7 @@ from pinned import FILE, run
 
 from napkin.errors import NapkinError
 from napkin.serving import compiled
+from napkin.serving import simulate as sim
 from napkin.serving.compiled_timing import series_time, series_weighted, steps_until
 from napkin.serving.scenario import Scenario, build
 from napkin.serving.simulate import OpenFeed, SimRun, simulate
@@ -137,6 +138,7 @@ def test_replicas_behind_round_robin_match_the_event_heap(replicas, backend, cal
     calls = []
     core = compiled.run_replicas
     monkeypatch.setattr(compiled, "run_replicas", lambda *a: calls.append(1) or core(*a))
+    monkeypatch.setattr(sim, "_replicas_alone", lambda *a: None)  # (the heap, not run alone)
     reference = _run(doc, False, monkeypatch)
     assert len(reference.engines) == replicas
     _assert_same(reference, _run(doc, True, monkeypatch))
@@ -148,7 +150,10 @@ def test_round_robin_replicas_report_progress_as_each_runs(monkeypatch):
     requests finished rise through each replica's share (earlier replicas' added) to all of
     them, and the records are the heap's."""
     doc = _scenario(engine={"replicas": 3, "router": "round_robin"}, n=300)
+    alone = sim._replicas_alone
+    monkeypatch.setattr(sim, "_replicas_alone", lambda *a: None)  # (the heap, not run alone)
     reference = _run(doc, False, monkeypatch)
+    monkeypatch.setattr(sim, "_replicas_alone", alone)
     monkeypatch.setattr(compiled, "COMPILED_AFTER", 0)
     monkeypatch.setattr(compiled, "UNITS_A_CALL", 40)
     calls, seen = [], []

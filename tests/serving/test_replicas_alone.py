@@ -11,6 +11,7 @@ import pytest
 from pinned import FILE, run
 from test_compiled import _assert_same, _scenario
 
+from napkin.errors import NapkinError
 from napkin.serving import compiled
 from napkin.serving import simulate as sim
 from napkin.serving.scenario import Scenario, build
@@ -75,6 +76,20 @@ def test_a_tie_across_replicas_runs_the_heap_on_the_engines_as_they_were(monkeyp
     monkeypatch.setattr(sim, "_replicas_alone", lambda *a: None)
     _assert_same(sim.simulate(built.engines(), built.source, "round_robin"), after_tie)
     assert after_tie.records.finish_s[0] == after_tie.records.finish_s[1]
+
+
+def test_a_refused_request_is_the_one_the_heap_refuses(monkeypatch):
+    """Prompts too long for the pool: the heap refuses the first to arrive; run alone, replica
+    0 would meet its own first, so the engines go back and the heap names the same request."""
+    doc = _scenario(engine={"replicas": 3, "router": "round_robin", "kv_pool_gib": 0.5}, n=300)
+    monkeypatch.setattr(compiled, "COMPILED_AFTER", 10**18)
+    with pytest.raises(NapkinError) as alone:
+        build(Scenario.model_validate(doc), Path(".")).simulate()
+    monkeypatch.setattr(sim, "_replicas_alone", lambda *a: None)
+    with pytest.raises(NapkinError) as heap:
+        build(Scenario.model_validate(doc), Path(".")).simulate()
+    assert str(alone.value) == str(heap.value)
+    assert str(heap.value).startswith("request ")
 
 
 def test_the_pinned_round_robin_runs_go_through_it(monkeypatch):

@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from napkin.errors import require
+from napkin.errors import NapkinError, require
 from napkin.serving import compiled
 from napkin.serving.arrivals import ClosedLoop, OpenLoop, Sessions
 from napkin.serving.engine import Engine
@@ -309,28 +309,34 @@ def _replicas_alone(engines: list[Engine], feed: OpenFeed,
     arrival reaches does not depend on their state): one engine's loop each, no event heap,
     the logs merged by finishing time (:func:`~napkin.serving.rows.merged_by_finish`);
     ``progress`` as each runs, the earlier replicas' requests added. None, with every engine
-    as it was, where two replicas finish a request at the same instant or their logs disagree
-    on recording (the caller runs the heap)."""
+    as it was, where two replicas finish a request at the same instant, a replica refuses a
+    request or their logs disagree on recording (the caller runs the heap)."""
     k = len(engines)
     saved = [copy.deepcopy(e, {id(x): x for x in (e.model, e.acc, e.precision, e.eff, e.spec,
                                                   e.timer, e.cost, e.policy, e.basis)})
              for e in engines]  # (their immutable parts shared)
     logs: list[Log] = []
-    for e, engine in enumerate(engines):
-        base = sum(log.count for log in logs)
-        logs.append(Log())
-        run_one(engine, _Share(feed, e, k), logs[-1], None if progress is None else (
-            lambda t, finished, base=base: progress(t, base + finished)))
-    parts = []
-    for e, log in enumerate(logs):
-        rows = np.frombuffer(log.rows, dtype=ROW_DTYPE).copy()
-        rows["engine"] = e
-        parts.append(rows)
-    merged = merged_by_finish(parts)
-    recorded = [len(log.ttft_basis) for log in logs]  # (every request's basis, or none)
-    if merged is None or not (not any(recorded) or recorded == [log.count for log in logs]):
+    try:
+        for e, engine in enumerate(engines):
+            base = sum(log.count for log in logs)
+            logs.append(Log())
+            run_one(engine, _Share(feed, e, k), logs[-1], None if progress is None else (
+                lambda t, finished, base=base: progress(t, base + finished)))
+    except NapkinError:  # a request refused: the heap refuses the first to arrive, with its id
+        merged = None
+    else:
+        parts = []
+        for e, log in enumerate(logs):
+            rows = np.frombuffer(log.rows, dtype=ROW_DTYPE).copy()
+            rows["engine"] = e
+            parts.append(rows)
+        merged = merged_by_finish(parts)
+    recorded = [len(log.ttft_basis) for log in logs]
+    every_or_none = not any(recorded) or recorded == [log.count for log in logs]
+    if merged is None or not every_or_none:
         for engine, fresh in zip(engines, saved, strict=True):
-            engine.__dict__.update(fresh.__dict__)
+            vars(engine).clear()
+            vars(engine).update(vars(fresh))
         return None
     rows, order = merged
     log = Log()
