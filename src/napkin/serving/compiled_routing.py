@@ -75,9 +75,9 @@ def begin(n: int, limits: np.ndarray, replicas: int) -> tuple:
     (:func:`~napkin.serving.compiled_core.fresh`) in a typed list, each engine's arrivals
     (``feeds``' rows), each arrival's engine (``owner``), the finishing order (``order``) and
     the router's own state: each engine's due instant, when its unit was queued, its
-    outstanding requests and arrivals taken (rows of ``per``), and the counters (units queued,
-    arrivals routed, requests finished, SLO misses, units run, as :func:`advance` leaves them)
-    with the instant of the last event (``now``)."""
+    outstanding requests and arrivals taken (rows of ``per``), the counters (units queued,
+    arrivals routed, requests finished, SLO misses, units run) and the clock of the engine
+    that ran last (``now``), each as :func:`advance` leaves it."""
     states = List()
     for _ in range(replicas):
         states.append(fresh(n, limits[1], limits[3]))
