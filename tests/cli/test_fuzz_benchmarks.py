@@ -138,6 +138,11 @@ def test_compiled_speed_refuses_a_bad_replica_count(arg):
              "--replicas: must be a whole number >= 1")
 
 
+@pytest.mark.parametrize("arg", ["--least-kv=yes", "--least-kv=", "--least-kv=nan"])
+def test_compiled_speed_least_kv_takes_no_value(arg):
+    _refused(_run("compiled_speed.py", "1000", "--replicas", "2", arg), "--least-kv")
+
+
 @pytest.mark.parametrize(("args", "names"), [
     (["no-such-revision"], "rev"),
     (["HEAD", "--sizes", "0"], "--sizes"),

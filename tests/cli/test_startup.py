@@ -28,7 +28,7 @@ workload:
 
 PROBE = """import contextlib, io, json, os, sys
 from napkin.cli.main import main
-sys.argv = ["napkin", "serve", "simulate", sys.argv[1], "--format", "json"]
+sys.argv = ["napkin", *sys.argv[1:], "--format", "json"]
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     try:
@@ -38,6 +38,8 @@ with contextlib.redirect_stdout(out):
 print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules),
                   "plugins": os.environ.get("PYDANTIC_DISABLE_PLUGINS")}))
 """
+"""A command line (the arguments after the script) run in-process with ``--format json``: its
+status, output, the modules loaded and the pydantic plugin setting it ran under."""
 
 NOT_NEEDED = ("napkin.inference", "napkin.planning", "napkin.training", "napkin.reinforcement",
               "napkin.scaling", "napkin.agents", "napkin.web", "napkin.serving.sweep",
@@ -49,8 +51,8 @@ NOT_NEEDED = ("napkin.inference", "napkin.planning", "napkin.training", "napkin.
 def test_serve_simulate_imports_only_what_it_uses(tmp_path):
     path = tmp_path / "startup.yaml"
     path.write_text(SCENARIO)
-    probe = subprocess.run([sys.executable, "-c", PROBE, str(path)], check=True,
-                           capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, "-c", PROBE, "serve", "simulate", str(path)],
+                           check=True, capture_output=True, text=True)
     result = json.loads(probe.stdout)
     assert result["code"] == 0
     summary = json.loads(result["out"])["scenarios"][0]["summary"]
@@ -58,19 +60,6 @@ def test_serve_simulate_imports_only_what_it_uses(tmp_path):
     loaded = [m for m in result["modules"] if m.startswith(NOT_NEEDED)]
     assert loaded == []
     assert result["plugins"] == "__all__"  # no scan of every package's entry points
-
-
-CALCULATOR_PROBE = """import contextlib, io, json, sys
-from napkin.cli.main import main
-sys.argv = ["napkin", *sys.argv[1:], "--format", "json"]
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    try:
-        main()
-    except SystemExit as e:
-        code = e.code
-print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
-"""
 
 
 @pytest.mark.parametrize("args", [
@@ -85,7 +74,7 @@ def test_the_calculators_load_neither_numpy_nor_the_simulator(args):
     """The one-call calculators need no arrays: numpy (~50 ms of a run's start on the 2-core
     machine) loads only with experts split over ranks (expert routing's distributions), the
     simulator only where a command simulates (``rl --gpu``)."""
-    probe = subprocess.run([sys.executable, "-c", CALCULATOR_PROBE, *args], check=True,
+    probe = subprocess.run([sys.executable, "-c", PROBE, *args], check=True,
                            capture_output=True, text=True)
     result = json.loads(probe.stdout)
     assert result["code"] == 0
@@ -112,8 +101,8 @@ def test_a_users_pydantic_plugin_setting_wins(tmp_path):
     path = tmp_path / "startup.yaml"
     path.write_text(SCENARIO)
     env = {**os.environ, "PYDANTIC_DISABLE_PLUGINS": "logfire"}
-    probe = subprocess.run([sys.executable, "-c", PROBE, str(path)], check=True,
-                           capture_output=True, text=True, env=env)
+    probe = subprocess.run([sys.executable, "-c", PROBE, "serve", "simulate", str(path)],
+                           check=True, capture_output=True, text=True, env=env)
     assert json.loads(probe.stdout)["plugins"] == "logfire"
 
 

@@ -193,17 +193,17 @@ def run_routed(engines: list[Engine], feed: "OpenFeed", stop: SLOMissStop | None
     check()
 
     times, prompt, out, arrival, label = _arrays(feed)
-    args = (times, prompt, out, *_engine_args(engines[0]), arrival, _rule(stop))
-    run = begin(len(times), args[3], len(engines))
+    engine_args = _engine_args(engines[0])
+    run = begin(len(times), engine_args[0], len(engines))  # (limits: the first)
+    states, feeds, owner, order, _, _, counters, now = run
     budget = UNITS_A_CALL if progress is not None else 1 << 62
     while True:
-        status = advance(*args, *run, by_kv, budget)
-        counters, now = run[6], run[7]
+        status = advance(times, prompt, out, *engine_args, arrival, _rule(stop), *run, by_kv,
+                         budget)
         if progress is not None:
             progress(float(now[0]), int(counters[2]))
         if status != 1:
             break
-    states, feeds, owner, order = run[:4]
     order, owner, instants, preemptions, scalars_i, scalars_f, series_t, series_i, starts = \
         gather(states, feeds, owner, order, counters[2])
     per = dict(zip(("first_scheduled_s", "first_token_s", "finish_s", "queue_wait_s"),
