@@ -1,1 +1,2 @@
-"""Rendering of results: tables (rich), markdown, JSON. The core never imports this package."""
+"""Rendering of results: boxed text tables (drawn as rich draws them), markdown, JSON. The core
+never imports this package."""

@@ -1,11 +1,12 @@
-"""Render a :class:`Document` as a rich table, markdown or JSON."""
+"""Render a :class:`Document` as boxed text tables, markdown or JSON."""
 
 import json
 import shutil
 import sys
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
+from napkin.report import boxed
 from napkin.report.document import Document, Section
 
 Format = Literal["table", "md", "json", "html"]
@@ -70,31 +71,84 @@ PIPED_MIN_WIDTH = 140
 
 
 def _table(doc: Document, width: int | None = None, wide: bool = False) -> str:
-    """Rich tables fitted to ``width`` columns (None: the terminal's when output is one, else
+    """Boxed tables fitted to ``width`` columns (None: the terminal's when output is one, else
     no limit) by leaving columns out, then wrapping cells between words — never by cutting
-    a number; a note names the columns left out. ``wide``: every column at its full width."""
-    from rich.console import Console
-
+    a number; a note names the columns left out. ``wide``: every column at its full width.
+    Drawn by :mod:`napkin.report.boxed` where it draws the page as rich would, else by rich."""
     if width is None and not wide and sys.stdout.isatty():
         width = shutil.get_terminal_size().columns
     fitted = [_fit(s, None if wide else width) for s in doc.sections]
     natural = max([PIPED_MIN_WIDTH, *(_outer(w) for _, w, _ in fitted)])
+    page = natural if wide or width is None else width
+    texts = [doc.title, _assumption_line(doc)]
+    for s in doc.sections:
+        texts += [s.title, *s.columns, *(c for row in s.rows for c in row), *s.notes]
+    if (boxed.drawable() and boxed.single_cell(texts)
+            and all(w and min(w) >= 1 and _outer(w) <= page for _, w, _ in fitted)):
+        return _boxed(doc, fitted, width, page)
+    return _rich(doc, fitted, width, page)
+
+
+Fitted = tuple[list[int], list[int], list[str]]
+"""A section's kept column indices, their widths and the names left out (:func:`_fit`)."""
+
+
+def _notes(doc: Document, fitted: list[Fitted], width: int | None
+           ) -> list[tuple[Section, Fitted, list[str]]]:
+    """Each section with its layout and the lines printed under its table."""
+    out = []
+    for s, fit in zip(doc.sections, fitted, strict=True):
+        lines = [f"  {note}" for note in s.notes]
+        if fit[2]:
+            lines.append(f"  left out to fit {width} columns: {', '.join(fit[2])} "
+                         "(--wide shows every column)")
+        out.append((s, fit, lines))
+    return out
+
+
+def _justify(s: Section, keep: list[int]) -> list[Literal["left", "right"]]:
+    """Right-align columns of numbers (never the first)."""
+    return ["right" if i > 0 and all(_numeric(row[i]) for row in s.rows) else "left"
+            for i in keep]
+
+
+def _boxed(doc: Document, fitted: list[Fitted], width: int | None, page: int) -> str:
+    lines = boxed.wrap(doc.title, page)
+    if line := _assumption_line(doc):
+        lines += boxed.wrap(line, page)
+    for s, (keep, widths, _), notes in _notes(doc, fitted, width):
+        lines += boxed.table(s.title, [s.columns[i] for i in keep],
+                             [[row[i] for i in keep] for row in s.rows], widths,
+                             _justify(s, keep))
+        for note in notes:
+            lines += boxed.wrap(note, page)
+    return "\n".join(lines) + "\n"
+
+
+def _rich(doc: Document, fitted: list[Fitted], width: int | None, page: int) -> str:
+    """The page drawn by rich (characters wider than a cell, a non-UTF-8 output, a table
+    wider than the page)."""
+    from rich.console import Console
+    from rich.table import Table
+
     # markup and emoji codes off: every cell, title and note is the user's text as given (a
     # scenario named "run [v2]" or ":fire:" prints so; rich's table of emoji codes, ~2 ms to
     # import, is never loaded)
-    console = Console(record=True, width=natural if wide or width is None else width,
-                      force_terminal=False, highlight=False, markup=False, emoji=False)
+    console = Console(record=True, width=page, force_terminal=False, highlight=False,
+                      markup=False, emoji=False)
     with console.capture() as capture:
         console.print(doc.title, style="bold")
         if line := _assumption_line(doc):
             console.print(line, style="dim")
-        for s, (table, _, dropped) in zip(doc.sections, fitted, strict=True):
+        for s, (keep, widths, _), notes in _notes(doc, fitted, width):
+            table = Table(title=s.title, title_justify="left", show_lines=False)
+            for i, w, j in zip(keep, widths, _justify(s, keep), strict=True):
+                table.add_column(s.columns[i], justify=j, width=w, overflow="fold")
+            for row in s.rows:
+                table.add_row(*(row[i] for i in keep))
             console.print(table)
-            for note in s.notes:
-                console.print(f"  {note}", style="dim")
-            if dropped:
-                console.print(f"  left out to fit {width} columns: {', '.join(dropped)} "
-                              "(--wide shows every column)", style="dim")
+            for note in notes:
+                console.print(note, style="dim")
     return capture.get()
 
 
@@ -103,21 +157,29 @@ def _outer(widths: list[int]) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
+def _cells(text: str) -> int:
+    """``text``'s width in terminal cells (rich's measure where a character is not one cell:
+    CJK characters take two)."""
+    if boxed.single_cell([text]):
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
 def _words(text: str) -> int:
-    return max((len(w) for w in text.split()), default=1)
+    return max((_cells(w) for w in text.split()), default=1)
 
 
-def _fit(s: Section, width: int | None) -> tuple[Any, list[int], list[str]]:
-    """``s`` as a rich Table within ``width``: columns are left out (those named in
-    ``s.drop`` first, then from the right; never the first) until every kept column can be as
-    wide as its longest word, then the widest are narrowed to that floor; returns the table,
-    its column widths and the names left out."""
-    from rich.table import Table
-
+def _fit(s: Section, width: int | None) -> Fitted:
+    """``s``'s layout within ``width``: columns are left out (those named in ``s.drop``
+    first, then from the right; never the first) until every kept column can be as wide as
+    its longest word, then the widest are narrowed to that floor; returns the kept columns'
+    indices, their widths and the names left out."""
     n = len(s.columns)
     cells = [[s.columns[i], *(row[i] for row in s.rows)] for i in range(n)]
     floor = [max(_words(c) for c in col) for col in cells]
-    full = [max(len(line) for c in col for line in c.split("\n")) for col in cells]
+    full = [max(_cells(line) for c in col for line in c.split("\n")) for col in cells]
     keep = list(range(n))
     order = [s.columns.index(c) for c in s.drop if c in s.columns]
     order += [i for i in reversed(range(1, n)) if i not in order]
@@ -131,14 +193,7 @@ def _fit(s: Section, width: int | None) -> tuple[Any, list[int], list[str]]:
             if j is None:
                 break
             widths[j] -= 1
-    table = Table(title=s.title, title_justify="left", show_lines=False)
-    for i, w in zip(keep, widths, strict=True):
-        numeric = i > 0 and all(_numeric(row[i]) for row in s.rows)
-        table.add_column(s.columns[i], justify="right" if numeric else "left", width=w,
-                         overflow="fold")
-    for row in s.rows:
-        table.add_row(*(row[i] for i in keep))
-    return table, widths, [s.columns[i] for i in range(n) if i not in keep]
+    return keep, widths, [s.columns[i] for i in range(n) if i not in keep]
 
 
 def _numeric(cell: str) -> bool:
