@@ -275,7 +275,9 @@ class Workload(InputModel):
     seed: int = 0
     """Seed of the random generator behind every draw (arrival times, classes, lengths, think
     times): the same seed gives the same requests. ``--seed`` overrides it."""
-    classes: dict[str, RequestClass] = Field(default_factory=dict)
+    classes: dict[str, RequestClass] = Field(default={})  # (copied per instance by pydantic;
+    # a ``default_factory=dict`` costs a first run ~4 ms: pydantic reads the builtin's
+    # signature, which ``inspect`` tokenizes)
     """Request classes by name, the names mixes refer to. Required for every arrival kind but
     ``sessions`` and ``trace``, which bring their own lengths."""
     arrivals: Arrivals

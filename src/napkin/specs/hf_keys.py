@@ -110,7 +110,8 @@ class HFConfig(BaseModel):
     decoder_sparse_step: int = Field(default=1, gt=0)
     """Qwen-MoE (every non-DeepSeek type): layer i (from 0) is MoE when i + 1 is a multiple of it,
     unless in ``mlp_only_layers``."""
-    mlp_only_layers: list[int] = Field(default_factory=list)
+    mlp_only_layers: list[int] = Field(default=[])  # (copied per instance by pydantic; a
+    # ``default_factory=list`` makes pydantic tokenize the builtin's signature, ~4 ms)
     """Qwen-MoE: indexes (from 0) of layers that keep a dense MLP."""
     topk_method: str | None = None
     """DeepSeek-V3's routing method: ``noaux_tc`` adds a per-expert score correction bias (E
