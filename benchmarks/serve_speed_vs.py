@@ -22,7 +22,14 @@ a temporary folder, byte-compiles both trees (see ``serve_cold.py``), and for ea
 
 With ``--cpu`` every figure is CPU seconds (user + system: the worker's ``process_time``, a
 cold run's from ``getrusage``) instead of wall seconds: steadier where other work shares the
-machine, as on a 2-core machine other sessions run tests on.
+machine, as on a 2-core machine other sessions run tests on. With ``--instructions`` every
+figure is machine instructions counted by valgrind's callgrind (it must be on the path), the
+same to ~0.1 % from run to run whatever else the machine does: a cold run's whole process, a
+row's one simulation (its worker with one ``simulate()`` less the same worker with none; the
+workload's draw and the engines' construction cancel), with ``PYTHONHASHSEED=0`` and
+``OPENBLAS_NUM_THREADS=1`` for both trees (an older tree's idle BLAS threads spin otherwise).
+Valgrind runs Python about 50× slower: give small ``--sizes`` and few ``--kinds``, one round
+(``--rounds 1 --best 1``; the counts do not move between rounds); ``--million`` is refused.
 
 Each line reads REV → the other tree, with the ratio of the other tree to REV (above 1: faster
 than REV); the trees swap turns every round, and a summary gives each row's range over the
@@ -32,16 +39,18 @@ notes any of those files that differ between the trees. A row a tree cannot run 
 revision without the feature) prints its error's last line instead of a figure.
 
 Usage: python benchmarks/serve_speed_vs.py REV [--tree REV2] [--kinds KIND ...] [--sizes N ...]
-[--cold N ...] [--million] [--cpu] [--rounds R] [--best K]. Check the script itself with the same
-revision twice (``REV --tree REV``, ratios about 1: the noise floor); figures in
-docs/serving.md, "How fast the simulator runs".
+[--cold N ...] [--million] [--cpu | --instructions] [--rounds R] [--best K]. Check the script
+itself with the same revision twice (``REV --tree REV``, ratios about 1: the noise floor);
+figures in docs/serving.md, "How fast the simulator runs".
 """
 
 import argparse
 import compileall
 import json
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -49,7 +58,7 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -73,6 +82,19 @@ for _ in range(best):
     walls.append(clock() - start)
 print(json.dumps(n / min(walls)))
 """
+
+COUNTING = """import json, sys
+from pathlib import Path
+from napkin.serving.scenario import Scenario, build
+data, runs = json.loads(sys.stdin.read())
+built = build(Scenario.model_validate(data), Path("."))
+for _ in range(runs):
+    built.simulate()
+"""
+"""The worker under ``--instructions``: one simulation, or none (the baseline)."""
+
+Clock = Literal["wall", "cpu", "instructions"]
+"""What a figure counts: wall seconds, CPU seconds, or millions of machine instructions."""
 
 Tree = tuple[str, Path]
 """A tree's label and its ``src`` folder."""
@@ -107,33 +129,64 @@ def _console(src: Path) -> str:
     return f"from {module} import {function}; {function}()"
 
 
-def _run(src: Path | None, args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """``python ARGS`` with ``src`` (if any) first on the path, from the repository root."""
-    env = dict(os.environ, PYTHONPATH=str(src)) if src else None
-    return subprocess.run([sys.executable, *args], input=stdin, text=True, capture_output=True,
-                          env=env, cwd=ROOT)
+def _run(src: Path | None, args: list[str], stdin: str = "", counted: bool = False
+         ) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` with ``src`` (if any) first on the path, from the repository root
+    (``counted``: under callgrind, with hashing and BLAS threads fixed)."""
+    env = dict(os.environ, PYTHONPATH=str(src)) if src else dict(os.environ)
+    command = [sys.executable, *args]
+    if counted:
+        env.update(PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
+    return subprocess.run(command, input=stdin, text=True, capture_output=True, env=env,
+                          cwd=ROOT)
 
 
-def _rate(src: Path, scenario: dict[str, Any], n: int, best: int, cpu: bool) -> float | str:
+def _failure(done: subprocess.CompletedProcess[str]) -> str:
+    """The last line of a failed run's errors."""
+    return (done.stderr.strip().splitlines() or ["failed"])[-1]
+
+
+def collected(stderr: str) -> float:
+    """Millions of instructions callgrind reports (its ``Collected : N`` line)."""
+    found = re.search(r"Collected : (\d+)", stderr)
+    if found is None:
+        raise ValueError("no 'Collected :' line in valgrind's output")
+    return int(found.group(1)) / 1e6
+
+
+def _rate(src: Path, scenario: dict[str, Any], n: int, best: int, clock: Clock
+          ) -> float | str:
     """Simulated requests per wall-second (``cpu``: per CPU-second), the best of ``best`` runs
-    in one interpreter; the error's last line where the tree cannot run the scenario."""
-    done = _run(src, ["-c", WORKER], json.dumps([scenario, n, best, cpu]))
+    in one interpreter; ``instructions``: millions of instructions of one simulation. The
+    error's last line where the tree cannot run the scenario."""
+    if clock == "instructions":
+        runs = [_run(src, ["-c", COUNTING], json.dumps([scenario, k]), counted=True)
+                for k in (1, 0)]
+        failed = next((done for done in runs if done.returncode), None)
+        return _failure(failed) if failed else collected(runs[0].stderr) - collected(
+            runs[1].stderr)
+    done = _run(src, ["-c", WORKER], json.dumps([scenario, n, best, clock == "cpu"]))
     if done.returncode:
-        return (done.stderr.strip().splitlines() or ["failed"])[-1]
+        return _failure(done)
     return float(json.loads(done.stdout))
 
 
-def _seconds(args: list[str], cpu: bool, src: Path | None = None) -> float | str:
+def _seconds(args: list[str], clock: Clock, src: Path | None = None) -> float | str:
     """Whole-process seconds of ``python ARGS`` (``src`` first on the path): wall, or (``cpu``)
-    its user and system CPU time; the error's last line where it fails."""
+    its user and system CPU time, or (``instructions``) its millions of instructions; the
+    error's last line where it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = _run(src, args)
+    done = _run(src, args, counted=clock == "instructions")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
-        return (done.stderr.strip().splitlines() or ["failed"])[-1]
-    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) if cpu else wall
+        return _failure(done)
+    if clock == "instructions":
+        return collected(done.stderr)
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            if clock == "cpu" else wall)
 
 
 def _differing(trees: list[Tree], scenarios: list[dict[str, Any]]) -> list[str]:
@@ -149,10 +202,11 @@ def _differing(trees: list[Tree], scenarios: list[dict[str, Any]]) -> list[str]:
 
 
 def _figure(v: float | str, unit: str) -> str:
-    """A rate (requests a second), a time in seconds, or a tree's failure."""
+    """A rate (requests a second), a time in seconds, millions of instructions, or a tree's
+    failure."""
     if isinstance(v, str):
         return f"failed ({v})"
-    return f"{v:,.0f} {unit}" if unit.startswith("requests") else f"{v:.2f} {unit}"
+    return (f"{v:,.0f} {unit}" if unit.startswith(("requests", "M ")) else f"{v:.2f} {unit}")
 
 
 def _span(values: list[float], unit: str) -> str:
@@ -195,12 +249,22 @@ def main() -> None:
                                           "Vidur's workload (default 10 1000 10000; none: skip)")
     parser.add_argument("--million", action="store_true",
                         help="also 1,000,000 requests of Vidur's workload in-process (slow)")
-    parser.add_argument("--cpu", action="store_true",
-                        help="time by CPU seconds (user + system) instead of wall seconds: "
-                             "steadier where other work shares the machine")
+    counting = parser.add_mutually_exclusive_group()
+    counting.add_argument("--cpu", action="store_true",
+                          help="time by CPU seconds (user + system) instead of wall seconds: "
+                               "steadier where other work shares the machine")
+    counting.add_argument("--instructions", action="store_true",
+                          help="count machine instructions under valgrind's callgrind: "
+                               "deterministic, ~50x slower (small --sizes, one round)")
     parser.add_argument("--rounds", type=whole_number, default=3)
     parser.add_argument("--best", type=whole_number, default=3)
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("argument --instructions: valgrind is not on the path")
+    if args.instructions and args.million:
+        parser.error("argument --million: not allowed with --instructions (hours under "
+                     "valgrind)")
+    clock: Clock = "instructions" if args.instructions else "cpu" if args.cpu else "wall"
     _commit(parser, "rev", args.rev)
     if args.tree is not None:
         _commit(parser, "--tree", args.tree)
@@ -227,19 +291,20 @@ def main() -> None:
         for n in args.cold:
             cold[n] = Path(tmp) / f"vidur-{n}.yaml"
             cold[n].write_text(SCENARIO.format(n=n))
-        rate, seconds = ("requests/CPU-s", "CPU s") if args.cpu else ("requests/s", "s")
+        rate, seconds = {"wall": ("requests/s", "s"), "cpu": ("requests/CPU-s", "CPU s"),
+                         "instructions": ("M instructions", "M instructions")}[clock]
         for r in range(1, args.rounds + 1):
             turn = (0, 1) if r % 2 else (1, 0)  # which tree goes first alternates
             for label, n, scenario, best in rows:
-                got = {i: _rate(trees[i][1], scenario, n, best, args.cpu) for i in turn}
+                got = {i: _rate(trees[i][1], scenario, n, best, clock) for i in turn}
                 _compare(seen, r, f"{label}, {n:,} requests", got[0], got[1], rate)
             for n, path in cold.items():
                 got = {i: _seconds(["-c", _console(trees[i][1]), "serve", "simulate", str(path),
-                                    "--format", "json"], args.cpu, trees[i][1]) for i in turn}
+                                    "--format", "json"], clock, trees[i][1]) for i in turn}
                 _compare(seen, r, f"cold serve simulate, Vidur's workload, {n:,} requests",
                          got[0], got[1], seconds)
             if cold:
-                floor = _seconds(["-c", "import numpy, pydantic"], args.cpu)
+                floor = _seconds(["-c", "import numpy, pydantic"], clock)
                 print(f"round {r}: python -c \"import numpy, pydantic\": "
                       f"{_figure(floor, seconds)}", flush=True)
     print(f"\n{args.rev} → {trees[1][0]} over {args.rounds} round(s), ranges (the ratio: how "

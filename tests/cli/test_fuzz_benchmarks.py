@@ -6,7 +6,8 @@ so does ``benchmarks/serve_speed.py`` (and ``compiled_speed.py``) with a request
 not a whole number >= 1, and
 ``benchmarks/fit_frontend.py`` with a bad backend, set, grouping or candidate, and
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
-not know or a count that is not a whole number >= 1 (before extracting or running anything),
+not know, a count that is not a whole number >= 1, ``--instructions`` with ``--cpu`` or
+``--million`` or without valgrind (before extracting or running anything),
 and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns,
 ``benchmarks/extract_moe_kernels.py`` with no repository, a GPU napkin does not know, an
 ``--out`` that is a folder or in none, or a table the repository lacks, and
@@ -152,9 +153,21 @@ def test_compiled_speed_least_kv_takes_no_value(arg):
     (["HEAD", "--tree", "no-such-revision"], "--tree"),
     (["HEAD", "--kinds", "no-such-kind"], "--kinds"),
     (["HEAD", "--cold", "0"], "--cold"),
+    (["HEAD", "--cpu", "--instructions"], "--instructions"),
+    (["HEAD", "--instructions=yes"], "--instructions"),
+    (["HEAD", "--instructions", "--million"], "--million"),
 ])
 def test_serve_speed_vs_refuses_bad_input(args, names):
     _refused(_run("serve_speed_vs.py", *args), names)
+
+
+def test_serve_speed_vs_instructions_needs_valgrind(tmp_path):
+    """With no valgrind on the path, ``--instructions`` is one usage line (nothing runs)."""
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "serve_speed_vs.py"), "HEAD",
+                        "--instructions"], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                       env={"PATH": str(tmp_path)})
+    _refused(p, "--instructions")
+    assert "valgrind" in p.stderr
 
 
 @pytest.mark.parametrize(("args", "names"), [
