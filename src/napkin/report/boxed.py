@@ -1,7 +1,8 @@
 """Boxed text tables drawn exactly as rich draws them, without importing rich.
 
-rich's console and table cost a table command ~70 ms (~30 ms to import, ~40 ms to lay out a
-serving report's four tables), a quarter of a 1,000-request ``napkin serve simulate``.
+rich's console and table cost a table command 45–53 ms (importing them, and laying out a
+serving report's four tables), a sixth of a 1,000-request ``napkin serve simulate``; this
+module draws the same report in about 1 ms.
 :func:`napkin.report.render.render` draws with this module whenever the page is one it can
 draw the same, byte for byte, and with rich otherwise: every character one cell wide (ASCII,
 rich's own single-cell ranges, and :data:`NARROW`), the output's encoding UTF-8, not
