@@ -84,6 +84,7 @@ def test_the_compiled_scheduler_runs_it_the_same(monkeypatch):
     runs = []
     for after in (10**18, 0):
         monkeypatch.setattr(specialise, "SPECIALISE_AFTER", after)
+        monkeypatch.setattr(specialise, "CACHE", None)
         runs.append(_run(replace(SPEC, async_scheduling=True)).records)
     for name in ("first_token_s", "finish_s"):
         np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name))

@@ -129,6 +129,7 @@ def test_the_compiled_scheduler_runs_it_the_same(monkeypatch):
     runs = []
     for after in (10**18, 0):
         monkeypatch.setattr(specialise, "SPECIALISE_AFTER", after)
+        monkeypatch.setattr(specialise, "CACHE", None)
         built = build(Scenario.model_validate(_closed(16)), Path("."))
         runs.append(built.simulate().records)
     for name in ("first_token_s", "finish_s", "arrival_s"):

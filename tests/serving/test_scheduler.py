@@ -140,6 +140,7 @@ def test_the_scheduler_compiled_for_a_plain_engine_drops_the_features_that_are_o
         return Engine(load_model("qwen3-0.6b"), load_accelerator("l4"), Precision.of(),
                       Efficiency(), EngineSpec(num_blocks=100, **spec))
     monkeypatch.setattr(specialise, "_simulated", [0])
+    monkeypatch.setattr(specialise, "CACHE", None)
     assert specialise.specialised(engine(), requests=10) is scheduler.process
     plain = specialise.specialised(engine(), requests=specialise.SPECIALISE_AFTER)
     assert plain is not scheduler.process
