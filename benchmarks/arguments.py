@@ -25,3 +25,14 @@ def non_negative(text: str) -> float:
     if not 0 <= x < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
     return x
+
+
+def fraction(text: str) -> float:
+    """A number in (0, 1] for argparse (a bad one is one usage line naming the argument)."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not 0 < x <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return x

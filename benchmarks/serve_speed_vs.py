@@ -28,8 +28,9 @@ same to ~0.1 % from run to run whatever else the machine does: a cold run's whol
 row's one simulation (its worker with one ``simulate()`` less the same worker with none; the
 workload's draw and the engines' construction cancel), with ``PYTHONHASHSEED=0`` and
 ``OPENBLAS_NUM_THREADS=1`` for both trees (an older tree's idle BLAS threads spin otherwise).
-Valgrind runs Python about 50× slower: give small ``--sizes`` and few ``--kinds``, one round
-(``--rounds 1 --best 1``; the counts do not move between rounds); ``--million`` is refused.
+Valgrind runs Python about 50× slower: give small ``--sizes`` or ``--scale`` (every row's
+default count times a fraction, e.g. 0.1), one round (``--rounds 1 --best 1``; the counts do
+not move between rounds); ``--million`` is refused.
 
 Each line reads REV → the other tree, with the ratio of the other tree to REV (above 1: faster
 than REV); the trees swap turns every round, and a summary gives each row's range over the
@@ -39,9 +40,9 @@ notes any of those files that differ between the trees. A row a tree cannot run 
 revision without the feature) prints its error's last line instead of a figure.
 
 Usage: python benchmarks/serve_speed_vs.py REV [--tree REV2] [--kinds KIND ...] [--sizes N ...]
-[--cold N ...] [--million] [--cpu | --instructions] [--rounds R] [--best K]. Check the script
-itself with the same revision twice (``REV --tree REV``, ratios about 1: the noise floor);
-figures in docs/serving.md, "How fast the simulator runs".
+[--scale F] [--cold N ...] [--million] [--cpu | --instructions] [--rounds R] [--best K].
+Check the script itself with the same revision twice (``REV --tree REV``, ratios about 1: the
+noise floor); figures in docs/serving.md, "How fast the simulator runs".
 """
 
 import argparse
@@ -62,7 +63,7 @@ from typing import Any, Literal
 
 import yaml
 
-from arguments import whole_number
+from arguments import fraction, whole_number
 from serve_cold import SCENARIO
 from serve_kinds import KINDS
 
@@ -244,6 +245,10 @@ def main() -> None:
                         metavar="KIND", help=f"scenario kinds (default all: {', '.join(KINDS)})")
     parser.add_argument("--sizes", nargs="+", type=whole_number, metavar="N",
                         help="request counts of the vllm kind's rows (default 50,000)")
+    parser.add_argument("--scale", type=fraction, default=1.0, metavar="F",
+                        help="every row's default request count times F (at least 100; "
+                             "--sizes still sets the vllm rows'): all kinds in minutes under "
+                             "--instructions")
     parser.add_argument("--cold", nargs="*", type=whole_number, default=[10, 1_000, 10_000],
                         metavar="N", help="request counts of the cold serve simulate runs of "
                                           "Vidur's workload (default 10 1000 10000; none: skip)")
@@ -270,7 +275,8 @@ def main() -> None:
         _commit(parser, "--tree", args.tree)
     rows = [(label if len(args.sizes or ()) < 2 else f"{label}, {n:,}", n, make(n), args.best)
             for kind in args.kinds for label, default, make in KINDS[kind]
-            for n in (args.sizes if kind == "vllm" and args.sizes else [default])]
+            for n in (args.sizes if kind == "vllm" and args.sizes
+                      else [max(100, round(default * args.scale))])]
     if args.million:
         rows.append(("Vidur's workload", 1_000_000,
                      yaml.safe_load(SCENARIO.format(n=1_000_000)), 1))

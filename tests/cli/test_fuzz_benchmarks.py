@@ -6,7 +6,8 @@ so does ``benchmarks/serve_speed.py`` (and ``compiled_speed.py``) with a request
 not a whole number >= 1, and
 ``benchmarks/fit_frontend.py`` with a bad backend, set, grouping or candidate, and
 ``benchmarks/serve_speed_vs.py`` with a revision that is not a commit, a scenario kind it does
-not know, a count that is not a whole number >= 1, ``--instructions`` with ``--cpu`` or
+not know, a count that is not a whole number >= 1, a ``--scale`` outside (0, 1],
+``--instructions`` with ``--cpu`` or
 ``--million`` or without valgrind (before extracting or running anything),
 and ``benchmarks/check_disagg_h100.py`` with a sample that is no file or lacks its columns,
 ``benchmarks/extract_moe_kernels.py`` with no repository, a GPU napkin does not know, an
@@ -156,6 +157,8 @@ def test_compiled_speed_least_kv_takes_no_value(arg):
     (["HEAD", "--cpu", "--instructions"], "--instructions"),
     (["HEAD", "--instructions=yes"], "--instructions"),
     (["HEAD", "--instructions", "--million"], "--million"),
+    (["HEAD", "--scale", "0"], "--scale"), (["HEAD", "--scale", "1.5"], "--scale"),
+    (["HEAD", "--scale", "nan"], "--scale"), (["HEAD", "--scale", "x"], "--scale"),
 ])
 def test_serve_speed_vs_refuses_bad_input(args, names):
     _refused(_run("serve_speed_vs.py", *args), names)
