@@ -148,7 +148,7 @@ def _failure(done: subprocess.CompletedProcess[str]) -> str:
     return (done.stderr.strip().splitlines() or ["failed"])[-1]
 
 
-def collected(stderr: str) -> float:
+def collected_millions(stderr: str) -> float:
     """Millions of instructions callgrind reports (its ``Collected : N`` line)."""
     found = re.search(r"Collected : (\d+)", stderr)
     if found is None:
@@ -165,18 +165,20 @@ def _rate(src: Path, scenario: dict[str, Any], n: int, best: int, clock: Clock
         runs = [_run(src, ["-c", COUNTING], json.dumps([scenario, k]), counted=True)
                 for k in (1, 0)]
         failed = next((done for done in runs if done.returncode), None)
-        return _failure(failed) if failed else collected(runs[0].stderr) - collected(
-            runs[1].stderr)
+        if failed:
+            return _failure(failed)
+        one, none = (collected_millions(done.stderr) for done in runs)
+        return one - none
     done = _run(src, ["-c", WORKER], json.dumps([scenario, n, best, clock == "cpu"]))
     if done.returncode:
         return _failure(done)
     return float(json.loads(done.stdout))
 
 
-def _seconds(args: list[str], clock: Clock, src: Path | None = None) -> float | str:
-    """Whole-process seconds of ``python ARGS`` (``src`` first on the path): wall, or (``cpu``)
-    its user and system CPU time, or (``instructions``) its millions of instructions; the
-    error's last line where it fails."""
+def _whole_process(args: list[str], clock: Clock, src: Path | None = None) -> float | str:
+    """``python ARGS`` whole (``src`` first on the path): its wall seconds, (``cpu``) its user
+    and system CPU seconds, or (``instructions``) its millions of instructions; the error's
+    last line where it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = _run(src, args, counted=clock == "instructions")
@@ -185,7 +187,7 @@ def _seconds(args: list[str], clock: Clock, src: Path | None = None) -> float | 
     if done.returncode:
         return _failure(done)
     if clock == "instructions":
-        return collected(done.stderr)
+        return collected_millions(done.stderr)
     return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             if clock == "cpu" else wall)
 
@@ -305,12 +307,13 @@ def main() -> None:
                 got = {i: _rate(trees[i][1], scenario, n, best, clock) for i in turn}
                 _compare(seen, r, f"{label}, {n:,} requests", got[0], got[1], rate)
             for n, path in cold.items():
-                got = {i: _seconds(["-c", _console(trees[i][1]), "serve", "simulate", str(path),
-                                    "--format", "json"], clock, trees[i][1]) for i in turn}
+                got = {i: _whole_process(["-c", _console(trees[i][1]), "serve", "simulate",
+                                          str(path), "--format", "json"], clock, trees[i][1])
+                       for i in turn}
                 _compare(seen, r, f"cold serve simulate, Vidur's workload, {n:,} requests",
                          got[0], got[1], seconds)
             if cold:
-                floor = _seconds(["-c", "import numpy, pydantic"], clock)
+                floor = _whole_process(["-c", "import numpy, pydantic"], clock)
                 print(f"round {r}: python -c \"import numpy, pydantic\": "
                       f"{_figure(floor, seconds)}", flush=True)
     print(f"\n{args.rev} → {trees[1][0]} over {args.rounds} round(s), ranges (the ratio: how "

@@ -101,13 +101,18 @@ def wrap(text: str, width: int, justify: Justify = "default") -> list[str]:
     return lines
 
 
+def _rule(left: str, line: str, cross: str, right: str, widths: Sequence[int]) -> str:
+    """A box rule across columns of these widths (each with its two cells of padding)."""
+    return left + cross.join(line * (w + 2) for w in widths) + right
+
+
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
           widths: Sequence[int], justify: Sequence[Justify]) -> list[str]:
     """A rich ``Table(title=title, title_justify="left")`` whose columns have these widths
     (without padding) and justifications, drawn in ``HEAVY_HEAD`` box lines."""
     outer = sum(widths) + 3 * len(widths) + 1
     lines = wrap(title, outer, "left") if title else []
-    lines.append("┏" + "┳".join("━" * (w + 2) for w in widths) + "┓")
+    lines.append(_rule("┏", "━", "┳", "┓", widths))
     for i, row in enumerate([header, *rows]):
         cells = [wrap(c, w, j) for c, w, j in zip(row, widths, justify, strict=True)]
         height = max(len(c) for c in cells)
@@ -116,6 +121,6 @@ def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
         bar = "┃" if i == 0 else "│"
         lines += [bar + bar.join(f" {c[k]} " for c in cells) + bar for k in range(height)]
         if i == 0:
-            lines.append("┡" + "╇".join("━" * (w + 2) for w in widths) + "┩")
-    lines.append("└" + "┴".join("─" * (w + 2) for w in widths) + "┘")
+            lines.append(_rule("┡", "━", "╇", "┩", widths))
+    lines.append(_rule("└", "─", "┴", "┘", widths))
     return lines

@@ -113,6 +113,7 @@ def _justify(s: Section, keep: list[int]) -> list[Literal["left", "right"]]:
 
 
 def _boxed(doc: Document, fitted: list[Fitted], width: int | None, page: int) -> str:
+    """The page drawn by :mod:`napkin.report.boxed` (the same bytes as :func:`_rich`)."""
     lines = boxed.wrap(doc.title, page)
     if line := _assumption_line(doc):
         lines += boxed.wrap(line, page)
