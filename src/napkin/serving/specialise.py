@@ -10,7 +10,7 @@ coverage point at ``scheduler.py``), so that Python's compiler drops the branche
 that are off. Reading, parsing and compiling the source takes about 15 ms, more than a small run
 gains, so a process compiles variants only once it has simulated :data:`SPECIALISE_AFTER`
 requests (a large run, or a plan's or sweep's many small ones), and keeps each. A variant it
-compiles is also written to :data:`CACHE` (the package's ``__pycache__``, as numba's machine
+compiles is also written to :data:`CACHE` (napkin's ``__pycache__``, as numba's machine
 code is; keyed by the source, its path, the Python version and the switches), so that later
 processes load it (~0.2 ms) and run it from their first request. Where the source cannot be
 read (a source-less install) ``process`` itself runs: the same algorithm at the tests' cost.
@@ -19,8 +19,6 @@ read (a source-less install) ``process`` itself runs: the same algorithm at the 
 
 import ast
 import hashlib
-import marshal
-import os
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -28,6 +26,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from napkin import code_cache
 from napkin.serving import scheduler
 from napkin.serving.engine import Engine
 from napkin.serving.scheduler import FEATURES, features
@@ -36,7 +35,7 @@ SPECIALISE_AFTER = 20_000
 """Requests a process simulates with :func:`~napkin.serving.scheduler.process` itself before it
 compiles variants (about 0.6 s of simulation, whose 2 % is the ~15 ms a first variant costs)."""
 _simulated = [0]  # requests simulated in this process so far
-CACHE: Path | None = Path(scheduler.__file__).parent / "__pycache__"
+CACHE: Path | None = code_cache.FOLDER
 """Where compiled variants are kept between processes (None: nowhere; a folder that cannot be
 written keeps none)."""
 _warm: dict[tuple[Path | None, tuple[bool, ...]], bool] = {}  # a variant on disk, by switches
@@ -74,49 +73,17 @@ def _cached(switches: tuple[bool, ...]) -> Path | None:
     return CACHE / f"scheduler-process.{key}.{''.join('01'[s] for s in switches)}.marshal"
 
 
-def _load(path: Path | None) -> CodeType | None:
-    """The compiled module a variant's file holds (None: absent or unreadable)."""
-    if path is None:
-        return None
-    try:
-        code = marshal.loads(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    return code if isinstance(code, CodeType) else None
-
-
-def _store(path: Path | None, code: CodeType) -> None:
-    """Write ``code`` to ``path`` whole (a temporary file renamed), or nothing where the folder
-    cannot be written."""
-    if path is None:
-        return
-    import tempfile  # (only a process that compiles writes: a run that loads needs none)
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(marshal.dumps(code))
-        os.chmod(tmp, 0o644)  # (readable by every user of the install, as a .pyc is)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-
-
 @cache
 def _compiled(switches: tuple[bool, ...]) -> Callable[..., Any]:
     """``process`` with :data:`FEATURES` and ``sync`` (the last switch) as constants, loaded
     from :data:`CACHE` or compiled (and stored there)."""
     path = _cached(switches)
-    code = _load(path)
-    if code is None:
+    code = code_cache.read(path)
+    if not isinstance(code, CodeType):
         code = _compile(switches)
         if code is None:
             return scheduler.process
-        _store(path, code)
+        code_cache.write(path, code)
     namespace = dict(vars(scheduler))
     exec(code, namespace)
     return namespace["process"]
