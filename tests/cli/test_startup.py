@@ -212,3 +212,21 @@ def test_the_stand_in_plugin_loader_returns_what_pydantics_own_does():
                             "print(hasattr(loader, 'PYDANTIC_ENTRY_POINT_GROUP'))", "logfire")
     assert (own, stand_in) == ("()\n", "() False\n")
     assert theirs == "True\n"  # pydantic's own module, which honours their setting
+
+
+def test_a_group_builds_only_the_command_it_runs(cli):
+    """``napkin serve simulate`` builds ``serve`` with its ``simulate`` command alone; the
+    group's help, a mistyped command and an option before the command get every command."""
+    from napkin.cli import serve_cmds
+    from napkin.cli.main import command
+
+    names = set(command("serve").commands["serve"].commands)
+    assert names >= {"demand", "simulate", "sweep"} and len(names) == 6, names
+    assert set(command("serve", "simulate").commands["serve"].commands) == {"simulate"}
+    for other in ("--help", "simulat", None):
+        assert set(command("serve", other).commands["serve"].commands) == names
+    assert len(serve_cmds.app.registered_commands) == 6  # the group itself is left whole
+    code, out, _ = cli("serve", "--help")
+    assert code == 0 and all(name in out for name in names)
+    code, _, err = cli("serve", "simulat")
+    assert code == 2 and "No such command 'simulat'" in err
