@@ -16,7 +16,7 @@ import pytest
 
 from napkin import code_cache
 from napkin.cli import dataclass_code
-from napkin.cli.dataclass_code import MAX_TEXTS, Methods
+from napkin.cli.dataclass_code import Methods
 
 
 def _classes() -> list[type]:
@@ -126,14 +126,22 @@ def test_an_unwritable_folder_keeps_nothing(folder):
     assert sorted(p.name for p in folder.iterdir()) == ["file"]
 
 
-def test_the_table_holds_at_most_max_texts(folder, monkeypatch):
-    monkeypatch.setattr(dataclass_code, "MAX_TEXTS", 5)
-    methods = dataclass_code.install("serve")
-    reference = [_methods(c) for c in _classes()]
-    dataclasses.exec = builtins.exec
-    assert len(methods.code) == methods.compiled == 5
-    assert reference == [_methods(c) for c in _classes()]  # past the cap: compiled each time
-    assert MAX_TEXTS == 4096
+def test_past_max_texts_a_save_keeps_what_its_run_used(folder, monkeypatch):
+    """Texts of classes since edited do not pile up: past the cap, the table written is the
+    run's own texts."""
+    path = folder / "table.marshal"
+    stale = {f"def __create_fn__():\n def f{i}(self):\n  return {i}\n return f{i}":
+             compile(f"x = {i}", "<string>", "exec") for i in range(30)}
+    code_cache.write(path, stale)
+    monkeypatch.setattr(dataclass_code, "MAX_TEXTS", 40)
+    methods = Methods(path)
+    assert len(methods.code) == 30
+    dataclasses.exec = methods
+    _classes()
+    used = set(methods.used)
+    assert len(methods.code) == 30 + methods.compiled > 40 and used.isdisjoint(stale)
+    methods.save()
+    assert Methods(path).code.keys() == used  # the stale thirty left out
 
 
 def test_the_console_script_keeps_its_commands_table(tmp_path):

@@ -26,8 +26,10 @@ from typing import Any
 
 from napkin import code_cache
 
-MAX_TEXTS = 4096
-"""Most method texts a command's file keeps (napkin's widest command, ``plan``, compiles ~700)."""
+MAX_TEXTS = 2048
+"""Most method texts a command's file keeps (napkin's widest command, ``plan``, uses ~700);
+past it, a save keeps only the texts its own run used, so that texts of classes since edited
+do not pile up."""
 
 
 def _table(value: object) -> dict[str, CodeType]:
@@ -41,11 +43,13 @@ def _table(value: object) -> dict[str, CodeType]:
 
 class Methods:
     """An ``exec`` for :mod:`dataclasses` that compiles each method text once: the code of
-    every text seen (read from ``path``, else compiled here) and how many are new."""
+    every text seen (read from ``path``, else compiled here), the texts this run used, and how
+    many it compiled."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.code = _table(code_cache.read(path))
+        self.used: set[str] = set()
         self.compiled = 0
 
     def __call__(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
@@ -54,16 +58,19 @@ class Methods:
         if isinstance(source, str):
             code = self.code.get(source)
             if code is None:
-                code = compile(source, "<string>", "exec", dont_inherit=True)
-                if len(self.code) < MAX_TEXTS:
-                    self.code[source] = code
-                    self.compiled += 1
+                code = self.code[source] = compile(source, "<string>", "exec",
+                                                   dont_inherit=True)
+                self.compiled += 1
+            self.used.add(source)
             source = code
         builtins.exec(source, vars(dataclasses) if globals is None else globals, locals)
 
     def save(self) -> None:
-        """Write the table to ``path`` if this process compiled a text it did not have."""
+        """Write the table to ``path`` if this process compiled a text it did not have: all of
+        it, or past :data:`MAX_TEXTS` only the texts this run used."""
         if self.compiled:
+            if len(self.code) > MAX_TEXTS:
+                self.code = {text: self.code[text] for text in self.used}
             code_cache.write(self.path, self.code)
             self.compiled = 0
 
