@@ -93,7 +93,7 @@ def test_a_later_process_loads_instead_of_compiling(folder):
     assert saved.stat().st_mode & 0o777 == 0o644
     stamp = saved.stat().st_mtime_ns
     later = dataclass_code.install("serve")
-    assert len(later.code) == len(first.code) and later.compiled == 0
+    assert later.code.keys() == first.code.keys()
     assert [_methods(c) for c in _classes()] == reference
     assert later.compiled == 0  # nothing new: every text was on disk
     later.save()

@@ -221,11 +221,12 @@ def test_a_group_builds_only_the_command_it_runs(cli):
     from napkin.cli.main import command
 
     names = set(command("serve").commands["serve"].commands)
-    assert names >= {"demand", "simulate", "sweep"} and len(names) == 6, names
+    assert names >= {"demand", "simulate", "sweep"}
+    assert len(names) == len(serve_cmds.app.registered_commands) > 3
     assert set(command("serve", "simulate").commands["serve"].commands) == {"simulate"}
     for other in ("--help", "simulat", None):
         assert set(command("serve", other).commands["serve"].commands) == names
-    assert len(serve_cmds.app.registered_commands) == 6  # the group itself is left whole
+    assert len(serve_cmds.app.registered_commands) == len(names)  # the group left whole
     code, out, _ = cli("serve", "--help")
     assert code == 0 and all(name in out for name in names)
     code, _, err = cli("serve", "simulat")

@@ -162,8 +162,7 @@ def run() -> NoReturn:
     methods are compiled once per install (:mod:`napkin.cli.dataclass_code`). The exit skips
     the interpreter's teardown (:func:`leave`)."""
     gc.disable()
-    first = sys.argv[1] if len(sys.argv) > 1 else ""
-    methods = dataclass_code.install(first if first in COMMANDS or first in GROUPS else "napkin")
+    methods = dataclass_code.install(_invoked(sys.argv[1:]) or "napkin")
     code: object = 0
     try:
         main(own_process=True)
